@@ -1,0 +1,6 @@
+//! Built-in functions: conversion.
+
+use super::FuncDef;
+
+/// The conversion functions.
+pub static FUNCS: &[FuncDef] = &[];

@@ -1,0 +1,216 @@
+//! The built-in function library: Terraform 1.5.7's functions with go-cty's semantics,
+//! minus the file and impure ones. Each submodule exports a table of [`FuncDef`]s;
+//! [`lookup`] resolves a name once, at compile time, to a [`FuncId`] the VM calls by index.
+//!
+//! Calling convention (cty's `function.Function.Call`, as hcl drives it): the caller checks
+//! arity, then [`prepare_args`] rejects nulls where a parameter does not allow them and
+//! converts each argument to its parameter type; then the implementation runs. Errors come
+//! back as [`FuncError`], which the VM turns into hcl's diagnostics ("Invalid function
+//! argument; Invalid value for \"str\" parameter: ..." or "Error in function call; Call to
+//! function \"f\" failed: ...").
+
+use crate::value::{Type, Value};
+use std::sync::Arc;
+
+pub mod collection;
+pub mod control;
+pub mod conversion;
+pub mod crypto;
+pub mod datetime;
+pub mod encoding;
+pub mod format;
+pub mod network;
+pub mod numeric;
+pub mod string;
+
+/// The declared type of a parameter (cty's parameter `Type`), constant-constructible.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamType {
+    /// `cty.DynamicPseudoType`: any value, passed through unconverted.
+    Any,
+    Bool,
+    Number,
+    String,
+    List(&'static ParamType),
+    Set(&'static ParamType),
+    Map(&'static ParamType),
+}
+
+impl ParamType {
+    /// The cty type this parameter converts its argument to.
+    pub fn to_type(self) -> Type {
+        match self {
+            ParamType::Any => Type::Dynamic,
+            ParamType::Bool => Type::Bool,
+            ParamType::Number => Type::Number,
+            ParamType::String => Type::String,
+            ParamType::List(e) => Type::List(Arc::new(e.to_type())),
+            ParamType::Set(e) => Type::Set(Arc::new(e.to_type())),
+            ParamType::Map(e) => Type::Map(Arc::new(e.to_type())),
+        }
+    }
+}
+
+/// One declared parameter (cty's `function.Parameter`).
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub ty: ParamType,
+    /// cty's `AllowNull`: a null argument is passed to the implementation instead of
+    /// being rejected with "argument must not be null".
+    pub allow_null: bool,
+}
+
+impl Param {
+    pub const fn new(name: &'static str, ty: ParamType) -> Param {
+        Param {
+            name,
+            ty,
+            allow_null: false,
+        }
+    }
+    pub const fn nullable(name: &'static str, ty: ParamType) -> Param {
+        Param {
+            name,
+            ty,
+            allow_null: true,
+        }
+    }
+}
+
+/// Why a call failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FuncError {
+    /// cty's `function.ArgError`: about argument `index` (0-based over all args, variadic
+    /// ones included). `message` is cty's error text without the "Invalid value for"
+    /// prefix, e.g. `cannot parse "zz" as a base 10 integer`.
+    Arg { index: usize, message: String },
+    /// Any other error; `message` is cty's text, e.g. `no match found`.
+    General(String),
+}
+
+impl FuncError {
+    pub fn arg(index: usize, message: impl Into<String>) -> FuncError {
+        FuncError::Arg {
+            index,
+            message: message.into(),
+        }
+    }
+    pub fn general(message: impl Into<String>) -> FuncError {
+        FuncError::General(message.into())
+    }
+}
+
+/// The implementation of a function. Arguments have already been checked for arity and
+/// null-ness and converted to their parameter types by [`prepare_args`].
+pub type Impl = fn(&[Value]) -> Result<Value, FuncError>;
+
+/// A built-in function.
+#[derive(Clone, Copy, Debug)]
+pub struct FuncDef {
+    pub name: &'static str,
+    pub params: &'static [Param],
+    /// The variadic parameter, if any (cty's `VarParam`).
+    pub var_param: Option<Param>,
+    pub imp: Impl,
+}
+
+/// Index of a function in [`all`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FuncId(pub u16);
+
+/// Every module's table, in one list.
+fn tables() -> [&'static [FuncDef]; 10] {
+    [
+        numeric::FUNCS,
+        string::FUNCS,
+        format::FUNCS,
+        collection::FUNCS,
+        conversion::FUNCS,
+        encoding::FUNCS,
+        crypto::FUNCS,
+        network::FUNCS,
+        datetime::FUNCS,
+        control::FUNCS,
+    ]
+}
+
+/// All functions, built once.
+pub fn all() -> &'static [FuncDef] {
+    static ALL: std::sync::OnceLock<Vec<FuncDef>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut v: Vec<FuncDef> = tables().iter().flat_map(|t| t.iter().copied()).collect();
+        v.sort_by_key(|f| f.name);
+        v
+    })
+}
+
+/// Resolve a function name (done once, when a program is compiled).
+pub fn lookup(name: &str) -> Option<FuncId> {
+    all()
+        .binary_search_by(|f| f.name.cmp(name))
+        .ok()
+        .map(|i| FuncId(i as u16))
+}
+
+/// The definition of a resolved function.
+pub fn get(id: FuncId) -> &'static FuncDef {
+    &all()[id.0 as usize]
+}
+
+/// Functions the DSL deliberately leaves out, with why: a call of one is still
+/// "Call to unknown function", and the message says why it is missing.
+pub fn unavailable_reason(name: &str) -> Option<&'static str> {
+    const FILE: &[&str] = &[
+        "abspath",
+        "dirname",
+        "basename",
+        "pathexpand",
+        "file",
+        "fileexists",
+        "fileset",
+        "filebase64",
+        "filebase64sha256",
+        "filebase64sha512",
+        "filemd5",
+        "filesha1",
+        "filesha256",
+        "filesha512",
+        "templatefile",
+    ];
+    const IMPURE: &[&str] = &["uuid", "uuidv5", "bcrypt", "timestamp"];
+    if FILE.contains(&name) {
+        Some("file functions are not available: a function-hcl program is evaluated in memory")
+    } else if IMPURE.contains(&name) {
+        Some("impure functions are not available: a function-hcl program must give the same output for the same input")
+    } else {
+        None
+    }
+}
+
+/// Check nulls and convert arguments to their parameter types, as cty does before an
+/// implementation runs. `args` must already have the right arity.
+pub fn prepare_args(def: &FuncDef, args: &mut [Value]) -> Result<(), FuncError> {
+    for (i, arg) in args.iter_mut().enumerate() {
+        let Some(param) = def.params.get(i).or(def.var_param.as_ref()) else {
+            return Err(FuncError::general("too many arguments"));
+        };
+        if arg.is_null() && !param.allow_null {
+            return Err(FuncError::arg(i, "argument must not be null"));
+        }
+        if param.ty != ParamType::Any && !arg.is_null() {
+            let converted = crate::convert::convert(arg, &param.ty.to_type())
+                .map_err(|e| FuncError::arg(i, e.to_string()))?;
+            *arg = converted;
+        }
+    }
+    Ok(())
+}
+
+/// Call a function with arguments of the right arity (the VM checks arity first, to
+/// report hcl's "Not enough/Too many function arguments" with its ranges).
+pub fn call(id: FuncId, mut args: Vec<Value>) -> Result<Value, FuncError> {
+    let def = get(id);
+    prepare_args(def, &mut args)?;
+    (def.imp)(&args)
+}

@@ -1,0 +1,6 @@
+//! Built-in functions: numeric.
+
+use super::FuncDef;
+
+/// The numeric functions.
+pub static FUNCS: &[FuncDef] = &[];

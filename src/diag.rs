@@ -1,0 +1,121 @@
+//! Diagnostics: hcl's `Diagnostic` (severity, summary, detail, subject range) with its
+//! plain `Error()` text, which the Go implementation puts into results and conditions.
+
+use crate::span::{SourceMap, Span};
+use std::fmt::Write as _;
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem found in a program, with the range it is about (if any).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub summary: String,
+    pub detail: String,
+    pub subject: Option<Span>,
+}
+
+impl Diagnostic {
+    pub fn error(summary: impl Into<String>, detail: impl Into<String>, subject: Span) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            summary: summary.into(),
+            detail: detail.into(),
+            subject: Some(subject),
+        }
+    }
+
+    pub fn error_no_range(summary: impl Into<String>, detail: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            summary: summary.into(),
+            detail: detail.into(),
+            subject: None,
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// hcl's `Diagnostic.Error()`: `main.hcl:9,50-55: Summary; Detail`, `<nil>: ...` without a range.
+    pub fn plain(&self, sm: &SourceMap) -> String {
+        let mut s = String::new();
+        match self.subject {
+            Some(sp) => {
+                let _ = write!(s, "{}", sm.range(sp));
+            }
+            None => s.push_str("<nil>"),
+        }
+        let _ = write!(s, ": {}; {}", self.summary, self.detail);
+        s
+    }
+
+    /// The range alone plus the summary (`main.hcl:16,32-41: Unsupported attribute`), as
+    /// function-hcl lists warnings in its HclDiagnostics condition.
+    pub fn short(&self, sm: &SourceMap) -> String {
+        match self.subject {
+            Some(sp) => format!("{}: {}", sm.range(sp), self.summary),
+            None => format!("<nil>: {}", self.summary),
+        }
+    }
+}
+
+/// hcl's `Diagnostics.Error()`: the first diagnostic, then `, and N other diagnostic(s)`.
+pub fn plain_all(diags: &[Diagnostic], sm: &SourceMap) -> String {
+    match diags.len() {
+        0 => "no diagnostics".to_string(),
+        1 => diags[0].plain(sm),
+        n => format!("{}, and {} other diagnostic(s)", diags[0].plain(sm), n - 1),
+    }
+}
+
+/// True if any diagnostic is an error.
+pub fn has_errors(diags: &[Diagnostic]) -> bool {
+    diags.iter().any(Diagnostic::is_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::span::Pos;
+
+    #[test]
+    fn plain_forms() {
+        let mut sm = SourceMap::new();
+        let f = sm.add("main.hcl", "");
+        let sp = Span::new(
+            f,
+            Pos {
+                byte: 0,
+                line: 9,
+                col: 50,
+            },
+            Pos {
+                byte: 5,
+                line: 9,
+                col: 55,
+            },
+        );
+        let d = Diagnostic::error(
+            "Unsupported attribute",
+            "This object does not have an attribute named \"cidr\".",
+            sp,
+        );
+        assert_eq!(
+            d.plain(&sm),
+            "main.hcl:9,50-55: Unsupported attribute; This object does not have an attribute named \"cidr\"."
+        );
+        let n = Diagnostic::error_no_range("A", "b");
+        assert_eq!(n.plain(&sm), "<nil>: A; b");
+        assert_eq!(
+            plain_all(&[d.clone(), n.clone(), n], &sm),
+            format!("{}, and 2 other diagnostic(s)", d.plain(&sm))
+        );
+    }
+}
