@@ -1,0 +1,42 @@
+//! Build steps: the lalrpop grammar in `grammar/` and the Crossplane protocol in `proto/`
+//! (with protoc from the `protoc-bin-vendored` crate: no network, no system protoc).
+
+use std::path::Path;
+
+fn main() {
+    println!("cargo:rerun-if-changed=grammar");
+    println!("cargo:rerun-if-changed=proto");
+    if Path::new("grammar").join("hcl.lalrpop").exists().then_some(true).unwrap_or(false) {
+        lalrpop::Configuration::new()
+            .use_cargo_dir_conventions()
+            .process()
+            .expect("lalrpop grammar");
+    }
+    proto();
+}
+
+/// Generate the protocol types when `proto/` holds the .proto files.
+fn proto() {
+    let v1 = Path::new("proto/v1/run_function.proto");
+    let v1beta1 = Path::new("proto/v1beta1/run_function.proto");
+    if !v1.exists() {
+        return;
+    }
+    let protoc = protoc_bin_vendored::protoc_bin_path().expect("vendored protoc");
+    // SAFETY: build scripts are single-threaded; setting PROTOC before codegen is the
+    // documented way to point prost-build at a protoc binary.
+    unsafe { std::env::set_var("PROTOC", protoc) };
+    let mut files = vec![v1];
+    if v1beta1.exists() {
+        files.push(v1beta1);
+    }
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .file_descriptor_set_path(
+            std::path::PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"))
+                .join("fn_descriptor.bin"),
+        )
+        .compile_protos(&files, &[Path::new("proto")])
+        .expect("protobuf codegen");
+}
