@@ -18,6 +18,11 @@ pub struct Diagnostic {
     pub summary: String,
     pub detail: String,
     pub subject: Option<Span>,
+    /// hcl's `Context` range: the larger construct the subject sits in (e.g. a whole call).
+    pub context: Option<Span>,
+    /// hcl's `Expression`: the range of the expression being evaluated when the problem was
+    /// found; function-hcl prints its source text before the message of a deferred block.
+    pub expression: Option<Span>,
 }
 
 impl Diagnostic {
@@ -27,6 +32,8 @@ impl Diagnostic {
             summary: summary.into(),
             detail: detail.into(),
             subject: Some(subject),
+            context: None,
+            expression: None,
         }
     }
 
@@ -36,7 +43,28 @@ impl Diagnostic {
             summary: summary.into(),
             detail: detail.into(),
             subject: None,
+            context: None,
+            expression: None,
         }
+    }
+
+    pub fn warning(summary: impl Into<String>, detail: impl Into<String>, subject: Span) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(summary, detail, subject)
+        }
+    }
+
+    /// Set hcl's `Context` range.
+    pub fn with_context(mut self, context: Span) -> Self {
+        self.context = Some(context);
+        self
+    }
+
+    /// Set hcl's `Expression` range.
+    pub fn with_expression(mut self, expression: Span) -> Self {
+        self.expression = Some(expression);
+        self
     }
 
     pub fn is_error(&self) -> bool {
