@@ -300,6 +300,13 @@ impl Value {
     }
 }
 
+impl Default for Value {
+    /// A null of dynamic type, cty's zero value for an absent variable.
+    fn default() -> Value {
+        Value::NULL
+    }
+}
+
 fn sort_dedup_entries(entries: &mut Vec<(Str, Value)>) {
     if entries.windows(2).all(|w| w[0].0 < w[1].0) {
         return;

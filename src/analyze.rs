@@ -1,0 +1,139 @@
+//! `fn-hcl analyze`: every problem a program has, found without a request. The Go
+//! implementation discovers many of these only while evaluating (and some never: an
+//! unknown name in a resource body only defers that resource); a user's CI should catch
+//! them all.
+
+use crate::diag::{Diagnostic, Severity};
+use crate::ir::{Group, Item, Locals, Program, Sub};
+use crate::span::SourceMap;
+use std::path::Path;
+
+/// All diagnostics of a compiled program: deferred errors (schema, locals) in block order,
+/// then what lowering found (unknown names, functions, `req` fields).
+pub fn analyze(p: &Program) -> Vec<Diagnostic> {
+    let mut out = p.load_warnings.clone();
+    group(&p.root, &mut out);
+    out.extend(p.analysis.iter().cloned());
+    dedup(out)
+}
+
+fn dedup(v: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(v.len());
+    for d in v {
+        if !out.iter().any(|x| *x == d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+fn locals(l: &Locals, out: &mut Vec<Diagnostic>) {
+    if let Some(e) = &l.error {
+        out.push(e.clone());
+    }
+}
+
+fn subs(s: &[Sub], out: &mut Vec<Diagnostic>) {
+    for x in s {
+        match x {
+            Sub::Composite(c) => locals(&c.locals, out),
+            Sub::Ready(r) => locals(&r.locals, out),
+            Sub::Context(c) => locals(&c.locals, out),
+            Sub::Fatal(d) => out.extend(d.iter().cloned()),
+        }
+    }
+}
+
+fn group(g: &Group, out: &mut Vec<Diagnostic>) {
+    locals(&g.locals, out);
+    for item in &g.items {
+        match item {
+            Item::Group(sub) => group(sub, out),
+            Item::Resource(r) => {
+                locals(&r.content.locals, out);
+                subs(&r.content.subs, out);
+            }
+            Item::Collection(c) => {
+                locals(&c.locals, out);
+                locals(&c.template.locals, out);
+                subs(&c.template.subs, out);
+                subs(&c.subs, out);
+            }
+            Item::Composite(c) => locals(&c.locals, out),
+            Item::Context(c) => locals(&c.locals, out),
+            Item::Requirement(r) => locals(&r.locals, out),
+            Item::Fatal(d) => out.extend(d.iter().cloned()),
+        }
+    }
+}
+
+/// Read the program named by the CLI arguments: `-` (txtar on stdin), `.hcl` files,
+/// directories (every `*.hcl` in them, sorted), or txtar files (anything else).
+pub fn load_inputs(paths: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut files = Vec::new();
+    let paths: Vec<String> = if paths.is_empty() {
+        vec![".".to_string()]
+    } else {
+        paths.to_vec()
+    };
+    for p in &paths {
+        if p == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| format!("reading stdin: {e}"))?;
+            files.extend(crate::txtar::parse(&text)?);
+            continue;
+        }
+        let path = Path::new(p);
+        if path.is_dir() {
+            let mut entries: Vec<_> = std::fs::read_dir(path)
+                .map_err(|e| format!("{p}: {e}"))?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|x| x.extension().is_some_and(|e| e == "hcl"))
+                .collect();
+            entries.sort();
+            for e in entries {
+                let text = std::fs::read_to_string(&e).map_err(|err| format!("{}: {err}", e.display()))?;
+                files.push((e.display().to_string(), text));
+            }
+        } else {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{p}: {e}"))?;
+            if path.extension().is_some_and(|e| e == "hcl") {
+                files.push((p.clone(), text));
+            } else {
+                files.extend(crate::txtar::parse(&text)?);
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Run `analyze` over files; returns the rendered report and whether it has errors.
+pub fn run(files: &[(String, String)]) -> (String, bool) {
+    let mut sm = SourceMap::new();
+    for (n, t) in files {
+        sm.add(n.as_str(), t.as_str());
+    }
+    let diags = match crate::ir::compile_files(files) {
+        Ok(p) => {
+            let d = analyze(&p);
+            return (render(&d, &p.sources), d.iter().any(Diagnostic::is_error));
+        }
+        Err(d) => d,
+    };
+    let errors = diags.iter().any(|d| d.severity == Severity::Error);
+    (render(&diags, &sm), errors)
+}
+
+fn render(diags: &[Diagnostic], sm: &SourceMap) -> String {
+    if diags.is_empty() {
+        return "no problems found\n".to_string();
+    }
+    let mut s = String::new();
+    for d in diags {
+        s.push_str(&d.plain(sm));
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,1413 @@
+//! DSL evaluation: runs the blocks of a compiled program against one request, in source
+//! order, with the Go implementation's rules: conditions, deferral of incomplete blocks
+//! (with a discard per block), the safety rule for observed resources, collections,
+//! composite status/connection and context merging, requirements, readiness.
+//!
+//! Evaluation never fails halfway with a panic: every problem is a [`Diagnostic`]; an
+//! error diagnostic ends evaluation with a Fatal result, as in Go.
+
+use crate::compile::ChunkId;
+use crate::diag::{Diagnostic, Severity};
+use crate::ir::{
+    CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals,
+    Matcher, Program, Ready, Requirement, Resource, ResourceContent, Sub,
+};
+use crate::span::Span;
+use crate::value::{Str, Type, Value};
+use crate::vm::{Limits, Vm};
+use serde_json::{Map, Value as Json};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Annotation naming the collection a desired resource belongs to.
+pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
+/// Annotation with a collection member's position (`s000000`).
+pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
+
+/// What evaluation reads from the request, already converted to values.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// The `req` object (its 8 fields).
+    pub req: Value,
+    /// Observed composed resources by name: (body, connection details).
+    pub observed: HashMap<Str, (Value, Value)>,
+    /// Observed collections by base name: (list of bodies, list of connection details),
+    /// ordered by collection index.
+    pub collections: HashMap<Str, (Value, Value)>,
+}
+
+/// A result the function reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultMsg {
+    pub severity: ResultSeverity,
+    pub message: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultSeverity {
+    Fatal,
+    Warning,
+    Normal,
+}
+
+/// A condition the function reports (always targeting the composite).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CondMsg {
+    pub kind: &'static str,
+    pub status: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// A requirement selector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selector {
+    pub api_version: String,
+    pub kind: String,
+    pub matcher: SelectorMatch,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SelectorMatch {
+    Name(String),
+    Labels(BTreeMap<String, String>),
+}
+
+/// The outcome of a successful evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    /// Desired resources in the order they were produced, with their readiness
+    /// (0 unspecified, 1 true, 2 false).
+    pub resources: Vec<(Str, Value, i32)>,
+    /// The unified composite status (an object), if any block wrote one.
+    pub status: Option<Json>,
+    /// The unified composite connection details, if any block wrote them.
+    pub connection: Option<BTreeMap<String, Vec<u8>>>,
+    /// The unified context keys, if any block wrote one.
+    pub context: Option<Map<String, Json>>,
+    pub requirements: Vec<(Str, Selector)>,
+    pub results: Vec<ResultMsg>,
+    pub conditions: Vec<CondMsg>,
+}
+
+/// Why evaluation failed: the message of the Fatal result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fatal(pub String);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DiscardType {
+    Resource,
+    Resources,
+    Group,
+    Status,
+    Connection,
+    Ready,
+    Context,
+    Requirement,
+}
+
+impl DiscardType {
+    fn as_str(self) -> &'static str {
+        match self {
+            DiscardType::Resource => "resource",
+            DiscardType::Resources => "resources",
+            DiscardType::Group => "group",
+            DiscardType::Status => "composite-status",
+            DiscardType::Connection => "composite-connection",
+            DiscardType::Ready => "resource-ready",
+            DiscardType::Context => "context",
+            DiscardType::Requirement => "requirement",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DiscardReason {
+    UserCondition,
+    Incomplete,
+    BadSecret,
+}
+
+impl DiscardReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            DiscardReason::UserCondition => "user-condition",
+            DiscardReason::Incomplete => "incomplete",
+            DiscardReason::BadSecret => "bad-secret",
+        }
+    }
+}
+
+struct Discard {
+    kind: DiscardType,
+    reason: DiscardReason,
+    name: String,
+    range: String,
+    context: Vec<String>,
+}
+
+impl Discard {
+    fn message(&self) -> String {
+        let mut s = format!(
+            "{}:discarded {} {}",
+            self.range,
+            self.kind.as_str(),
+            self.name
+        );
+        for c in &self.context {
+            s.push('\n');
+            s.push_str(c);
+        }
+        s
+    }
+}
+
+type Diags = Vec<Diagnostic>;
+
+fn has_errors(d: &[Diagnostic]) -> bool {
+    crate::diag::has_errors(d)
+}
+
+fn downgrade(mut d: Diags) -> Diags {
+    for x in &mut d {
+        x.severity = Severity::Warning;
+    }
+    d
+}
+
+fn err_no_range(summary: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_no_range(summary, "")
+}
+
+fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) -> Diagnostic {
+    Diagnostic::error(summary, detail, range)
+}
+
+/// Go's `%s` formatting of a cty.Type, which function-hcl prints in one error message.
+fn go_type_string(t: &Type) -> String {
+    let kind = match t {
+        Type::String => 'S',
+        Type::Number => 'N',
+        Type::Bool => 'B',
+        other => return format!("{{{}}}", other.friendly_name()),
+    };
+    format!(
+        "{{{{{{}} %!s(cty.primitiveTypeKind={})}}}}",
+        kind as u32
+    )
+}
+
+/// Per-request evaluation state.
+struct Evaluator<'p> {
+    program: &'p Program,
+    vm: Vm<'p>,
+    inputs: &'p Inputs,
+    frame: Vec<Value>,
+    desired: Vec<(Str, Value)>,
+    desired_index: HashMap<Str, usize>,
+    ready: HashMap<Str, i32>,
+    statuses: Vec<Json>,
+    connections: Vec<BTreeMap<String, Vec<u8>>>,
+    contexts: Vec<(String, Json)>,
+    requirements: Vec<(Str, Selector)>,
+    requirement_names: HashSet<Str>,
+    discards: Vec<Discard>,
+    budget_error: Option<String>,
+}
+
+/// Evaluate a program against a request.
+pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
+    let mut e = Evaluator {
+        program,
+        vm: Vm::new(&program.code, limits),
+        inputs,
+        frame: Vec::with_capacity(program.frame_size as usize),
+        desired: Vec::new(),
+        desired_index: HashMap::new(),
+        ready: HashMap::new(),
+        statuses: Vec::new(),
+        connections: Vec::new(),
+        contexts: Vec::new(),
+        requirements: Vec::new(),
+        requirement_names: HashSet::new(),
+        discards: Vec::new(),
+        budget_error: None,
+    };
+    e.frame.push(inputs.req.clone());
+    let mut diags: Diags = program.load_warnings.clone();
+    let ds = e.group(&program.root);
+    diags.extend(ds);
+    if let Some(b) = e.budget_error.take() {
+        return Err(Fatal(format!("evaluate hcl: {b}")));
+    }
+    if has_errors(&diags) {
+        return Err(Fatal(format!(
+            "evaluate hcl: {}",
+            crate::diag::plain_all(&sort_by_severity(diags), &program.sources)
+        )));
+    }
+    e.finish(diags)
+}
+
+/// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
+fn sort_by_severity(mut d: Diags) -> Diags {
+    d.sort_by_key(|x| match x.severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+    });
+    d
+}
+
+impl<'p> Evaluator<'p> {
+    fn range(&self, sp: Span) -> String {
+        self.program.sources.range(sp).to_string()
+    }
+
+    /// Evaluate a chunk in the current frame.
+    fn eval(&mut self, e: &CExpr, diags: &mut Diags) -> Value {
+        if self.budget_error.is_some() {
+            return Value::Unknown(Type::Dynamic);
+        }
+        match self.vm.eval(e.chunk, &self.frame, diags) {
+            Ok(v) => v,
+            Err(err) => {
+                self.budget_error = Some(err.to_string());
+                diags.push(err_no_range(err.to_string()));
+                Value::Unknown(Type::Dynamic)
+            }
+        }
+    }
+
+    fn eval_chunk(&mut self, chunk: ChunkId, diags: &mut Diags) -> Value {
+        self.eval(
+            &CExpr {
+                chunk,
+                range: Span::default(),
+            },
+            diags,
+        )
+    }
+
+    /// function-hcl's `messagesFromDiags`: the source of the expression each diagnostic
+    /// is about, then the diagnostic's text.
+    fn messages(&self, diags: &[Diagnostic]) -> Vec<String> {
+        diags
+            .iter()
+            .map(|d| {
+                let sm = &self.program.sources;
+                let mut parts = Vec::new();
+                if let Some(r) = d.expression.or(d.context) {
+                    parts.push(source_or_unknown(sm, r));
+                }
+                parts.push(d.plain(sm));
+                parts.join(", ")
+            })
+            .collect()
+    }
+
+    /// Push a scope's locals onto the frame. Errors are fatal; a local that fails is
+    /// unknown, its diagnostics kept as warnings.
+    fn locals(&mut self, l: &Locals) -> Result<Diags, Diags> {
+        if let Some(e) = &l.error {
+            return Err(vec![e.clone()]);
+        }
+        debug_assert_eq!(self.frame.len() as u32, l.base);
+        let mut diags = Vec::new();
+        for def in &l.defs {
+            let mut ds = Vec::new();
+            let v = self.eval(&def.expr, &mut ds);
+            diags.extend(downgrade(ds));
+            self.frame.push(v);
+        }
+        Ok(diags)
+    }
+
+    /// function-hcl's `evaluateCondition`: Ok(true) to go on, Ok(false) to skip.
+    fn condition(
+        &mut self,
+        cond: Option<&CAttr>,
+        kind: DiscardType,
+        name: &str,
+        diags: &mut Diags,
+    ) -> Result<bool, ()> {
+        let Some(c) = cond else { return Ok(true) };
+        let mut ds = Vec::new();
+        let v = self.eval(&c.expr, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            let context = self.messages(&ds);
+            self.discards.push(Discard {
+                kind,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: self.range(c.range),
+                context,
+            });
+            // Go appends the (downgraded) diagnostics twice; they are deduplicated later.
+            let ds = downgrade(ds);
+            diags.extend(ds.iter().cloned());
+            diags.extend(ds);
+            return Ok(false);
+        }
+        diags.extend(ds);
+        match v {
+            Value::Bool(b) => {
+                if !b {
+                    self.discards.push(Discard {
+                        kind,
+                        reason: DiscardReason::UserCondition,
+                        name: name.to_string(),
+                        range: self.range(c.range),
+                        context: Vec::new(),
+                    });
+                }
+                Ok(b)
+            }
+            other => {
+                diags.push(err_no_range(format!(
+                    "got type {}, expected {}",
+                    go_type_string(&other.type_of()),
+                    go_type_string(&Type::Bool)
+                )));
+                Err(())
+            }
+        }
+    }
+
+    fn group(&mut self, g: &Group) -> Diags {
+        let base = self.frame.len();
+        let out = self.group_inner(g);
+        self.frame.truncate(base);
+        out
+    }
+
+    fn group_inner(&mut self, g: &Group) -> Diags {
+        let mut diags = match self.locals(&g.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut cd = Vec::new();
+        match self.condition(g.condition.as_ref(), DiscardType::Group, "", &mut cd) {
+            Err(()) => {
+                diags.extend(cd);
+                diags.push(err_no_range("unable to evaluate condition"));
+                return diags;
+            }
+            Ok(false) => {
+                // fn-hcl: an incomplete group condition keeps its warnings.
+                diags.extend(cd);
+                return diags;
+            }
+            Ok(true) => diags.extend(cd),
+        }
+        for item in &g.items {
+            let cur = match item {
+                Item::Group(sub) => self.group(sub),
+                Item::Resource(r) => self.resource(r),
+                Item::Collection(c) => self.collection(c),
+                Item::Composite(c) => self.composite(c),
+                Item::Context(c) => self.context(c),
+                Item::Requirement(r) => self.requirement(r),
+                Item::Fatal(d) => d.clone(),
+            };
+            let stop = has_errors(&cur) || self.budget_error.is_some();
+            diags.extend(cur);
+            if stop {
+                return diags;
+            }
+        }
+        diags
+    }
+
+    fn self_object(&self, name: &str) -> Vec<(Str, Value)> {
+        let (res, conn) = self
+            .inputs
+            .observed
+            .get(name)
+            .cloned()
+            .unwrap_or((Value::NULL, Value::NULL));
+        vec![
+            ("connection".into(), conn),
+            ("name".into(), Value::string(name)),
+            ("resource".into(), res),
+        ]
+    }
+
+    fn resource(&mut self, r: &Resource) -> Diags {
+        let base = self.frame.len();
+        debug_assert_eq!(base as u32, r.self_slot);
+        let self_obj = Value::object(self.self_object(&r.name));
+        let out = self.add_resource(&r.name, &r.content, self_obj, None);
+        self.frame.truncate(base);
+        out
+    }
+
+    /// function-hcl's `addResource` (the caller has not pushed `self` yet: `self_obj`).
+    fn add_resource(
+        &mut self,
+        name: &Str,
+        c: &ResourceContent,
+        self_obj: Value,
+        annotations: Option<(Str, String)>,
+    ) -> Diags {
+        if self.desired_index.contains_key(name) {
+            return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
+        }
+        self.frame.push(self_obj);
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut cd = Vec::new();
+        match self.condition(c.condition.as_ref(), DiscardType::Resource, name, &mut cd) {
+            Err(()) => {
+                diags.extend(cd);
+                diags.push(err_no_range(format!(
+                    "unable to evaluate condition for resource {name}"
+                )));
+                return diags;
+            }
+            // Go drops the condition's diagnostics when it skips a resource.
+            Ok(false) => return Vec::new(),
+            Ok(true) => diags.extend(cd),
+        }
+        let mut ds = Vec::new();
+        let out = self.eval(&c.body, &mut ds);
+        if has_errors(&ds) || out.contains_unknown() {
+            let context = self.messages(&ds);
+            let mut incomplete = Vec::new();
+            for (sp, chunk) in &c.body_vars {
+                let mut td = Vec::new();
+                let v = self.eval_chunk(*chunk, &mut td);
+                ds.extend(td);
+                if v.contains_unknown() {
+                    incomplete.push(source_or_unknown(&self.program.sources, *sp));
+                }
+            }
+            let unknown = incomplete.join(", ");
+            if self.inputs.observed.contains_key(name) {
+                diags.extend(ds);
+                diags.push(
+                    err_at(
+                        format!(
+                            "existing resource {name} could not be evaluated, abort (unknown values: {unknown})"
+                        ),
+                        "",
+                        c.body.range,
+                    ),
+                );
+                return diags;
+            }
+            let mut context = context;
+            context.push(format!("unknown values: {unknown}"));
+            self.discards.push(Discard {
+                kind: DiscardType::Resource,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: self.range(c.body.range),
+                context,
+            });
+            diags.extend(downgrade(ds));
+            return diags;
+        }
+        diags.extend(ds);
+        let body = match with_annotations(out, annotations) {
+            Some(b) => b,
+            None => {
+                diags.push(err_at(
+                    format!("unable to convert resource body to struct: {name}"),
+                    "",
+                    c.body.range,
+                ));
+                return diags;
+            }
+        };
+        self.desired_index.insert(name.clone(), self.desired.len());
+        self.desired.push((name.clone(), body));
+        for s in &c.subs {
+            let cur = match s {
+                Sub::Composite(x) => self.composite(x),
+                Sub::Ready(x) => self.ready_block(name, x),
+                Sub::Context(x) => self.context(x),
+                Sub::Fatal(d) => d.clone(),
+            };
+            let stop = has_errors(&cur) || self.budget_error.is_some();
+            diags.extend(cur);
+            if stop {
+                return diags;
+            }
+        }
+        diags
+    }
+
+    fn collection(&mut self, c: &Collection) -> Diags {
+        let base = self.frame.len();
+        let out = self.collection_inner(c);
+        self.frame.truncate(base);
+        out
+    }
+
+    fn collection_inner(&mut self, c: &Collection) -> Diags {
+        let base_name = &c.base;
+        let (resources, connections) = self
+            .inputs
+            .collections
+            .get(base_name)
+            .cloned()
+            .unwrap_or((Value::NULL, Value::NULL));
+        let coll_self = vec![
+            ("basename".into(), Value::string(base_name.clone())),
+            ("connections".into(), connections),
+            ("resources".into(), resources),
+        ];
+        self.frame.push(Value::object(coll_self.clone()));
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        match self.condition(
+            c.condition.as_ref(),
+            DiscardType::Resources,
+            base_name,
+            &mut diags,
+        ) {
+            Err(()) => {
+                diags.push(err_at(
+                    format!("unable to evaluate condition for resource collection {base_name}"),
+                    "",
+                    c.def_range,
+                ));
+                return diags;
+            }
+            Ok(false) => return diags,
+            Ok(true) => {}
+        }
+        let mut ds = Vec::new();
+        let for_each = self.eval(&c.for_each, &mut ds);
+        let failed = has_errors(&ds);
+        diags.extend(ds);
+        if failed {
+            diags.push(err_at(
+                format!("unable to evaluate for_each for resource collection {base_name}"),
+                "",
+                c.for_each.range,
+            ));
+            return diags;
+        }
+        let Some(iters) = iterations(&for_each) else {
+            diags.push(err_at(
+                format!("unable to extract iterations for resource collection {base_name}"),
+                "",
+                c.for_each.range,
+            ));
+            return diags;
+        };
+        let iter_base = self.frame.len();
+        for (i, (key, value)) in iters.into_iter().enumerate() {
+            self.frame.truncate(iter_base);
+            self.frame.push(Value::object(vec![
+                ("key".into(), key),
+                ("value".into(), value),
+            ]));
+            let mut nd = Vec::new();
+            let name_val = self.eval(&c.name, &mut nd);
+            let failed = has_errors(&nd);
+            diags.extend(nd);
+            if failed {
+                diags.push(err_at(
+                    format!("unable to evaluate name expression for resource collection {base_name}"),
+                    "",
+                    c.name.range,
+                ));
+                return diags;
+            }
+            let name: Str = match name_val {
+                Value::String(s) => s,
+                _ => {
+                    diags.push(err_at(
+                        format!(
+                            "name produced from evaluating the name expression for collection {base_name} was not a string"
+                        ),
+                        "",
+                        c.name.range,
+                    ));
+                    return diags;
+                }
+            };
+            let mut self_fields = coll_self.clone();
+            self_fields.extend(self.self_object(&name));
+            let ds = self.add_resource(
+                &name,
+                &c.template,
+                Value::object(self_fields),
+                Some((base_name.clone(), format!("s{i:06}"))),
+            );
+            let stop = has_errors(&ds) || self.budget_error.is_some();
+            diags.extend(ds);
+            if stop {
+                return diags;
+            }
+        }
+        self.frame.truncate(iter_base);
+        for s in &c.subs {
+            let cur = match s {
+                Sub::Composite(x) => self.composite(x),
+                Sub::Context(x) => self.context(x),
+                Sub::Ready(_) => Vec::new(),
+                Sub::Fatal(d) => d.clone(),
+            };
+            let stop = has_errors(&cur) || self.budget_error.is_some();
+            diags.extend(cur);
+            if stop {
+                return diags;
+            }
+        }
+        diags
+    }
+
+    fn with_scope<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let base = self.frame.len();
+        let out = f(self);
+        self.frame.truncate(base);
+        out
+    }
+
+    fn composite(&mut self, c: &Composite) -> Diags {
+        self.with_scope(|e| e.composite_inner(c))
+    }
+
+    fn composite_inner(&mut self, c: &Composite) -> Diags {
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let kind = match &c.kind {
+            CompositeKind::Status => DiscardType::Status,
+            CompositeKind::Connection => DiscardType::Connection,
+            CompositeKind::Invalid(label) => {
+                diags.push(err_no_range(format!("invalid composite label: {label}")));
+                return diags;
+            }
+        };
+        let mut ds = Vec::new();
+        let v = self.eval(&c.body, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            let context = self.messages(&ds);
+            self.discards.push(Discard {
+                kind,
+                reason: DiscardReason::Incomplete,
+                name: String::new(),
+                range: self.range(c.body.range),
+                context,
+            });
+            diags.extend(downgrade(ds));
+            return diags;
+        }
+        diags.extend(ds);
+        let obj = match to_go_object(&v) {
+            Ok(Some(o)) => o,
+            Ok(None) => return diags,
+            Err(msg) => {
+                diags.push(err_at(msg, "", c.body.range));
+                return diags;
+            }
+        };
+        match kind {
+            DiscardType::Status => self.statuses.push(Json::Object(obj)),
+            _ => {
+                let mut values = BTreeMap::new();
+                let mut bad = false;
+                for (k, v) in obj {
+                    let Json::String(s) = v else {
+                        diags.push(err_no_range(format!(
+                            "connection key {k:?} was not a string, got {}",
+                            go_json_type(&v)
+                        )));
+                        continue;
+                    };
+                    match base64_std_decode(&s) {
+                        Some(b) => {
+                            values.insert(k, b);
+                        }
+                        None => {
+                            let msg = format!("connection secret key {k:?} not in base64 format");
+                            self.discards.push(Discard {
+                                kind: DiscardType::Connection,
+                                reason: DiscardReason::BadSecret,
+                                name: k.clone(),
+                                range: self.range(c.body.range),
+                                context: vec![msg.clone()],
+                            });
+                            diags.push(Diagnostic {
+                                severity: Severity::Warning,
+                                ..err_no_range(msg)
+                            });
+                            bad = true;
+                        }
+                    }
+                }
+                if !bad && !has_errors(&diags) {
+                    self.connections.push(values);
+                }
+            }
+        }
+        diags
+    }
+
+    fn context(&mut self, c: &ContextBlock) -> Diags {
+        self.with_scope(|e| e.context_inner(c))
+    }
+
+    fn context_inner(&mut self, c: &ContextBlock) -> Diags {
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut ds = Vec::new();
+        let key = self.eval(&c.key, &mut ds);
+        let failed = has_errors(&ds);
+        diags.extend(ds.iter().cloned());
+        if failed {
+            diags.push(err_at(
+                "unable to evaluate context key",
+                crate::diag::plain_all(&ds, &self.program.sources),
+                c.key.range,
+            ));
+            return diags;
+        }
+        if key.contains_unknown() {
+            diags.push(err_at("context key is unknown", "", c.key.range));
+            return diags;
+        }
+        let Value::String(key) = key else {
+            diags.push(err_at(
+                format!(
+                    "context key was not a string, got {}",
+                    key.type_of().friendly_name()
+                ),
+                "",
+                c.key.range,
+            ));
+            return diags;
+        };
+        let mut vd = Vec::new();
+        let v = self.eval(&c.value, &mut vd);
+        if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
+            let context = self.messages(&diags);
+            self.discards.push(Discard {
+                kind: DiscardType::Context,
+                reason: DiscardReason::Incomplete,
+                name: String::new(),
+                range: self.range(c.value.range),
+                context,
+            });
+            diags.extend(downgrade(vd));
+            return diags;
+        }
+        diags.extend(vd);
+        match to_json(&v) {
+            Ok(j) => self.contexts.push((key.to_string(), j)),
+            Err(msg) => diags.push(err_at("cannot convert value to interface", msg, c.value.range)),
+        }
+        diags
+    }
+
+    fn ready_block(&mut self, name: &Str, r: &Ready) -> Diags {
+        self.with_scope(|e| e.ready_inner(name, r))
+    }
+
+    fn ready_inner(&mut self, name: &Str, r: &Ready) -> Diags {
+        let mut diags = match self.locals(&r.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut ds = Vec::new();
+        let v = self.eval(&r.value, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            let context = self.messages(&diags);
+            self.discards.push(Discard {
+                kind: DiscardType::Ready,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: self.range(r.value.range),
+                context,
+            });
+            diags.extend(downgrade(ds));
+            return diags;
+        }
+        diags.extend(ds);
+        let Value::String(s) = v else {
+            diags.push(err_at(
+                format!("attribute \"value\" not a string in ready block for {name}"),
+                "",
+                r.value.range,
+            ));
+            return diags;
+        };
+        let code = match &*s {
+            "READY_UNSPECIFIED" => 0,
+            "READY_TRUE" => 1,
+            "READY_FALSE" => 2,
+            _ => {
+                diags.push(err_at(
+                    format!(
+                        "attribute \"value\" does not have a valid value in ready block for {name}, must be one of \"READY_FALSE, READY_TRUE, READY_UNSPECIFIED\""
+                    ),
+                    "",
+                    r.value.range,
+                ));
+                return diags;
+            }
+        };
+        self.ready.insert(name.clone(), code);
+        diags
+    }
+
+    fn requirement(&mut self, r: &Requirement) -> Diags {
+        self.with_scope(|e| e.requirement_inner(r))
+    }
+
+    fn requirement_inner(&mut self, r: &Requirement) -> Diags {
+        let name = &r.name;
+        let fail = |summary: String, range: Span| {
+            vec![err_at(summary, &**name, range).with_context(range)]
+        };
+        if self.requirement_names.contains(name) {
+            return fail("multiple requirements with name".into(), r.def_range);
+        }
+        // Go type-checks constant selector values before anything else.
+        let mut diags = Vec::new();
+        let exprs = [
+            ("api version", &r.api_version),
+            ("kind", &r.kind),
+            (
+                "matchName",
+                match &r.matcher {
+                    Matcher::Name(e) | Matcher::Labels(e) => e,
+                },
+            ),
+        ];
+        for (i, (what, e)) in exprs.iter().enumerate() {
+            if !r.constant[i] {
+                continue;
+            }
+            let mut ignored = Vec::new();
+            let v = self.eval(e, &mut ignored);
+            if v.contains_unknown() {
+                continue;
+            }
+            if i < 2 || matches!(r.matcher, Matcher::Name(_)) {
+                if !matches!(v, Value::String(_)) {
+                    diags.extend(fail(
+                        format!("{what} in requirement selector was not a string"),
+                        e.range,
+                    ));
+                }
+            } else if let Err(msg) = label_map(&v) {
+                diags.extend(fail(msg, e.range));
+            }
+        }
+        if has_errors(&diags) {
+            return diags;
+        }
+        let mut cur = match self.locals(&r.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        match self.condition(
+            r.condition.as_ref(),
+            DiscardType::Requirement,
+            name,
+            &mut cur,
+        ) {
+            Err(()) => return cur,
+            Ok(false) => return cur,
+            Ok(true) => {}
+        }
+        self.requirement_names.insert(name.clone());
+        let incomplete = |e: &mut Self, cur: &mut Diags, ds: Diags| {
+            e.discards.push(Discard {
+                kind: DiscardType::Requirement,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: e.range(r.select_range),
+                context: Vec::new(),
+            });
+            cur.extend(downgrade(ds));
+        };
+        let mut strings = Vec::new();
+        for (what, e) in [("api version", &r.api_version), ("kind", &r.kind)] {
+            let mut ds = Vec::new();
+            let v = self.eval(e, &mut ds);
+            if v.contains_unknown() {
+                incomplete(self, &mut cur, ds);
+                return cur;
+            }
+            let Value::String(s) = v else {
+                return fail(
+                    format!("{what} in requirement selector was not a string"),
+                    e.range,
+                );
+            };
+            strings.push(s.to_string());
+        }
+        let matcher = match &r.matcher {
+            Matcher::Name(e) => {
+                let mut ds = Vec::new();
+                let v = self.eval(e, &mut ds);
+                if v.contains_unknown() {
+                    incomplete(self, &mut cur, ds);
+                    return cur;
+                }
+                let Value::String(s) = v else {
+                    return fail(
+                        "matchName in requirement selector was not a string".into(),
+                        e.range,
+                    );
+                };
+                SelectorMatch::Name(s.to_string())
+            }
+            Matcher::Labels(e) => {
+                let mut ds = Vec::new();
+                let v = self.eval(e, &mut ds);
+                if v.contains_unknown() {
+                    incomplete(self, &mut cur, ds);
+                    return cur;
+                }
+                match label_map(&v) {
+                    Ok(m) => SelectorMatch::Labels(m),
+                    Err(msg) => return fail(msg, e.range),
+                }
+            }
+        };
+        let kind = strings.pop().unwrap_or_default();
+        let api_version = strings.pop().unwrap_or_default();
+        self.requirements.push((
+            name.clone(),
+            Selector {
+                api_version,
+                kind,
+                matcher,
+            },
+        ));
+        cur
+    }
+
+    /// function-hcl's `toResponse` minus the protobuf: unify, conditions and results.
+    fn finish(self, diags: Diags) -> Result<Output, Fatal> {
+        let mut out = Output::default();
+        let ready = self.ready;
+        for (name, body) in self.desired {
+            let r = ready.get(&name).copied().unwrap_or(0);
+            out.resources.push((name, body, r));
+        }
+        if !self.statuses.is_empty() {
+            out.status = Some(
+                unify(self.statuses)
+                    .map_err(|e| Fatal(format!("evaluate hcl: unify composite status: {e}")))?,
+            );
+        }
+        if !self.connections.is_empty() {
+            let mut merged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+            for c in self.connections {
+                for (k, v) in c {
+                    if let Some(old) = merged.get(&k)
+                        && *old != v
+                    {
+                        return Err(Fatal(format!(
+                            "evaluate hcl: unify composite connection: values for key {k} not equal"
+                        )));
+                    }
+                    merged.insert(k, v);
+                }
+            }
+            out.connection = Some(merged);
+        }
+        if !self.contexts.is_empty() {
+            let objs = self
+                .contexts
+                .into_iter()
+                .map(|(k, v)| {
+                    let mut m = Map::new();
+                    m.insert(k, v);
+                    Json::Object(m)
+                })
+                .collect();
+            match unify(objs).map_err(|e| Fatal(format!("evaluate hcl: unify context: {e}")))? {
+                Json::Object(m) => out.context = Some(m),
+                _ => out.context = Some(Map::new()),
+            }
+        }
+        out.requirements = self.requirements;
+        let mut shown = Vec::new();
+        for d in &self.discards {
+            if d.reason == DiscardReason::UserCondition {
+                continue;
+            }
+            out.results.push(ResultMsg {
+                severity: ResultSeverity::Warning,
+                message: d.message(),
+                reason: Some(d.reason.as_str().to_string()),
+            });
+            if shown.len() < 3 {
+                shown.push(format!("{} {}", d.kind.as_str(), d.name));
+            }
+        }
+        let incomplete = !out.results.is_empty();
+        let message = if shown.is_empty() {
+            "all items complete".to_string()
+        } else if out.results.len() > 3 {
+            format!(
+                "{} and {} more items incomplete",
+                shown.join(", "),
+                out.results.len() - 3
+            )
+        } else {
+            format!("{} incomplete", shown.join(", "))
+        };
+        out.conditions.push(CondMsg {
+            kind: "FullyResolved",
+            status: !incomplete,
+            reason: if incomplete {
+                "IncompleteItemsPresent"
+            } else {
+                "AllItemsProcessed"
+            },
+            message,
+        });
+        // HclDiagnostics: unique (severity, range, summary), errors first, then by file
+        // and offset.
+        let sm = &self.program.sources;
+        let mut seen = HashSet::new();
+        let mut uniques: Vec<&Diagnostic> = Vec::new();
+        for d in &diags {
+            let r = d.subject.or(d.context);
+            let key = (
+                d.severity == Severity::Error,
+                r.map(|r| (r.file, r.start, r.end)),
+                d.summary.clone(),
+            );
+            if seen.insert(key) {
+                uniques.push(d);
+            }
+        }
+        uniques.sort_by(|a, b| {
+            let sev = |d: &Diagnostic| u8::from(d.severity != Severity::Error);
+            let ra = a.subject.or(a.context);
+            let rb = b.subject.or(b.context);
+            let fname = |r: Option<Span>| r.map(|r| sm.name(r.file).to_string()).unwrap_or_default();
+            sev(a)
+                .cmp(&sev(b))
+                .then_with(|| fname(ra).cmp(&fname(rb)))
+                .then_with(|| {
+                    ra.map(|r| r.start.byte)
+                        .unwrap_or(0)
+                        .cmp(&rb.map(|r| r.start.byte).unwrap_or(0))
+                })
+        });
+        let summaries: Vec<String> = uniques
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .map(|d| d.short(sm))
+            .collect();
+        if summaries.is_empty() {
+            out.results.push(ResultMsg {
+                severity: ResultSeverity::Normal,
+                message: "no warnings".into(),
+                reason: Some("HclDiagnostics".into()),
+            });
+            out.conditions.push(CondMsg {
+                kind: "HclDiagnostics",
+                status: true,
+                reason: "Eval",
+                message: "hcl.Diagnostics contains no warnings".into(),
+            });
+        } else {
+            out.results.push(ResultMsg {
+                severity: ResultSeverity::Warning,
+                message: format!("warnings: [{}]", summaries.join("; ")),
+                reason: Some("HclDiagnostics".into()),
+            });
+            out.conditions.push(CondMsg {
+                kind: "HclDiagnostics",
+                status: false,
+                reason: "Eval",
+                message: format!(
+                    "hcl.Diagnostics contains {} warnings; {}",
+                    summaries.len(),
+                    summaries.join("; ")
+                ),
+            });
+        }
+        out.results.push(ResultMsg {
+            severity: ResultSeverity::Normal,
+            message: "hcl module executed successfully".into(),
+            reason: None,
+        });
+        Ok(out)
+    }
+}
+
+/// The source text of a range, or Go's placeholder.
+fn source_or_unknown(sm: &crate::span::SourceMap, r: Span) -> String {
+    let s = sm.slice(r);
+    if s.is_empty() && r.start.byte != r.end.byte {
+        "[unknown source]".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// The iterations of a `for_each` value: (key, value) pairs, or None if it cannot be
+/// iterated (unknown, null, or not a collection).
+fn iterations(v: &Value) -> Option<Vec<(Value, Value)>> {
+    if v.contains_unknown() {
+        return None;
+    }
+    match v {
+        Value::List(s) | Value::Tuple(s) => Some(
+            s.items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (Value::int(i as i64), x.clone()))
+                .collect(),
+        ),
+        Value::Set(s) => Some(s.items.iter().map(|x| (x.clone(), x.clone())).collect()),
+        Value::Map(f) | Value::Object(f) => Some(
+            f.entries
+                .iter()
+                .map(|(k, x)| (Value::String(k.clone()), x.clone()))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Add the collection annotations to a resource body. None if the body is not an object.
+fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<Value> {
+    let (Value::Object(_) | Value::Map(_)) = &body else {
+        return None;
+    };
+    let Some((base, index)) = annotations else {
+        return Some(body);
+    };
+    let mut fields: Vec<(Str, Value)> = body.as_fields().unwrap_or(&[]).to_vec();
+    let meta = fields
+        .iter()
+        .position(|(k, _)| &**k == "metadata")
+        .map(|i| fields.remove(i).1);
+    let mut meta_fields: Vec<(Str, Value)> = meta
+        .as_ref()
+        .and_then(Value::as_fields)
+        .map(<[_]>::to_vec)
+        .unwrap_or_default();
+    let ann = meta_fields
+        .iter()
+        .position(|(k, _)| &**k == "annotations")
+        .map(|i| meta_fields.remove(i).1);
+    let mut ann_fields: Vec<(Str, Value)> = ann
+        .as_ref()
+        .and_then(Value::as_fields)
+        .map(<[_]>::to_vec)
+        .unwrap_or_default();
+    ann_fields.retain(|(k, _)| &**k != ANNOTATION_BASE_NAME && &**k != ANNOTATION_INDEX);
+    ann_fields.push((ANNOTATION_BASE_NAME.into(), Value::String(base)));
+    ann_fields.push((ANNOTATION_INDEX.into(), Value::string(index)));
+    meta_fields.push(("annotations".into(), Value::object(ann_fields)));
+    fields.push(("metadata".into(), Value::object(meta_fields)));
+    Some(Value::object(fields))
+}
+
+/// A value as Go sees it after `ctyjson.Marshal` + `json.Unmarshal` into `any`.
+pub fn to_json(v: &Value) -> Result<Json, String> {
+    Ok(match v {
+        Value::Null(_) => Json::Null,
+        Value::Unknown(_) => return Err("value is not known".into()),
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Number(n) => {
+            let f = n.to_f64();
+            match serde_json::Number::from_f64(f) {
+                Some(n) => Json::Number(n),
+                None => return Err(format!("value {f} cannot be represented in JSON")),
+            }
+        }
+        Value::String(s) => Json::String(s.to_string()),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => Json::Array(
+            s.items
+                .iter()
+                .map(to_json)
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Value::Map(f) | Value::Object(f) => {
+            let mut m = Map::new();
+            for (k, x) in &f.entries {
+                m.insert(k.to_string(), to_json(x)?);
+            }
+            Json::Object(m)
+        }
+    })
+}
+
+/// function-hcl's `attributesToValueMap` conversion to a Go object. Ok(None) for null.
+fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
+    let j = to_json(v).map_err(|e| format!("error marshaling cty value: {e}"))?;
+    match j {
+        Json::Object(m) => Ok(Some(m)),
+        Json::Null => Ok(None),
+        other => Err(format!(
+            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type evaluator.Object",
+            match other {
+                Json::Array(_) => "array",
+                Json::String(_) => "string",
+                Json::Number(_) => "number",
+                _ => "bool",
+            }
+        )),
+    }
+}
+
+/// Go's `%T` of a JSON-decoded value.
+fn go_json_type(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "<nil>",
+        Json::Bool(_) => "bool",
+        Json::Number(_) => "float64",
+        Json::String(_) => "string",
+        Json::Array(_) => "[]interface {}",
+        Json::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `base64.StdEncoding.DecodeString` (padding required).
+fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
+}
+
+/// The labels of a `matchLabels` value.
+fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
+    let Value::Object(f) = v else {
+        return Err("matchLabels in requirement selector was not an object".into());
+    };
+    let mut m = BTreeMap::new();
+    for (k, x) in &f.entries {
+        match x {
+            Value::String(s) => {
+                m.insert(k.to_string(), s.to_string());
+            }
+            _ => {
+                return Err(format!(
+                    "match label {:?} in requirement selector was not an string",
+                    &**k
+                ));
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// function-hcl's `unify`: merge objects recursively; equal leaves are fine, different
+/// ones are an error naming the dotted path.
+pub fn unify(objs: Vec<Json>) -> Result<Json, String> {
+    let mut acc = Json::Object(Map::new());
+    for o in objs {
+        merge_into(&mut acc, o, "")?;
+    }
+    Ok(acc)
+}
+
+fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
+    let (Json::Object(a), Json::Object(b)) = (&mut *acc, &new) else {
+        return Ok(());
+    };
+    let _ = b;
+    let Json::Object(b) = new else { return Ok(()) };
+    for (k, v) in b {
+        let p = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
+        match a.get_mut(&k) {
+            None => {
+                a.insert(k, v);
+            }
+            Some(existing) => match (&*existing, &v) {
+                (Json::Object(_), Json::Object(_)) => merge_into(existing, v, &p)?,
+                (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
+                    return Err(format!(
+                        "type mismatch for key {p}:  {} v/s {}",
+                        go_json_type(x),
+                        go_json_type(y)
+                    ));
+                }
+                (x, y) if x != y => return Err(format!("values for key {p} not equal")),
+                _ => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unify_merges_and_reports_conflicts() {
+        let a: Json = serde_json::json!({"shared": {"owner": "a", "x": 1}});
+        let b: Json = serde_json::json!({"shared": {"owner": "a", "y": 2}});
+        assert_eq!(
+            unify(vec![a.clone(), b]).unwrap(),
+            serde_json::json!({"shared": {"owner": "a", "x": 1, "y": 2}})
+        );
+        let c: Json = serde_json::json!({"shared": {"owner": "b"}});
+        assert_eq!(
+            unify(vec![a.clone(), c]).unwrap_err(),
+            "values for key shared.owner not equal"
+        );
+        let d: Json = serde_json::json!({"shared": "flat"});
+        assert_eq!(
+            unify(vec![d, a]).unwrap_err(),
+            "type mismatch for key shared:  string v/s map[string]interface {}"
+        );
+    }
+
+    #[test]
+    fn go_type_strings() {
+        assert_eq!(
+            go_type_string(&Type::String),
+            "{{{} %!s(cty.primitiveTypeKind=83)}}"
+        );
+        assert_eq!(
+            go_type_string(&Type::Bool),
+            "{{{} %!s(cty.primitiveTypeKind=66)}}"
+        );
+    }
+
+    #[test]
+    fn iterations_of_collections() {
+        let t = Value::tuple(vec![Value::string("a"), Value::string("b")]);
+        let it = iterations(&t).unwrap();
+        assert!(it[1].0.raw_equals(&Value::int(1)));
+        assert!(iterations(&Value::string("x")).is_none());
+        assert!(iterations(&Value::NULL).is_none());
+        assert!(iterations(&Value::Unknown(Type::Dynamic)).is_none());
+    }
+
+    #[test]
+    fn annotations_are_added() {
+        let body = Value::object(vec![(
+            "metadata".into(),
+            Value::object(vec![("name".into(), Value::string("x"))]),
+        )]);
+        let out = with_annotations(body, Some(("nat".into(), "s000002".into()))).unwrap();
+        let j = to_json(&out).unwrap();
+        assert_eq!(
+            j,
+            serde_json::json!({"metadata": {"name": "x", "annotations": {
+                "hcl.fn.crossplane.io/collection-base-name": "nat",
+                "hcl.fn.crossplane.io/collection-index": "s000002"}}})
+        );
+        assert!(with_annotations(Value::string("x"), None).is_none());
+    }
+}

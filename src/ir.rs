@@ -1,0 +1,1480 @@
+//! The DSL's intermediate representation: the blocks of a program (groups, resources,
+//! collections, composite status/connection, context, requirements, user functions) with
+//! every expression compiled to bytecode and every variable resolved to a frame slot.
+//!
+//! Lowering happens once per distinct program; the result is what the program cache keeps.
+//! The Go implementation checks most nested blocks only when it reaches them while
+//! evaluating (a schema error inside a group whose condition is false is never reported
+//! there). fn-hcl finds them all here, but keeps each one at the place where Go would
+//! raise it ([`Item::Fatal`], [`Locals::error`]), so that every program behaves the same;
+//! `analyze` reports them all.
+//!
+//! Frame layout: slot 0 is `req`; every scope pushes its variables (`self`, `each`,
+//! locals) on entry, in slot order, and pops them on exit, so sibling scopes reuse slots.
+
+use crate::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
+use crate::compile::{ChunkId, FnId, ProgramBuilder, Scope};
+use crate::diag::Diagnostic;
+use crate::schema::{self, Content, Schema};
+use crate::span::{FileId, Pos, SourceMap, Span};
+use crate::value::Str;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A compiled program: the block tree plus its bytecode.
+pub struct Program {
+    pub sources: Arc<SourceMap>,
+    pub code: crate::compile::Program,
+    pub root: Group,
+    /// Largest frame any evaluation needs.
+    pub frame_size: u32,
+    /// Warnings found while loading (they join the request's diagnostics).
+    pub load_warnings: Vec<Diagnostic>,
+    /// Problems the Go implementation only finds at run time, or never: reported by
+    /// `analyze`, not by evaluation.
+    pub analysis: Vec<Diagnostic>,
+}
+
+/// A compiled expression with its source range.
+#[derive(Clone, Debug)]
+pub struct CExpr {
+    pub chunk: ChunkId,
+    /// hcl's `Expr.Range()`.
+    pub range: Span,
+}
+
+/// An attribute: its expression, plus the attribute's whole range (`name = expr`).
+#[derive(Clone, Debug)]
+pub struct CAttr {
+    pub expr: CExpr,
+    pub range: Span,
+}
+
+/// The locals of one scope, in evaluation (dependency) order; local `i` lives in slot
+/// `base + i`.
+#[derive(Clone, Debug, Default)]
+pub struct Locals {
+    pub base: u32,
+    pub defs: Vec<LocalDef>,
+    /// A problem Go reports when it processes this scope's locals (duplicate, shadowing,
+    /// unknown reference, cycle, a block inside `locals`): fatal when reached.
+    pub error: Option<Diagnostic>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LocalDef {
+    pub name: Str,
+    pub expr: CExpr,
+}
+
+/// A `group` (or the top level).
+#[derive(Debug)]
+pub struct Group {
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub items: Vec<Item>,
+}
+
+/// One block of a group, in source order.
+#[derive(Debug)]
+pub enum Item {
+    Group(Group),
+    Resource(Resource),
+    Collection(Collection),
+    Composite(Composite),
+    Context(ContextBlock),
+    Requirement(Requirement),
+    /// A block that is an error when evaluation reaches it (schema errors and the like).
+    Fatal(Vec<Diagnostic>),
+}
+
+/// `resource NAME { ... }`.
+#[derive(Debug)]
+pub struct Resource {
+    pub name: Str,
+    /// Slot of `self`.
+    pub self_slot: u32,
+    pub content: ResourceContent,
+}
+
+/// The content shared by `resource` and a collection's `template`.
+#[derive(Debug)]
+pub struct ResourceContent {
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub body: CExpr,
+    /// hcl's `Variables()` of the body: re-evaluated to list "unknown values".
+    pub body_vars: Vec<(Span, ChunkId)>,
+    pub subs: Vec<Sub>,
+}
+
+/// Blocks nested in a resource, template or collection, in source order.
+#[derive(Debug)]
+pub enum Sub {
+    Composite(Composite),
+    Ready(Ready),
+    Context(ContextBlock),
+    Fatal(Vec<Diagnostic>),
+}
+
+/// `resources BASENAME { ... }`.
+#[derive(Debug)]
+pub struct Collection {
+    pub base: Str,
+    pub def_range: Span,
+    /// Slot of the collection's `self` (basename, resources, connections).
+    pub self_slot: u32,
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub for_each: CExpr,
+    /// The name expression (the default `${self.basename}-${each.key}` when absent).
+    pub name: CExpr,
+    /// Slot of `each` in an iteration; the template's `self` follows it.
+    pub each_slot: u32,
+    pub template: ResourceContent,
+    pub subs: Vec<Sub>,
+}
+
+/// `composite status|connection { ... }`.
+#[derive(Debug)]
+pub struct Composite {
+    pub kind: CompositeKind,
+    pub locals: Locals,
+    pub body: CExpr,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompositeKind {
+    Status,
+    Connection,
+    /// Any other label: an error when reached.
+    Invalid(String),
+}
+
+/// `context { key = ..., value = ... }`.
+#[derive(Debug)]
+pub struct ContextBlock {
+    pub locals: Locals,
+    pub key: CExpr,
+    pub value: CExpr,
+}
+
+/// `ready { value = ... }`.
+#[derive(Debug)]
+pub struct Ready {
+    pub locals: Locals,
+    pub value: CExpr,
+}
+
+/// `requirement NAME { ... }`.
+#[derive(Debug)]
+pub struct Requirement {
+    pub name: Str,
+    pub def_range: Span,
+    /// Which of apiVersion, kind and the matcher are constants (no variables, no function
+    /// calls): Go type-checks those before evaluating anything else in the requirement.
+    pub constant: [bool; 3],
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub select_range: Span,
+    pub api_version: CExpr,
+    pub kind: CExpr,
+    pub matcher: Matcher,
+}
+
+#[derive(Debug)]
+pub enum Matcher {
+    Name(CExpr),
+    Labels(CExpr),
+}
+
+/// Name resolution while lowering: a stack of frames of (name, slot).
+struct Scopes {
+    frames: Vec<Vec<(Str, u32)>>,
+    next: u32,
+    max: u32,
+}
+
+impl Scopes {
+    fn new() -> Scopes {
+        Scopes {
+            frames: vec![Vec::new()],
+            next: 0,
+            max: 0,
+        }
+    }
+
+    fn declare(&mut self, name: &str) -> u32 {
+        let slot = self.next;
+        self.next += 1;
+        self.max = self.max.max(self.next);
+        if let Some(f) = self.frames.last_mut() {
+            f.push((Arc::from(name), slot));
+        }
+        slot
+    }
+
+    fn push(&mut self) -> u32 {
+        self.frames.push(Vec::new());
+        self.next
+    }
+
+    fn pop(&mut self, saved: u32) {
+        self.frames.pop();
+        self.next = saved;
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.resolve(name).is_some()
+    }
+}
+
+impl Scope for Scopes {
+    fn resolve(&self, name: &str) -> Option<u32> {
+        self.frames
+            .iter()
+            .rev()
+            .flat_map(|f| f.iter().rev())
+            .find(|(n, _)| &**n == name)
+            .map(|(_, s)| *s)
+    }
+
+    fn visible_names(&self) -> Vec<Arc<str>> {
+        self.frames
+            .iter()
+            .flat_map(|f| f.iter().map(|(n, _)| n.clone()))
+            .collect()
+    }
+}
+
+/// One root traversal of an expression (hcl `Variables()`): its root name and ranges.
+#[derive(Clone, Debug)]
+pub struct VarRef {
+    pub name: Str,
+    pub root: Span,
+    pub traversal: Span,
+}
+
+/// hcl's `Variables()`: root traversals in source order, without the names a `for`
+/// expression declares for its own body.
+pub fn variables(e: &Expr) -> Vec<VarRef> {
+    let mut out = Vec::new();
+    let mut bound: Vec<Str> = Vec::new();
+    walk_vars(e, &mut bound, &mut out);
+    out
+}
+
+/// The traversal an expression starts with, if it is a variable traversal: hcl folds
+/// `a.b[0]["c"]` into one `ScopeTraversalExpr`; index keys must be literals.
+fn traversal_root(e: &Expr) -> Option<&ast::Ident> {
+    match &e.kind {
+        ExprKind::Variable(id) => Some(id),
+        ExprKind::GetAttr { obj, .. } => traversal_root(obj),
+        ExprKind::Index { obj, key, .. } if is_literal_key(key) => traversal_root(obj),
+        _ => None,
+    }
+}
+
+fn is_literal_key(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Number(_) | ExprKind::Bool(_) | ExprKind::Null => true,
+        ExprKind::Template(t) => t
+            .parts
+            .iter()
+            .all(|p| matches!(p, TemplatePart::Literal { .. })),
+        _ => false,
+    }
+}
+
+fn walk_vars(e: &Expr, bound: &mut Vec<Str>, out: &mut Vec<VarRef>) {
+    if let Some(root) = traversal_root(e) {
+        if !bound.iter().any(|b| **b == *root.name) {
+            out.push(VarRef {
+                name: root.name.clone(),
+                root: root.span,
+                traversal: e.span,
+            });
+        }
+        return;
+    }
+    match &e.kind {
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Number(_)
+        | ExprKind::SplatItem
+        | ExprKind::Variable(_) => {}
+        ExprKind::Template(t) => walk_template(t, bound, out),
+        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => walk_vars(x, bound, out),
+        ExprKind::GetAttr { obj, .. } => walk_vars(obj, bound, out),
+        ExprKind::Index { obj, key, .. } => {
+            walk_vars(obj, bound, out);
+            walk_vars(key, bound, out);
+        }
+        ExprKind::Splat { source, each, .. } => {
+            walk_vars(source, bound, out);
+            walk_vars(each, bound, out);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_vars(a, bound, out)),
+        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_vars(a, bound, out)),
+        ExprKind::Object(items) => {
+            for it in items {
+                if let ast::ObjectKey::Expr(k) = &it.key {
+                    walk_vars(k, bound, out);
+                }
+                walk_vars(&it.value, bound, out);
+            }
+        }
+        ExprKind::Unary { operand, .. } => walk_vars(operand, bound, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            walk_vars(lhs, bound, out);
+            walk_vars(rhs, bound, out);
+        }
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => {
+            walk_vars(cond, bound, out);
+            walk_vars(then, bound, out);
+            walk_vars(otherwise, bound, out);
+        }
+        ExprKind::For(f) => {
+            walk_vars(&f.collection, bound, out);
+            let n = bound.len();
+            if let Some(k) = &f.key_var {
+                bound.push(k.name.clone());
+            }
+            bound.push(f.value_var.name.clone());
+            if let Some(k) = &f.key_expr {
+                walk_vars(k, bound, out);
+            }
+            walk_vars(&f.value_expr, bound, out);
+            if let Some(c) = &f.cond {
+                walk_vars(c, bound, out);
+            }
+            bound.truncate(n);
+        }
+    }
+}
+
+fn walk_template(t: &ast::Template, bound: &mut Vec<Str>, out: &mut Vec<VarRef>) {
+    for p in &t.parts {
+        match p {
+            TemplatePart::Literal { .. } => {}
+            TemplatePart::Interp(e) => walk_vars(e, bound, out),
+            TemplatePart::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                walk_vars(cond, bound, out);
+                walk_template(then, bound, out);
+                if let Some(o) = otherwise {
+                    walk_template(o, bound, out);
+                }
+            }
+            TemplatePart::For {
+                key_var,
+                value_var,
+                collection,
+                body,
+                ..
+            } => {
+                walk_vars(collection, bound, out);
+                let n = bound.len();
+                if let Some(k) = key_var {
+                    bound.push(k.name.clone());
+                }
+                bound.push(value_var.name.clone());
+                walk_template(body, bound, out);
+                bound.truncate(n);
+            }
+        }
+    }
+}
+
+/// Every `invoke(...)` call in an expression.
+fn invokes<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    visit(e, &mut |x| {
+        if let ExprKind::Call { name, .. } = &x.kind
+            && &*name.name == "invoke"
+        {
+            out.push(x);
+        }
+    });
+}
+
+/// Pre-order visit of every expression node, templates included.
+fn visit<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Number(_)
+        | ExprKind::SplatItem
+        | ExprKind::Variable(_) => {}
+        ExprKind::Template(t) => visit_template(t, f),
+        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => visit(x, f),
+        ExprKind::GetAttr { obj, .. } => visit(obj, f),
+        ExprKind::Index { obj, key, .. } => {
+            visit(obj, f);
+            visit(key, f);
+        }
+        ExprKind::Splat { source, each, .. } => {
+            visit(source, f);
+            visit(each, f);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit(a, f)),
+        ExprKind::Tuple(items) => items.iter().for_each(|a| visit(a, f)),
+        ExprKind::Object(items) => {
+            for it in items {
+                if let ast::ObjectKey::Expr(k) = &it.key {
+                    visit(k, f);
+                }
+                visit(&it.value, f);
+            }
+        }
+        ExprKind::Unary { operand, .. } => visit(operand, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit(lhs, f);
+            visit(rhs, f);
+        }
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => {
+            visit(cond, f);
+            visit(then, f);
+            visit(otherwise, f);
+        }
+        ExprKind::For(fe) => {
+            visit(&fe.collection, f);
+            if let Some(k) = &fe.key_expr {
+                visit(k, f);
+            }
+            visit(&fe.value_expr, f);
+            if let Some(c) = &fe.cond {
+                visit(c, f);
+            }
+        }
+    }
+}
+
+fn visit_template<'a>(t: &'a ast::Template, f: &mut dyn FnMut(&'a Expr)) {
+    for p in &t.parts {
+        match p {
+            TemplatePart::Literal { .. } => {}
+            TemplatePart::Interp(e) => visit(e, f),
+            TemplatePart::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                visit(cond, f);
+                visit_template(then, f);
+                if let Some(o) = otherwise {
+                    visit_template(o, f);
+                }
+            }
+            TemplatePart::For {
+                collection, body, ..
+            } => {
+                visit(collection, f);
+                visit_template(body, f);
+            }
+        }
+    }
+}
+
+/// True if an expression evaluates the same in an empty context: no variables and no
+/// function calls (Go checks requirement selectors that way before evaluating them).
+pub fn is_constant(e: &Expr) -> bool {
+    let mut constant = variables(e).is_empty();
+    visit(e, &mut |x| {
+        if matches!(x.kind, ExprKind::Call { .. }) {
+            constant = false;
+        }
+    });
+    constant
+}
+
+/// The string value of an expression that is a constant string (a template made only of
+/// literals): how function-hcl accepts an `invoke` name.
+pub fn static_string(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Template(t) => {
+            let mut s = String::new();
+            for p in &t.parts {
+                match p {
+                    TemplatePart::Literal { text, .. } => s.push_str(text),
+                    _ => return None,
+                }
+            }
+            Some(s)
+        }
+        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => static_string(x),
+        _ => None,
+    }
+}
+
+/// Lowers a parsed program.
+pub struct Lowerer<'a> {
+    files: &'a [ast::File],
+    builder: ProgramBuilder,
+    scopes: Scopes,
+    default_name: Expr,
+    functions: HashMap<String, FnId>,
+    analysis: Vec<Diagnostic>,
+}
+
+/// Build the AST of the default collection name `${self.basename}-${each.key}` in its own
+/// file, `default-name.hcl`, as the Go implementation parses it.
+fn default_name_expr(file: FileId) -> Expr {
+    let pos = |col: u32| Pos {
+        byte: col - 1,
+        line: 1,
+        col,
+    };
+    let sp = |a: u32, b: u32| Span::new(file, pos(a), pos(b));
+    let var = |name: &str, a: u32, b: u32| Expr {
+        kind: ExprKind::Variable(ast::Ident {
+            name: Arc::from(name),
+            span: sp(a, b),
+        }),
+        span: sp(a, b),
+    };
+    let get = |obj: Expr, name: &str, a: u32, b: u32, end: u32| Expr {
+        span: sp(obj.span.start.col, end),
+        kind: ExprKind::GetAttr {
+            obj: Box::new(obj),
+            name: ast::Ident {
+                name: Arc::from(name),
+                span: sp(a, b),
+            },
+        },
+    };
+    // ${self.basename}-${each.key}
+    // 1234567890123456789012345678
+    let basename = get(var("self", 3, 7), "basename", 8, 16, 16);
+    let key = get(var("each", 20, 24), "key", 25, 28, 28);
+    Expr {
+        span: sp(1, 29),
+        kind: ExprKind::Template(ast::Template {
+            parts: vec![
+                TemplatePart::Interp(basename),
+                TemplatePart::Literal {
+                    text: Arc::from("-"),
+                    span: sp(17, 18),
+                },
+                TemplatePart::Interp(key),
+            ],
+        }),
+    }
+}
+
+/// Parse and lower a program given as named files. `Err` holds the diagnostics of a
+/// program the Go implementation refuses to load (parse, top-level schema, functions).
+pub fn compile_files(files: &[(String, String)]) -> Result<Program, Vec<Diagnostic>> {
+    let mut sm = SourceMap::new();
+    let ids: Vec<FileId> = files
+        .iter()
+        .map(|(n, t)| sm.add(n.as_str(), t.as_str()))
+        .collect();
+    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
+    let mut parsed = Vec::with_capacity(ids.len());
+    for id in &ids {
+        parsed.push(crate::parser::parse_file(&sm, *id)?);
+    }
+    let sm = Arc::new(sm);
+    let lowerer = Lowerer {
+        files: &parsed,
+        builder: ProgramBuilder::new(sm.clone()),
+        scopes: Scopes::new(),
+        default_name: default_name_expr(default_file),
+        functions: HashMap::new(),
+        analysis: Vec::new(),
+    };
+    lowerer.lower(sm)
+}
+
+/// Compile the `hcl` text of an `HclInput` (txtar).
+pub fn compile_txtar(text: &str) -> Result<Program, Vec<Diagnostic>> {
+    let files = crate::txtar::parse(text).map_err(|e| vec![Diagnostic::error_no_range(e, "")])?;
+    compile_files(&files)
+}
+
+impl<'a> Lowerer<'a> {
+    fn lower(mut self, sm: Arc<SourceMap>) -> Result<Program, Vec<Diagnostic>> {
+        // Top-level schema of every file (load time in Go).
+        let mut diags = Vec::new();
+        let mut top: Vec<&'a Block> = Vec::new();
+        let files = self.files;
+        for f in files {
+            let (c, d) = schema::content(
+                &f.body,
+                &schema::TOP,
+                schema::file_missing_item_range(&f.body),
+            );
+            diags.extend(d);
+            top.extend(c.blocks);
+        }
+        if crate::diag::has_errors(&diags) {
+            return Err(diags);
+        }
+        // User functions (load time in Go).
+        let fn_blocks: Vec<&Block> = top
+            .iter()
+            .copied()
+            .filter(|b| &*b.kind.name == "function")
+            .collect();
+        let load_warnings = self.lower_functions(&fn_blocks)?;
+        // fn-hcl: a non-literal invoke name is a load-time error everywhere.
+        for b in &top {
+            if let Some(d) = self.check_static_invokes(&b.body) {
+                return Err(vec![d]);
+            }
+        }
+        // The top level is a group with no condition.
+        self.scopes.declare("req");
+        let others: Vec<&'a Block> = top
+            .iter()
+            .copied()
+            .filter(|b| &*b.kind.name != "function")
+            .collect();
+        let root = self.lower_group_blocks(None, &others);
+        let frame_size = self.scopes.max.max(1);
+        Ok(Program {
+            sources: sm,
+            code: self.builder.finish(),
+            root,
+            frame_size,
+            load_warnings,
+            analysis: self.analysis,
+        })
+    }
+
+    fn check_static_invokes(&self, body: &Body) -> Option<Diagnostic> {
+        for item in &body.items {
+            match item {
+                ast::BodyItem::Attribute(a) => {
+                    let mut calls = Vec::new();
+                    invokes(&a.expr, &mut calls);
+                    for c in calls {
+                        if let ExprKind::Call { args, .. } = &c.kind
+                            && let Some(first) = args.first()
+                            && static_string(first).is_none()
+                        {
+                            return Some(
+                                Diagnostic::error(
+                                    "user function invocation is not via a static string",
+                                    "",
+                                    first.span,
+                                )
+                                .with_context(first.span),
+                            );
+                        }
+                    }
+                }
+                ast::BodyItem::Block(b) => {
+                    if let Some(d) = self.check_static_invokes(&b.body) {
+                        return Some(d);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn compile(&mut self, e: &Expr) -> CExpr {
+        self.analyze_expr(e);
+        CExpr {
+            chunk: self.builder.compile_expr(e, &self.scopes),
+            range: e.span,
+        }
+    }
+
+    /// Record what the Go implementation would only find at run time (or never): unknown
+    /// names, unknown `req` fields, unknown functions, `invoke` of a missing function.
+    fn analyze_expr(&mut self, e: &Expr) {
+        for v in variables(e) {
+            if !self.scopes.has(&v.name) {
+                let names: Vec<Arc<str>> = self.scopes.visible_names();
+                let names: Vec<&str> = names.iter().map(|n| &**n).collect();
+                let hint = schema::name_suggestion(&v.name, &names)
+                    .map(|s| format!(" Did you mean {s:?}?"))
+                    .unwrap_or_default();
+                self.analysis.push(Diagnostic::error(
+                    "Unknown variable",
+                    format!("There is no variable named {:?}.{hint}", &*v.name),
+                    v.root,
+                ));
+            }
+        }
+        let mut found = Vec::new();
+        visit(e, &mut |x| match &x.kind {
+            ExprKind::GetAttr { obj, name } => {
+                if let ExprKind::Variable(root) = &obj.kind
+                    && &*root.name == "req"
+                    && !REQ_FIELDS.contains(&&*name.name)
+                {
+                    let hint = schema::name_suggestion(&name.name, REQ_FIELDS)
+                        .map(|s| format!(" Did you mean {s:?}?"))
+                        .unwrap_or_default();
+                    found.push(Diagnostic::error(
+                        "Unsupported attribute",
+                        format!(
+                            "`req` has no field named {:?}; the expression is always incomplete.{hint}",
+                            &*name.name
+                        ),
+                        name.span,
+                    ));
+                }
+            }
+            ExprKind::Call { name, args, .. } => {
+                let n = &*name.name;
+                if n == "invoke" {
+                    if let Some(fname) = args.first().and_then(static_string)
+                        && !self.functions.contains_key(&fname)
+                    {
+                        found.push(Diagnostic::error(
+                            "Call to unknown user function",
+                            format!("There is no function block named {fname:?}; the call always fails."),
+                            x.span,
+                        ));
+                    }
+                } else if n != "try" && n != "can" && crate::builtins::lookup(n).is_none() {
+                    let why = crate::builtins::unavailable_reason(n)
+                        .map(|r| format!(" {r}."))
+                        .unwrap_or_default();
+                    found.push(Diagnostic::error(
+                        "Call to unknown function",
+                        format!("There is no function named {n:?}.{why}"),
+                        name.span,
+                    ));
+                }
+            }
+            _ => {}
+        });
+        self.analysis.extend(found);
+    }
+
+    fn compile_attr(&mut self, a: &Attribute) -> CAttr {
+        CAttr {
+            expr: self.compile(&a.expr),
+            range: a.span,
+        }
+    }
+
+    /// Lower the locals blocks of a body (already in `content.blocks`), declaring their
+    /// names in the current scope frame.
+    fn lower_locals(&mut self, content: &Content<'a>) -> Locals {
+        let base = self.scopes.next;
+        let mut locals = Locals {
+            base,
+            ..Locals::default()
+        };
+        let mut attrs: Vec<&Attribute> = Vec::new();
+        for b in content.blocks_of("locals") {
+            let (a, d) = schema::just_attributes(&b.body);
+            if let Some(first) = d.into_iter().next() {
+                locals.error = Some(first);
+                return locals;
+            }
+            attrs.extend(a);
+        }
+        if attrs.is_empty() {
+            return locals;
+        }
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (i, a) in attrs.iter().enumerate() {
+            let name = &*a.name.name;
+            if index.contains_key(name) {
+                locals.error = Some(
+                    Diagnostic::error(
+                        format!("local {name:?}: duplicate local declaration"),
+                        "",
+                        a.span,
+                    )
+                    .with_context(a.span),
+                );
+                return locals;
+            }
+            if self.scopes.has(name) {
+                locals.error = Some(
+                    Diagnostic::error("attempt to shadow variable", name, a.span)
+                        .with_context(a.span),
+                );
+                return locals;
+            }
+            index.insert(name, i);
+        }
+        // Dependencies, checking for references to names that exist nowhere.
+        let mut deps: Vec<Vec<usize>> = Vec::with_capacity(attrs.len());
+        for a in &attrs {
+            let mut d = Vec::new();
+            for v in variables(&a.expr) {
+                if let Some(&j) = index.get(&*v.name) {
+                    d.push(j);
+                } else if !self.scopes.has(&v.name) {
+                    locals.error = Some(
+                        Diagnostic::error(
+                            "reference to non-existent variable",
+                            &*v.name,
+                            v.traversal,
+                        )
+                        .with_context(v.traversal),
+                    );
+                    return locals;
+                }
+            }
+            deps.push(d);
+        }
+        // Dependency order, iteratively, reporting the first cycle as Go prints it.
+        let order = match topo_order(&deps) {
+            Ok(o) => o,
+            Err(cycle) => {
+                let names: Vec<&str> = cycle.iter().map(|&i| &*attrs[i].name.name).collect();
+                let last = *cycle.last().unwrap_or(&0);
+                let range = attrs[last].expr.span;
+                locals.error = Some(
+                    Diagnostic::error(
+                        format!("cycle found: {}", names.join(" \u{2192} ")),
+                        "",
+                        range,
+                    )
+                    .with_context(range),
+                );
+                return locals;
+            }
+        };
+        for &i in &order {
+            self.scopes.declare(&attrs[i].name.name);
+        }
+        for &i in &order {
+            let expr = self.compile(&attrs[i].expr);
+            locals.defs.push(LocalDef {
+                name: attrs[i].name.name.clone(),
+                expr,
+            });
+        }
+        locals
+    }
+
+    /// Lower the blocks of a group body (top level: `cond` is None).
+    fn lower_group_blocks(&mut self, cond: Option<&'a Attribute>, blocks: &[&'a Block]) -> Group {
+        let saved = self.scopes.push();
+        let content = Content {
+            attrs: cond.into_iter().collect(),
+            blocks: blocks.to_vec(),
+        };
+        let locals = self.lower_locals(&content);
+        let condition = cond.map(|a| self.compile_attr(a));
+        let mut items = Vec::new();
+        for b in blocks {
+            let item = match &*b.kind.name {
+                "locals" | "function" => continue,
+                "group" => {
+                    let (c, d) = schema::content(&b.body, &schema::GROUP, schema::missing_item_range(b));
+                    if crate::diag::has_errors(&d) {
+                        Item::Fatal(d)
+                    } else {
+                        Item::Group(self.lower_group_blocks(c.attr("condition"), &c.blocks))
+                    }
+                }
+                "resource" => self.lower_resource(b),
+                "resources" => self.lower_collection(b),
+                "composite" => match self.lower_composite(b) {
+                    Ok(c) => Item::Composite(c),
+                    Err(d) => Item::Fatal(d),
+                },
+                "context" => match self.lower_context(b) {
+                    Ok(c) => Item::Context(c),
+                    Err(d) => Item::Fatal(d),
+                },
+                "requirement" => self.lower_requirement(b),
+                other => Item::Fatal(vec![Diagnostic::error(
+                    format!("unsupported block type {other}"),
+                    "",
+                    schema::def_range(b),
+                )]),
+            };
+            items.push(item);
+        }
+        self.scopes.pop(saved);
+        Group {
+            locals,
+            condition,
+            items,
+        }
+    }
+
+    fn lower_resource(&mut self, b: &'a Block) -> Item {
+        let name: Str = b.labels.first().map(|l| l.value.clone()).unwrap_or_default();
+        let (c, d) = schema::content(&b.body, &schema::RESOURCE, schema::missing_item_range(b));
+        if crate::diag::has_errors(&d) {
+            return Item::Fatal(d);
+        }
+        let saved = self.scopes.push();
+        let self_slot = self.scopes.declare("self");
+        let content = self.lower_resource_content(&c, true);
+        self.scopes.pop(saved);
+        Item::Resource(Resource {
+            name,
+            self_slot,
+            content,
+        })
+    }
+
+    /// The content of a resource or template (the caller has declared `self`).
+    fn lower_resource_content(&mut self, c: &Content<'a>, with_condition: bool) -> ResourceContent {
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(c);
+        let condition = if with_condition {
+            c.attr("condition").map(|a| self.compile_attr(a))
+        } else {
+            None
+        };
+        // Content guarantees the required body attribute is present.
+        let body_attr = c.attr("body");
+        let (body, body_vars) = match body_attr {
+            Some(a) => (
+                self.compile(&a.expr),
+                self.builder.compile_traversals(&a.expr, &self.scopes),
+            ),
+            None => (
+                self.compile(&Expr {
+                    kind: ExprKind::Null,
+                    span: Span::default(),
+                }),
+                Vec::new(),
+            ),
+        };
+        let mut subs = Vec::new();
+        for sb in &c.blocks {
+            let sub = match &*sb.kind.name {
+                "composite" => self.lower_composite(sb).map(Sub::Composite),
+                "ready" => self.lower_ready(sb).map(Sub::Ready),
+                "context" => self.lower_context(sb).map(Sub::Context),
+                _ => continue,
+            };
+            subs.push(sub.unwrap_or_else(Sub::Fatal));
+        }
+        self.scopes.pop(saved);
+        ResourceContent {
+            locals,
+            condition,
+            body,
+            body_vars,
+            subs,
+        }
+    }
+
+    fn lower_collection(&mut self, b: &'a Block) -> Item {
+        let base: Str = b.labels.first().map(|l| l.value.clone()).unwrap_or_default();
+        let (c, d) = schema::content(&b.body, &schema::RESOURCES, schema::missing_item_range(b));
+        if crate::diag::has_errors(&d) {
+            return Item::Fatal(d);
+        }
+        let mut template: Option<&Block> = None;
+        for t in c.blocks_of("template") {
+            if template.is_some() {
+                return Item::Fatal(vec![Diagnostic::error(
+                    format!("multiple template blocks for resource collection {base}"),
+                    "",
+                    schema::def_range(t),
+                )]);
+            }
+            template = Some(t);
+        }
+        let Some(template) = template else {
+            return Item::Fatal(vec![Diagnostic::error(
+                format!("no template block for resource collection {base}"),
+                "",
+                schema::def_range(b),
+            )]);
+        };
+        let (tc, td) = schema::content(
+            &template.body,
+            &schema::TEMPLATE,
+            schema::missing_item_range(template),
+        );
+        if crate::diag::has_errors(&td) {
+            return Item::Fatal(td);
+        }
+        let saved = self.scopes.push();
+        let self_slot = self.scopes.declare("self");
+        let locals = self.lower_locals(&c);
+        let condition = c.attr("condition").map(|a| self.compile_attr(a));
+        let for_each = match c.attr("for_each") {
+            Some(a) => self.compile(&a.expr),
+            None => self.compile(&Expr {
+                kind: ExprKind::Null,
+                span: schema::missing_item_range(b),
+            }),
+        };
+        // One iteration: `each`, then the template's own `self` (which shadows the
+        // collection's: it is the merge of both).
+        let iter_saved = self.scopes.push();
+        let each_slot = self.scopes.declare("each");
+        let name = match c.attr("name") {
+            Some(a) => self.compile(&a.expr),
+            None => {
+                let e = self.default_name.clone();
+                self.compile(&e)
+            }
+        };
+        self.scopes.declare("self");
+        let template = self.lower_resource_content(&tc, false);
+        self.scopes.pop(iter_saved);
+        let mut subs = Vec::new();
+        for sb in &c.blocks {
+            let sub = match &*sb.kind.name {
+                "composite" => self.lower_composite(sb).map(Sub::Composite),
+                "context" => self.lower_context(sb).map(Sub::Context),
+                _ => continue,
+            };
+            subs.push(sub.unwrap_or_else(Sub::Fatal));
+        }
+        self.scopes.pop(saved);
+        Item::Collection(Collection {
+            base,
+            def_range: schema::def_range(b),
+            self_slot,
+            locals,
+            condition,
+            for_each,
+            name,
+            each_slot,
+            template,
+            subs,
+        })
+    }
+
+    fn lower_composite(&mut self, b: &'a Block) -> Result<Composite, Vec<Diagnostic>> {
+        let (c, d) = schema::content(&b.body, &schema::COMPOSITE, schema::missing_item_range(b));
+        if crate::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let label = b.labels.first().map(|l| l.value.to_string()).unwrap_or_default();
+        let kind = match label.as_str() {
+            "status" => CompositeKind::Status,
+            "connection" => CompositeKind::Connection,
+            _ => CompositeKind::Invalid(label),
+        };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let body = match c.attr("body") {
+            Some(a) => self.compile(&a.expr),
+            None => return Err(d),
+        };
+        self.scopes.pop(saved);
+        Ok(Composite { kind, locals, body })
+    }
+
+    fn lower_context(&mut self, b: &'a Block) -> Result<ContextBlock, Vec<Diagnostic>> {
+        let (c, d) = schema::content(&b.body, &schema::CONTEXT, schema::missing_item_range(b));
+        if crate::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let (Some(k), Some(v)) = (c.attr("key"), c.attr("value")) else {
+            return Err(d);
+        };
+        let key = self.compile(&k.expr);
+        let value = self.compile(&v.expr);
+        self.scopes.pop(saved);
+        Ok(ContextBlock { locals, key, value })
+    }
+
+    fn lower_ready(&mut self, b: &'a Block) -> Result<Ready, Vec<Diagnostic>> {
+        let (c, d) = schema::content(&b.body, &schema::READY, schema::missing_item_range(b));
+        if crate::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let Some(v) = c.attr("value") else {
+            return Err(d);
+        };
+        let value = self.compile(&v.expr);
+        self.scopes.pop(saved);
+        Ok(Ready { locals, value })
+    }
+
+    fn lower_requirement(&mut self, b: &'a Block) -> Item {
+        let name: Str = b.labels.first().map(|l| l.value.clone()).unwrap_or_default();
+        let def_range = schema::def_range(b);
+        let (c, d) = schema::content(&b.body, &schema::REQUIREMENT, schema::missing_item_range(b));
+        if crate::diag::has_errors(&d) {
+            return Item::Fatal(d);
+        }
+        let err = |summary: &str, range: Span| {
+            Item::Fatal(vec![
+                Diagnostic::error(summary, &*name, range).with_context(range),
+            ])
+        };
+        let mut select: Option<&Block> = None;
+        for s in c.blocks_of("select") {
+            if select.is_some() {
+                return err("multiple select blocks in requirement", schema::def_range(s));
+            }
+            select = Some(s);
+        }
+        let Some(select) = select else {
+            return err("no select block in requirement", def_range);
+        };
+        let (sc, sd) = schema::content(&select.body, &schema::SELECT, schema::missing_item_range(select));
+        if crate::diag::has_errors(&sd) {
+            return Item::Fatal(sd);
+        }
+        let select_range = schema::def_range(select);
+        let (name_attr, labels_attr) = (sc.attr("matchName"), sc.attr("matchLabels"));
+        let matcher_attr = match (name_attr, labels_attr) {
+            (Some(_), Some(_)) => {
+                return err(
+                    "requirement selector has both matchName and matchLabels",
+                    select_range,
+                );
+            }
+            (None, None) => {
+                return err(
+                    "requirement selector has neither matchName nor matchLabels",
+                    select_range,
+                );
+            }
+            (Some(a), None) | (None, Some(a)) => a,
+        };
+        let (Some(av), Some(kd)) = (sc.attr("apiVersion"), sc.attr("kind")) else {
+            return Item::Fatal(sd);
+        };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let condition = c.attr("condition").map(|a| self.compile_attr(a));
+        let api_version = self.compile(&av.expr);
+        let kind = self.compile(&kd.expr);
+        let m = self.compile(&matcher_attr.expr);
+        let matcher = if name_attr.is_some() {
+            Matcher::Name(m)
+        } else {
+            Matcher::Labels(m)
+        };
+        self.scopes.pop(saved);
+        Item::Requirement(Requirement {
+            name,
+            def_range,
+            constant: [
+                is_constant(&av.expr),
+                is_constant(&kd.expr),
+                is_constant(&matcher_attr.expr),
+            ],
+            locals,
+            condition,
+            select_range,
+            api_version,
+            kind,
+            matcher,
+        })
+    }
+
+    /// Function blocks: checked and compiled at load time, as Go does.
+    fn lower_functions(&mut self, blocks: &[&'a Block]) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+        struct Decl<'b> {
+            id: FnId,
+            content: Content<'b>,
+            args: Vec<Str>,
+        }
+        let mut decls: Vec<Decl<'a>> = Vec::new();
+        let warnings = Vec::new();
+        for b in blocks {
+            let (c, d) = schema::content(&b.body, &schema::FUNCTION, schema::missing_item_range(b));
+            if crate::diag::has_errors(&d) {
+                return Err(d);
+            }
+            let label = b.labels.first();
+            let fn_name = label.map(|l| l.value.to_string()).unwrap_or_default();
+            let label_range = label.map(|l| l.span).unwrap_or(b.kind.span);
+            if !schema::is_identifier(&fn_name) {
+                return Err(vec![
+                    Diagnostic::error(
+                        format!("function {fn_name:?} : name must be an identifier"),
+                        "",
+                        label_range,
+                    )
+                    .with_context(label_range),
+                ]);
+            }
+            if let Some(da) = c.attr("description")
+                && static_string(&da.expr).is_none()
+            {
+                return Err(vec![
+                    Diagnostic::error(
+                        format!("function {fn_name} : description is not a constant string"),
+                        "",
+                        da.span,
+                    )
+                    .with_context(da.span),
+                ]);
+            }
+            let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
+            for ab in c.blocks_of("arg") {
+                let (ac, ad) = schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
+                if crate::diag::has_errors(&ad) {
+                    return Err(ad);
+                }
+                let al = ab.labels.first();
+                let arg_name = al.map(|l| l.value.to_string()).unwrap_or_default();
+                let arg_range = al.map(|l| l.span).unwrap_or(ab.kind.span);
+                if !schema::is_identifier(&arg_name) {
+                    return Err(vec![
+                        Diagnostic::error(
+                            format!("function {fn_name:?}, arg {arg_name:?} : name must be an identifier"),
+                            "",
+                            arg_range,
+                        )
+                        .with_context(arg_range),
+                    ]);
+                }
+                if let Some(da) = ac.attr("description")
+                    && static_string(&da.expr).is_none()
+                {
+                    return Err(vec![
+                        Diagnostic::error(
+                            format!("function {fn_name:?}, arg {arg_name:?} : description is not a constant string"),
+                            "",
+                            da.span,
+                        )
+                        .with_context(da.span),
+                    ]);
+                }
+                let default = match ac.attr("default") {
+                    Some(da) => {
+                        // A default is evaluated with no variables: any reference makes it
+                        // "not a constant", as in Go.
+                        if !variables(&da.expr).is_empty() {
+                            return Err(vec![
+                                Diagnostic::error(
+                                    format!("function {fn_name:?}, args {arg_name:?}: default is not a constant"),
+                                    "",
+                                    da.span,
+                                )
+                                .with_context(da.span),
+                            ]);
+                        }
+                        let empty = Scopes::new();
+                        Some(self.builder.compile_expr(&da.expr, &empty))
+                    }
+                    None => None,
+                };
+                if args.iter().any(|(n, _)| **n == *arg_name) {
+                    let dr = schema::def_range(ab);
+                    return Err(vec![
+                        Diagnostic::error(
+                            format!("function {fn_name}: duplicate definition of argument"),
+                            arg_name,
+                            dr,
+                        )
+                        .with_context(dr),
+                    ]);
+                }
+                args.push((Arc::from(arg_name.as_str()), default));
+            }
+            if self.functions.contains_key(&fn_name) {
+                let dr = schema::def_range(b);
+                return Err(vec![
+                    Diagnostic::error("duplicate function declaration", &*fn_name, dr)
+                        .with_context(dr),
+                ]);
+            }
+            let arg_names: Vec<Str> = args.iter().map(|(n, _)| n.clone()).collect();
+            let id = self.builder.declare_function(&fn_name, args);
+            self.functions.insert(fn_name, id);
+            decls.push(Decl {
+                id,
+                content: c,
+                args: arg_names,
+            });
+        }
+        // Bodies: args and locals only; invoke names must exist.
+        for d in decls {
+            let mut scopes = Scopes::new();
+            for a in &d.args {
+                scopes.declare(a);
+            }
+            std::mem::swap(&mut self.scopes, &mut scopes);
+            let locals = self.lower_locals(&d.content);
+            let result = (|| {
+                if let Some(e) = locals.error.clone() {
+                    return Err(vec![e]);
+                }
+                let Some(body) = d.content.attr("body") else {
+                    return Err(Vec::new());
+                };
+                let fn_name = self.builder_fn_name(d.id);
+                for v in variables(&body.expr) {
+                    if !self.scopes.has(&v.name) {
+                        return Err(vec![
+                            Diagnostic::error(
+                                format!("function {fn_name}: reference to non-existent variable"),
+                                &*v.name,
+                                v.traversal,
+                            )
+                            .with_context(v.traversal),
+                        ]);
+                    }
+                }
+                let mut calls = Vec::new();
+                invokes(&body.expr, &mut calls);
+                for call in calls {
+                    let ExprKind::Call { args, .. } = &call.kind else {
+                        continue;
+                    };
+                    if args.len() != 2 {
+                        return Err(vec![
+                            Diagnostic::error(
+                                "user function invocation has incorrect number of arguments",
+                                format!("want 2, got {}", args.len()),
+                                call.span,
+                            )
+                            .with_context(call.span),
+                        ]);
+                    }
+                    match static_string(&args[0]) {
+                        None => {
+                            return Err(vec![
+                                Diagnostic::error(
+                                    "user function invocation is not via a static string",
+                                    "",
+                                    args[0].span,
+                                )
+                                .with_context(args[0].span),
+                            ]);
+                        }
+                        Some(n) if !self.functions.contains_key(&n) => {
+                            return Err(vec![
+                                Diagnostic::error(
+                                    format!("invoke called on unknown function: {n:?}"),
+                                    "",
+                                    args[0].span,
+                                )
+                                .with_context(args[0].span),
+                            ]);
+                        }
+                        Some(_) => {}
+                    }
+                }
+                Ok(self.builder.compile_expr(&body.expr, &self.scopes))
+            })();
+            let frame = self.scopes.max;
+            std::mem::swap(&mut self.scopes, &mut scopes);
+            let body = result?;
+            let order: Vec<(u32, ChunkId)> = locals
+                .defs
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
+                .collect();
+            self.builder.define_function(d.id, order, body, frame);
+        }
+        Ok(warnings)
+    }
+
+    fn builder_fn_name(&self, id: FnId) -> String {
+        self.functions
+            .iter()
+            .find(|(_, v)| **v == id)
+            .map(|(k, _)| k.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Topological order of `deps` (edges i → j: i needs j), visiting in index order.
+/// On a cycle, returns the path from the repeated node back to itself (`a → b → a`).
+fn topo_order(deps: &[Vec<usize>]) -> Result<Vec<usize>, Vec<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        New,
+        Active,
+        Done,
+    }
+    let n = deps.len();
+    let mut state = vec![State::New; n];
+    let mut order = Vec::with_capacity(n);
+    for start in 0..n {
+        if state[start] != State::New {
+            continue;
+        }
+        // Iterative DFS: (node, next dependency index).
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = State::Active;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if let Some(&dep) = deps[node].get(*next) {
+                *next += 1;
+                match state[dep] {
+                    State::Done => {}
+                    State::Active => {
+                        let pos = stack.iter().position(|(x, _)| *x == dep).unwrap_or(0);
+                        let mut cycle: Vec<usize> = stack[pos..].iter().map(|(x, _)| *x).collect();
+                        cycle.push(dep);
+                        return Err(cycle);
+                    }
+                    State::New => {
+                        state[dep] = State::Active;
+                        stack.push((dep, 0));
+                    }
+                }
+            } else {
+                state[node] = State::Done;
+                order.push(node);
+                stack.pop();
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// The fields of `req`.
+pub const REQ_FIELDS: &[&str] = &[
+    "composite",
+    "composite_connection",
+    "resource",
+    "connection",
+    "resources",
+    "connections",
+    "context",
+    "extra_resources",
+];
+
+/// Schema used for a group body.
+pub const GROUP_SCHEMA: &Schema = &schema::GROUP;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topo_orders_dependencies_first() {
+        // 0 needs 1, 1 needs 2
+        assert_eq!(topo_order(&[vec![1], vec![2], vec![]]), Ok(vec![2, 1, 0]));
+    }
+
+    #[test]
+    fn topo_reports_cycles_as_paths() {
+        assert_eq!(topo_order(&[vec![0]]), Err(vec![0, 0]));
+        assert_eq!(topo_order(&[vec![1], vec![0]]), Err(vec![0, 1, 0]));
+    }
+
+    #[test]
+    fn topo_handles_long_chains_without_recursion() {
+        let n = 100_000;
+        let deps: Vec<Vec<usize>> = (0..n)
+            .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+            .collect();
+        let order = topo_order(&deps).expect("no cycle");
+        assert_eq!(order.first(), Some(&(n - 1)));
+        assert_eq!(order.len(), n);
+    }
+}
