@@ -12,3 +12,4 @@ pub mod diag;
 pub mod number;
 pub mod span;
 pub mod value;
+pub mod value_ops;
