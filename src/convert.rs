@@ -6,7 +6,7 @@
 //! for value-dependent reasons (`"abc"` to number). Here [`can_convert`] answers the first
 //! question and [`convert`] does both; the messages are cty's.
 
-use crate::value::{Fields, Seq, Str, Type, Value};
+use crate::value::{Fields, Str, Type, Value};
 use crate::value_ops::make_set;
 use std::fmt;
 use std::sync::Arc;
@@ -982,12 +982,6 @@ fn sort_types(tys: &[Type]) -> Vec<usize> {
         }
     }
     result
-}
-
-/// A list value of `items` (all of one type), or an empty list of `elem`.
-pub fn list_of(elem: Type, items: Vec<Value>) -> Value {
-    let elem = items.first().map(Value::type_of).unwrap_or(elem);
-    Value::List(Arc::new(Seq { elem, items }))
 }
 
 #[cfg(test)]
