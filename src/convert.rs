@@ -90,9 +90,9 @@ pub fn can_convert(got: &Type, want: &Type, unsafe_: bool) -> bool {
     match (got, want) {
         (Type::Number | Type::Bool, Type::String) => true,
         (Type::String, Type::Number | Type::Bool) => unsafe_,
-        (Type::Object(ga), Type::Object(wa)) => wa.iter().all(|(name, wt)| {
-            attr_type(ga, name).is_some_and(|gt| can_convert(gt, wt, unsafe_))
-        }),
+        (Type::Object(ga), Type::Object(wa)) => wa
+            .iter()
+            .all(|(name, wt)| attr_type(ga, name).is_some_and(|gt| can_convert(gt, wt, unsafe_))),
         (Type::Tuple(ge), Type::Tuple(we)) => {
             ge.len() == we.len()
                 && ge
@@ -123,7 +123,12 @@ fn tuple_target_elem(elems: &[Type], want: &Type, unsafe_: bool) -> Option<Type>
     seq_target_elem(elems, want, unsafe_, true)
 }
 
-fn seq_target_elem(elems: &[Type], want: &Type, unsafe_: bool, strict_dynamic: bool) -> Option<Type> {
+fn seq_target_elem(
+    elems: &[Type],
+    want: &Type,
+    unsafe_: bool,
+    strict_dynamic: bool,
+) -> Option<Type> {
     if elems.is_empty() {
         return Some(want.clone());
     }
@@ -296,7 +301,11 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
                 .iter()
                 .map(|(k, x)| Ok((k.clone(), elem_convert(x, we, unsafe_)?)))
                 .collect::<Result<Vec<_>, ConvertError>>()?;
-            finish_map(entries, if **we == Type::Dynamic { &f.elem } else { we }, false)
+            finish_map(
+                entries,
+                if **we == Type::Dynamic { &f.elem } else { we },
+                false,
+            )
         }
         (Value::Tuple(s), Type::List(we) | Type::Set(we)) => {
             let etys: Vec<Type> = s.items.iter().map(Value::type_of).collect();
@@ -376,10 +385,7 @@ fn unify_elements(items: Vec<Value>, unsafe_: bool) -> Result<Vec<Value>, Conver
     let Some(u) = unify_impl(&tys, unsafe_) else {
         return err("cannot find a common base type for all elements");
     };
-    items
-        .iter()
-        .map(|x| elem_convert(x, &u, unsafe_))
-        .collect()
+    items.iter().map(|x| elem_convert(x, &u, unsafe_)).collect()
 }
 
 fn finish_list(items: Vec<Value>, empty_elem: &Type) -> Result<Value, ConvertError> {
@@ -609,7 +615,10 @@ fn mismatch_from_structural(got: &Type, want: &Type) -> String {
         }
         _ => return required(),
     }
-    format!("all elements must be {}", friendly_name_for_constraint(wety))
+    format!(
+        "all elements must be {}",
+        friendly_name_for_constraint(wety)
+    )
 }
 
 fn mismatch_collections(got: &Type, want: &Type) -> String {
@@ -724,9 +733,7 @@ fn unify_impl(types: &[Type], unsafe_: bool) -> Option<Type> {
 }
 
 fn all_convert(types: &[Type], to: &Type, unsafe_: bool) -> bool {
-    types
-        .iter()
-        .all(|t| t == to || can_convert(t, to, unsafe_))
+    types.iter().all(|t| t == to || can_convert(t, to, unsafe_))
 }
 
 fn unify_collections(
@@ -1004,10 +1011,26 @@ mod tests {
 
     #[test]
     fn primitives() {
-        assert!(convert(&Value::int(5), &Type::String).unwrap().raw_equals(&s("5")));
-        assert!(convert(&Value::Bool(true), &Type::String).unwrap().raw_equals(&s("true")));
-        assert!(convert(&s("42"), &Type::Number).unwrap().raw_equals(&Value::int(42)));
-        assert!(convert(&s("1"), &Type::Bool).unwrap().raw_equals(&Value::Bool(true)));
+        assert!(
+            convert(&Value::int(5), &Type::String)
+                .unwrap()
+                .raw_equals(&s("5"))
+        );
+        assert!(
+            convert(&Value::Bool(true), &Type::String)
+                .unwrap()
+                .raw_equals(&s("true"))
+        );
+        assert!(
+            convert(&s("42"), &Type::Number)
+                .unwrap()
+                .raw_equals(&Value::int(42))
+        );
+        assert!(
+            convert(&s("1"), &Type::Bool)
+                .unwrap()
+                .raw_equals(&Value::Bool(true))
+        );
         assert_eq!(
             convert(&s("abc"), &Type::Number).unwrap_err().0,
             "a number is required"
@@ -1036,7 +1059,11 @@ mod tests {
         assert!(n.raw_equals(&Value::Null(Type::Number)));
         let n = convert(&Value::NULL, &Type::set(Type::Dynamic)).unwrap();
         assert!(n.raw_equals(&Value::Null(Type::set(Type::Dynamic))));
-        let n = convert(&Value::Null(Type::list(Type::String)), &Type::set(Type::Dynamic)).unwrap();
+        let n = convert(
+            &Value::Null(Type::list(Type::String)),
+            &Type::set(Type::Dynamic),
+        )
+        .unwrap();
         assert!(n.raw_equals(&Value::Null(Type::set(Type::String))));
         let u = convert(&Value::Unknown(Type::Dynamic), &Type::String).unwrap();
         assert!(u.raw_equals(&Value::Unknown(Type::String)));
@@ -1079,20 +1106,28 @@ mod tests {
         let o = Value::object(vec![("a".into(), Value::int(1)), ("b".into(), s("x"))]);
         let m = convert(&o, &Type::map(Type::Dynamic)).unwrap();
         assert_eq!(m.type_of(), Type::map(Type::String));
-        let bad = Value::object(vec![("a".into(), Value::int(1)), ("b".into(), Value::Bool(true))]);
+        let bad = Value::object(vec![
+            ("a".into(), Value::int(1)),
+            ("b".into(), Value::Bool(true)),
+        ]);
         assert_eq!(
             convert(&bad, &Type::map(Type::Dynamic)).unwrap_err().0,
             "all map elements must have the same type"
         );
         let want = obj(vec![("a", Type::String), ("c", Type::Number)]);
-        assert_eq!(convert(&o, &want).unwrap_err().0, "attribute \"c\" is required");
+        assert_eq!(
+            convert(&o, &want).unwrap_err().0,
+            "attribute \"c\" is required"
+        );
         let want = obj(vec![("a", Type::String)]);
         let r = convert(&o, &want).unwrap();
         assert_eq!(r.type_of(), want);
         let e = convert(&Value::object(vec![]), &Type::map(Type::Dynamic)).unwrap();
         assert_eq!(e.type_of(), Type::map(Type::Dynamic));
         assert_eq!(
-            convert(&Value::tuple(vec![]), &Type::map(Type::String)).unwrap_err().0,
+            convert(&Value::tuple(vec![]), &Type::map(Type::String))
+                .unwrap_err()
+                .0,
             "map of string required"
         );
     }
@@ -1111,7 +1146,10 @@ mod tests {
 
     #[test]
     fn unification() {
-        assert_eq!(unify_unsafe(&[Type::Number, Type::String]), Some(Type::String));
+        assert_eq!(
+            unify_unsafe(&[Type::Number, Type::String]),
+            Some(Type::String)
+        );
         assert_eq!(unify(&[Type::Number, Type::String]), Some(Type::String));
         assert_eq!(unify(&[Type::Number, Type::Bool]), None);
         assert_eq!(
@@ -1123,11 +1161,17 @@ mod tests {
             Some(tup(vec![Type::String]))
         );
         assert_eq!(
-            unify(&[tup(vec![Type::Number]), tup(vec![Type::String, Type::String])]),
+            unify(&[
+                tup(vec![Type::Number]),
+                tup(vec![Type::String, Type::String])
+            ]),
             Some(Type::list(Type::String))
         );
         assert_eq!(
-            unify(&[obj(vec![("a", Type::Number)]), obj(vec![("b", Type::Number)])]),
+            unify(&[
+                obj(vec![("a", Type::Number)]),
+                obj(vec![("b", Type::Number)])
+            ]),
             Some(Type::map(Type::Number))
         );
         assert_eq!(
@@ -1143,7 +1187,10 @@ mod tests {
 
     #[test]
     fn constraint_names() {
-        assert_eq!(friendly_name_for_constraint(&Type::list(Type::Dynamic)), "list of any single type");
+        assert_eq!(
+            friendly_name_for_constraint(&Type::list(Type::Dynamic)),
+            "list of any single type"
+        );
         assert_eq!(friendly_name_for_constraint(&Type::Dynamic), "any type");
         assert_eq!(go_quote("a\"b\n"), "\"a\\\"b\\n\"");
     }

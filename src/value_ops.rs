@@ -103,16 +103,15 @@ fn wholly_known_type(v: &Value) -> bool {
 fn could_conform(a: &Type, b: &Type) -> bool {
     match (a, b) {
         (Type::Dynamic, _) | (_, Type::Dynamic) => true,
-        (Type::List(x), Type::List(y)) | (Type::Set(x), Type::Set(y)) | (Type::Map(x), Type::Map(y)) => {
-            could_conform(x, y)
-        }
+        (Type::List(x), Type::List(y))
+        | (Type::Set(x), Type::Set(y))
+        | (Type::Map(x), Type::Map(y)) => could_conform(x, y),
         (Type::Tuple(x), Type::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| could_conform(p, q))
         }
         (Type::Object(x), Type::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .zip(y.iter())
                     .all(|((ka, ta), (kb, tb))| ka == kb && could_conform(ta, tb))
         }
@@ -491,8 +490,14 @@ mod tests {
 
     #[test]
     fn equality() {
-        assert!(matches!(equals(&Value::int(5), &Value::int(5)), Value::Bool(true)));
-        assert!(matches!(equals(&s("5"), &Value::int(5)), Value::Bool(false)));
+        assert!(matches!(
+            equals(&Value::int(5), &Value::int(5)),
+            Value::Bool(true)
+        ));
+        assert!(matches!(
+            equals(&s("5"), &Value::int(5)),
+            Value::Bool(false)
+        ));
         let t = Value::tuple(vec![Value::int(1), Value::int(2)]);
         let l = Value::list(Type::Number, vec![Value::int(1), Value::int(2)]);
         assert!(matches!(equals(&t, &l), Value::Bool(false)));
@@ -511,7 +516,10 @@ mod tests {
 
     #[test]
     fn set_order_primitives() {
-        let v = make_set(Type::String, vec![s("b"), s("a"), s("b"), s("B"), s("_"), s("Z")]);
+        let v = make_set(
+            Type::String,
+            vec![s("b"), s("a"), s("b"), s("B"), s("_"), s("Z")],
+        );
         assert_eq!(strs(&v), ["B", "Z", "_", "a", "b"]);
         let n = make_set(
             Type::Number,
@@ -585,7 +593,10 @@ mod tests {
             index(&o, &Value::int(0)).unwrap_err().1,
             "The given key does not identify an element in this collection value. An object only supports looking up attributes by name, not by numeric index."
         );
-        assert_eq!(index(&Value::NULL, &s("a")).unwrap_err().0, "Attempt to index null value");
+        assert_eq!(
+            index(&Value::NULL, &s("a")).unwrap_err().0,
+            "Attempt to index null value"
+        );
         assert_eq!(
             index(&s("x"), &s("a")).unwrap_err().1,
             "This value does not have any indices."

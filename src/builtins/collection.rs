@@ -318,7 +318,8 @@ fn chunklist(args: &[Value]) -> Result<Value, FuncError> {
     if xs.is_empty() {
         return Ok(Value::list(lt, Vec::new()));
     }
-    let size = to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid size: {e}")))?;
+    let size =
+        to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid size: {e}")))?;
     if size < 0 {
         return Err(FuncError::general("the size argument must be positive"));
     }
@@ -352,7 +353,9 @@ fn coalesce(args: &[Value]) -> Result<Value, FuncError> {
         }
         return Ok(v);
     }
-    Err(FuncError::general("no non-null, non-empty-string arguments"))
+    Err(FuncError::general(
+        "no non-null, non-empty-string arguments",
+    ))
 }
 
 fn coalescelist(args: &[Value]) -> Result<Value, FuncError> {
@@ -506,8 +509,8 @@ fn element(args: &[Value]) -> Result<Value, FuncError> {
             _ => Type::Dynamic,
         }));
     }
-    let idx = to_int(num_arg(args, 1)?)
-        .map_err(|e| FuncError::general(format!("invalid index: {e}")))?;
+    let idx =
+        to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid index: {e}")))?;
     let xs = items(list);
     if xs.is_empty() {
         return Err(FuncError::general(
@@ -589,7 +592,10 @@ fn keys(args: &[Value]) -> Result<Value, FuncError> {
     let m = arg(args, 0)?;
     match m.type_of() {
         Type::Object(attrs) => Ok(Value::tuple(
-            attrs.iter().map(|(k, _)| Value::String(k.clone())).collect(),
+            attrs
+                .iter()
+                .map(|(k, _)| Value::String(k.clone()))
+                .collect(),
         )),
         Type::Map(_) => {
             if m.is_unknown() {
@@ -857,9 +863,7 @@ fn range(args: &[Value]) -> Result<Value, FuncError> {
         ),
         [s, e, st] => ((*s).clone(), (*e).clone(), (*st).clone()),
         _ => {
-            return Err(FuncError::general(
-                "must have one, two, or three arguments",
-            ));
+            return Err(FuncError::general("must have one, two, or three arguments"));
         }
     };
     let down = step < zero;
@@ -887,7 +891,9 @@ fn range(args: &[Value]) -> Result<Value, FuncError> {
                 "more than 1024 values were generated; either decrease the difference between start and end or use a smaller step",
             ));
         }
-        let next = num.add(&step).map_err(|e| FuncError::general(e.to_string()))?;
+        let next = num
+            .add(&step)
+            .map_err(|e| FuncError::general(e.to_string()))?;
         vals.push(Value::Number(num));
         num = next;
     }
@@ -1068,7 +1074,10 @@ fn slice(args: &[Value]) -> Result<Value, FuncError> {
             .ok_or_else(|| FuncError::arg(i, "number required"))?;
         let n = to_int(n).map_err(|e| FuncError::arg(i, format!("invalid {what} index: {e}")))?;
         if n < 0 {
-            return Err(FuncError::arg(i, format!("{what} index must not be less than zero")));
+            return Err(FuncError::arg(
+                i,
+                format!("{what} index must not be less than zero"),
+            ));
         }
         let n = usize::try_from(n).unwrap_or(usize::MAX);
         if length.is_some_and(|l| n > l) {
@@ -1162,9 +1171,9 @@ fn sum(args: &[Value]) -> Result<Value, FuncError> {
         };
         acc = Some(match acc {
             None => x,
-            Some(a) => a.add(&x).map_err(|_| {
-                FuncError::general("can't compute sum of opposing infinities")
-            })?,
+            Some(a) => a
+                .add(&x)
+                .map_err(|_| FuncError::general("can't compute sum of opposing infinities"))?,
         });
     }
     acc.map(Value::Number).ok_or_else(bad)
@@ -1179,11 +1188,15 @@ fn transpose(args: &[Value]) -> Result<Value, FuncError> {
     let mut out: Vec<(Str, Vec<Value>)> = Vec::new();
     for (k, list) in m.as_fields().unwrap_or(&[]) {
         if list.is_null() {
-            return Err(FuncError::general("input must be a map of lists of strings"));
+            return Err(FuncError::general(
+                "input must be a map of lists of strings",
+            ));
         }
         for v in items(list) {
             let Value::String(s) = v else {
-                return Err(FuncError::general("input must be a map of lists of strings"));
+                return Err(FuncError::general(
+                    "input must be a map of lists of strings",
+                ));
             };
             match out.iter_mut().find(|(n, _)| n == s) {
                 Some((_, ks)) => ks.push(Value::String(k.clone())),
@@ -1286,7 +1299,6 @@ fn sorted_last_wins(entries: Vec<(Str, Value)>) -> Vec<(Str, Value)> {
         _ => Vec::new(),
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1478,11 +1490,7 @@ mod tests {
             vec![tup(vec![tup(vec![n(1)])]), tup(vec![n(2)])],
             tup(vec![tup(vec![n(1)]), n(2)]),
         );
-        ok(
-            "concat",
-            vec![strs(&["a"]), nums(&[1])],
-            strs(&["a", "1"]),
-        );
+        ok("concat", vec![strs(&["a"]), nums(&[1])], strs(&["a", "1"]));
         ok(
             "concat",
             vec![strs(&["a"]), tup(vec![n(1)])],
@@ -1503,7 +1511,11 @@ mod tests {
     #[test]
     fn contains_distinct() {
         ok("contains", vec![tup(vec![n(1), n(2), n(3)]), n(2)], b(true));
-        ok("contains", vec![tup(vec![s("a"), s("b")]), s("c")], b(false));
+        ok(
+            "contains",
+            vec![tup(vec![s("a"), s("b")]), s("c")],
+            b(false),
+        );
         ok("contains", vec![tup(vec![n(1), n(2)]), s("1")], b(false));
         ok(
             "contains",
@@ -1534,11 +1546,7 @@ mod tests {
         let t1 = tt(vec![Type::Number]);
         ok(
             "distinct",
-            vec![tup(vec![
-                tup(vec![n(1)]),
-                tup(vec![n(1)]),
-                tup(vec![n(2)]),
-            ])],
+            vec![tup(vec![tup(vec![n(1)]), tup(vec![n(1)]), tup(vec![n(2)])])],
             list(t1, vec![tup(vec![n(1)]), tup(vec![n(2)])]),
         );
     }
@@ -1568,7 +1576,11 @@ mod tests {
         ok("flatten", vec![tup(vec![])], tup(vec![]));
         ok(
             "flatten",
-            vec![tup(vec![tup(vec![]), tup(vec![tup(vec![])]), tup(vec![s("x")])])],
+            vec![tup(vec![
+                tup(vec![]),
+                tup(vec![tup(vec![])]),
+                tup(vec![s("x")]),
+            ])],
             tup(vec![s("x")]),
         );
         ok(
@@ -1586,7 +1598,11 @@ mod tests {
         );
         ok("index", vec![abc(), s("b")], n(1));
         ok("index", vec![tup(vec![n(1), n(2), n(3)]), n(3)], n(2));
-        err("index", vec![tup(vec![s("a")]), s("z")], general("item not found"));
+        err(
+            "index",
+            vec![tup(vec![s("a")]), s("z")],
+            general("item not found"),
+        );
         err(
             "index",
             vec![tup(vec![]), n(1)],
@@ -1639,7 +1655,11 @@ mod tests {
             vec![n(5)],
             general("argument must be a string, a collection type, or a structural type"),
         );
-        ok("length", vec![Value::Unknown(Type::Dynamic)], Value::Unknown(Type::Number));
+        ok(
+            "length",
+            vec![Value::Unknown(Type::Dynamic)],
+            Value::Unknown(Type::Number),
+        );
     }
 
     #[test]
@@ -1647,19 +1667,27 @@ mod tests {
         err(
             "list",
             vec![n(1), n(2)],
-            general("the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list"),
+            general(
+                "the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list",
+            ),
         );
         err(
             "map",
             vec![s("a"), n(1)],
-            general("the \"map\" function was deprecated in Terraform v0.12 and is no longer available; use tomap({ ... }) syntax to write a literal map"),
+            general(
+                "the \"map\" function was deprecated in Terraform v0.12 and is no longer available; use tomap({ ... }) syntax to write a literal map",
+            ),
         );
     }
 
     #[test]
     fn lookup_cases() {
         ok("lookup", vec![obj(vec![("a", n(1))]), s("a"), n(0)], n(1));
-        ok("lookup", vec![obj(vec![("a", n(1))]), s("b"), s("dflt")], s("dflt"));
+        ok(
+            "lookup",
+            vec![obj(vec![("a", n(1))]), s("b"), s("dflt")],
+            s("dflt"),
+        );
         ok("lookup", vec![obj(vec![("a", s("x"))]), s("b"), n(5)], n(5));
         err(
             "lookup",
@@ -1668,7 +1696,11 @@ mod tests {
         );
         ok(
             "lookup",
-            vec![obj(vec![("a", obj(vec![("n", n(1))]))]), s("a"), Value::NULL],
+            vec![
+                obj(vec![("a", obj(vec![("n", n(1))]))]),
+                s("a"),
+                Value::NULL,
+            ],
             obj(vec![("n", n(1))]),
         );
         let m = Value::map(Type::String, vec![("a".into(), s("x"))]);
@@ -1681,7 +1713,10 @@ mod tests {
         err(
             "lookup",
             vec![m.clone(), s("b"), tup(vec![])],
-            FuncError::arg(2, "the default value must have the same type as the map elements"),
+            FuncError::arg(
+                2,
+                "the default value must have the same type as the map elements",
+            ),
         );
         err(
             "lookup",
@@ -1761,7 +1796,10 @@ mod tests {
         ok(
             "merge",
             vec![m("a", "1"), m("b", "2")],
-            Value::map(Type::String, vec![("a".into(), s("1")), ("b".into(), s("2"))]),
+            Value::map(
+                Type::String,
+                vec![("a".into(), s("1")), ("b".into(), s("2"))],
+            ),
         );
         err(
             "merge",
@@ -1775,7 +1813,11 @@ mod tests {
         ok("one", vec![tup(vec![])], Value::NULL);
         ok("one", vec![tup(vec![s("x")])], s("x"));
         ok("one", vec![make_set(Type::Dynamic, vec![])], Value::NULL);
-        ok("one", vec![list(Type::Dynamic, vec![Value::NULL])], Value::NULL);
+        ok(
+            "one",
+            vec![list(Type::Dynamic, vec![Value::NULL])],
+            Value::NULL,
+        );
         ok("one", vec![strs(&[])], Value::Null(Type::String));
         err(
             "one",
@@ -1804,7 +1846,9 @@ mod tests {
         err(
             "range",
             vec![n(0), n(1), n(0)],
-            general("more than 1024 values were generated; either decrease the difference between start and end or use a smaller step"),
+            general(
+                "more than 1024 values were generated; either decrease the difference between start and end or use a smaller step",
+            ),
         );
         err(
             "range",
@@ -1816,7 +1860,11 @@ mod tests {
             vec![n(5), n(1), n(1)],
             FuncError::arg(1, "end must be greater than start when step is positive"),
         );
-        err("range", vec![], general("must have one, two, or three arguments"));
+        err(
+            "range",
+            vec![],
+            general("must have one, two, or three arguments"),
+        );
     }
 
     #[test]
@@ -1840,18 +1888,32 @@ mod tests {
         );
         let abcd = || tup(vec![s("a"), s("b"), s("c"), s("d")]);
         ok("slice", vec![abcd(), n(1), n(3)], tup(vec![s("b"), s("c")]));
-        ok("slice", vec![tup(vec![n(1), n(2), n(3)]), n(0), n(0)], tup(vec![]));
-        ok("slice", vec![tup(vec![n(1), n(2), n(3)]), n(3), n(3)], tup(vec![]));
+        ok(
+            "slice",
+            vec![tup(vec![n(1), n(2), n(3)]), n(0), n(0)],
+            tup(vec![]),
+        );
+        ok(
+            "slice",
+            vec![tup(vec![n(1), n(2), n(3)]), n(3), n(3)],
+            tup(vec![]),
+        );
         ok("slice", vec![strs(&["a", "b"]), n(1), n(2)], strs(&["b"]));
         err(
             "slice",
             vec![tup(vec![n(1)]), n(2), n(1)],
-            FuncError::arg(1, "start index must not be greater than the length of the list"),
+            FuncError::arg(
+                1,
+                "start index must not be greater than the length of the list",
+            ),
         );
         err(
             "slice",
             vec![tup(vec![n(1), n(2)]), n(0), n(5)],
-            FuncError::arg(2, "end index must not be greater than the length of the list"),
+            FuncError::arg(
+                2,
+                "end index must not be greater than the length of the list",
+            ),
         );
         err(
             "slice",
@@ -2000,7 +2062,11 @@ mod tests {
         );
         ok("sum", vec![tup(vec![n(1), n(2), f(3.5)])], f(6.5));
         ok("sum", vec![tup(vec![s("1"), s("2")])], n(3));
-        ok("sum", vec![tup(vec![n(-5), n(i64::MAX / 2)])], n(i64::MAX / 2 - 5));
+        ok(
+            "sum",
+            vec![tup(vec![n(-5), n(i64::MAX / 2)])],
+            n(i64::MAX / 2 - 5),
+        );
         err(
             "sum",
             vec![tup(vec![])],
@@ -2011,7 +2077,11 @@ mod tests {
             vec![tup(vec![n(1), Value::NULL])],
             FuncError::arg(0, "argument must be list, set, or tuple of number values"),
         );
-        err("sum", vec![s("1")], FuncError::arg(0, "cannot sum noniterable"));
+        err(
+            "sum",
+            vec![s("1")],
+            FuncError::arg(0, "cannot sum noniterable"),
+        );
         err(
             "sum",
             vec![obj(vec![("a", n(1))])],
@@ -2038,7 +2108,11 @@ mod tests {
                 ],
             ),
         );
-        ok("transpose", vec![obj(vec![])], Value::map(lt.clone(), vec![]));
+        ok(
+            "transpose",
+            vec![obj(vec![])],
+            Value::map(lt.clone(), vec![]),
+        );
         ok(
             "transpose",
             vec![obj(vec![("a", tup(vec![n(1)]))])],

@@ -3,7 +3,9 @@
 //! messages for the failures users actually hit.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::convert::{can_convert, convert, friendly_name_for_constraint, go_quote, mismatch_message};
+use crate::convert::{
+    can_convert, convert, friendly_name_for_constraint, go_quote, mismatch_message,
+};
 use crate::value::{Type, Value};
 
 const V: &[Param] = &[Param::nullable("v", ParamType::Any)];
@@ -113,10 +115,7 @@ mod tests {
     }
     fn ok(name: &str, args: Vec<Value>, want: Value) {
         let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert!(
-            got.raw_equals(&want),
-            "{name}: got {got:?}, want {want:?}"
-        );
+        assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");
     }
     fn arg_err(name: &str, args: Vec<Value>, msg: &str) {
         match run(name, args) {
@@ -151,10 +150,26 @@ mod tests {
         ok("tonumber", vec![Value::int(7)], Value::int(7));
         ok("tonumber", vec![Value::NULL], Value::Null(Type::Number));
         let bad = "given string must be a decimal representation of a number";
-        arg_err("tonumber", vec![s("0x10")], &format!("cannot convert \"0x10\" to number; {bad}"));
-        arg_err("tonumber", vec![s(" 5")], &format!("cannot convert \" 5\" to number; {bad}"));
-        arg_err("tonumber", vec![s("")], &format!("cannot convert \"\" to number; {bad}"));
-        arg_err("tonumber", vec![Value::Bool(true)], "cannot convert bool to number");
+        arg_err(
+            "tonumber",
+            vec![s("0x10")],
+            &format!("cannot convert \"0x10\" to number; {bad}"),
+        );
+        arg_err(
+            "tonumber",
+            vec![s(" 5")],
+            &format!("cannot convert \" 5\" to number; {bad}"),
+        );
+        arg_err(
+            "tonumber",
+            vec![s("")],
+            &format!("cannot convert \"\" to number; {bad}"),
+        );
+        arg_err(
+            "tonumber",
+            vec![Value::Bool(true)],
+            "cannot convert bool to number",
+        );
     }
 
     #[test]
@@ -164,9 +179,21 @@ mod tests {
         ok("tobool", vec![Value::Bool(true)], Value::Bool(true));
         ok("tobool", vec![Value::NULL], Value::Null(Type::Bool));
         let only = "only the strings \"true\" or \"false\" are allowed";
-        arg_err("tobool", vec![s("yes")], &format!("cannot convert \"yes\" to bool; {only}"));
-        arg_err("tobool", vec![s("True")], &format!("cannot convert \"True\" to bool; {only}"));
-        arg_err("tobool", vec![Value::int(1)], "cannot convert number to bool");
+        arg_err(
+            "tobool",
+            vec![s("yes")],
+            &format!("cannot convert \"yes\" to bool; {only}"),
+        );
+        arg_err(
+            "tobool",
+            vec![s("True")],
+            &format!("cannot convert \"True\" to bool; {only}"),
+        );
+        arg_err(
+            "tobool",
+            vec![Value::int(1)],
+            "cannot convert number to bool",
+        );
     }
 
     #[test]
@@ -201,27 +228,50 @@ mod tests {
             vec![Value::tuple(vec![s("a"), Value::object(vec![])])],
             "cannot convert tuple to list of any single type",
         );
-        arg_err("tolist", vec![s("a")], "cannot convert string to list of any single type");
+        arg_err(
+            "tolist",
+            vec![s("a")],
+            "cannot convert string to list of any single type",
+        );
         ok(
             "toset",
             vec![Value::tuple(vec![Value::int(1), s("1")])],
             make_set(Type::String, vec![s("1")]),
         );
-        ok("toset", vec![Value::NULL], Value::Null(Type::set(Type::Dynamic)));
+        ok(
+            "toset",
+            vec![Value::NULL],
+            Value::Null(Type::set(Type::Dynamic)),
+        );
         ok(
             "toset",
             vec![Value::tuple(vec![s("a"), Value::int(1), Value::Bool(true)])],
             make_set(Type::String, vec![s("1"), s("a"), s("true")]),
         );
-        arg_err("toset", vec![s("a")], "cannot convert string to set of any single type");
+        arg_err(
+            "toset",
+            vec![s("a")],
+            "cannot convert string to set of any single type",
+        );
         let o: Vec<(Str, Value)> = vec![("a".into(), Value::int(1)), ("b".into(), s("x"))];
         ok(
             "tomap",
             vec![Value::object(o)],
-            Value::map(Type::String, vec![("a".into(), s("1")), ("b".into(), s("x"))]),
+            Value::map(
+                Type::String,
+                vec![("a".into(), s("1")), ("b".into(), s("x"))],
+            ),
         );
-        ok("tomap", vec![Value::object(vec![])], Value::map(Type::Dynamic, vec![]));
-        ok("tomap", vec![Value::NULL], Value::Null(Type::map(Type::Dynamic)));
+        ok(
+            "tomap",
+            vec![Value::object(vec![])],
+            Value::map(Type::Dynamic, vec![]),
+        );
+        ok(
+            "tomap",
+            vec![Value::NULL],
+            Value::Null(Type::map(Type::Dynamic)),
+        );
         arg_err(
             "tomap",
             vec![Value::object(vec![

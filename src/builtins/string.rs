@@ -241,7 +241,11 @@ fn title(s: &str) -> String {
     let mut prev = ' ';
     s.chars()
         .map(|r| {
-            let out = if is_separator(prev) { go_to_title(r) } else { r };
+            let out = if is_separator(prev) {
+                go_to_title(r)
+            } else {
+                r
+            };
             prev = r;
             out
         })
@@ -416,10 +420,7 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                     first = false;
                 }
                 if !closed {
-                    return Some((
-                        "missing closing ]",
-                        chars[start..].iter().collect(),
-                    ));
+                    return Some(("missing closing ]", chars[start..].iter().collect()));
                 }
                 i += 1;
                 prev_repeatable = true;
@@ -732,7 +733,11 @@ mod tests {
         ok_s("upper", vec![s("ǆ")], "Ǆ");
         ok_s("lower", vec![s("ΑΣ")], "ασ");
         ok_s("upper", vec![s("")], "");
-        ok_s("title", vec![s("hello world-foo bar_baz")], "Hello World-Foo Bar_baz");
+        ok_s(
+            "title",
+            vec![s("hello world-foo bar_baz")],
+            "Hello World-Foo Bar_baz",
+        );
         ok_s("title", vec![s("ÉCOLE élève")], "ÉCOLE Élève");
         ok_s("title", vec![s("ǆemal")], "ǅemal");
         err(
@@ -756,7 +761,11 @@ mod tests {
     fn join_cases() {
         ok_s("join", vec![s(","), strs(&["a", "b", "c"])], "a,b,c");
         ok_s("join", vec![s(", "), Value::tuple(vec![])], "");
-        ok_s("join", vec![s("-"), strs(&["a"]), strs(&["b", "c"])], "a-b-c");
+        ok_s(
+            "join",
+            vec![s("-"), strs(&["a"]), strs(&["b", "c"])],
+            "a-b-c",
+        );
         ok_s(
             "join",
             vec![s(","), Value::tuple(vec![n(1), Value::Bool(true), s("x")])],
@@ -770,7 +779,10 @@ mod tests {
         err(
             "join",
             vec![s(","), strs(&["a"]), Value::tuple(vec![Value::NULL])],
-            FuncError::arg(2, "element 0 of list 2 is null; cannot concatenate null values"),
+            FuncError::arg(
+                2,
+                "element 0 of list 2 is null; cannot concatenate null values",
+            ),
         );
         err(
             "join",
@@ -818,18 +830,34 @@ mod tests {
 
     #[test]
     fn split_cases() {
-        ok("split", vec![s(","), s("a,b,,c")], strs(&["a", "b", "", "c"]));
+        ok(
+            "split",
+            vec![s(","), s("a,b,,c")],
+            strs(&["a", "b", "", "c"]),
+        );
         ok("split", vec![s(","), s("")], strs(&[""]));
         ok("split", vec![s(""), s("abc")], strs(&["a", "b", "c"]));
         ok("split", vec![s("::"), s("a::b::c")], strs(&["a", "b", "c"]));
-        ok("split", vec![s(""), s("")], Value::list(Type::String, vec![]));
+        ok(
+            "split",
+            vec![s(""), s("")],
+            Value::list(Type::String, vec![]),
+        );
     }
 
     #[test]
     fn replace_cases() {
-        ok_s("replace", vec![s("hello world"), s("o"), s("0")], "hell0 w0rld");
+        ok_s(
+            "replace",
+            vec![s("hello world"), s("o"), s("0")],
+            "hell0 w0rld",
+        );
         ok_s("replace", vec![s("hello"), s("/l+/"), s("L")], "heLo");
-        ok_s("replace", vec![s("a-b-c"), s("/(\\w)-(\\w)/"), s("$2+$1")], "b+a-c");
+        ok_s(
+            "replace",
+            vec![s("a-b-c"), s("/(\\w)-(\\w)/"), s("$2+$1")],
+            "b+a-c",
+        );
         ok_s("replace", vec![s("abc"), s(""), s("-")], "-a-b-c-");
         ok_s("replace", vec![s("x.y.z"), s("."), s("")], "xyz");
         ok_s("replace", vec![s("AbC"), s("/(?i)b/"), s("_")], "A_C");
@@ -856,7 +884,10 @@ mod tests {
         );
         ok(
             "regex",
-            vec![s("^(?:https?://)?([^/:]+)"), s("https://example.com:8080/x")],
+            vec![
+                s("^(?:https?://)?([^/:]+)"),
+                s("https://example.com:8080/x"),
+            ],
             Value::tuple(vec![s("example.com")]),
         );
         ok(
@@ -891,13 +922,20 @@ mod tests {
         err(
             "regex",
             vec![s("*a"), s("x")],
-            FuncError::arg(0, "invalid regexp pattern: missing argument to repetition operator in *"),
+            FuncError::arg(
+                0,
+                "invalid regexp pattern: missing argument to repetition operator in *",
+            ),
         );
     }
 
     #[test]
     fn regexall_cases() {
-        ok("regexall", vec![s("\\d+"), s("a1b22c333")], strs(&["1", "22", "333"]));
+        ok(
+            "regexall",
+            vec![s("\\d+"), s("a1b22c333")],
+            strs(&["1", "22", "333"]),
+        );
         let pair = |a: &str, b: &str| Value::tuple(vec![s(a), s(b)]);
         let tt = Type::Tuple(Arc::from(vec![Type::String, Type::String]));
         ok(
@@ -912,7 +950,11 @@ mod tests {
             vec![s("(?P<k>\\w+)=(?P<v>\\w+)"), s("a=1,b=2")],
             Value::list(ot, vec![kv("a", "1"), kv("b", "2")]),
         );
-        ok("regexall", vec![s("z"), s("abc")], Value::list(Type::String, vec![]));
+        ok(
+            "regexall",
+            vec![s("z"), s("abc")],
+            Value::list(Type::String, vec![]),
+        );
         ok("regexall", vec![s(""), s("ab")], strs(&["", "", ""]));
     }
 }
