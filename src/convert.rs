@@ -29,6 +29,10 @@ fn err<T>(msg: impl Into<String>) -> Result<T, ConvertError> {
 
 /// Convert `v` to `want` (cty `convert.Convert`: safe and unsafe conversions).
 pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
+    // Fast path, without building the value's type: it already has the wanted type.
+    if *want == Type::Dynamic || has_type(v, want) {
+        return Ok(v.clone());
+    }
     let got = v.type_of();
     if got == *want {
         return Ok(v.clone());
@@ -37,6 +41,29 @@ pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
         return err(mismatch_message(&got, want));
     }
     apply(v, &got, want, true)
+}
+
+/// Whether `v.type_of() == *t`, computed without allocating.
+pub fn has_type(v: &Value, t: &Type) -> bool {
+    match (v, t) {
+        (Value::Null(vt) | Value::Unknown(vt), t) => vt == t,
+        (Value::Bool(_), Type::Bool)
+        | (Value::Number(_), Type::Number)
+        | (Value::String(_), Type::String) => true,
+        (Value::List(s), Type::List(e)) | (Value::Set(s), Type::Set(e)) => s.elem == **e,
+        (Value::Map(f), Type::Map(e)) => f.elem == **e,
+        (Value::Tuple(s), Type::Tuple(ts)) => {
+            s.items.len() == ts.len() && s.items.iter().zip(ts.iter()).all(|(x, t)| has_type(x, t))
+        }
+        (Value::Object(f), Type::Object(attrs)) => {
+            f.entries.len() == attrs.len()
+                && f.entries
+                    .iter()
+                    .zip(attrs.iter())
+                    .all(|((k, x), (n, t))| k == n && has_type(x, t))
+        }
+        _ => false,
+    }
 }
 
 /// Primitive to string as cty does it (`tostring`, templates): strings as they are, numbers
@@ -1183,6 +1210,28 @@ mod tests {
             Some(Type::Number)
         );
         assert_eq!(unify(&[]), None);
+    }
+
+    #[test]
+    fn has_type_matches_type_of() {
+        let vals = vec![
+            Value::int(1),
+            s("a"),
+            Value::NULL,
+            Value::tuple(vec![Value::int(1), s("x")]),
+            Value::object(vec![("a".into(), Value::tuple(vec![]))]),
+            Value::list(Type::String, vec![s("a")]),
+            Value::map(Type::Number, vec![]),
+        ];
+        for v in &vals {
+            for w in &vals {
+                assert_eq!(
+                    has_type(v, &w.type_of()),
+                    v.type_of() == w.type_of(),
+                    "{v:?} {w:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -315,13 +315,13 @@ fn chunklist(args: &[Value]) -> Result<Value, FuncError> {
     }
     let xs = items(list);
     let lt = list.type_of();
-    if xs.is_empty() {
-        return Ok(Value::list(lt, Vec::new()));
-    }
     let size =
         to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid size: {e}")))?;
     if size < 0 {
         return Err(FuncError::general("the size argument must be positive"));
+    }
+    if xs.is_empty() {
+        return Ok(Value::list(lt, Vec::new()));
     }
     if size == 0 {
         return Ok(Value::list(lt, vec![list.clone()]));
@@ -1395,6 +1395,11 @@ mod tests {
             "chunklist",
             vec![tup(vec![n(1), n(2)]), n(0)],
             list(ln, vec![nums(&[1, 2])]),
+        );
+        err(
+            "chunklist",
+            vec![tup(vec![]), n(-1)],
+            general("the size argument must be positive"),
         );
         err(
             "chunklist",
