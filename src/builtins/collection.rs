@@ -2151,3 +2151,289 @@ mod tests {
         );
     }
 }
+
+/// A check of the recorded Go results (`/work/shared/conformance/builtins/*.jsonl`) for every
+/// line whose expression is a call tree over literals. Ignored by default because it reads
+/// files outside the repository: `cargo test --lib conformance -- --ignored`.
+#[cfg(test)]
+mod conformance {
+    use crate::builtins::{FuncError, call, get, lookup};
+    use crate::number::Number;
+    use crate::value::{Str, Type, Value};
+    use serde_json::{Value as J, json};
+
+    struct P<'a> {
+        s: &'a [u8],
+        i: usize,
+    }
+
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.i < self.s.len() && (self.s[self.i] as char).is_whitespace() {
+                self.i += 1;
+            }
+        }
+        fn eat(&mut self, c: u8) -> bool {
+            self.ws();
+            if self.s.get(self.i) == Some(&c) {
+                self.i += 1;
+                true
+            } else {
+                false
+            }
+        }
+        fn ident(&mut self) -> Option<String> {
+            self.ws();
+            let st = self.i;
+            while self.i < self.s.len()
+                && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+            {
+                self.i += 1;
+            }
+            (self.i > st).then(|| String::from_utf8_lossy(&self.s[st..self.i]).into_owned())
+        }
+        fn string(&mut self) -> Option<String> {
+            let mut out = String::new();
+            let rest = std::str::from_utf8(&self.s[self.i..]).ok()?;
+            let mut it = rest.char_indices();
+            while let Some((k, c)) = it.next() {
+                match c {
+                    '"' => {
+                        self.i += k + 1;
+                        return Some(out);
+                    }
+                    '\\' => match it.next()?.1 {
+                        'n' => out.push('\n'),
+                        'r' => out.push('\r'),
+                        't' => out.push('\t'),
+                        '"' => out.push('"'),
+                        '\\' => out.push('\\'),
+                        'u' => {
+                            let h: String = (0..4).filter_map(|_| it.next().map(|x| x.1)).collect();
+                            out.push(char::from_u32(u32::from_str_radix(&h, 16).ok()?)?);
+                        }
+                        _ => return None,
+                    },
+                    '$' | '%' if rest[k + 1..].starts_with('{') => return None,
+                    c => out.push(c),
+                }
+            }
+            None
+        }
+        fn expr(&mut self) -> Option<Result<Value, (String, FuncError)>> {
+            self.ws();
+            let c = *self.s.get(self.i)?;
+            if c == b'"' {
+                self.i += 1;
+                return Some(Ok(Value::string(self.string()?)));
+            }
+            if c == b'-' || c.is_ascii_digit() {
+                let st = self.i;
+                self.i += 1;
+                while self.i < self.s.len()
+                    && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.')
+                {
+                    self.i += 1;
+                }
+                let t = std::str::from_utf8(&self.s[st..self.i]).ok()?;
+                return Some(Ok(Value::Number(Number::parse(t)?)));
+            }
+            if c == b'[' {
+                self.i += 1;
+                let mut items = Vec::new();
+                if !self.eat(b']') {
+                    loop {
+                        match self.expr()? {
+                            Ok(v) => items.push(v),
+                            Err(e) => return Some(Err(e)),
+                        }
+                        if self.eat(b']') {
+                            break;
+                        }
+                        if !self.eat(b',') {
+                            return None;
+                        }
+                    }
+                }
+                return Some(Ok(Value::tuple(items)));
+            }
+            if c == b'{' {
+                self.i += 1;
+                let mut entries: Vec<(Str, Value)> = Vec::new();
+                loop {
+                    if self.eat(b'}') {
+                        break;
+                    }
+                    let k = self.ident()?;
+                    if !self.eat(b'=') {
+                        return None;
+                    }
+                    match self.expr()? {
+                        Ok(v) => entries.push((Str::from(k), v)),
+                        Err(e) => return Some(Err(e)),
+                    }
+                    self.eat(b',');
+                }
+                return Some(Ok(Value::object(entries)));
+            }
+            let id = self.ident()?;
+            match id.as_str() {
+                "true" => return Some(Ok(Value::Bool(true))),
+                "false" => return Some(Ok(Value::Bool(false))),
+                "null" => return Some(Ok(Value::NULL)),
+                _ => {}
+            }
+            if !self.eat(b'(') {
+                return None;
+            }
+            let mut args = Vec::new();
+            if !self.eat(b')') {
+                loop {
+                    match self.expr()? {
+                        Ok(v) => args.push(v),
+                        Err(e) => return Some(Err(e)),
+                    }
+                    if self.eat(b')') {
+                        break;
+                    }
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                }
+            }
+            let fid = lookup(&id)?;
+            let def = get(fid);
+            if args.len() < def.params.len()
+                || (def.var_param.is_none() && args.len() > def.params.len())
+            {
+                return None;
+            }
+            Some(call(fid, args).map_err(|e| (id, e)))
+        }
+    }
+
+    fn type_json(t: &Type) -> J {
+        match t {
+            Type::Dynamic => json!("dynamic"),
+            Type::Bool => json!("bool"),
+            Type::Number => json!("number"),
+            Type::String => json!("string"),
+            Type::List(e) => json!(["list", type_json(e)]),
+            Type::Set(e) => json!(["set", type_json(e)]),
+            Type::Map(e) => json!(["map", type_json(e)]),
+            Type::Tuple(ts) => json!(["tuple", ts.iter().map(type_json).collect::<Vec<_>>()]),
+            Type::Object(a) => json!([
+                "object",
+                a.iter()
+                    .map(|(k, t)| (k.to_string(), type_json(t)))
+                    .collect::<serde_json::Map<_, _>>()
+            ]),
+        }
+    }
+
+    fn value_json(v: &Value) -> J {
+        match v {
+            Value::Null(_) | Value::Unknown(_) => J::Null,
+            Value::Bool(b) => json!(b),
+            Value::Number(n) => json!(n.to_f64()),
+            Value::String(s) => json!(s.to_string()),
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+                J::Array(s.items.iter().map(value_json).collect())
+            }
+            Value::Map(f) | Value::Object(f) => J::Object(
+                f.entries
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), value_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn same(a: &J, b: &J) -> bool {
+        match (a, b) {
+            (J::Number(x), J::Number(y)) => {
+                let (x, y) = (
+                    x.as_f64().unwrap_or(f64::NAN),
+                    y.as_f64().unwrap_or(f64::NAN),
+                );
+                x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+            }
+            (J::Array(x), J::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+            }
+            (J::Object(x), J::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            _ => a == b,
+        }
+    }
+
+    #[test]
+    #[ignore]
+    fn recorded_go_results() {
+        let mut checked = 0;
+        let mut failures = Vec::new();
+        for fam in ["collection", "conversion", "string", "control"] {
+            let path = format!("/work/shared/conformance/builtins/{fam}.jsonl");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for line in text.lines() {
+                let Ok(rec) = serde_json::from_str::<J>(line) else {
+                    continue;
+                };
+                let expr = rec["expr"].as_str().unwrap_or("");
+                let mut p = P {
+                    s: expr.as_bytes(),
+                    i: 0,
+                };
+                let Some(res) = p.expr() else { continue };
+                p.ws();
+                if p.i != expr.len() {
+                    continue;
+                }
+                checked += 1;
+                match (res, rec.get("cty_error").and_then(J::as_str)) {
+                    (Ok(v), None) => {
+                        let want = &rec["cty"];
+                        let (gt, gv) = (type_json(&v.type_of()), value_json(&v));
+                        if gt != want["type"] || !same(&gv, &want["value"]) {
+                            failures.push(format!("{expr}: got {gt} {gv}, want {want}"));
+                        }
+                    }
+                    (Err((name, e)), Some(msg)) => {
+                        let detail = match &e {
+                            FuncError::Arg { index, message } => {
+                                let def = get(lookup(&name).expect("known"));
+                                let pname = def
+                                    .params
+                                    .get(*index)
+                                    .or(def.var_param.as_ref())
+                                    .map(|p| p.name)
+                                    .unwrap_or("?");
+                                format!("Invalid value for \"{pname}\" parameter: {message}.")
+                            }
+                            FuncError::General(m) => {
+                                format!("Call to function \"{name}\" failed: {m}.")
+                            }
+                        };
+                        if !msg.ends_with(&detail) {
+                            failures.push(format!("{expr}: got error {detail}, want {msg}"));
+                        }
+                    }
+                    (Ok(v), Some(msg)) => failures.push(format!("{expr}: got {v:?}, want {msg}")),
+                    (Err(e), None) => {
+                        failures.push(format!("{expr}: got {e:?}, want {}", rec["cty"]))
+                    }
+                }
+            }
+        }
+        assert!(checked > 0, "no conformance lines found");
+        assert!(
+            failures.is_empty(),
+            "{} of {checked} failed:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}
