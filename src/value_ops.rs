@@ -4,6 +4,7 @@
 use crate::convert::{convert, go_quote};
 use crate::value::{Seq, Type, Value};
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// cty `Value.Equals`: a Bool, or an unknown Bool when unknowns make it undecidable. Nulls of
@@ -81,8 +82,8 @@ fn equal_same_type(a: &Value, b: &Value) -> Option<bool> {
             true
         }
         (Value::Set(x), Value::Set(y)) => {
-            x.items.iter().all(|e| seq_has(&y.items, e))
-                && y.items.iter().all(|e| seq_has(&x.items, e))
+            let (mx, my) = (Members::new(&x.items), Members::new(&y.items));
+            x.items.iter().all(|e| my.contains(e)) && y.items.iter().all(|e| mx.contains(e))
         }
         _ => false,
     })
@@ -152,11 +153,20 @@ pub fn set_has(set: &Value, v: &Value) -> Value {
 /// of it), with duplicates removed and in the order cty iterates sets.
 pub fn make_set(elem: Type, items: Vec<Value>) -> Value {
     let mut uniq: Vec<(u32, Vec<u8>, Value)> = Vec::with_capacity(items.len());
+    // Equal values serialize identically, so duplicates are only searched among entries
+    // with the same serialization.
+    let mut by_key: HashMap<Vec<u8>, Vec<usize>> = HashMap::with_capacity(items.len());
     for v in items {
-        if !v.is_unknown() && seq_has_entries(&uniq, &v) {
+        let bytes = set_hash_bytes(&v);
+        let same = by_key.entry(bytes.clone()).or_default();
+        if !v.is_unknown()
+            && same
+                .iter()
+                .any(|&k| matches!(equals(&uniq[k].2, &v), Value::Bool(true)))
+        {
             continue;
         }
-        let bytes = set_hash_bytes(&v);
+        same.push(uniq.len());
         let h = crc32(&bytes);
         uniq.push((h, bytes, v));
     }
@@ -170,10 +180,49 @@ pub fn make_set(elem: Type, items: Vec<Value>) -> Value {
     }))
 }
 
-fn seq_has_entries(entries: &[(u32, Vec<u8>, Value)], v: &Value) -> bool {
-    entries
-        .iter()
-        .any(|(_, _, x)| matches!(equals(x, v), Value::Bool(true)))
+/// Membership tests against a fixed collection of values in near-constant time (cty's set
+/// `Has`: `Equals` is true; unknowns never match).
+pub struct Members<'a> {
+    items: Vec<&'a Value>,
+    by_key: HashMap<Vec<u8>, Vec<usize>>,
+}
+
+impl<'a> Members<'a> {
+    pub fn new(items: &'a [Value]) -> Members<'a> {
+        let mut m = Members {
+            items: Vec::with_capacity(items.len()),
+            by_key: HashMap::with_capacity(items.len()),
+        };
+        for v in items {
+            let key = set_hash_bytes(v);
+            m.by_key.entry(key).or_default().push(m.items.len());
+            m.items.push(v);
+        }
+        m
+    }
+
+    pub fn contains(&self, v: &Value) -> bool {
+        self.by_key.get(&set_hash_bytes(v)).is_some_and(|ix| {
+            ix.iter()
+                .any(|&i| matches!(equals(self.items[i], v), Value::Bool(true)))
+        })
+    }
+
+    /// Add `v` unless an equal value is already present; true if it was added.
+    pub fn insert(&mut self, v: &'a Value) -> bool {
+        let key = set_hash_bytes(v);
+        let items = &self.items;
+        let same = self.by_key.entry(key).or_default();
+        if same
+            .iter()
+            .any(|&i| matches!(equals(items[i], v), Value::Bool(true)))
+        {
+            return false;
+        }
+        same.push(self.items.len());
+        self.items.push(v);
+        true
+    }
 }
 
 /// cty's `setRules.Less` as an ordering (Equal when neither is less).

@@ -7,7 +7,7 @@ use super::{FuncDef, FuncError, Param, ParamType};
 use crate::convert::{convert, go_quote, unify_unsafe};
 use crate::number::Number;
 use crate::value::{Fields, Str, Type, Value};
-use crate::value_ops::{equals, make_set, seq_has};
+use crate::value_ops::{Members, equals, make_set};
 use std::sync::Arc;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -485,9 +485,12 @@ fn distinct(args: &[Value]) -> Result<Value, FuncError> {
     if list.contains_unknown() {
         return Ok(Value::Unknown(lt));
     }
+    // The first occurrence of each value, in order (cty compares with Equals).
+    let xs = items(list);
+    let mut seen = Members::new(&[]);
     let mut out: Vec<Value> = Vec::new();
-    for v in items(list) {
-        if !seq_has(&out, v) {
+    for v in xs {
+        if seen.insert(v) {
             out.push(v.clone());
         }
     }
@@ -966,8 +969,14 @@ fn set_op(args: &[Value], op: SetOp) -> Result<Value, FuncError> {
                     cur.extend(xs.iter().cloned());
                     cur
                 }
-                SetOp::Intersection => cur.into_iter().filter(|v| seq_has(xs, v)).collect(),
-                SetOp::Subtract => cur.into_iter().filter(|v| !seq_has(xs, v)).collect(),
+                SetOp::Intersection => {
+                    let m = Members::new(xs);
+                    cur.into_iter().filter(|v| m.contains(v)).collect()
+                }
+                SetOp::Subtract => {
+                    let m = Members::new(xs);
+                    cur.into_iter().filter(|v| !m.contains(v)).collect()
+                }
             },
         });
     }
