@@ -390,9 +390,28 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                     prev_repeatable = true;
                     continue;
                 }
+                let e = chars[i + 1];
+                if !e.is_ascii() || (e.is_ascii_alphanumeric() && !GO_ESCAPES.contains(e)) {
+                    return Some(("invalid escape sequence", format!("\\{e}")));
+                }
                 i += 2;
                 prev_repeatable = true;
                 continue;
+            }
+            '{' if prev_repeatable => {
+                if let Some((len, min, max)) = repeat_braces(&chars[i..]) {
+                    let text: String = chars[i..i + len].iter().collect();
+                    if min > 1000 || max.is_some_and(|m| m > 1000 || m < min) {
+                        return Some(("invalid repeat count", text));
+                    }
+                    i += len;
+                    if chars.get(i) == Some(&'?') {
+                        i += 1;
+                    }
+                    prev_repeatable = false;
+                    continue;
+                }
+                prev_repeatable = true;
             }
             '[' => {
                 let start = i;
@@ -407,6 +426,20 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                         ']' if !first => {
                             closed = true;
                             break;
+                        }
+                        lo if chars.get(i + 1) == Some(&'-')
+                            && chars.get(i + 2).is_some_and(|&c| c != ']' && c != '\\')
+                            && lo != '\\'
+                            && lo != '[' =>
+                        {
+                            let hi = chars[i + 2];
+                            if hi < lo {
+                                return Some((
+                                    "invalid character class range",
+                                    format!("{lo}-{hi}"),
+                                ));
+                            }
+                            i += 3;
                         }
                         '\\' => i += 2,
                         '[' if chars.get(i + 1) == Some(&':') => {
@@ -493,6 +526,30 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
         return Some(("missing closing )", pattern.to_string()));
     }
     None
+}
+
+/// Letters and digits Go's RE2 parser accepts after a backslash.
+const GO_ESCAPES: &str = "01234567afnrtvxpPdDsSwWbBAzQE";
+
+/// A `{n}`, `{n,}` or `{n,m}` repetition at the start of `cs`: (length, n, m).
+fn repeat_braces(cs: &[char]) -> Option<(usize, u64, Option<u64>)> {
+    let close = cs.iter().position(|&c| c == '}')?;
+    let body: String = cs[1..close].iter().collect();
+    let num = |t: &str| -> Option<u64> {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(t.parse::<u64>().unwrap_or(u64::MAX))
+    };
+    let (min, max) = match body.split_once(',') {
+        None => {
+            let n = num(&body)?;
+            (n, Some(n))
+        }
+        Some((a, "")) => (num(a)?, None),
+        Some((a, b)) => (num(a)?, Some(num(b)?)),
+    };
+    Some((close + 1, min, max))
 }
 
 /// Rewrite an RE2 pattern for the `regex` crate: Go's `\d \w \s \b` are ASCII-only and Go
@@ -919,6 +976,27 @@ mod tests {
             vec![s("a)"), s("x")],
             FuncError::arg(0, "invalid regexp pattern: unexpected ) in a)"),
         );
+        err(
+            "regex",
+            vec![s("a\\q"), s("x")],
+            FuncError::arg(0, "invalid regexp pattern: invalid escape sequence in \\q"),
+        );
+        err(
+            "regex",
+            vec![s("[z-a]"), s("x")],
+            FuncError::arg(
+                0,
+                "invalid regexp pattern: invalid character class range in z-a",
+            ),
+        );
+        err(
+            "regex",
+            vec![s("a{1001}"), s("x")],
+            FuncError::arg(0, "invalid regexp pattern: invalid repeat count in {1001}"),
+        );
+        ok("regex", vec![s("a{2,3}b"), s("xaaab")], s("aaab"));
+        ok("regex", vec![s("[a-c-]+"), s("x-ab")], s("-ab"));
+        ok("regex", vec![s("\\.\\Qa.b\\E"), s(".a.b")], s(".a.b"));
         err(
             "regex",
             vec![s("*a"), s("x")],
