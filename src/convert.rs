@@ -67,7 +67,8 @@ pub fn has_type(v: &Value, t: &Type) -> bool {
 }
 
 /// Primitive to string as cty does it (`tostring`, templates): strings as they are, numbers
-/// in cty's decimal form, bools as `true`/`false`. Nulls and other types are errors.
+/// in cty's decimal form, bools as `true`/`false`. Nulls, unknowns and other types are
+/// errors: callers (templates) report those with their own messages first.
 pub fn to_string_value(v: &Value) -> Result<Str, ConvertError> {
     match v {
         Value::String(s) => Ok(s.clone()),
