@@ -1,23 +1,25 @@
 //! fn-hcl: a Crossplane composition function that runs the function-hcl DSL.
 //!
 //! The pipeline, one module a stage: [`txtar`] splits the input into files, [`lexer`]
-//! and [`parser`] turn each into an [`ast`], `ir` lowers the DSL and resolves scopes,
-//! `compile` emits bytecode that `vm` runs over [`value`]s with [`builtins`], `eval`
-//! runs the blocks of a program against a request and `response` builds the answer.
+//! and [`parser`] turn each into an [`ast`], [`ir`] checks the DSL's [`schema`]s and
+//! resolves scopes, [`compile`] emits bytecode that [`vm`] runs over [`value`]s with
+//! [`builtins`], [`eval`] runs the blocks of a program against a request, and the
+//! [`cache`] keeps compiled programs across calls.
 
+pub mod analyze;
 pub mod ast;
 pub mod builtins;
+pub mod cache;
+pub mod compile;
 pub mod convert;
 pub mod diag;
-pub mod number;
-pub mod span;
-pub mod value;
-pub mod compile;
 pub mod eval;
 pub mod ir;
+pub mod number;
 pub mod parser;
 pub mod schema;
+pub mod span;
 pub mod txtar;
+pub mod value;
+pub mod value_ops;
 pub mod vm;
-pub mod cache;
-pub mod analyze;

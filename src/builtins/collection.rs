@@ -1,6 +1,2448 @@
-//! Built-in functions: collection.
+//! Built-in functions: collections (cty stdlib and Terraform 1.5.7 `lang/funcs`). Many of
+//! these compute their result type from their argument types (a tuple in, a tuple out; a
+//! list in, a list out; objects merged to objects), and those observable types are kept
+//! exactly as cty produces them.
 
-use super::FuncDef;
+use super::{FuncDef, FuncError, Param, ParamType};
+use crate::convert::{convert, go_quote, unify_unsafe};
+use crate::number::Number;
+use crate::value::{Fields, Str, Type, Value};
+use crate::value_ops::{Members, equals, make_set};
+use std::sync::Arc;
+use unicode_segmentation::UnicodeSegmentation;
+
+const ANY: ParamType = ParamType::Any;
+const LIST_ANY: ParamType = ParamType::List(&ParamType::Any);
+const SET_ANY: ParamType = ParamType::Set(&ParamType::Any);
+const LIST_STRING: ParamType = ParamType::List(&ParamType::String);
+
+/// True if any argument is itself unknown (cty then skips the implementation).
+pub(crate) fn any_unknown(args: &[Value]) -> bool {
+    args.iter().any(Value::is_unknown)
+}
+
+/// gocty's conversion of a number to a Go `int`.
+pub(crate) fn to_int(n: &Number) -> Result<i64, String> {
+    n.to_i64().ok_or_else(|| {
+        "value must be a whole number, between -9223372036854775808 and 9223372036854775807"
+            .to_string()
+    })
+}
+
+fn arg(args: &[Value], i: usize) -> Result<&Value, FuncError> {
+    args.get(i)
+        .ok_or_else(|| FuncError::general("not enough arguments"))
+}
+
+fn items(v: &Value) -> &[Value] {
+    v.as_seq().unwrap_or(&[])
+}
+
+fn elem_type(t: &Type) -> Type {
+    t.element_type().cloned().unwrap_or(Type::Dynamic)
+}
+
+fn num_arg(args: &[Value], i: usize) -> Result<&Number, FuncError> {
+    arg(args, i)?
+        .as_number()
+        .ok_or_else(|| FuncError::arg(i, "number required"))
+}
 
 /// The collection functions.
-pub static FUNCS: &[FuncDef] = &[];
+pub static FUNCS: &[FuncDef] = &[
+    FuncDef {
+        name: "alltrue",
+        params: &[Param::new("list", ParamType::List(&ParamType::Bool))],
+        var_param: None,
+        imp: alltrue,
+    },
+    FuncDef {
+        name: "anytrue",
+        params: &[Param::new("list", ParamType::List(&ParamType::Bool))],
+        var_param: None,
+        imp: anytrue,
+    },
+    FuncDef {
+        name: "chunklist",
+        params: &[
+            Param::new("list", LIST_ANY),
+            Param::new("size", ParamType::Number),
+        ],
+        var_param: None,
+        imp: chunklist,
+    },
+    FuncDef {
+        name: "coalesce",
+        params: &[],
+        var_param: Some(Param::nullable("vals", ANY)),
+        imp: coalesce,
+    },
+    FuncDef {
+        name: "coalescelist",
+        params: &[],
+        var_param: Some(Param::nullable("vals", ANY)),
+        imp: coalescelist,
+    },
+    FuncDef {
+        name: "compact",
+        params: &[Param::new("list", LIST_STRING)],
+        var_param: None,
+        imp: compact,
+    },
+    FuncDef {
+        name: "concat",
+        params: &[],
+        var_param: Some(Param::new("seqs", ANY)),
+        imp: concat,
+    },
+    FuncDef {
+        name: "contains",
+        params: &[Param::new("list", ANY), Param::new("value", ANY)],
+        var_param: None,
+        imp: contains,
+    },
+    FuncDef {
+        name: "distinct",
+        params: &[Param::new("list", LIST_ANY)],
+        var_param: None,
+        imp: distinct,
+    },
+    FuncDef {
+        name: "element",
+        params: &[
+            Param::new("list", ANY),
+            Param::new("index", ParamType::Number),
+        ],
+        var_param: None,
+        imp: element,
+    },
+    FuncDef {
+        name: "flatten",
+        params: &[Param::new("list", ANY)],
+        var_param: None,
+        imp: flatten,
+    },
+    FuncDef {
+        name: "index",
+        params: &[Param::new("list", ANY), Param::new("value", ANY)],
+        var_param: None,
+        imp: index,
+    },
+    FuncDef {
+        name: "keys",
+        params: &[Param::new("inputMap", ANY)],
+        var_param: None,
+        imp: keys,
+    },
+    FuncDef {
+        name: "length",
+        params: &[Param::new("value", ANY)],
+        var_param: None,
+        imp: length,
+    },
+    FuncDef {
+        name: "list",
+        params: &[],
+        var_param: Some(Param::nullable("vals", ANY)),
+        imp: |_| {
+            Err(FuncError::general(
+                "the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list",
+            ))
+        },
+    },
+    FuncDef {
+        name: "lookup",
+        params: &[
+            Param::new("inputMap", ANY),
+            Param::new("key", ParamType::String),
+        ],
+        var_param: Some(Param::nullable("default", ANY)),
+        imp: lookup,
+    },
+    FuncDef {
+        name: "map",
+        params: &[],
+        var_param: Some(Param::nullable("vals", ANY)),
+        imp: |_| {
+            Err(FuncError::general(
+                "the \"map\" function was deprecated in Terraform v0.12 and is no longer available; use tomap({ ... }) syntax to write a literal map",
+            ))
+        },
+    },
+    FuncDef {
+        name: "matchkeys",
+        params: &[
+            Param::new("values", LIST_ANY),
+            Param::new("keys", LIST_ANY),
+            Param::new("searchset", LIST_ANY),
+        ],
+        var_param: None,
+        imp: matchkeys,
+    },
+    FuncDef {
+        name: "merge",
+        params: &[],
+        var_param: Some(Param::nullable("maps", ANY)),
+        imp: merge,
+    },
+    FuncDef {
+        name: "one",
+        params: &[Param::new("list", ANY)],
+        var_param: None,
+        imp: one,
+    },
+    FuncDef {
+        name: "range",
+        params: &[],
+        var_param: Some(Param::new("params", ParamType::Number)),
+        imp: range,
+    },
+    FuncDef {
+        name: "reverse",
+        params: &[Param::new("list", ANY)],
+        var_param: None,
+        imp: reverse,
+    },
+    FuncDef {
+        name: "setintersection",
+        params: &[Param::new("first_set", SET_ANY)],
+        var_param: Some(Param::new("other_sets", SET_ANY)),
+        imp: |a| set_op(a, SetOp::Intersection),
+    },
+    FuncDef {
+        name: "setproduct",
+        params: &[],
+        var_param: Some(Param::new("sets", ANY)),
+        imp: setproduct,
+    },
+    FuncDef {
+        name: "setsubtract",
+        params: &[Param::new("a", SET_ANY), Param::new("b", SET_ANY)],
+        var_param: None,
+        imp: |a| set_op(a, SetOp::Subtract),
+    },
+    FuncDef {
+        name: "setunion",
+        params: &[Param::new("first_set", SET_ANY)],
+        var_param: Some(Param::new("other_sets", SET_ANY)),
+        imp: |a| set_op(a, SetOp::Union),
+    },
+    FuncDef {
+        name: "slice",
+        params: &[
+            Param::new("list", ANY),
+            Param::new("start_index", ParamType::Number),
+            Param::new("end_index", ParamType::Number),
+        ],
+        var_param: None,
+        imp: slice,
+    },
+    FuncDef {
+        name: "sort",
+        params: &[Param::new("list", LIST_STRING)],
+        var_param: None,
+        imp: sort,
+    },
+    FuncDef {
+        name: "sum",
+        params: &[Param::new("list", ANY)],
+        var_param: None,
+        imp: sum,
+    },
+    FuncDef {
+        name: "transpose",
+        params: &[Param::new(
+            "values",
+            ParamType::Map(&ParamType::List(&ParamType::String)),
+        )],
+        var_param: None,
+        imp: transpose,
+    },
+    FuncDef {
+        name: "values",
+        params: &[Param::new("mapping", ANY)],
+        var_param: None,
+        imp: values,
+    },
+    FuncDef {
+        name: "zipmap",
+        params: &[Param::new("keys", LIST_STRING), Param::new("values", ANY)],
+        var_param: None,
+        imp: zipmap,
+    },
+];
+
+fn alltrue(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    if list.is_unknown() {
+        return Ok(Value::Unknown(Type::Bool));
+    }
+    for v in items(list) {
+        match v {
+            Value::Unknown(_) => return Ok(Value::Unknown(Type::Bool)),
+            Value::Bool(true) => {}
+            _ => return Ok(Value::Bool(false)),
+        }
+    }
+    Ok(Value::Bool(true))
+}
+
+fn anytrue(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    if list.is_unknown() {
+        return Ok(Value::Unknown(Type::Bool));
+    }
+    let mut unknown = false;
+    for v in items(list) {
+        match v {
+            Value::Unknown(_) => unknown = true,
+            Value::Bool(true) => return Ok(Value::Bool(true)),
+            _ => {}
+        }
+    }
+    Ok(if unknown {
+        Value::Unknown(Type::Bool)
+    } else {
+        Value::Bool(false)
+    })
+}
+
+fn chunklist(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    let ret = Type::list(list.type_of());
+    if any_unknown(args) {
+        return Ok(Value::Unknown(ret));
+    }
+    let xs = items(list);
+    let lt = list.type_of();
+    let size =
+        to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid size: {e}")))?;
+    if size < 0 {
+        return Err(FuncError::general("the size argument must be positive"));
+    }
+    if xs.is_empty() {
+        return Ok(Value::list(lt, Vec::new()));
+    }
+    if size == 0 {
+        return Ok(Value::list(lt, vec![list.clone()]));
+    }
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let ety = elem_type(&lt);
+    let chunks: Vec<Value> = xs
+        .chunks(size)
+        .map(|c| Value::list(ety.clone(), c.to_vec()))
+        .collect();
+    Ok(Value::list(lt, chunks))
+}
+
+fn coalesce(args: &[Value]) -> Result<Value, FuncError> {
+    let tys: Vec<Type> = args.iter().map(Value::type_of).collect();
+    let Some(ret) = unify_unsafe(&tys) else {
+        return Err(FuncError::general("all arguments must have the same type"));
+    };
+    for a in args {
+        let v = convert(a, &ret).unwrap_or_else(|_| a.clone());
+        if v.is_unknown() {
+            return Ok(Value::Unknown(ret));
+        }
+        if v.is_null() {
+            continue;
+        }
+        if ret == Type::String && v.as_str() == Some("") {
+            continue;
+        }
+        return Ok(v);
+    }
+    Err(FuncError::general(
+        "no non-null, non-empty-string arguments",
+    ))
+}
+
+fn coalescelist(args: &[Value]) -> Result<Value, FuncError> {
+    if args.is_empty() {
+        return Err(FuncError::general("at least one argument is required"));
+    }
+    let mut ret: Option<Type> = None;
+    let mut mixed = false;
+    for a in args {
+        if a.is_unknown() {
+            mixed = true;
+            continue;
+        }
+        let t = a.type_of();
+        if !matches!(t, Type::List(_) | Type::Tuple(_)) {
+            return Err(FuncError::general(
+                "coalescelist arguments must be lists or tuples",
+            ));
+        }
+        match &ret {
+            None => ret = Some(t),
+            Some(r) if *r != t => mixed = true,
+            _ => {}
+        }
+    }
+    let ret = if mixed {
+        Type::Dynamic
+    } else {
+        ret.unwrap_or(Type::Dynamic)
+    };
+    for a in args {
+        if a.is_unknown() {
+            return Ok(Value::Unknown(ret));
+        }
+        if a.len().is_some_and(|l| l > 0) {
+            return Ok(a.clone());
+        }
+    }
+    Err(FuncError::general("no non-null arguments"))
+}
+
+fn compact(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    if list.contains_unknown() {
+        return Ok(Value::Unknown(Type::list(Type::String)));
+    }
+    let out: Vec<Value> = items(list)
+        .iter()
+        .filter(|v| matches!(v, Value::String(s) if !s.is_empty()))
+        .cloned()
+        .collect();
+    Ok(Value::list(Type::String, out))
+}
+
+fn concat(args: &[Value]) -> Result<Value, FuncError> {
+    if args.is_empty() {
+        return Err(FuncError::general("at least one argument is required"));
+    }
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::Dynamic));
+    }
+    let tys: Vec<Type> = args.iter().map(Value::type_of).collect();
+    if tys.iter().all(|t| matches!(t, Type::List(_)))
+        && let Some(common) = unify_unsafe(&tys)
+    {
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let l = convert(a, &common).map_err(|e| FuncError::arg(i, e.to_string()))?;
+            out.extend(items(&l).iter().cloned());
+        }
+        return Ok(Value::list(elem_type(&common), out));
+    }
+    let mut out = Vec::new();
+    for (i, (a, t)) in args.iter().zip(&tys).enumerate() {
+        match t {
+            Type::Tuple(_) | Type::List(_) => out.extend(items(a).iter().cloned()),
+            other => {
+                return Err(FuncError::arg(
+                    i,
+                    format!(
+                        "all arguments must be lists or tuples; got {}",
+                        other.friendly_name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Value::tuple(out))
+}
+
+fn contains(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    let v = arg(args, 1)?;
+    if !matches!(
+        list.type_of(),
+        Type::List(_) | Type::Tuple(_) | Type::Set(_)
+    ) {
+        return Err(FuncError::general("argument must be list, tuple, or set"));
+    }
+    if list.is_unknown() {
+        return Ok(Value::Unknown(Type::Bool));
+    }
+    if items(list).is_empty() {
+        return Ok(Value::Bool(false));
+    }
+    if v.is_unknown() {
+        return Ok(Value::Unknown(Type::Bool));
+    }
+    let mut unknown = false;
+    for x in items(list) {
+        match equals(v, x) {
+            Value::Bool(true) => return Ok(Value::Bool(true)),
+            Value::Bool(false) => {}
+            _ => unknown = true,
+        }
+    }
+    Ok(if unknown {
+        Value::Unknown(Type::Bool)
+    } else {
+        Value::Bool(false)
+    })
+}
+
+fn distinct(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    let lt = list.type_of();
+    if list.contains_unknown() {
+        return Ok(Value::Unknown(lt));
+    }
+    // The first occurrence of each value, in order (cty compares with Equals).
+    let xs = items(list);
+    let mut seen = Members::new(&[]);
+    let mut out: Vec<Value> = Vec::new();
+    for v in xs {
+        if seen.insert(v) {
+            out.push(v.clone());
+        }
+    }
+    Ok(Value::list(elem_type(&lt), out))
+}
+
+fn element(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    let lt = list.type_of();
+    if !matches!(lt, Type::List(_) | Type::Tuple(_)) {
+        return Err(FuncError::general(format!(
+            "cannot read elements from {}",
+            lt.friendly_name()
+        )));
+    }
+    if any_unknown(args) {
+        return Ok(Value::Unknown(match &lt {
+            Type::List(e) => (**e).clone(),
+            _ => Type::Dynamic,
+        }));
+    }
+    let idx =
+        to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid index: {e}")))?;
+    let xs = items(list);
+    if xs.is_empty() {
+        return Err(FuncError::general(
+            "cannot use element function with an empty list",
+        ));
+    }
+    let l = i64::try_from(xs.len()).unwrap_or(i64::MAX);
+    let i = idx.rem_euclid(l);
+    Ok(xs[usize::try_from(i).unwrap_or(0)].clone())
+}
+
+/// cty's `flattener`: Some(elements) or None when unknowns hide the shape.
+fn flattener(v: &Value, out: &mut Vec<Value>) -> bool {
+    let mut known = true;
+    for x in items(v) {
+        if matches!(x, Value::Unknown(Type::Dynamic)) {
+            known = false;
+        }
+        let t = x.type_of();
+        if !x.is_null() && matches!(t, Type::List(_) | Type::Set(_) | Type::Tuple(_)) {
+            if x.is_unknown() {
+                known = false;
+                continue;
+            }
+            if !flattener(x, out) {
+                known = false;
+            }
+        } else {
+            out.push(x.clone());
+        }
+    }
+    known
+}
+
+fn flatten(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    if list.contains_unknown() {
+        return Ok(Value::Unknown(Type::Dynamic));
+    }
+    if !matches!(
+        list.type_of(),
+        Type::List(_) | Type::Set(_) | Type::Tuple(_)
+    ) {
+        return Err(FuncError::general(
+            "can only flatten lists, sets and tuples",
+        ));
+    }
+    let mut out = Vec::new();
+    if !flattener(list, &mut out) {
+        return Ok(Value::Unknown(Type::Dynamic));
+    }
+    Ok(Value::tuple(out))
+}
+
+fn index(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    let v = arg(args, 1)?;
+    if !matches!(list.type_of(), Type::List(_) | Type::Tuple(_)) {
+        return Err(FuncError::general("argument must be a list or tuple"));
+    }
+    if list.is_unknown() {
+        return Ok(Value::Unknown(Type::Number));
+    }
+    let xs = items(list);
+    if xs.is_empty() {
+        return Err(FuncError::general("cannot search an empty list"));
+    }
+    for (i, x) in xs.iter().enumerate() {
+        match equals(x, v) {
+            Value::Bool(true) => return Ok(Value::int(i64::try_from(i).unwrap_or(i64::MAX))),
+            Value::Bool(false) => {}
+            _ => return Ok(Value::Unknown(Type::Number)),
+        }
+    }
+    Err(FuncError::general("item not found"))
+}
+
+fn keys(args: &[Value]) -> Result<Value, FuncError> {
+    let m = arg(args, 0)?;
+    match m.type_of() {
+        Type::Object(attrs) => Ok(Value::tuple(
+            attrs
+                .iter()
+                .map(|(k, _)| Value::String(k.clone()))
+                .collect(),
+        )),
+        Type::Map(_) => {
+            if m.is_unknown() {
+                return Ok(Value::Unknown(Type::list(Type::String)));
+            }
+            let ks = m
+                .as_fields()
+                .unwrap_or(&[])
+                .iter()
+                .map(|(k, _)| Value::String(k.clone()))
+                .collect();
+            Ok(Value::list(Type::String, ks))
+        }
+        _ => Err(FuncError::arg(0, "must have map or object type")),
+    }
+}
+
+fn length(args: &[Value]) -> Result<Value, FuncError> {
+    let v = arg(args, 0)?;
+    let t = v.type_of();
+    let count = |n: usize| Value::int(i64::try_from(n).unwrap_or(i64::MAX));
+    match &t {
+        Type::Tuple(ts) => Ok(count(ts.len())),
+        Type::Object(attrs) => Ok(count(attrs.len())),
+        Type::Dynamic => Ok(Value::Unknown(Type::Number)),
+        Type::String | Type::List(_) | Type::Set(_) | Type::Map(_) if v.is_unknown() => {
+            Ok(Value::Unknown(Type::Number))
+        }
+        Type::String => Ok(count(v.as_str().unwrap_or("").graphemes(true).count())),
+        Type::List(_) | Type::Set(_) | Type::Map(_) => Ok(count(v.len().unwrap_or(0))),
+        _ => Err(FuncError::general(
+            "argument must be a string, a collection type, or a structural type",
+        )),
+    }
+}
+
+fn lookup(args: &[Value]) -> Result<Value, FuncError> {
+    if args.len() > 3 {
+        return Err(FuncError::general(format!(
+            "lookup() takes two or three arguments, got {}",
+            args.len()
+        )));
+    }
+    let m = arg(args, 0)?;
+    let key = arg(args, 1)?;
+    let default = args.get(2);
+    let ret = match m.type_of() {
+        Type::Object(attrs) => {
+            let Some(k) = key.as_str() else {
+                return Ok(Value::Unknown(Type::Dynamic));
+            };
+            match attrs.iter().find(|(n, _)| &**n == k) {
+                Some((_, t)) => t.clone(),
+                None => match default {
+                    Some(d) => d.type_of(),
+                    None => {
+                        return Err(FuncError::arg(
+                            0,
+                            format!("the given object has no attribute {}", go_quote(k)),
+                        ));
+                    }
+                },
+            }
+        }
+        Type::Map(e) => {
+            if let Some(d) = default
+                && convert(d, &e).is_err()
+            {
+                return Err(FuncError::arg(
+                    2,
+                    "the default value must have the same type as the map elements",
+                ));
+            }
+            (*e).clone()
+        }
+        _ => {
+            return Err(FuncError::arg(
+                0,
+                "lookup() requires a map as the first argument",
+            ));
+        }
+    };
+    if m.contains_unknown() || key.is_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    let k = key.as_str().unwrap_or("");
+    if let Some(v) = m.get_attr(k) {
+        return Ok(v.clone());
+    }
+    match default {
+        Some(d) => convert(d, &ret).map_err(|e| FuncError::general(e.to_string())),
+        None => Err(FuncError::general(format!("lookup failed to find key {k}"))),
+    }
+}
+
+fn matchkeys(args: &[Value]) -> Result<Value, FuncError> {
+    let values = arg(args, 0)?;
+    let keys = arg(args, 1)?;
+    let search = arg(args, 2)?;
+    let ret = values.type_of();
+    let Some(kt) = unify_unsafe(&[keys.type_of(), search.type_of()]) else {
+        return Err(FuncError::general(
+            "keys and searchset must be of the same type",
+        ));
+    };
+    let ety = elem_type(&ret);
+    if values.is_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    if keys.is_unknown() || search.is_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    if items(values).len() != items(keys).len() {
+        return Err(FuncError::general(
+            "length of keys and values should be equal",
+        ));
+    }
+    let keys = convert(keys, &kt).unwrap_or_else(|_| keys.clone());
+    let search = convert(search, &kt).unwrap_or_else(|_| search.clone());
+    if items(&search).is_empty() {
+        return Ok(Value::list(ety, Vec::new()));
+    }
+    if values.contains_unknown() || keys.contains_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    let mut out = Vec::new();
+    for (i, k) in items(&keys).iter().enumerate() {
+        for sv in items(&search) {
+            match equals(k, sv) {
+                Value::Bool(true) => {
+                    if let Some(v) = items(values).get(i) {
+                        out.push(v.clone());
+                    }
+                    break;
+                }
+                Value::Bool(false) => {}
+                _ => return Ok(Value::list(ety, Vec::new())),
+            }
+        }
+    }
+    Ok(Value::list(ety, out))
+}
+
+fn merge(args: &[Value]) -> Result<Value, FuncError> {
+    if args.is_empty() {
+        return Ok(Value::object(Vec::new()));
+    }
+    // The result type, as cty's Type function computes it.
+    let mut dynamic = false;
+    for a in args {
+        let t = a.type_of();
+        if t == Type::Dynamic {
+            dynamic = true;
+            break;
+        }
+        if !matches!(t, Type::Map(_) | Type::Object(_)) {
+            return Err(FuncError::general(format!(
+                "arguments must be maps or objects, got {}",
+                go_quote(&t.friendly_name())
+            )));
+        }
+    }
+    let first = args[0].type_of();
+    let matching = !dynamic && args.iter().all(|a| a.type_of() == first);
+    let attrs_known = !args
+        .iter()
+        .any(|a| matches!(a, Value::Unknown(Type::Map(_))));
+    if any_unknown(args) {
+        return Ok(Value::Unknown(if matching {
+            first
+        } else if dynamic || !attrs_known {
+            Type::Dynamic
+        } else {
+            merged_attr_types(args)
+        }));
+    }
+    let mut out: Vec<(Str, Value)> = Vec::new();
+    for a in args {
+        if a.is_null() {
+            continue;
+        }
+        let Some(fields) = a.as_fields() else {
+            return Err(FuncError::general(format!(
+                "arguments must be maps or objects, got {}",
+                go_quote(&a.type_of().friendly_name())
+            )));
+        };
+        out.extend(fields.iter().cloned());
+    }
+    if matching && let Type::Map(e) = &first {
+        return Ok(Value::map((**e).clone(), out));
+    }
+    Ok(Value::object(out))
+}
+
+fn merged_attr_types(args: &[Value]) -> Type {
+    let mut attrs: Vec<(Str, Type)> = Vec::new();
+    let mut put = |k: &Str, t: Type| match attrs.iter_mut().find(|(n, _)| n == k) {
+        Some(e) => e.1 = t,
+        None => attrs.push((k.clone(), t)),
+    };
+    for a in args {
+        match (a, a.type_of()) {
+            (Value::Null(_), _) => {}
+            (_, Type::Object(at)) => at.iter().for_each(|(k, t)| put(k, t.clone())),
+            (_, Type::Map(e)) => {
+                for (k, _) in a.as_fields().unwrap_or(&[]) {
+                    put(k, (*e).clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    attrs.sort_by(|a, b| a.0.cmp(&b.0));
+    Type::Object(Arc::from(attrs))
+}
+
+fn one(args: &[Value]) -> Result<Value, FuncError> {
+    let v = arg(args, 0)?;
+    let bad = || {
+        FuncError::arg(
+            0,
+            "must be a list, set, or tuple value with either zero or one elements",
+        )
+    };
+    let ret = match v.type_of() {
+        Type::List(e) | Type::Set(e) => (*e).clone(),
+        Type::Tuple(ts) => match ts.len() {
+            0 => Type::Dynamic,
+            1 => ts[0].clone(),
+            _ => return Err(bad()),
+        },
+        _ => return Err(bad()),
+    };
+    if v.is_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    match items(v) {
+        [] => Ok(Value::Null(ret)),
+        [x] => Ok(x.clone()),
+        _ => Err(bad()),
+    }
+}
+
+fn range(args: &[Value]) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::list(Type::Number)));
+    }
+    let nums: Vec<&Number> = (0..args.len())
+        .map(|i| num_arg(args, i))
+        .collect::<Result<_, _>>()?;
+    let zero = Number::from_i64(0);
+    let one = Number::from_i64(1);
+    let minus_one = Number::from_i64(-1);
+    let (start, end, step) = match nums.as_slice() {
+        [e] => (
+            zero.clone(),
+            (*e).clone(),
+            if **e < zero { minus_one } else { one },
+        ),
+        [s, e] => (
+            (*s).clone(),
+            (*e).clone(),
+            if *e < *s { minus_one } else { one },
+        ),
+        [s, e, st] => ((*s).clone(), (*e).clone(), (*st).clone()),
+        _ => {
+            return Err(FuncError::general("must have one, two, or three arguments"));
+        }
+    };
+    let down = step < zero;
+    if down {
+        if end > start {
+            return Err(FuncError::arg(
+                1,
+                "end must be less than start when step is negative",
+            ));
+        }
+    } else if end < start {
+        return Err(FuncError::arg(
+            1,
+            "end must be greater than start when step is positive",
+        ));
+    }
+    let mut vals = Vec::new();
+    let mut num = start;
+    loop {
+        if (down && num <= end) || (!down && num >= end) {
+            break;
+        }
+        if vals.len() >= 1024 {
+            return Err(FuncError::general(
+                "more than 1024 values were generated; either decrease the difference between start and end or use a smaller step",
+            ));
+        }
+        let next = num
+            .add(&step)
+            .map_err(|e| FuncError::general(e.to_string()))?;
+        vals.push(Value::Number(num));
+        num = next;
+    }
+    Ok(Value::list(Type::Number, vals))
+}
+
+fn reverse(args: &[Value]) -> Result<Value, FuncError> {
+    let v = arg(args, 0)?;
+    let t = v.type_of();
+    let ret = match &t {
+        Type::Tuple(ts) => Type::Tuple(ts.iter().rev().cloned().collect()),
+        Type::List(e) | Type::Set(e) => Type::list((**e).clone()),
+        other => {
+            return Err(FuncError::arg(
+                0,
+                format!(
+                    "can only reverse list or tuple values, not {}",
+                    other.friendly_name()
+                ),
+            ));
+        }
+    };
+    if v.is_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    let out: Vec<Value> = items(v).iter().rev().cloned().collect();
+    Ok(match ret {
+        Type::Tuple(_) => Value::tuple(out),
+        other => Value::list(elem_type(&other), out),
+    })
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SetOp {
+    Intersection,
+    Subtract,
+    Union,
+}
+
+fn set_op(args: &[Value], op: SetOp) -> Result<Value, FuncError> {
+    let mut etys = Vec::new();
+    for a in args {
+        let e = elem_type(&a.type_of());
+        if !a.is_unknown() && items(a).is_empty() && e == Type::Dynamic {
+            continue;
+        }
+        etys.push(e);
+    }
+    let ety = if etys.is_empty() {
+        Type::Dynamic
+    } else {
+        unify_unsafe(&etys).ok_or_else(|| {
+            FuncError::general("given sets must all have compatible element types")
+        })?
+    };
+    let ret = Type::set(ety.clone());
+    let all_known = op != SetOp::Intersection;
+    let mut acc: Option<Vec<Value>> = None;
+    for (i, a) in args.iter().enumerate() {
+        let s = convert(a, &ret).map_err(|e| FuncError::arg(i, e.to_string()))?;
+        if s.is_unknown() || (all_known && s.contains_unknown()) {
+            return Ok(Value::Unknown(ret));
+        }
+        let xs = items(&s);
+        acc = Some(match acc {
+            None => xs.to_vec(),
+            Some(cur) => match op {
+                SetOp::Union => {
+                    let mut cur = cur;
+                    cur.extend(xs.iter().cloned());
+                    cur
+                }
+                SetOp::Intersection => {
+                    let m = Members::new(xs);
+                    cur.into_iter().filter(|v| m.contains(v)).collect()
+                }
+                SetOp::Subtract => {
+                    let m = Members::new(xs);
+                    cur.into_iter().filter(|v| !m.contains(v)).collect()
+                }
+            },
+        });
+    }
+    Ok(make_set(ety, acc.unwrap_or_default()))
+}
+
+fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
+    if args.len() < 2 {
+        return Err(FuncError::general("at least two arguments are required"));
+    }
+    let mut list_count = 0;
+    let mut etys = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        match a.type_of() {
+            Type::Set(e) => etys.push((*e).clone()),
+            Type::List(e) => {
+                etys.push((*e).clone());
+                list_count += 1;
+            }
+            Type::Tuple(ts) => {
+                list_count += 1;
+                if ts.is_empty() {
+                    etys.push(Type::Dynamic);
+                } else {
+                    etys.push(unify_unsafe(&ts).ok_or_else(|| {
+                        FuncError::arg(i, "all elements must be of the same type")
+                    })?);
+                }
+            }
+            _ => return Err(FuncError::arg(i, "a set or a list is required")),
+        }
+    }
+    let tuple_ty = Type::Tuple(Arc::from(etys.clone()));
+    let is_list = list_count == args.len();
+    let ret = if is_list {
+        Type::list(tuple_ty.clone())
+    } else {
+        Type::set(tuple_ty.clone())
+    };
+    if args.iter().any(Value::is_unknown) {
+        return Ok(Value::Unknown(ret));
+    }
+    let total = args
+        .iter()
+        .try_fold(1usize, |acc, a| acc.checked_mul(items(a).len()))
+        .ok_or_else(|| FuncError::general("the result would be too large"))?;
+    if total > 1 << 20 {
+        return Err(FuncError::general("the result would be too large"));
+    }
+    let mut product = Vec::with_capacity(total);
+    let mut idx = vec![0usize; args.len()];
+    for _ in 0..total {
+        let mut tuple = Vec::with_capacity(args.len());
+        for (j, &n) in idx.iter().enumerate() {
+            let v = &items(&args[j])[n];
+            let v = if v.type_of() == etys[j] {
+                v.clone()
+            } else {
+                convert(v, &etys[j]).map_err(|e| FuncError::general(e.to_string()))?
+            };
+            tuple.push(v);
+        }
+        product.push(Value::tuple(tuple));
+        for j in (0..idx.len()).rev() {
+            idx[j] += 1;
+            if idx[j] < items(&args[j]).len() {
+                break;
+            }
+            idx[j] = 0;
+        }
+    }
+    Ok(if is_list {
+        Value::list(tuple_ty, product)
+    } else {
+        make_set(tuple_ty, product)
+    })
+}
+
+fn slice(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    let t = list.type_of();
+    match &t {
+        Type::Set(_) => {
+            return Err(FuncError::arg(
+                0,
+                "cannot slice a set, because its elements do not have indices; explicitly convert to a list if the ordering of the result is not important",
+            ));
+        }
+        Type::List(_) | Type::Tuple(_) => {}
+        _ => return Err(FuncError::arg(0, "must be a list or tuple value")),
+    }
+    let length = match (&t, list) {
+        (Type::Tuple(ts), _) => Some(ts.len()),
+        (_, Value::Unknown(_)) => None,
+        _ => Some(items(list).len()),
+    };
+    let idx = |i: usize, what: &str| -> Result<Option<usize>, FuncError> {
+        let v = arg(args, i)?;
+        if v.is_unknown() {
+            return Ok(None);
+        }
+        let n = v
+            .as_number()
+            .ok_or_else(|| FuncError::arg(i, "number required"))?;
+        let n = to_int(n).map_err(|e| FuncError::arg(i, format!("invalid {what} index: {e}")))?;
+        if n < 0 {
+            return Err(FuncError::arg(
+                i,
+                format!("{what} index must not be less than zero"),
+            ));
+        }
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        if length.is_some_and(|l| n > l) {
+            return Err(FuncError::arg(
+                i,
+                format!("{what} index must not be greater than the length of the list"),
+            ));
+        }
+        Ok(Some(n))
+    };
+    let start = idx(1, "start")?;
+    let end = idx(2, "end")?;
+    let (Some(start), Some(end)) = (start, end) else {
+        return Ok(Value::Unknown(match t {
+            Type::List(_) => t,
+            _ => Type::Dynamic,
+        }));
+    };
+    if start > end {
+        return Err(FuncError::arg(
+            1,
+            "start index must not be greater than end index",
+        ));
+    }
+    if list.is_unknown() {
+        return Ok(Value::Unknown(t));
+    }
+    let out = items(list)[start..end].to_vec();
+    Ok(match t {
+        Type::Tuple(_) => Value::tuple(out),
+        other => Value::list(elem_type(&other), out),
+    })
+}
+
+fn sort(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    if list.contains_unknown() {
+        return Ok(Value::Unknown(Type::list(Type::String)));
+    }
+    let mut strs: Vec<Str> = Vec::new();
+    for (i, v) in items(list).iter().enumerate() {
+        match v {
+            Value::String(s) => strs.push(s.clone()),
+            _ => {
+                return Err(FuncError::general(format!(
+                    "given list element {i} is null; a null string cannot be sorted"
+                )));
+            }
+        }
+    }
+    strs.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    Ok(Value::list(
+        Type::String,
+        strs.into_iter().map(Value::String).collect(),
+    ))
+}
+
+fn sum(args: &[Value]) -> Result<Value, FuncError> {
+    let list = arg(args, 0)?;
+    let t = list.type_of();
+    if list.is_unknown() {
+        return Ok(Value::Unknown(Type::Number));
+    }
+    let n = match list.len() {
+        Some(n) => n,
+        None => return Err(FuncError::arg(0, "cannot sum noniterable")),
+    };
+    if n == 0 {
+        return Err(FuncError::arg(0, "cannot sum an empty list"));
+    }
+    if !matches!(t, Type::List(_) | Type::Set(_) | Type::Tuple(_)) {
+        return Err(FuncError::arg(
+            0,
+            format!(
+                "argument must be list, set, or tuple. Received {}",
+                t.friendly_name()
+            ),
+        ));
+    }
+    if list.contains_unknown() {
+        return Ok(Value::Unknown(Type::Number));
+    }
+    let bad = || FuncError::arg(0, "argument must be list, set, or tuple of number values");
+    let mut acc: Option<Number> = None;
+    for v in items(list) {
+        if v.is_null() {
+            return Err(bad());
+        }
+        let Value::Number(x) = convert(v, &Type::Number).map_err(|_| bad())? else {
+            return Err(bad());
+        };
+        acc = Some(match acc {
+            None => x,
+            Some(a) => a
+                .add(&x)
+                .map_err(|_| FuncError::general("can't compute sum of opposing infinities"))?,
+        });
+    }
+    acc.map(Value::Number).ok_or_else(bad)
+}
+
+fn transpose(args: &[Value]) -> Result<Value, FuncError> {
+    let m = arg(args, 0)?;
+    let ret = Type::map(Type::list(Type::String));
+    if m.contains_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    let mut out: Vec<(Str, Vec<Value>)> = Vec::new();
+    for (k, list) in m.as_fields().unwrap_or(&[]) {
+        if list.is_null() {
+            return Err(FuncError::general(
+                "input must be a map of lists of strings",
+            ));
+        }
+        for v in items(list) {
+            let Value::String(s) = v else {
+                return Err(FuncError::general(
+                    "input must be a map of lists of strings",
+                ));
+            };
+            match out.iter_mut().find(|(n, _)| n == s) {
+                Some((_, ks)) => ks.push(Value::String(k.clone())),
+                None => out.push((s.clone(), vec![Value::String(k.clone())])),
+            }
+        }
+    }
+    let entries = out
+        .into_iter()
+        .map(|(k, vs)| (k, Value::list(Type::String, vs)))
+        .collect();
+    Ok(Value::map(Type::list(Type::String), entries))
+}
+
+fn values(args: &[Value]) -> Result<Value, FuncError> {
+    let m = arg(args, 0)?;
+    let t = m.type_of();
+    let ret = match &t {
+        Type::Map(e) => Type::list((**e).clone()),
+        Type::Object(attrs) => Type::Tuple(attrs.iter().map(|(_, t)| t.clone()).collect()),
+        _ => {
+            return Err(FuncError::general(
+                "values() requires a map as the first argument",
+            ));
+        }
+    };
+    if m.is_unknown() {
+        return Ok(Value::Unknown(ret));
+    }
+    let vals: Vec<Value> = m
+        .as_fields()
+        .unwrap_or(&[])
+        .iter()
+        .map(|(_, v)| v.clone())
+        .collect();
+    Ok(match ret {
+        Type::Tuple(_) => Value::tuple(vals),
+        other => Value::list(elem_type(&other), vals),
+    })
+}
+
+fn zipmap(args: &[Value]) -> Result<Value, FuncError> {
+    let keys = arg(args, 0)?;
+    let vals = arg(args, 1)?;
+    let vt = vals.type_of();
+    if !matches!(vt, Type::List(_) | Type::Tuple(_)) {
+        return Err(FuncError::general(
+            "values argument must be a list or tuple value",
+        ));
+    }
+    let mismatch = |k: usize, v: usize| {
+        FuncError::general(format!(
+            "number of keys ({k}) does not match number of values ({v})"
+        ))
+    };
+    if keys.contains_unknown() {
+        return Ok(Value::Unknown(match &vt {
+            Type::List(e) => Type::map((**e).clone()),
+            _ => Type::Dynamic,
+        }));
+    }
+    let ks = items(keys);
+    if let Type::Tuple(ts) = &vt
+        && ks.len() != ts.len()
+    {
+        return Err(mismatch(ks.len(), ts.len()));
+    }
+    for (i, k) in ks.iter().enumerate() {
+        if k.is_null() {
+            return Err(FuncError::general(format!(
+                "keys list has null value at index {i}"
+            )));
+        }
+    }
+    if vals.is_unknown() {
+        return Ok(Value::Unknown(Type::Dynamic));
+    }
+    let vs = items(vals);
+    if ks.len() != vs.len() {
+        return Err(mismatch(ks.len(), vs.len()));
+    }
+    let entries: Vec<(Str, Value)> = ks
+        .iter()
+        .zip(vs)
+        .map(|(k, v)| (Str::from(k.as_str().unwrap_or("")), v.clone()))
+        .collect();
+    Ok(match &vt {
+        Type::List(e) => Value::Map(Arc::new(Fields {
+            elem: (**e).clone(),
+            entries: sorted_last_wins(entries),
+        })),
+        _ => Value::object_sorted(sorted_last_wins(entries)),
+    })
+}
+
+/// Sort entries by key, keeping the last of duplicate keys (Go map assignment order).
+fn sorted_last_wins(entries: Vec<(Str, Value)>) -> Vec<(Str, Value)> {
+    match Value::object(entries) {
+        Value::Object(f) => f.entries.clone(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::{call, lookup as find};
+
+    fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
+        call(find(name).expect("function exists"), args)
+    }
+    fn s(x: &str) -> Value {
+        Value::string(x)
+    }
+    fn n(i: i64) -> Value {
+        Value::int(i)
+    }
+    fn f(x: f64) -> Value {
+        Value::Number(Number::from_f64(x).expect("finite"))
+    }
+    fn b(x: bool) -> Value {
+        Value::Bool(x)
+    }
+    fn tup(xs: Vec<Value>) -> Value {
+        Value::tuple(xs)
+    }
+    fn obj(xs: Vec<(&str, Value)>) -> Value {
+        Value::object(xs.into_iter().map(|(k, v)| (Str::from(k), v)).collect())
+    }
+    fn list(t: Type, xs: Vec<Value>) -> Value {
+        Value::list(t, xs)
+    }
+    fn strs(xs: &[&str]) -> Value {
+        list(Type::String, xs.iter().map(|x| s(x)).collect())
+    }
+    fn nums(xs: &[i64]) -> Value {
+        list(Type::Number, xs.iter().map(|x| n(*x)).collect())
+    }
+    fn tt(ts: Vec<Type>) -> Type {
+        Type::Tuple(Arc::from(ts))
+    }
+    #[track_caller]
+    fn ok(name: &str, args: Vec<Value>, want: Value) {
+        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(got.raw_equals(&want), "{name}: got {got:?}\nwant {want:?}");
+    }
+    #[track_caller]
+    fn err(name: &str, args: Vec<Value>, want: FuncError) {
+        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
+    }
+    fn general(m: &str) -> FuncError {
+        FuncError::general(m)
+    }
+
+    #[test]
+    fn alltrue_anytrue() {
+        ok("alltrue", vec![tup(vec![])], b(true));
+        ok("alltrue", vec![tup(vec![b(true), b(true)])], b(true));
+        ok("alltrue", vec![tup(vec![b(true), b(false)])], b(false));
+        ok("alltrue", vec![tup(vec![s("true"), b(true)])], b(true));
+        ok("alltrue", vec![tup(vec![Value::NULL])], b(false));
+        err(
+            "alltrue",
+            vec![tup(vec![s("yes")])],
+            FuncError::arg(0, "a bool is required"),
+        );
+        ok("anytrue", vec![tup(vec![])], b(false));
+        ok("anytrue", vec![tup(vec![b(false), b(true)])], b(true));
+        ok("anytrue", vec![tup(vec![b(false)])], b(false));
+        ok(
+            "anytrue",
+            vec![make_set(Type::Bool, vec![b(false), b(true)])],
+            b(true),
+        );
+    }
+
+    #[test]
+    fn chunklist_cases() {
+        let ln = Type::list(Type::Number);
+        ok(
+            "chunklist",
+            vec![tup(vec![n(1), n(2), n(3), n(4), n(5)]), n(2)],
+            list(ln.clone(), vec![nums(&[1, 2]), nums(&[3, 4]), nums(&[5])]),
+        );
+        ok(
+            "chunklist",
+            vec![tup(vec![]), n(3)],
+            list(Type::list(Type::Dynamic), vec![]),
+        );
+        ok(
+            "chunklist",
+            vec![tup(vec![s("a"), s("b")]), n(5)],
+            list(Type::list(Type::String), vec![strs(&["a", "b"])]),
+        );
+        ok(
+            "chunklist",
+            vec![tup(vec![n(1), n(2)]), n(0)],
+            list(ln, vec![nums(&[1, 2])]),
+        );
+        err(
+            "chunklist",
+            vec![tup(vec![]), n(-1)],
+            general("the size argument must be positive"),
+        );
+        err(
+            "chunklist",
+            vec![tup(vec![n(1), n(2)]), n(-1)],
+            general("the size argument must be positive"),
+        );
+    }
+
+    #[test]
+    fn coalesce_cases() {
+        ok("coalesce", vec![s(""), s("a")], s("a"));
+        ok("coalesce", vec![Value::NULL, s(""), s("b")], s("b"));
+        ok("coalesce", vec![n(1), s("a")], s("1"));
+        ok("coalesce", vec![n(0), n(1)], n(0));
+        ok("coalesce", vec![b(false), b(true)], b(false));
+        ok("coalesce", vec![Value::NULL, f(3.5)], f(3.5));
+        ok(
+            "coalesce",
+            vec![tup(vec![]), tup(vec![s("a")])],
+            list(Type::String, vec![]),
+        );
+        ok(
+            "coalesce",
+            vec![obj(vec![]), obj(vec![("a", n(1))])],
+            Value::map(Type::Number, vec![]),
+        );
+        let none = general("no non-null, non-empty-string arguments");
+        err("coalesce", vec![Value::NULL], none.clone());
+        err("coalesce", vec![s(""), s("")], none);
+        err(
+            "coalesce",
+            vec![],
+            general("all arguments must have the same type"),
+        );
+    }
+
+    #[test]
+    fn coalescelist_cases() {
+        ok(
+            "coalescelist",
+            vec![tup(vec![]), tup(vec![s("a")])],
+            tup(vec![s("a")]),
+        );
+        ok(
+            "coalescelist",
+            vec![tup(vec![s("x")]), tup(vec![s("y")])],
+            tup(vec![s("x")]),
+        );
+        ok(
+            "coalescelist",
+            vec![tup(vec![tup(vec![])]), tup(vec![n(1)])],
+            tup(vec![tup(vec![])]),
+        );
+        ok(
+            "coalescelist",
+            vec![list(Type::Dynamic, vec![]), tup(vec![s("a")])],
+            tup(vec![s("a")]),
+        );
+        err(
+            "coalescelist",
+            vec![tup(vec![]), tup(vec![])],
+            general("no non-null arguments"),
+        );
+        err(
+            "coalescelist",
+            vec![s("a")],
+            general("coalescelist arguments must be lists or tuples"),
+        );
+    }
+
+    #[test]
+    fn compact_concat() {
+        ok(
+            "compact",
+            vec![tup(vec![s("a"), s(""), Value::NULL, s("b")])],
+            strs(&["a", "b"]),
+        );
+        ok("compact", vec![tup(vec![])], strs(&[]));
+        ok("compact", vec![tup(vec![n(1), n(2)])], strs(&["1", "2"]));
+        ok(
+            "concat",
+            vec![tup(vec![n(1)]), tup(vec![n(2), n(3)])],
+            tup(vec![n(1), n(2), n(3)]),
+        );
+        ok(
+            "concat",
+            vec![tup(vec![s("a")]), tup(vec![n(1)])],
+            tup(vec![s("a"), n(1)]),
+        );
+        ok("concat", vec![tup(vec![]), tup(vec![])], tup(vec![]));
+        ok(
+            "concat",
+            vec![tup(vec![tup(vec![n(1)])]), tup(vec![n(2)])],
+            tup(vec![tup(vec![n(1)]), n(2)]),
+        );
+        ok("concat", vec![strs(&["a"]), nums(&[1])], strs(&["a", "1"]));
+        ok(
+            "concat",
+            vec![strs(&["a"]), tup(vec![n(1)])],
+            tup(vec![s("a"), n(1)]),
+        );
+        err(
+            "concat",
+            vec![s("a"), tup(vec![s("b")])],
+            FuncError::arg(0, "all arguments must be lists or tuples; got string"),
+        );
+        err(
+            "concat",
+            vec![tup(vec![]), Value::NULL],
+            FuncError::arg(1, "argument must not be null"),
+        );
+    }
+
+    #[test]
+    fn contains_distinct() {
+        ok("contains", vec![tup(vec![n(1), n(2), n(3)]), n(2)], b(true));
+        ok(
+            "contains",
+            vec![tup(vec![s("a"), s("b")]), s("c")],
+            b(false),
+        );
+        ok("contains", vec![tup(vec![n(1), n(2)]), s("1")], b(false));
+        ok(
+            "contains",
+            vec![make_set(Type::String, vec![s("a")]), s("a")],
+            b(true),
+        );
+        ok(
+            "contains",
+            vec![tup(vec![obj(vec![("a", n(1))])]), obj(vec![("a", n(1))])],
+            b(true),
+        );
+        err(
+            "contains",
+            vec![s("abc"), s("a")],
+            general("argument must be list, tuple, or set"),
+        );
+        ok(
+            "distinct",
+            vec![tup(vec![n(1), n(2), n(1), n(3), n(2)])],
+            nums(&[1, 2, 3]),
+        );
+        ok(
+            "distinct",
+            vec![tup(vec![s("b"), s("a"), s("b")])],
+            strs(&["b", "a"]),
+        );
+        ok("distinct", vec![tup(vec![])], list(Type::Dynamic, vec![]));
+        let t1 = tt(vec![Type::Number]);
+        ok(
+            "distinct",
+            vec![tup(vec![tup(vec![n(1)]), tup(vec![n(1)]), tup(vec![n(2)])])],
+            list(t1, vec![tup(vec![n(1)]), tup(vec![n(2)])]),
+        );
+    }
+
+    #[test]
+    fn element_flatten_index() {
+        let abc = || tup(vec![s("a"), s("b"), s("c")]);
+        ok("element", vec![abc(), n(1)], s("b"));
+        ok("element", vec![abc(), n(5)], s("c"));
+        ok("element", vec![abc(), n(-1)], s("c"));
+        ok("element", vec![strs(&["x", "y"]), n(-4)], s("x"));
+        err(
+            "element",
+            vec![tup(vec![]), n(0)],
+            general("cannot use element function with an empty list"),
+        );
+        err(
+            "element",
+            vec![make_set(Type::String, vec![s("a")]), n(0)],
+            general("cannot read elements from set of string"),
+        );
+        ok(
+            "flatten",
+            vec![tup(vec![tup(vec![n(1), tup(vec![n(2)])]), n(3)])],
+            tup(vec![n(1), n(2), n(3)]),
+        );
+        ok("flatten", vec![tup(vec![])], tup(vec![]));
+        ok(
+            "flatten",
+            vec![tup(vec![
+                tup(vec![]),
+                tup(vec![tup(vec![])]),
+                tup(vec![s("x")]),
+            ])],
+            tup(vec![s("x")]),
+        );
+        ok(
+            "flatten",
+            vec![tup(vec![
+                s("a"),
+                tup(vec![s("b"), tup(vec![s("c"), tup(vec![s("d")])])]),
+            ])],
+            tup(vec![s("a"), s("b"), s("c"), s("d")]),
+        );
+        err(
+            "flatten",
+            vec![s("a")],
+            general("can only flatten lists, sets and tuples"),
+        );
+        ok("index", vec![abc(), s("b")], n(1));
+        ok("index", vec![tup(vec![n(1), n(2), n(3)]), n(3)], n(2));
+        err(
+            "index",
+            vec![tup(vec![s("a")]), s("z")],
+            general("item not found"),
+        );
+        err(
+            "index",
+            vec![tup(vec![]), n(1)],
+            general("cannot search an empty list"),
+        );
+    }
+
+    #[test]
+    fn keys_values_length() {
+        let o = || obj(vec![("b", n(1)), ("a", n(2)), ("c", n(3))]);
+        ok("keys", vec![o()], tup(vec![s("a"), s("b"), s("c")]));
+        ok("keys", vec![obj(vec![])], tup(vec![]));
+        let m = Value::map(
+            Type::String,
+            vec![("z".into(), s("1")), ("y".into(), s("2"))],
+        );
+        ok("keys", vec![m.clone()], strs(&["y", "z"]));
+        err(
+            "keys",
+            vec![tup(vec![s("a")])],
+            FuncError::arg(0, "must have map or object type"),
+        );
+        ok("values", vec![o()], tup(vec![n(2), n(1), n(3)]));
+        ok("values", vec![obj(vec![])], tup(vec![]));
+        ok("values", vec![m], strs(&["2", "1"]));
+        err(
+            "values",
+            vec![s("x")],
+            general("values() requires a map as the first argument"),
+        );
+        ok("length", vec![tup(vec![n(1), n(2)])], n(2));
+        ok("length", vec![obj(vec![("a", n(1)), ("b", n(2))])], n(2));
+        ok(
+            "length",
+            vec![make_set(Type::Number, vec![n(1), n(1), n(2)])],
+            n(2),
+        );
+        ok("length", vec![tup(vec![])], n(0));
+        ok("length", vec![s("héllo")], n(5));
+        ok("length", vec![s("👍🏽")], n(1));
+        ok("length", vec![s("e\u{301}")], n(1));
+        ok("length", vec![s("")], n(0));
+        err(
+            "length",
+            vec![Value::NULL],
+            FuncError::arg(0, "argument must not be null"),
+        );
+        err(
+            "length",
+            vec![n(5)],
+            general("argument must be a string, a collection type, or a structural type"),
+        );
+        ok(
+            "length",
+            vec![Value::Unknown(Type::Dynamic)],
+            Value::Unknown(Type::Number),
+        );
+    }
+
+    #[test]
+    fn deprecated_list_map() {
+        err(
+            "list",
+            vec![n(1), n(2)],
+            general(
+                "the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list",
+            ),
+        );
+        err(
+            "map",
+            vec![s("a"), n(1)],
+            general(
+                "the \"map\" function was deprecated in Terraform v0.12 and is no longer available; use tomap({ ... }) syntax to write a literal map",
+            ),
+        );
+    }
+
+    #[test]
+    fn lookup_cases() {
+        ok("lookup", vec![obj(vec![("a", n(1))]), s("a"), n(0)], n(1));
+        ok(
+            "lookup",
+            vec![obj(vec![("a", n(1))]), s("b"), s("dflt")],
+            s("dflt"),
+        );
+        ok("lookup", vec![obj(vec![("a", s("x"))]), s("b"), n(5)], n(5));
+        err(
+            "lookup",
+            vec![obj(vec![("a", n(1))]), s("b")],
+            FuncError::arg(0, "the given object has no attribute \"b\""),
+        );
+        ok(
+            "lookup",
+            vec![
+                obj(vec![("a", obj(vec![("n", n(1))]))]),
+                s("a"),
+                Value::NULL,
+            ],
+            obj(vec![("n", n(1))]),
+        );
+        let m = Value::map(Type::String, vec![("a".into(), s("x"))]);
+        ok("lookup", vec![m.clone(), s("b"), n(5)], s("5"));
+        err(
+            "lookup",
+            vec![m.clone(), s("b")],
+            general("lookup failed to find key b"),
+        );
+        err(
+            "lookup",
+            vec![m.clone(), s("b"), tup(vec![])],
+            FuncError::arg(
+                2,
+                "the default value must have the same type as the map elements",
+            ),
+        );
+        err(
+            "lookup",
+            vec![m, s("a"), s("x"), s("y")],
+            general("lookup() takes two or three arguments, got 4"),
+        );
+        err(
+            "lookup",
+            vec![tup(vec![]), s("a")],
+            FuncError::arg(0, "lookup() requires a map as the first argument"),
+        );
+    }
+
+    #[test]
+    fn matchkeys_cases() {
+        ok(
+            "matchkeys",
+            vec![
+                tup(vec![s("a"), s("b"), s("c")]),
+                tup(vec![s("x"), s("y"), s("x")]),
+                tup(vec![s("x")]),
+            ],
+            strs(&["a", "c"]),
+        );
+        ok(
+            "matchkeys",
+            vec![
+                tup(vec![s("a"), s("b")]),
+                tup(vec![s("x"), s("y")]),
+                tup(vec![]),
+            ],
+            strs(&[]),
+        );
+        err(
+            "matchkeys",
+            vec![
+                tup(vec![s("a")]),
+                tup(vec![s("x"), s("y")]),
+                tup(vec![s("x")]),
+            ],
+            general("length of keys and values should be equal"),
+        );
+    }
+
+    #[test]
+    fn merge_cases() {
+        ok(
+            "merge",
+            vec![obj(vec![("a", n(1))]), obj(vec![("b", n(2))])],
+            obj(vec![("a", n(1)), ("b", n(2))]),
+        );
+        ok(
+            "merge",
+            vec![obj(vec![("a", n(1))]), obj(vec![("a", n(2))])],
+            obj(vec![("a", n(2))]),
+        );
+        ok("merge", vec![], obj(vec![]));
+        ok(
+            "merge",
+            vec![obj(vec![("a", n(1))]), Value::NULL],
+            obj(vec![("a", n(1))]),
+        );
+        ok(
+            "merge",
+            vec![
+                obj(vec![("a", obj(vec![("x", n(1))]))]),
+                obj(vec![("a", obj(vec![("y", n(2))]))]),
+            ],
+            obj(vec![("a", obj(vec![("y", n(2))]))]),
+        );
+        let m = |k: &str, v: &str| Value::map(Type::String, vec![(k.into(), s(v))]);
+        ok(
+            "merge",
+            vec![m("a", "1"), obj(vec![("b", n(2))])],
+            obj(vec![("a", s("1")), ("b", n(2))]),
+        );
+        ok(
+            "merge",
+            vec![m("a", "1"), m("b", "2")],
+            Value::map(
+                Type::String,
+                vec![("a".into(), s("1")), ("b".into(), s("2"))],
+            ),
+        );
+        err(
+            "merge",
+            vec![tup(vec![n(1)]), tup(vec![n(2)])],
+            general("arguments must be maps or objects, got \"tuple\""),
+        );
+    }
+
+    #[test]
+    fn one_cases() {
+        ok("one", vec![tup(vec![])], Value::NULL);
+        ok("one", vec![tup(vec![s("x")])], s("x"));
+        ok("one", vec![make_set(Type::Dynamic, vec![])], Value::NULL);
+        ok(
+            "one",
+            vec![list(Type::Dynamic, vec![Value::NULL])],
+            Value::NULL,
+        );
+        ok("one", vec![strs(&[])], Value::Null(Type::String));
+        err(
+            "one",
+            vec![tup(vec![n(1), n(2)])],
+            FuncError::arg(
+                0,
+                "must be a list, set, or tuple value with either zero or one elements",
+            ),
+        );
+    }
+
+    #[test]
+    fn range_cases() {
+        ok("range", vec![n(3)], nums(&[0, 1, 2]));
+        ok("range", vec![n(1), n(4)], nums(&[1, 2, 3]));
+        ok("range", vec![n(0), n(10), n(3)], nums(&[0, 3, 6, 9]));
+        ok("range", vec![n(5), n(0), n(-2)], nums(&[5, 3, 1]));
+        ok("range", vec![n(0)], nums(&[]));
+        ok("range", vec![n(1), n(1)], nums(&[]));
+        ok("range", vec![n(-3)], nums(&[0, -1, -2]));
+        ok(
+            "range",
+            vec![n(0), n(1), f(0.25)],
+            list(Type::Number, vec![n(0), f(0.25), f(0.5), f(0.75)]),
+        );
+        err(
+            "range",
+            vec![n(0), n(1), n(0)],
+            general(
+                "more than 1024 values were generated; either decrease the difference between start and end or use a smaller step",
+            ),
+        );
+        err(
+            "range",
+            vec![n(1), n(5), n(-1)],
+            FuncError::arg(1, "end must be less than start when step is negative"),
+        );
+        err(
+            "range",
+            vec![n(5), n(1), n(1)],
+            FuncError::arg(1, "end must be greater than start when step is positive"),
+        );
+        err(
+            "range",
+            vec![],
+            general("must have one, two, or three arguments"),
+        );
+    }
+
+    #[test]
+    fn reverse_slice() {
+        ok(
+            "reverse",
+            vec![tup(vec![n(1), n(2), n(3)])],
+            tup(vec![n(3), n(2), n(1)]),
+        );
+        ok("reverse", vec![tup(vec![])], tup(vec![]));
+        ok(
+            "reverse",
+            vec![tup(vec![s("a"), tup(vec![s("b")])])],
+            tup(vec![tup(vec![s("b")]), s("a")]),
+        );
+        ok("reverse", vec![strs(&["a", "b"])], strs(&["b", "a"]));
+        err(
+            "reverse",
+            vec![s("ab")],
+            FuncError::arg(0, "can only reverse list or tuple values, not string"),
+        );
+        let abcd = || tup(vec![s("a"), s("b"), s("c"), s("d")]);
+        ok("slice", vec![abcd(), n(1), n(3)], tup(vec![s("b"), s("c")]));
+        ok(
+            "slice",
+            vec![tup(vec![n(1), n(2), n(3)]), n(0), n(0)],
+            tup(vec![]),
+        );
+        ok(
+            "slice",
+            vec![tup(vec![n(1), n(2), n(3)]), n(3), n(3)],
+            tup(vec![]),
+        );
+        ok("slice", vec![strs(&["a", "b"]), n(1), n(2)], strs(&["b"]));
+        err(
+            "slice",
+            vec![tup(vec![n(1)]), n(2), n(1)],
+            FuncError::arg(
+                1,
+                "start index must not be greater than the length of the list",
+            ),
+        );
+        err(
+            "slice",
+            vec![tup(vec![n(1), n(2)]), n(0), n(5)],
+            FuncError::arg(
+                2,
+                "end index must not be greater than the length of the list",
+            ),
+        );
+        err(
+            "slice",
+            vec![tup(vec![n(1), n(2)]), n(2), n(1)],
+            FuncError::arg(1, "start index must not be greater than end index"),
+        );
+    }
+
+    #[test]
+    fn set_functions() {
+        let set = |t: Type, xs: Vec<Value>| make_set(t, xs);
+        ok(
+            "setintersection",
+            vec![tup(vec![s("a"), s("b")]), tup(vec![s("b"), s("c")])],
+            set(Type::String, vec![s("b")]),
+        );
+        ok(
+            "setintersection",
+            vec![tup(vec![n(1), n(2)]), tup(vec![n(3)])],
+            set(Type::Number, vec![]),
+        );
+        ok(
+            "setintersection",
+            vec![tup(vec![s("a")])],
+            set(Type::String, vec![s("a")]),
+        );
+        ok(
+            "setsubtract",
+            vec![tup(vec![s("a"), s("b"), s("c")]), tup(vec![s("b")])],
+            set(Type::String, vec![s("a"), s("c")]),
+        );
+        ok(
+            "setsubtract",
+            vec![tup(vec![n(1), n(2)]), tup(vec![])],
+            set(Type::Number, vec![n(1), n(2)]),
+        );
+        ok(
+            "setunion",
+            vec![tup(vec![s("b")]), tup(vec![s("a"), s("c")])],
+            set(Type::String, vec![s("a"), s("b"), s("c")]),
+        );
+        ok(
+            "setunion",
+            vec![tup(vec![n(1)]), tup(vec![s("a")])],
+            set(Type::String, vec![s("1"), s("a")]),
+        );
+        ok(
+            "setunion",
+            vec![tup(vec![n(3), n(1)]), tup(vec![n(20), n(2)])],
+            set(Type::Number, vec![n(1), n(2), n(3), n(20)]),
+        );
+        ok(
+            "setunion",
+            vec![tup(vec![b(true)]), tup(vec![b(false)])],
+            set(Type::Bool, vec![b(false), b(true)]),
+        );
+        ok(
+            "setunion",
+            vec![tup(vec![]), tup(vec![])],
+            set(Type::Dynamic, vec![]),
+        );
+        err(
+            "setunion",
+            vec![tup(vec![n(1)]), tup(vec![tup(vec![])])],
+            general("given sets must all have compatible element types"),
+        );
+    }
+
+    #[test]
+    fn setproduct_cases() {
+        let pair = tt(vec![Type::String, Type::Number]);
+        ok(
+            "setproduct",
+            vec![tup(vec![s("a"), s("b")]), tup(vec![n(1), n(2)])],
+            list(
+                pair,
+                vec![
+                    tup(vec![s("a"), n(1)]),
+                    tup(vec![s("a"), n(2)]),
+                    tup(vec![s("b"), n(1)]),
+                    tup(vec![s("b"), n(2)]),
+                ],
+            ),
+        );
+        ok(
+            "setproduct",
+            vec![tup(vec![]), tup(vec![n(1)])],
+            list(tt(vec![Type::Dynamic, Type::Number]), vec![]),
+        );
+        ok(
+            "setproduct",
+            vec![tup(vec![s("x")]), tup(vec![s("y")]), tup(vec![s("z")])],
+            list(
+                tt(vec![Type::String, Type::String, Type::String]),
+                vec![tup(vec![s("x"), s("y"), s("z")])],
+            ),
+        );
+        let st = make_set(Type::String, vec![s("b"), s("a")]);
+        ok(
+            "setproduct",
+            vec![st, tup(vec![n(1)])],
+            make_set(
+                tt(vec![Type::String, Type::Number]),
+                vec![tup(vec![s("a"), n(1)]), tup(vec![s("b"), n(1)])],
+            ),
+        );
+        err(
+            "setproduct",
+            vec![tup(vec![])],
+            general("at least two arguments are required"),
+        );
+        err(
+            "setproduct",
+            vec![tup(vec![]), s("a")],
+            FuncError::arg(1, "a set or a list is required"),
+        );
+    }
+
+    #[test]
+    fn sort_sum() {
+        ok(
+            "sort",
+            vec![tup(vec![s("b"), s("a"), s("B"), s("10"), s("9")])],
+            strs(&["10", "9", "B", "a", "b"]),
+        );
+        ok(
+            "sort",
+            vec![tup(vec![n(3), n(1), n(20), n(2)])],
+            strs(&["1", "2", "20", "3"]),
+        );
+        ok("sort", vec![tup(vec![])], strs(&[]));
+        ok(
+            "sort",
+            vec![tup(vec![s("é"), s("e"), s("z"), s("Z")])],
+            strs(&["Z", "e", "z", "é"]),
+        );
+        err(
+            "sort",
+            vec![tup(vec![tup(vec![n(1)])])],
+            FuncError::arg(0, "element 0: string required, but have tuple"),
+        );
+        err(
+            "sort",
+            vec![tup(vec![s("a"), Value::NULL])],
+            general("given list element 1 is null; a null string cannot be sorted"),
+        );
+        ok("sum", vec![tup(vec![n(1), n(2), f(3.5)])], f(6.5));
+        ok("sum", vec![tup(vec![s("1"), s("2")])], n(3));
+        ok(
+            "sum",
+            vec![tup(vec![n(-5), n(i64::MAX / 2)])],
+            n(i64::MAX / 2 - 5),
+        );
+        err(
+            "sum",
+            vec![tup(vec![])],
+            FuncError::arg(0, "cannot sum an empty list"),
+        );
+        err(
+            "sum",
+            vec![tup(vec![n(1), Value::NULL])],
+            FuncError::arg(0, "argument must be list, set, or tuple of number values"),
+        );
+        err(
+            "sum",
+            vec![s("1")],
+            FuncError::arg(0, "cannot sum noniterable"),
+        );
+        err(
+            "sum",
+            vec![obj(vec![("a", n(1))])],
+            FuncError::arg(0, "argument must be list, set, or tuple. Received object"),
+        );
+    }
+
+    #[test]
+    fn transpose_zipmap() {
+        let lt = Type::list(Type::String);
+        let input = obj(vec![
+            ("a", tup(vec![s("1"), s("2")])),
+            ("b", tup(vec![s("2"), s("3")])),
+        ]);
+        ok(
+            "transpose",
+            vec![input],
+            Value::map(
+                lt.clone(),
+                vec![
+                    ("1".into(), strs(&["a"])),
+                    ("2".into(), strs(&["a", "b"])),
+                    ("3".into(), strs(&["b"])),
+                ],
+            ),
+        );
+        ok(
+            "transpose",
+            vec![obj(vec![])],
+            Value::map(lt.clone(), vec![]),
+        );
+        ok(
+            "transpose",
+            vec![obj(vec![("a", tup(vec![n(1)]))])],
+            Value::map(lt, vec![("1".into(), strs(&["a"]))]),
+        );
+        ok(
+            "zipmap",
+            vec![tup(vec![s("a"), s("b")]), tup(vec![n(1), n(2)])],
+            obj(vec![("a", n(1)), ("b", n(2))]),
+        );
+        ok("zipmap", vec![tup(vec![]), tup(vec![])], obj(vec![]));
+        ok(
+            "zipmap",
+            vec![tup(vec![s("a"), s("a")]), tup(vec![n(1), n(2)])],
+            obj(vec![("a", n(2))]),
+        );
+        ok(
+            "zipmap",
+            vec![strs(&["k"]), nums(&[7])],
+            Value::map(Type::Number, vec![("k".into(), n(7))]),
+        );
+        err(
+            "zipmap",
+            vec![tup(vec![s("a")]), tup(vec![n(1), n(2)])],
+            general("number of keys (1) does not match number of values (2)"),
+        );
+        err(
+            "zipmap",
+            vec![tup(vec![s("a")]), s("x")],
+            general("values argument must be a list or tuple value"),
+        );
+    }
+}
+
+/// A check of the recorded Go results (`/work/shared/conformance/builtins/*.jsonl`) for every
+/// line whose expression is a call tree over literals. Ignored by default because it reads
+/// files outside the repository: `cargo test --lib conformance -- --ignored`.
+#[cfg(test)]
+mod conformance {
+    use crate::builtins::{FuncError, call, get, lookup};
+    use crate::number::Number;
+    use crate::value::{Str, Type, Value};
+    use serde_json::{Value as J, json};
+
+    struct P<'a> {
+        s: &'a [u8],
+        i: usize,
+    }
+
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.i < self.s.len() && (self.s[self.i] as char).is_whitespace() {
+                self.i += 1;
+            }
+        }
+        fn eat(&mut self, c: u8) -> bool {
+            self.ws();
+            if self.s.get(self.i) == Some(&c) {
+                self.i += 1;
+                true
+            } else {
+                false
+            }
+        }
+        fn ident(&mut self) -> Option<String> {
+            self.ws();
+            let st = self.i;
+            while self.i < self.s.len()
+                && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_')
+            {
+                self.i += 1;
+            }
+            (self.i > st).then(|| String::from_utf8_lossy(&self.s[st..self.i]).into_owned())
+        }
+        fn string(&mut self) -> Option<String> {
+            let mut out = String::new();
+            let rest = std::str::from_utf8(&self.s[self.i..]).ok()?;
+            let mut it = rest.char_indices();
+            while let Some((k, c)) = it.next() {
+                match c {
+                    '"' => {
+                        self.i += k + 1;
+                        return Some(out);
+                    }
+                    '\\' => match it.next()?.1 {
+                        'n' => out.push('\n'),
+                        'r' => out.push('\r'),
+                        't' => out.push('\t'),
+                        '"' => out.push('"'),
+                        '\\' => out.push('\\'),
+                        'u' => {
+                            let h: String = (0..4).filter_map(|_| it.next().map(|x| x.1)).collect();
+                            out.push(char::from_u32(u32::from_str_radix(&h, 16).ok()?)?);
+                        }
+                        _ => return None,
+                    },
+                    '$' | '%' if rest[k + 1..].starts_with('{') => return None,
+                    c => out.push(c),
+                }
+            }
+            None
+        }
+        fn expr(&mut self) -> Option<Result<Value, (String, FuncError)>> {
+            self.ws();
+            let c = *self.s.get(self.i)?;
+            if c == b'"' {
+                self.i += 1;
+                return Some(Ok(Value::string(self.string()?)));
+            }
+            if c == b'-' || c.is_ascii_digit() {
+                let st = self.i;
+                self.i += 1;
+                while self.i < self.s.len()
+                    && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.')
+                {
+                    self.i += 1;
+                }
+                let t = std::str::from_utf8(&self.s[st..self.i]).ok()?;
+                return Some(Ok(Value::Number(Number::parse(t)?)));
+            }
+            if c == b'[' {
+                self.i += 1;
+                let mut items = Vec::new();
+                if !self.eat(b']') {
+                    loop {
+                        match self.expr()? {
+                            Ok(v) => items.push(v),
+                            Err(e) => return Some(Err(e)),
+                        }
+                        if self.eat(b']') {
+                            break;
+                        }
+                        if !self.eat(b',') {
+                            return None;
+                        }
+                    }
+                }
+                return Some(Ok(Value::tuple(items)));
+            }
+            if c == b'{' {
+                self.i += 1;
+                let mut entries: Vec<(Str, Value)> = Vec::new();
+                loop {
+                    if self.eat(b'}') {
+                        break;
+                    }
+                    let k = self.ident()?;
+                    if !self.eat(b'=') {
+                        return None;
+                    }
+                    match self.expr()? {
+                        Ok(v) => entries.push((Str::from(k), v)),
+                        Err(e) => return Some(Err(e)),
+                    }
+                    self.eat(b',');
+                }
+                return Some(Ok(Value::object(entries)));
+            }
+            let id = self.ident()?;
+            match id.as_str() {
+                "true" => return Some(Ok(Value::Bool(true))),
+                "false" => return Some(Ok(Value::Bool(false))),
+                "null" => return Some(Ok(Value::NULL)),
+                _ => {}
+            }
+            if !self.eat(b'(') {
+                return None;
+            }
+            let mut args = Vec::new();
+            if !self.eat(b')') {
+                loop {
+                    match self.expr()? {
+                        Ok(v) => args.push(v),
+                        Err(e) => return Some(Err(e)),
+                    }
+                    if self.eat(b')') {
+                        break;
+                    }
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                }
+            }
+            let fid = lookup(&id)?;
+            let def = get(fid);
+            if args.len() < def.params.len()
+                || (def.var_param.is_none() && args.len() > def.params.len())
+            {
+                return None;
+            }
+            Some(call(fid, args).map_err(|e| (id, e)))
+        }
+    }
+
+    fn type_json(t: &Type) -> J {
+        match t {
+            Type::Dynamic => json!("dynamic"),
+            Type::Bool => json!("bool"),
+            Type::Number => json!("number"),
+            Type::String => json!("string"),
+            Type::List(e) => json!(["list", type_json(e)]),
+            Type::Set(e) => json!(["set", type_json(e)]),
+            Type::Map(e) => json!(["map", type_json(e)]),
+            Type::Tuple(ts) => json!(["tuple", ts.iter().map(type_json).collect::<Vec<_>>()]),
+            Type::Object(a) => json!([
+                "object",
+                a.iter()
+                    .map(|(k, t)| (k.to_string(), type_json(t)))
+                    .collect::<serde_json::Map<_, _>>()
+            ]),
+        }
+    }
+
+    fn value_json(v: &Value) -> J {
+        match v {
+            Value::Null(_) | Value::Unknown(_) => J::Null,
+            Value::Bool(b) => json!(b),
+            Value::Number(n) => json!(n.to_f64()),
+            Value::String(s) => json!(s.to_string()),
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+                J::Array(s.items.iter().map(value_json).collect())
+            }
+            Value::Map(f) | Value::Object(f) => J::Object(
+                f.entries
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), value_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    fn same(a: &J, b: &J) -> bool {
+        match (a, b) {
+            (J::Number(x), J::Number(y)) => {
+                let (x, y) = (
+                    x.as_f64().unwrap_or(f64::NAN),
+                    y.as_f64().unwrap_or(f64::NAN),
+                );
+                x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+            }
+            (J::Array(x), J::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+            }
+            (J::Object(x), J::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            _ => a == b,
+        }
+    }
+
+    #[test]
+    #[ignore]
+    fn recorded_go_results() {
+        let mut checked = 0;
+        let mut failures = Vec::new();
+        for fam in ["collection", "conversion", "string", "control"] {
+            let path = format!("/work/shared/conformance/builtins/{fam}.jsonl");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for line in text.lines() {
+                let Ok(rec) = serde_json::from_str::<J>(line) else {
+                    continue;
+                };
+                let expr = rec["expr"].as_str().unwrap_or("");
+                let mut p = P {
+                    s: expr.as_bytes(),
+                    i: 0,
+                };
+                let Some(res) = p.expr() else { continue };
+                p.ws();
+                if p.i != expr.len() {
+                    continue;
+                }
+                checked += 1;
+                match (res, rec.get("cty_error").and_then(J::as_str)) {
+                    (Ok(v), None) => {
+                        let want = &rec["cty"];
+                        let (gt, gv) = (type_json(&v.type_of()), value_json(&v));
+                        if gt != want["type"] || !same(&gv, &want["value"]) {
+                            failures.push(format!("{expr}: got {gt} {gv}, want {want}"));
+                        }
+                    }
+                    (Err((name, e)), Some(msg)) => {
+                        let detail = match &e {
+                            FuncError::Arg { index, message } => {
+                                let def = get(lookup(&name).expect("known"));
+                                let pname = def
+                                    .params
+                                    .get(*index)
+                                    .or(def.var_param.as_ref())
+                                    .map(|p| p.name)
+                                    .unwrap_or("?");
+                                format!("Invalid value for \"{pname}\" parameter: {message}.")
+                            }
+                            FuncError::General(m) => {
+                                format!("Call to function \"{name}\" failed: {m}.")
+                            }
+                        };
+                        if !msg.ends_with(&detail) {
+                            failures.push(format!("{expr}: got error {detail}, want {msg}"));
+                        }
+                    }
+                    (Ok(v), Some(msg)) => failures.push(format!("{expr}: got {v:?}, want {msg}")),
+                    (Err(e), None) => {
+                        failures.push(format!("{expr}: got {e:?}, want {}", rec["cty"]))
+                    }
+                }
+            }
+        }
+        assert!(checked > 0, "no conformance lines found");
+        assert!(
+            failures.is_empty(),
+            "{} of {checked} failed:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}

@@ -1,6 +1,289 @@
-//! Built-in functions: conversion.
+//! Built-in functions: type conversion (`tobool`, `tolist`, `tomap`, `tonumber`, `toset`,
+//! `tostring`), cty's `MakeToFunc`: an unsafe conversion to the target type, with friendlier
+//! messages for the failures users actually hit.
 
-use super::FuncDef;
+use super::{FuncDef, FuncError, Param, ParamType};
+use crate::convert::{
+    can_convert, convert, friendly_name_for_constraint, go_quote, mismatch_message,
+};
+use crate::value::{Type, Value};
+
+const V: &[Param] = &[Param::nullable("v", ParamType::Any)];
 
 /// The conversion functions.
-pub static FUNCS: &[FuncDef] = &[];
+pub static FUNCS: &[FuncDef] = &[
+    FuncDef {
+        name: "tobool",
+        params: V,
+        var_param: None,
+        imp: |a| to(a, Type::Bool),
+    },
+    FuncDef {
+        name: "tolist",
+        params: V,
+        var_param: None,
+        imp: |a| to(a, Type::list(Type::Dynamic)),
+    },
+    FuncDef {
+        name: "tomap",
+        params: V,
+        var_param: None,
+        imp: |a| to(a, Type::map(Type::Dynamic)),
+    },
+    FuncDef {
+        name: "tonumber",
+        params: V,
+        var_param: None,
+        imp: |a| to(a, Type::Number),
+    },
+    FuncDef {
+        name: "toset",
+        params: V,
+        var_param: None,
+        imp: |a| to(a, Type::set(Type::Dynamic)),
+    },
+    FuncDef {
+        name: "tostring",
+        params: V,
+        var_param: None,
+        imp: |a| to(a, Type::String),
+    },
+];
+
+/// cty's `MakeToFunc(want)`.
+fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
+    let Some(v) = args.first() else {
+        return Err(FuncError::general("not enough arguments"));
+    };
+    let got = v.type_of();
+    if got == want {
+        return Ok(v.clone());
+    }
+    if !can_convert(&got, &want, true) {
+        let msg = match (&got, &want) {
+            (Type::Tuple(_), Type::Tuple(_)) => format!(
+                "incompatible tuple type for conversion: {}",
+                mismatch_message(&got, &want)
+            ),
+            (Type::Object(_), Type::Object(_)) => format!(
+                "incompatible object type for conversion: {}",
+                mismatch_message(&got, &want)
+            ),
+            _ => format!(
+                "cannot convert {} to {}",
+                got.friendly_name(),
+                friendly_name_for_constraint(&want)
+            ),
+        };
+        return Err(FuncError::arg(0, msg));
+    }
+    if v.is_unknown() {
+        return Ok(Value::Unknown(want));
+    }
+    convert(v, &want).map_err(|e| {
+        let what = || match v {
+            Value::String(s) => go_quote(s),
+            _ => "string".to_string(),
+        };
+        let msg = match (&got, &want) {
+            (Type::String, Type::Bool) => format!(
+                "cannot convert {} to bool; only the strings \"true\" or \"false\" are allowed",
+                what()
+            ),
+            (Type::String, Type::Number) => format!(
+                "cannot convert {} to number; given string must be a decimal representation of a number",
+                what()
+            ),
+            _ => e.to_string(),
+        };
+        FuncError::arg(0, msg)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::{call, lookup};
+    use crate::value::Str;
+    use crate::value_ops::make_set;
+
+    fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
+        call(lookup(name).expect("function exists"), args)
+    }
+    fn s(x: &str) -> Value {
+        Value::string(x)
+    }
+    fn ok(name: &str, args: Vec<Value>, want: Value) {
+        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");
+    }
+    fn arg_err(name: &str, args: Vec<Value>, msg: &str) {
+        match run(name, args) {
+            Err(FuncError::Arg { index: 0, message }) => assert_eq!(message, msg),
+            other => panic!("{name}: unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tostring_cases() {
+        ok("tostring", vec![Value::int(1)], s("1"));
+        ok("tostring", vec![Value::Bool(true)], s("true"));
+        ok("tostring", vec![Value::NULL], Value::Null(Type::String));
+        ok("tostring", vec![s("x")], s("x"));
+        ok("tostring", vec![Value::int(-12)], s("-12"));
+        arg_err(
+            "tostring",
+            vec![Value::tuple(vec![Value::int(1)])],
+            "cannot convert tuple to string",
+        );
+        arg_err(
+            "tostring",
+            vec![Value::object(vec![("a".into(), Value::int(1))])],
+            "cannot convert object to string",
+        );
+    }
+
+    #[test]
+    fn tonumber_cases() {
+        ok("tonumber", vec![s("42")], Value::int(42));
+        ok("tonumber", vec![s("1e3")], Value::int(1000));
+        ok("tonumber", vec![Value::int(7)], Value::int(7));
+        ok("tonumber", vec![Value::NULL], Value::Null(Type::Number));
+        let bad = "given string must be a decimal representation of a number";
+        arg_err(
+            "tonumber",
+            vec![s("0x10")],
+            &format!("cannot convert \"0x10\" to number; {bad}"),
+        );
+        arg_err(
+            "tonumber",
+            vec![s(" 5")],
+            &format!("cannot convert \" 5\" to number; {bad}"),
+        );
+        arg_err(
+            "tonumber",
+            vec![s("")],
+            &format!("cannot convert \"\" to number; {bad}"),
+        );
+        arg_err(
+            "tonumber",
+            vec![Value::Bool(true)],
+            "cannot convert bool to number",
+        );
+    }
+
+    #[test]
+    fn tobool_cases() {
+        ok("tobool", vec![s("true")], Value::Bool(true));
+        ok("tobool", vec![s("false")], Value::Bool(false));
+        ok("tobool", vec![Value::Bool(true)], Value::Bool(true));
+        ok("tobool", vec![Value::NULL], Value::Null(Type::Bool));
+        let only = "only the strings \"true\" or \"false\" are allowed";
+        arg_err(
+            "tobool",
+            vec![s("yes")],
+            &format!("cannot convert \"yes\" to bool; {only}"),
+        );
+        arg_err(
+            "tobool",
+            vec![s("True")],
+            &format!("cannot convert \"True\" to bool; {only}"),
+        );
+        arg_err(
+            "tobool",
+            vec![Value::int(1)],
+            "cannot convert number to bool",
+        );
+    }
+
+    #[test]
+    fn tolist_toset_tomap_cases() {
+        ok(
+            "tolist",
+            vec![Value::tuple(vec![s("a"), Value::int(1)])],
+            Value::list(Type::String, vec![s("a"), s("1")]),
+        );
+        ok(
+            "tolist",
+            vec![Value::tuple(vec![])],
+            Value::list(Type::Dynamic, vec![]),
+        );
+        ok(
+            "tolist",
+            vec![make_set(Type::String, vec![s("b"), s("a")])],
+            Value::list(Type::String, vec![s("a"), s("b")]),
+        );
+        ok(
+            "tolist",
+            vec![Value::tuple(vec![Value::int(1), Value::NULL])],
+            Value::list(Type::Number, vec![Value::int(1), Value::Null(Type::Number)]),
+        );
+        arg_err(
+            "tolist",
+            vec![Value::object(vec![("a".into(), Value::int(1))])],
+            "cannot convert object to list of any single type",
+        );
+        arg_err(
+            "tolist",
+            vec![Value::tuple(vec![s("a"), Value::object(vec![])])],
+            "cannot convert tuple to list of any single type",
+        );
+        arg_err(
+            "tolist",
+            vec![s("a")],
+            "cannot convert string to list of any single type",
+        );
+        ok(
+            "toset",
+            vec![Value::tuple(vec![Value::int(1), s("1")])],
+            make_set(Type::String, vec![s("1")]),
+        );
+        ok(
+            "toset",
+            vec![Value::NULL],
+            Value::Null(Type::set(Type::Dynamic)),
+        );
+        ok(
+            "toset",
+            vec![Value::tuple(vec![s("a"), Value::int(1), Value::Bool(true)])],
+            make_set(Type::String, vec![s("1"), s("a"), s("true")]),
+        );
+        arg_err(
+            "toset",
+            vec![s("a")],
+            "cannot convert string to set of any single type",
+        );
+        let o: Vec<(Str, Value)> = vec![("a".into(), Value::int(1)), ("b".into(), s("x"))];
+        ok(
+            "tomap",
+            vec![Value::object(o)],
+            Value::map(
+                Type::String,
+                vec![("a".into(), s("1")), ("b".into(), s("x"))],
+            ),
+        );
+        ok(
+            "tomap",
+            vec![Value::object(vec![])],
+            Value::map(Type::Dynamic, vec![]),
+        );
+        ok(
+            "tomap",
+            vec![Value::NULL],
+            Value::Null(Type::map(Type::Dynamic)),
+        );
+        arg_err(
+            "tomap",
+            vec![Value::object(vec![
+                ("a".into(), Value::int(1)),
+                ("b".into(), Value::Bool(true)),
+            ])],
+            "cannot convert object to map of any single type",
+        );
+        arg_err(
+            "tomap",
+            vec![Value::tuple(vec![s("a")])],
+            "cannot convert tuple to map of any single type",
+        );
+    }
+}

@@ -1,6 +1,1038 @@
-//! Built-in functions: string.
+//! Built-in functions: strings (cty stdlib and Terraform 1.5.7 `lang/funcs`). Lengths,
+//! offsets and reversal work on grapheme clusters like cty; case mapping is Go's per-rune
+//! mapping; regular expressions are RE2 (Go `regexp`) run on the `regex` crate, with Go's
+//! ASCII meaning of `\d \w \s \b` and Go's error texts.
 
-use super::FuncDef;
+use super::collection::{any_unknown, to_int};
+use super::{FuncDef, FuncError, Param, ParamType};
+use crate::value::{Str, Type, Value};
+use regex::Regex;
+use std::sync::Arc;
+use unicode_segmentation::UnicodeSegmentation;
+
+const STR: Param = Param::new("str", ParamType::String);
+const STRING_ONLY: &[Param] = &[STR];
+
+/// Largest string a function may build (a guard against `indent(1e9, ...)`-style bombs).
+const MAX_RESULT_BYTES: usize = 64 << 20;
 
 /// The string functions.
-pub static FUNCS: &[FuncDef] = &[];
+pub static FUNCS: &[FuncDef] = &[
+    FuncDef {
+        name: "chomp",
+        params: STRING_ONLY,
+        var_param: None,
+        imp: |a| map_str(a, |s| s.trim_end_matches(['\r', '\n']).to_string()),
+    },
+    FuncDef {
+        name: "endswith",
+        params: &[STR, Param::new("suffix", ParamType::String)],
+        var_param: None,
+        imp: |a| str_pred(a, |s, x| s.ends_with(x)),
+    },
+    FuncDef {
+        name: "indent",
+        params: &[
+            Param::new("spaces", ParamType::Number),
+            Param::new("str", ParamType::String),
+        ],
+        var_param: None,
+        imp: indent,
+    },
+    FuncDef {
+        name: "join",
+        params: &[Param::new("separator", ParamType::String)],
+        var_param: Some(Param::new("lists", ParamType::List(&ParamType::String))),
+        imp: join,
+    },
+    FuncDef {
+        name: "lower",
+        params: STRING_ONLY,
+        var_param: None,
+        imp: |a| map_str(a, |s| s.chars().map(go_to_lower).collect()),
+    },
+    FuncDef {
+        name: "regex",
+        params: &[
+            Param::new("pattern", ParamType::String),
+            Param::new("string", ParamType::String),
+        ],
+        var_param: None,
+        imp: regex_fn,
+    },
+    FuncDef {
+        name: "regexall",
+        params: &[
+            Param::new("pattern", ParamType::String),
+            Param::new("string", ParamType::String),
+        ],
+        var_param: None,
+        imp: regexall,
+    },
+    FuncDef {
+        name: "replace",
+        params: &[
+            STR,
+            Param::new("substr", ParamType::String),
+            Param::new("replace", ParamType::String),
+        ],
+        var_param: None,
+        imp: replace,
+    },
+    FuncDef {
+        name: "split",
+        params: &[
+            Param::new("separator", ParamType::String),
+            Param::new("str", ParamType::String),
+        ],
+        var_param: None,
+        imp: split,
+    },
+    FuncDef {
+        name: "startswith",
+        params: &[STR, Param::new("prefix", ParamType::String)],
+        var_param: None,
+        imp: |a| str_pred(a, |s, x| s.starts_with(x)),
+    },
+    FuncDef {
+        name: "strcontains",
+        params: &[STR, Param::new("substr", ParamType::String)],
+        var_param: None,
+        imp: |a| str_pred(a, |s, x| s.contains(x)),
+    },
+    FuncDef {
+        name: "strrev",
+        params: STRING_ONLY,
+        var_param: None,
+        imp: |a| map_str(a, |s| s.graphemes(true).rev().collect()),
+    },
+    FuncDef {
+        name: "substr",
+        params: &[
+            STR,
+            Param::new("offset", ParamType::Number),
+            Param::new("length", ParamType::Number),
+        ],
+        var_param: None,
+        imp: substr,
+    },
+    FuncDef {
+        name: "title",
+        params: STRING_ONLY,
+        var_param: None,
+        imp: |a| map_str(a, title),
+    },
+    FuncDef {
+        name: "trim",
+        params: &[STR, Param::new("cutset", ParamType::String)],
+        var_param: None,
+        imp: |a| {
+            str2(a, Type::String, |s, cut| {
+                let set: Vec<char> = cut.chars().collect();
+                Ok(Value::string(s.trim_matches(set.as_slice())))
+            })
+        },
+    },
+    FuncDef {
+        name: "trimprefix",
+        params: &[STR, Param::new("prefix", ParamType::String)],
+        var_param: None,
+        imp: |a| {
+            str2(a, Type::String, |s, p| {
+                Ok(Value::string(s.strip_prefix(p).unwrap_or(s)))
+            })
+        },
+    },
+    FuncDef {
+        name: "trimsuffix",
+        params: &[STR, Param::new("suffix", ParamType::String)],
+        var_param: None,
+        imp: |a| {
+            str2(a, Type::String, |s, p| {
+                Ok(Value::string(s.strip_suffix(p).unwrap_or(s)))
+            })
+        },
+    },
+    FuncDef {
+        name: "trimspace",
+        params: STRING_ONLY,
+        var_param: None,
+        imp: |a| map_str(a, |s| s.trim_matches(char::is_whitespace).to_string()),
+    },
+    FuncDef {
+        name: "upper",
+        params: STRING_ONLY,
+        var_param: None,
+        imp: |a| map_str(a, |s| s.chars().map(go_to_upper).collect()),
+    },
+];
+
+fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
+    args.get(i)
+        .and_then(Value::as_str)
+        .ok_or_else(|| FuncError::arg(i, "string required"))
+}
+
+fn map_str(args: &[Value], f: impl Fn(&str) -> String) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::String));
+    }
+    Ok(Value::string(f(str_arg(args, 0)?)))
+}
+
+fn str2(
+    args: &[Value],
+    ret: Type,
+    f: impl Fn(&str, &str) -> Result<Value, FuncError>,
+) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(ret));
+    }
+    f(str_arg(args, 0)?, str_arg(args, 1)?)
+}
+
+fn str_pred(args: &[Value], f: impl Fn(&str, &str) -> bool) -> Result<Value, FuncError> {
+    str2(args, Type::Bool, |a, b| Ok(Value::Bool(f(a, b))))
+}
+
+/// Go's `unicode.ToLower` (simple per-rune mapping: no final sigma, no expansions).
+fn go_to_lower(c: char) -> char {
+    if c == '\u{130}' {
+        return 'i';
+    }
+    let mut it = c.to_lowercase();
+    match (it.next(), it.next()) {
+        (Some(l), None) => l,
+        _ => c,
+    }
+}
+
+/// Go's `unicode.ToUpper` (simple per-rune mapping: `ß` stays `ß`).
+fn go_to_upper(c: char) -> char {
+    let mut it = c.to_uppercase();
+    match (it.next(), it.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+/// Go's `unicode.ToTitle`: like upper case except for the Latin digraphs.
+fn go_to_title(c: char) -> char {
+    match c {
+        '\u{1C4}'..='\u{1C6}' => '\u{1C5}',
+        '\u{1C7}'..='\u{1C9}' => '\u{1C8}',
+        '\u{1CA}'..='\u{1CC}' => '\u{1CB}',
+        '\u{1F1}'..='\u{1F3}' => '\u{1F2}',
+        _ => go_to_upper(c),
+    }
+}
+
+/// Go's (deprecated) `strings.Title`, which cty's `title` uses.
+fn title(s: &str) -> String {
+    fn is_separator(r: char) -> bool {
+        if r.is_ascii() {
+            return !(r.is_ascii_alphanumeric() || r == '_');
+        }
+        if r.is_alphabetic() || r.is_numeric() {
+            return false;
+        }
+        r.is_whitespace()
+    }
+    let mut prev = ' ';
+    s.chars()
+        .map(|r| {
+            let out = if is_separator(prev) {
+                go_to_title(r)
+            } else {
+                r
+            };
+            prev = r;
+            out
+        })
+        .collect()
+}
+
+fn indent(args: &[Value]) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::String));
+    }
+    let n = args
+        .first()
+        .and_then(Value::as_number)
+        .ok_or_else(|| FuncError::arg(0, "number required"))?;
+    let spaces = to_int(n).map_err(FuncError::general)?;
+    let s = str_arg(args, 1)?;
+    let Ok(spaces) = usize::try_from(spaces) else {
+        return Err(FuncError::general(
+            "panic in function implementation: strings: negative Repeat count",
+        ));
+    };
+    let lines = s.matches('\n').count();
+    if spaces.saturating_mul(lines).saturating_add(s.len()) > MAX_RESULT_BYTES {
+        return Err(FuncError::general("the resulting string is too long"));
+    }
+    let pad = format!("\n{}", " ".repeat(spaces));
+    Ok(Value::string(s.replace('\n', &pad)))
+}
+
+fn join(args: &[Value]) -> Result<Value, FuncError> {
+    if any_unknown(args) || args.iter().any(Value::contains_unknown) {
+        return Ok(Value::Unknown(Type::String));
+    }
+    let sep = str_arg(args, 0)?;
+    let lists = &args[1..];
+    if lists.is_empty() {
+        return Err(FuncError::general("at least one list is required"));
+    }
+    let mut items: Vec<&str> = Vec::new();
+    for (ai, list) in lists.iter().enumerate() {
+        let elems = list.as_seq().unwrap_or(&[]);
+        for (ei, v) in elems.iter().enumerate() {
+            match v {
+                Value::String(s) => items.push(s),
+                _ if lists.len() > 1 => {
+                    return Err(FuncError::arg(
+                        ai + 1,
+                        format!(
+                            "element {ei} of list {} is null; cannot concatenate null values",
+                            ai + 1
+                        ),
+                    ));
+                }
+                _ => {
+                    return Err(FuncError::arg(
+                        ai + 1,
+                        format!("element {ei} is null; cannot concatenate null values"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Value::string(items.join(sep)))
+}
+
+fn split(args: &[Value]) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::list(Type::String)));
+    }
+    let sep = str_arg(args, 0)?;
+    let s = str_arg(args, 1)?;
+    let parts: Vec<Value> = if sep.is_empty() {
+        s.chars().map(|c| Value::string(c.to_string())).collect()
+    } else {
+        s.split(sep).map(Value::string).collect()
+    };
+    Ok(Value::list(Type::String, parts))
+}
+
+fn substr(args: &[Value]) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::String));
+    }
+    let s = str_arg(args, 0)?;
+    let num = |i: usize| {
+        args.get(i)
+            .and_then(Value::as_number)
+            .ok_or_else(|| FuncError::arg(i, "number required"))
+            .and_then(|n| to_int(n).map_err(FuncError::general))
+    };
+    let mut offset = num(1)?;
+    let length = num(2)?;
+    let clusters: Vec<&str> = s.graphemes(true).collect();
+    let total = i64::try_from(clusters.len()).unwrap_or(i64::MAX);
+    if offset < 0 {
+        offset = offset.saturating_add(total);
+    } else if length == 0 {
+        return Ok(Value::string(""));
+    }
+    // Seek forward `offset` clusters (cty returns "" when the string ends first).
+    let start = if offset > 0 {
+        if offset > total {
+            return Ok(Value::string(""));
+        }
+        offset as usize
+    } else {
+        0
+    };
+    let rest = &clusters[start..];
+    if length < 0 {
+        return Ok(Value::string(rest.concat()));
+    }
+    // cty's loop stops after `length` clusters, or at the end; a length of zero (reachable
+    // only with a negative offset) never matches and so takes everything.
+    let take = match usize::try_from(length) {
+        Ok(0) | Err(_) => rest.len(),
+        Ok(n) => n.min(rest.len()),
+    };
+    Ok(Value::string(rest[..take].concat()))
+}
+
+/// Go's regexp/syntax error for `pattern` as (code, expr), for the texts Go prints.
+fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut prev_repeatable = false;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' => {
+                if i + 1 >= chars.len() {
+                    return Some(("trailing backslash at end of expression", String::new()));
+                }
+                if chars[i + 1] == 'Q' {
+                    // \Q...\E literal text.
+                    i += 2;
+                    while i < chars.len() && !(chars[i] == '\\' && chars.get(i + 1) == Some(&'E')) {
+                        i += 1;
+                    }
+                    i += 2;
+                    prev_repeatable = true;
+                    continue;
+                }
+                let e = chars[i + 1];
+                if !e.is_ascii() || (e.is_ascii_alphanumeric() && !GO_ESCAPES.contains(e)) {
+                    return Some(("invalid escape sequence", format!("\\{e}")));
+                }
+                i += 2;
+                prev_repeatable = true;
+                continue;
+            }
+            '{' if prev_repeatable => {
+                if let Some((len, min, max)) = repeat_braces(&chars[i..]) {
+                    let text: String = chars[i..i + len].iter().collect();
+                    if min > 1000 || max.is_some_and(|m| m > 1000 || m < min) {
+                        return Some(("invalid repeat count", text));
+                    }
+                    i += len;
+                    if chars.get(i) == Some(&'?') {
+                        i += 1;
+                    }
+                    prev_repeatable = false;
+                    continue;
+                }
+                prev_repeatable = true;
+            }
+            '[' => {
+                let start = i;
+                i += 1;
+                if i < chars.len() && chars[i] == '^' {
+                    i += 1;
+                }
+                let mut first = true;
+                let mut closed = false;
+                while i < chars.len() {
+                    match chars[i] {
+                        ']' if !first => {
+                            closed = true;
+                            break;
+                        }
+                        lo if chars.get(i + 1) == Some(&'-')
+                            && chars.get(i + 2).is_some_and(|&c| c != ']' && c != '\\')
+                            && lo != '\\'
+                            && lo != '[' =>
+                        {
+                            let hi = chars[i + 2];
+                            if hi < lo {
+                                return Some((
+                                    "invalid character class range",
+                                    format!("{lo}-{hi}"),
+                                ));
+                            }
+                            i += 3;
+                        }
+                        '\\' => i += 2,
+                        '[' if chars.get(i + 1) == Some(&':') => {
+                            match chars[i + 2..].iter().collect::<String>().find(":]") {
+                                Some(p) => i += 2 + p + 2,
+                                None => i += 1,
+                            }
+                        }
+                        _ => i += 1,
+                    }
+                    first = false;
+                }
+                if !closed {
+                    return Some(("missing closing ]", chars[start..].iter().collect()));
+                }
+                i += 1;
+                prev_repeatable = true;
+                continue;
+            }
+            '(' => {
+                if chars.get(i + 1) == Some(&'?') {
+                    let rest: String = chars[i..].iter().collect();
+                    if rest.starts_with("(?=")
+                        || rest.starts_with("(?!")
+                        || rest.starts_with("(?<=")
+                        || rest.starts_with("(?<!")
+                    {
+                        let n = if rest.starts_with("(?<") { 4 } else { 3 };
+                        return Some((
+                            "invalid or unsupported Perl syntax",
+                            rest.chars().take(n).collect(),
+                        ));
+                    }
+                    // Skip the group header: `(?flags)`, `(?flags:`, `(?P<name>`, `(?<name>`.
+                    let mut j = i + 2;
+                    while j < chars.len() && !matches!(chars[j], ')' | ':' | '>') {
+                        j += 1;
+                    }
+                    if chars.get(j) == Some(&')') {
+                        i = j + 1;
+                        prev_repeatable = false;
+                        continue;
+                    }
+                    depth += 1;
+                    prev_repeatable = false;
+                    i = j + 1;
+                    continue;
+                }
+                depth += 1;
+                prev_repeatable = false;
+            }
+            ')' => {
+                if depth == 0 {
+                    return Some(("unexpected )", pattern.to_string()));
+                }
+                depth -= 1;
+                prev_repeatable = true;
+            }
+            '*' | '+' | '?' => {
+                if !prev_repeatable {
+                    let mut op = c.to_string();
+                    if chars.get(i + 1) == Some(&'?') {
+                        op.push('?');
+                    }
+                    return Some(("missing argument to repetition operator", op));
+                }
+                if i + 1 < chars.len() && matches!(chars[i + 1], '*' | '+') {
+                    return Some((
+                        "invalid nested repetition operator",
+                        chars[i..i + 2].iter().collect(),
+                    ));
+                }
+                if chars.get(i + 1) == Some(&'?') {
+                    i += 1;
+                }
+                prev_repeatable = false;
+            }
+            '|' => prev_repeatable = false,
+            _ => prev_repeatable = true,
+        }
+        i += 1;
+    }
+    if depth > 0 {
+        return Some(("missing closing )", pattern.to_string()));
+    }
+    None
+}
+
+/// Letters and digits Go's RE2 parser accepts after a backslash.
+const GO_ESCAPES: &str = "01234567afnrtvxpPdDsSwWbBAzQE";
+
+/// A `{n}`, `{n,}` or `{n,m}` repetition at the start of `cs`: (length, n, m).
+fn repeat_braces(cs: &[char]) -> Option<(usize, u64, Option<u64>)> {
+    let close = cs.iter().position(|&c| c == '}')?;
+    let body: String = cs[1..close].iter().collect();
+    let num = |t: &str| -> Option<u64> {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(t.parse::<u64>().unwrap_or(u64::MAX))
+    };
+    let (min, max) = match body.split_once(',') {
+        None => {
+            let n = num(&body)?;
+            (n, Some(n))
+        }
+        Some((a, "")) => (num(a)?, None),
+        Some((a, b)) => (num(a)?, Some(num(b)?)),
+    };
+    Some((close + 1, min, max))
+}
+
+/// Rewrite an RE2 pattern for the `regex` crate: Go's `\d \w \s \b` are ASCII-only and Go
+/// supports `\Q...\E` literal runs.
+fn translate_pattern(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut it = pattern.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('d') => out.push_str("[0-9]"),
+            Some('D') => out.push_str("[^0-9]"),
+            Some('w') => out.push_str("[0-9A-Za-z_]"),
+            Some('W') => out.push_str("[^0-9A-Za-z_]"),
+            Some('s') => out.push_str("[\\t\\n\\f\\r ]"),
+            Some('S') => out.push_str("[^\\t\\n\\f\\r ]"),
+            Some('b') => out.push_str("(?-u:\\b)"),
+            Some('B') => out.push_str("(?-u:\\B)"),
+            Some('Q') => {
+                let mut lit = String::new();
+                while let Some(x) = it.next() {
+                    if x == '\\' && it.peek() == Some(&'E') {
+                        it.next();
+                        break;
+                    }
+                    lit.push(x);
+                }
+                out.push_str(&regex::escape(&lit));
+            }
+            Some(x) => {
+                out.push('\\');
+                out.push(x);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Compile an RE2 pattern; the error is (Go code, Go expr) or the engine's own text.
+fn compile(pattern: &str) -> Result<Regex, (String, String)> {
+    if let Some((code, expr)) = go_regex_syntax_error(pattern) {
+        return Err((code.to_string(), expr));
+    }
+    regex::RegexBuilder::new(&translate_pattern(pattern))
+        .size_limit(32 << 20)
+        .build()
+        .map_err(|e| {
+            let msg = match e {
+                regex::Error::Syntax(s) => s.lines().last().unwrap_or("").trim().to_string(),
+                other => other.to_string(),
+            };
+            (msg, pattern.to_string())
+        })
+}
+
+/// The result shape of a pattern, as cty's `regexPatternResultType`.
+enum Shape {
+    Whole,
+    Tuple(usize),
+    Object(Vec<(Str, usize)>),
+}
+
+fn pattern_shape(pattern: &str) -> Result<(Regex, Shape), FuncError> {
+    let re = compile(pattern).map_err(|(code, expr)| {
+        FuncError::arg(0, format!("invalid regexp pattern: {code} in {expr}"))
+    })?;
+    let mut named: Vec<(Str, usize)> = Vec::new();
+    let mut unnamed = 0;
+    for (i, name) in re.capture_names().enumerate().skip(1) {
+        match name {
+            Some(n) => named.push((Str::from(n), i)),
+            None => unnamed += 1,
+        }
+    }
+    let shape = match (unnamed, named.is_empty()) {
+        (0, true) => Shape::Whole,
+        (u, false) if u > 0 => {
+            return Err(FuncError::arg(
+                0,
+                "invalid regexp pattern: cannot mix both named and unnamed capture groups",
+            ));
+        }
+        (u, true) => Shape::Tuple(u),
+        _ => {
+            named.sort_by(|a, b| a.0.cmp(&b.0));
+            Shape::Object(named)
+        }
+    };
+    Ok((re, shape))
+}
+
+fn shape_type(shape: &Shape) -> Type {
+    match shape {
+        Shape::Whole => Type::String,
+        Shape::Tuple(n) => Type::Tuple(Arc::from(vec![Type::String; *n])),
+        Shape::Object(names) => Type::Object(
+            names
+                .iter()
+                .map(|(n, _)| (n.clone(), Type::String))
+                .collect(),
+        ),
+    }
+}
+
+fn capture_value(caps: &regex::Captures<'_>, shape: &Shape) -> Value {
+    let group = |i: usize| match caps.get(i) {
+        Some(m) => Value::string(m.as_str()),
+        None => Value::Null(Type::String),
+    };
+    match shape {
+        Shape::Whole => group(0),
+        Shape::Tuple(n) => Value::tuple((1..=*n).map(group).collect()),
+        Shape::Object(names) => {
+            Value::object(names.iter().map(|(n, i)| (n.clone(), group(*i))).collect())
+        }
+    }
+}
+
+fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
+    if args.first().is_some_and(Value::is_unknown) {
+        return Ok(Value::Unknown(Type::Dynamic));
+    }
+    let (re, shape) = pattern_shape(str_arg(args, 0)?)?;
+    if any_unknown(args) {
+        return Ok(Value::Unknown(shape_type(&shape)));
+    }
+    let s = str_arg(args, 1)?;
+    match re.captures(s) {
+        Some(caps) => Ok(capture_value(&caps, &shape)),
+        None => Err(FuncError::general(
+            "pattern did not match any part of the given string",
+        )),
+    }
+}
+
+fn regexall(args: &[Value]) -> Result<Value, FuncError> {
+    if args.first().is_some_and(Value::is_unknown) {
+        return Ok(Value::Unknown(Type::list(Type::Dynamic)));
+    }
+    let (re, shape) = pattern_shape(str_arg(args, 0)?)?;
+    let ety = shape_type(&shape);
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::list(ety)));
+    }
+    let s = str_arg(args, 1)?;
+    let items: Vec<Value> = re
+        .captures_iter(s)
+        .map(|c| capture_value(&c, &shape))
+        .collect();
+    Ok(Value::list(ety, items))
+}
+
+fn replace(args: &[Value]) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::String));
+    }
+    let s = str_arg(args, 0)?;
+    let sub = str_arg(args, 1)?;
+    let rep = str_arg(args, 2)?;
+    if sub.len() > 1 && sub.starts_with('/') && sub.ends_with('/') {
+        let re = compile(&sub[1..sub.len() - 1]).map_err(|(code, expr)| {
+            FuncError::general(format!("error parsing regexp: {code}: `{expr}`"))
+        })?;
+        let out = re.replace_all(s, rep);
+        if out.len() > MAX_RESULT_BYTES {
+            return Err(FuncError::general("the resulting string is too long"));
+        }
+        return Ok(Value::string(out.as_ref()));
+    }
+    let count = if sub.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(sub).count()
+    };
+    if count.saturating_mul(rep.len()).saturating_add(s.len()) > MAX_RESULT_BYTES {
+        return Err(FuncError::general("the resulting string is too long"));
+    }
+    Ok(Value::string(s.replace(sub, rep)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::{call, lookup};
+
+    fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
+        call(lookup(name).expect("function exists"), args)
+    }
+    fn s(x: &str) -> Value {
+        Value::string(x)
+    }
+    fn n(i: i64) -> Value {
+        Value::int(i)
+    }
+    fn ok(name: &str, args: Vec<Value>, want: Value) {
+        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");
+    }
+    fn ok_s(name: &str, args: Vec<Value>, want: &str) {
+        ok(name, args, s(want));
+    }
+    fn err(name: &str, args: Vec<Value>, want: FuncError) {
+        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
+    }
+    fn strs(xs: &[&str]) -> Value {
+        Value::list(Type::String, xs.iter().map(|x| s(x)).collect())
+    }
+
+    #[test]
+    fn chomp_and_affixes() {
+        ok_s("chomp", vec![s("hello\n")], "hello");
+        ok_s("chomp", vec![s("hello\r\n")], "hello");
+        ok_s("chomp", vec![s("hello\n\n\n")], "hello");
+        ok_s("chomp", vec![s("\n")], "");
+        ok("endswith", vec![s("hello"), s("")], Value::Bool(true));
+        ok("endswith", vec![s(""), s("x")], Value::Bool(false));
+        ok("endswith", vec![s("héllo"), s("llo")], Value::Bool(true));
+        ok("startswith", vec![s("hello"), s("HE")], Value::Bool(false));
+        ok("startswith", vec![s(""), s("")], Value::Bool(true));
+        ok("strcontains", vec![s("hello"), s("ell")], Value::Bool(true));
+        ok("strcontains", vec![s(""), s("")], Value::Bool(true));
+        err(
+            "startswith",
+            vec![Value::NULL, s("")],
+            FuncError::arg(0, "argument must not be null"),
+        );
+        ok("startswith", vec![n(12), s("1")], Value::Bool(true));
+    }
+
+    #[test]
+    fn case_mapping() {
+        ok_s("lower", vec![s("ÀBÇ HeLLo")], "àbç hello");
+        ok_s("upper", vec![s("straße")], "STRAßE");
+        ok_s("upper", vec![s("ǆ")], "Ǆ");
+        ok_s("lower", vec![s("ΑΣ")], "ασ");
+        ok_s("upper", vec![s("")], "");
+        ok_s(
+            "title",
+            vec![s("hello world-foo bar_baz")],
+            "Hello World-Foo Bar_baz",
+        );
+        ok_s("title", vec![s("ÉCOLE élève")], "ÉCOLE Élève");
+        ok_s("title", vec![s("ǆemal")], "ǅemal");
+        err(
+            "upper",
+            vec![Value::tuple(vec![])],
+            FuncError::arg(0, "string required, but have tuple"),
+        );
+    }
+
+    #[test]
+    fn indent_cases() {
+        ok_s("indent", vec![n(2), s("a\nb\nc")], "a\n  b\n  c");
+        ok_s("indent", vec![n(4), s("single")], "single");
+        ok_s("indent", vec![n(2), s("a\n\nb\n")], "a\n  \n  b\n  ");
+        ok_s("indent", vec![s("1"), s("a\nb")], "a\n b");
+        assert!(run("indent", vec![n(-1), s("a\nb")]).is_err());
+        assert!(run("indent", vec![n(1 << 40), s("a\nb")]).is_err());
+    }
+
+    #[test]
+    fn join_cases() {
+        ok_s("join", vec![s(","), strs(&["a", "b", "c"])], "a,b,c");
+        ok_s("join", vec![s(", "), Value::tuple(vec![])], "");
+        ok_s(
+            "join",
+            vec![s("-"), strs(&["a"]), strs(&["b", "c"])],
+            "a-b-c",
+        );
+        ok_s(
+            "join",
+            vec![s(","), Value::tuple(vec![n(1), Value::Bool(true), s("x")])],
+            "1,true,x",
+        );
+        err(
+            "join",
+            vec![s(","), Value::tuple(vec![s("a"), Value::NULL])],
+            FuncError::arg(1, "element 1 is null; cannot concatenate null values"),
+        );
+        err(
+            "join",
+            vec![s(","), strs(&["a"]), Value::tuple(vec![Value::NULL])],
+            FuncError::arg(
+                2,
+                "element 0 of list 2 is null; cannot concatenate null values",
+            ),
+        );
+        err(
+            "join",
+            vec![s(",")],
+            FuncError::general("at least one list is required"),
+        );
+    }
+
+    #[test]
+    fn strrev_substr_length() {
+        ok_s("strrev", vec![s("héllo")], "olléh");
+        ok_s("strrev", vec![s("👍🏽ab")], "ba👍🏽");
+        ok_s("strrev", vec![s("")], "");
+        ok_s("substr", vec![s("hello"), n(1), n(3)], "ell");
+        ok_s("substr", vec![s("hello"), n(-3), n(-1)], "llo");
+        ok_s("substr", vec![s("hello"), n(0), n(100)], "hello");
+        ok_s("substr", vec![s("héllo wörld"), n(6), n(5)], "wörld");
+        ok_s("substr", vec![s("hello"), n(10), n(2)], "");
+        ok_s("substr", vec![s("hello"), n(-10), n(2)], "he");
+        ok_s("substr", vec![s("hello"), n(-2), n(0)], "lo");
+        ok_s("substr", vec![s("hello"), n(5), n(1)], "");
+        let frac = Value::Number(crate::number::Number::from_f64(1.5).expect("finite"));
+        err(
+            "substr",
+            vec![s("hello"), frac, n(1)],
+            FuncError::general(
+                "value must be a whole number, between -9223372036854775808 and 9223372036854775807",
+            ),
+        );
+    }
+
+    #[test]
+    fn trims() {
+        ok_s("trim", vec![s("xxhixx"), s("x")], "hi");
+        ok_s("trim", vec![s("  a  "), s(" ")], "a");
+        ok_s("trim", vec![s("abcba"), s("ab")], "c");
+        ok_s("trim", vec![s("hello"), s("")], "hello");
+        ok_s("trimprefix", vec![s("helloworld"), s("hello")], "world");
+        ok_s("trimprefix", vec![s("aaa"), s("a")], "aa");
+        ok_s("trimsuffix", vec![s("file.tar.gz"), s(".gz")], "file.tar");
+        ok_s("trimsuffix", vec![s("file"), s(".gz")], "file");
+        ok_s("trimspace", vec![s("  \n\t hi \t\n")], "hi");
+        ok_s("trimspace", vec![s("\u{a0}x\u{2003}")], "x");
+    }
+
+    #[test]
+    fn split_cases() {
+        ok(
+            "split",
+            vec![s(","), s("a,b,,c")],
+            strs(&["a", "b", "", "c"]),
+        );
+        ok("split", vec![s(","), s("")], strs(&[""]));
+        ok("split", vec![s(""), s("abc")], strs(&["a", "b", "c"]));
+        ok("split", vec![s("::"), s("a::b::c")], strs(&["a", "b", "c"]));
+        ok(
+            "split",
+            vec![s(""), s("")],
+            Value::list(Type::String, vec![]),
+        );
+    }
+
+    #[test]
+    fn replace_cases() {
+        ok_s(
+            "replace",
+            vec![s("hello world"), s("o"), s("0")],
+            "hell0 w0rld",
+        );
+        ok_s("replace", vec![s("hello"), s("/l+/"), s("L")], "heLo");
+        ok_s(
+            "replace",
+            vec![s("a-b-c"), s("/(\\w)-(\\w)/"), s("$2+$1")],
+            "b+a-c",
+        );
+        ok_s("replace", vec![s("abc"), s(""), s("-")], "-a-b-c-");
+        ok_s("replace", vec![s("x.y.z"), s("."), s("")], "xyz");
+        ok_s("replace", vec![s("AbC"), s("/(?i)b/"), s("_")], "A_C");
+        ok_s("replace", vec![s("a/b"), s("/"), s("|")], "a|b");
+        err(
+            "replace",
+            vec![s("abc"), s("/[/"), s("x")],
+            FuncError::general("error parsing regexp: missing closing ]: `[`"),
+        );
+    }
+
+    #[test]
+    fn regex_cases() {
+        ok_s("regex", vec![s("[a-z]+"), s("123abc456")], "abc");
+        ok(
+            "regex",
+            vec![s("(\\d+)-(\\d+)"), s("10-20")],
+            Value::tuple(vec![s("10"), s("20")]),
+        );
+        ok(
+            "regex",
+            vec![s("(?P<year>\\d{4})-(?P<month>\\d{2})"), s("2024-05")],
+            Value::object(vec![("month".into(), s("05")), ("year".into(), s("2024"))]),
+        );
+        ok(
+            "regex",
+            vec![
+                s("^(?:https?://)?([^/:]+)"),
+                s("https://example.com:8080/x"),
+            ],
+            Value::tuple(vec![s("example.com")]),
+        );
+        ok(
+            "regex",
+            vec![s("(a)|(b)"), s("b")],
+            Value::tuple(vec![Value::Null(Type::String), s("b")]),
+        );
+        ok("regex", vec![s("\\d"), s("٣3")], s("3"));
+        err(
+            "regex",
+            vec![s("x"), s("abc")],
+            FuncError::general("pattern did not match any part of the given string"),
+        );
+        err(
+            "regex",
+            vec![s("("), s("x")],
+            FuncError::arg(0, "invalid regexp pattern: missing closing ) in ("),
+        );
+        err(
+            "regex",
+            vec![s("(?P<a>x)(y)"), s("xy")],
+            FuncError::arg(
+                0,
+                "invalid regexp pattern: cannot mix both named and unnamed capture groups",
+            ),
+        );
+        err(
+            "regex",
+            vec![s("a)"), s("x")],
+            FuncError::arg(0, "invalid regexp pattern: unexpected ) in a)"),
+        );
+        err(
+            "regex",
+            vec![s("a\\q"), s("x")],
+            FuncError::arg(0, "invalid regexp pattern: invalid escape sequence in \\q"),
+        );
+        err(
+            "regex",
+            vec![s("[z-a]"), s("x")],
+            FuncError::arg(
+                0,
+                "invalid regexp pattern: invalid character class range in z-a",
+            ),
+        );
+        err(
+            "regex",
+            vec![s("a{1001}"), s("x")],
+            FuncError::arg(0, "invalid regexp pattern: invalid repeat count in {1001}"),
+        );
+        ok("regex", vec![s("a{2,3}b"), s("xaaab")], s("aaab"));
+        ok("regex", vec![s("[a-c-]+"), s("x-ab")], s("-ab"));
+        ok("regex", vec![s("\\.\\Qa.b\\E"), s(".a.b")], s(".a.b"));
+        err(
+            "regex",
+            vec![s("*a"), s("x")],
+            FuncError::arg(
+                0,
+                "invalid regexp pattern: missing argument to repetition operator in *",
+            ),
+        );
+    }
+
+    #[test]
+    fn regexall_cases() {
+        ok(
+            "regexall",
+            vec![s("\\d+"), s("a1b22c333")],
+            strs(&["1", "22", "333"]),
+        );
+        let pair = |a: &str, b: &str| Value::tuple(vec![s(a), s(b)]);
+        let tt = Type::Tuple(Arc::from(vec![Type::String, Type::String]));
+        ok(
+            "regexall",
+            vec![s("(\\w)(\\d)"), s("a1 b2")],
+            Value::list(tt, vec![pair("a", "1"), pair("b", "2")]),
+        );
+        let kv = |k: &str, v: &str| Value::object(vec![("k".into(), s(k)), ("v".into(), s(v))]);
+        let ot = kv("", "").type_of();
+        ok(
+            "regexall",
+            vec![s("(?P<k>\\w+)=(?P<v>\\w+)"), s("a=1,b=2")],
+            Value::list(ot, vec![kv("a", "1"), kv("b", "2")]),
+        );
+        ok(
+            "regexall",
+            vec![s("z"), s("abc")],
+            Value::list(Type::String, vec![]),
+        );
+        ok("regexall", vec![s(""), s("ab")], strs(&["", "", ""]));
+    }
+}
