@@ -10,5 +10,6 @@ pub mod builtins;
 pub mod convert;
 pub mod diag;
 pub mod number;
+pub mod proto;
 pub mod span;
 pub mod value;
