@@ -11,5 +11,7 @@ pub mod convert;
 pub mod diag;
 pub mod number;
 pub mod proto;
+pub mod request;
+pub mod response;
 pub mod span;
 pub mod value;

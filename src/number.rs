@@ -20,6 +20,48 @@ impl Number {
             Number::Float(f) => *f,
         }
     }
+    /// PROVISIONAL (protocol branch): see the Number API in COMMON.md.
+    pub fn from_f64(f: f64) -> Option<Number> {
+        if f.is_nan() {
+            None
+        } else {
+            Some(Number::Float(f))
+        }
+    }
+    /// PROVISIONAL (protocol branch): finite decimal text only.
+    pub fn parse(s: &str) -> Option<Number> {
+        if let Ok(i) = s.parse::<i64>() {
+            return Some(Number::Int(i));
+        }
+        match s.parse::<f64>() {
+            Ok(f)
+                if f.is_finite()
+                    && !s.contains(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E') =>
+            {
+                Some(Number::Float(f))
+            }
+            _ => None,
+        }
+    }
+    /// PROVISIONAL (protocol branch).
+    pub fn infinity(negative: bool) -> Number {
+        Number::Float(if negative {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        })
+    }
+    /// PROVISIONAL (protocol branch).
+    pub fn is_infinite(&self) -> bool {
+        matches!(self, Number::Float(f) if f.is_infinite())
+    }
+    /// PROVISIONAL (protocol branch): not cty's exact text.
+    pub fn to_cty_string(&self) -> String {
+        match self {
+            Number::Int(i) => i.to_string(),
+            Number::Float(f) => f.to_string(),
+        }
+    }
     pub fn cmp_num(&self, other: &Number) -> Ordering {
         self.to_f64().total_cmp(&other.to_f64())
     }

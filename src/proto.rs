@@ -17,7 +17,8 @@ pub mod v1beta1 {
 }
 
 /// The encoded `FileDescriptorSet` of both protocol versions (for gRPC server reflection).
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fn_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/fn_descriptor.bin"));
 
 /// Re-decodes a message as another message type with the same wire format.
 ///
