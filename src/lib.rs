@@ -9,6 +9,7 @@ pub mod ast;
 pub mod builtins;
 pub mod convert;
 pub mod diag;
+pub mod function;
 pub mod number;
 pub mod proto;
 pub mod protojson;
