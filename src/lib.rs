@@ -7,12 +7,14 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod cli;
 pub mod convert;
 pub mod diag;
 pub mod function;
 pub mod number;
 pub mod proto;
 pub mod protojson;
+pub mod render;
 pub mod request;
 pub mod response;
 pub mod span;

@@ -17,8 +17,9 @@ use std::fmt::Write as _;
 pub const MAX_JSON_DEPTH: usize = 512;
 
 /// A JSON document. Objects keep their keys sorted, which is the order we print them in.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum Json {
+    #[default]
     Null,
     Bool(bool),
     Number(f64),
