@@ -387,12 +387,14 @@ mod tests {
             ]),
         )]))
         .unwrap();
-        let mut desired = v1::State::default();
-        desired.composite = Some(v1::Resource {
-            resource: Some(upstream),
-            connection_details: [("a".to_string(), b"1".to_vec())].into_iter().collect(),
-            ready: 0,
-        });
+        let desired = v1::State {
+            composite: Some(v1::Resource {
+                resource: Some(upstream),
+                connection_details: [("a".to_string(), b"1".to_vec())].into_iter().collect(),
+                ready: 0,
+            }),
+            ..Default::default()
+        };
         req.desired = Some(desired);
         let mut b = ResponseBuilder::new(&req);
         b.merge_composite_status(
