@@ -37,7 +37,8 @@ fn sections(text: &str) -> Vec<(String, String)> {
 
 /// The case's request as the conformance harness builds it, and the recorded response text.
 fn load_case(dir: &std::path::Path, name: &str) -> (Json, String) {
-    let text = std::fs::read_to_string(dir.join(format!("conformance/cases/{name}.txtar"))).unwrap();
+    let text =
+        std::fs::read_to_string(dir.join(format!("conformance/cases/{name}.txtar"))).unwrap();
     let secs = sections(&text);
     let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
     let hcl: String = secs
@@ -77,8 +78,15 @@ fn eval_input_empty_hcl_prints_the_recorded_response() {
         .output()
         .unwrap();
     let _ = std::fs::remove_file(&tmp);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8(out.stdout).unwrap().trim_end(), expected.trim_end());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        expected.trim_end()
+    );
 }
 
 #[test]
@@ -99,7 +107,10 @@ fn eval_reads_yaml_from_stdin_and_fails_only_on_unreadable_requests() {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     let rsp = parse_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
-    assert_eq!(rsp.get("meta").unwrap().get("tag").unwrap().as_str(), Some("abc"));
+    assert_eq!(
+        rsp.get("meta").unwrap().get("tag").unwrap().as_str(),
+        Some("abc")
+    );
 
     let bad = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .args(["eval", "--request", "/nonexistent/req.yaml"])
@@ -118,11 +129,16 @@ fn recorded_requests_read_into_req_values() {
     let req: v1::RunFunctionRequest = request_from_json(&req).unwrap();
     let r = Request::from_proto(&req).unwrap();
     assert_eq!(
-        r.composite_connection.get_attr("user").and_then(|v| v.as_str()),
+        r.composite_connection
+            .get_attr("user")
+            .and_then(|v| v.as_str()),
         Some("YWRtaW4=")
     );
     let db = r.observed_connection("db").unwrap();
-    assert_eq!(db.get_attr("password").and_then(|v| v.as_str()), Some("czNjcjN0"));
+    assert_eq!(
+        db.get_attr("password").and_then(|v| v.as_str()),
+        Some("czNjcjN0")
+    );
     assert_eq!(
         r.composite
             .get_attr("metadata")

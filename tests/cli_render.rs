@@ -33,7 +33,10 @@ fn examples_parse() {
         seen += 1;
         let name = ex.display().to_string();
         let xr = render::read_object(&ex.join("xr.yaml")).unwrap();
-        assert!(xr.get("metadata").and_then(|m| m.get("name")).is_some(), "{name}");
+        assert!(
+            xr.get("metadata").and_then(|m| m.get("name")).is_some(),
+            "{name}"
+        );
         let comp = render::read_object(&ex.join("composition.yaml")).unwrap();
         let fns = render::read_documents(&ex.join("functions.yaml")).unwrap();
         let steps = render::pipeline_steps(&comp, Some(&fns)).unwrap();
@@ -45,7 +48,10 @@ fn examples_parse() {
             let obs = render::read_documents(&ex.join("observed.yaml")).unwrap();
             assert!(!obs.is_empty());
             for o in &obs {
-                let ann = o.get("metadata").and_then(|m| m.get("annotations")).unwrap();
+                let ann = o
+                    .get("metadata")
+                    .and_then(|m| m.get("annotations"))
+                    .unwrap();
                 assert!(ann.get(ANNOTATION_RESOURCE_NAME).is_some(), "{name}");
             }
         }
@@ -101,5 +107,8 @@ fn render_reports_a_fatal_step_and_foreign_functions() {
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("\"templ\"") && err.contains("not an HclInput"), "{err}");
+    assert!(
+        err.contains("\"templ\"") && err.contains("not an HclInput"),
+        "{err}"
+    );
 }
