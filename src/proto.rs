@@ -55,3 +55,101 @@ pub fn response_from_v1beta1(
 ) -> Result<v1::RunFunctionResponse, prost::DecodeError> {
     transcode(rsp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost_types::value::Kind;
+
+    fn sample_request() -> v1::RunFunctionRequest {
+        let mut req = v1::RunFunctionRequest {
+            meta: Some(v1::RequestMeta {
+                tag: "t".into(),
+                capabilities: vec![v1::Capability::Conditions as i32],
+            }),
+            input: Some(prost_types::Struct {
+                fields: [(
+                    "hcl".to_string(),
+                    prost_types::Value {
+                        kind: Some(Kind::StringValue("-- a --\n".into())),
+                    },
+                )]
+                .into_iter()
+                .collect(),
+            }),
+            ..Default::default()
+        };
+        let mut observed = v1::State::default();
+        observed.resources.insert(
+            "r".into(),
+            v1::Resource {
+                connection_details: [("k".to_string(), vec![0, 1, 255])].into_iter().collect(),
+                ready: v1::Ready::True as i32,
+                ..Default::default()
+            },
+        );
+        req.observed = Some(observed);
+        req.extra_resources.insert(
+            "e".into(),
+            v1::Resources {
+                items: vec![v1::Resource::default()],
+            },
+        );
+        req
+    }
+
+    #[test]
+    fn v1beta1_round_trip() {
+        let req = sample_request();
+        let beta = request_to_v1beta1(&req).unwrap();
+        assert_eq!(beta.meta.as_ref().unwrap().tag, "t");
+        assert_eq!(
+            beta.observed.as_ref().unwrap().resources["r"].connection_details["k"],
+            vec![0, 1, 255]
+        );
+        assert_eq!(request_from_v1beta1(&beta).unwrap(), req);
+
+        let rsp = v1::RunFunctionResponse {
+            results: vec![v1::Result {
+                severity: v1::Severity::Warning as i32,
+                message: "m".into(),
+                reason: Some("r".into()),
+                target: Some(v1::Target::Composite as i32),
+            }],
+            requirements: Some(v1::Requirements {
+                extra_resources: [(
+                    "x".to_string(),
+                    v1::ResourceSelector {
+                        api_version: "v1".into(),
+                        kind: "K".into(),
+                        r#match: Some(v1::resource_selector::Match::MatchName("n".into())),
+                        namespace: Some("ns".into()),
+                    },
+                )]
+                .into_iter()
+                .collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let beta = response_to_v1beta1(&rsp).unwrap();
+        assert_eq!(beta.results[0].message, "m");
+        assert_eq!(response_from_v1beta1(&beta).unwrap(), rsp);
+    }
+
+    #[test]
+    fn descriptor_set_names_both_services() {
+        let set = prost_types::FileDescriptorSet::decode(FILE_DESCRIPTOR_SET).unwrap();
+        let packages: Vec<&str> = set.file.iter().map(|f| f.package()).collect();
+        assert!(packages.contains(&"apiextensions.fn.proto.v1"));
+        assert!(packages.contains(&"apiextensions.fn.proto.v1beta1"));
+        for f in set
+            .file
+            .iter()
+            .filter(|f| f.package().starts_with("apiextensions"))
+        {
+            assert_eq!(f.service[0].name(), "FunctionRunnerService");
+            assert_eq!(f.service[0].method[0].name(), "RunFunction");
+        }
+    }
+}
