@@ -194,6 +194,7 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     let mut out = ResponseBuilder::new(req);
     match evaluate_program(&input.hcl, req, &mut out) {
         Ok(()) => {
+            out.ensure_desired();
             out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
             out.finish()
         }

@@ -265,6 +265,12 @@ impl ResponseBuilder {
         });
     }
 
+    /// Makes sure the response has a desired state (Go's merge always sets one, so a
+    /// successful response carries `"desired": {}` even when nothing is desired).
+    pub fn ensure_desired(&mut self) {
+        self.desired();
+    }
+
     /// The response built so far (for inspection).
     pub fn response(&self) -> &v1::RunFunctionResponse {
         &self.rsp
@@ -436,6 +442,20 @@ mod tests {
         assert_eq!(rsp.results[0].target, Some(Target::Composite as i32));
         assert_eq!(rsp.conditions[0].r#type, "FullyResolved");
         assert!(rsp.context.unwrap().fields.contains_key("k"));
+    }
+
+    #[test]
+    fn success_always_has_desired() {
+        let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+        assert!(b.response().desired.is_none());
+        b.ensure_desired();
+        let rsp = b.finish();
+        assert_eq!(rsp.desired, Some(v1::State::default()));
+        let json = crate::protojson::response_to_json(&rsp).unwrap();
+        assert_eq!(
+            json.get("desired"),
+            Some(&crate::protojson::Json::Object(Default::default()))
+        );
     }
 
     #[test]
