@@ -1,5 +1,5 @@
 //! One RunFunction call: read the `HclInput`, frame the response, hand the program to the
-//! evaluator. Mirrors the Go implementation's `fn.RunFunction`, in its order of checks:
+//! evaluator, and print the debug blocks (to stderr) when debugging is on. Mirrors the Go implementation's `fn.RunFunction`, in its order of checks:
 //! input decoding, empty `hcl`, debug switches, txtar files, then evaluation.
 //!
 //! The evaluator plugs in through one function (see [`evaluate_program`]):
@@ -185,6 +185,13 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     if input.hcl.is_empty() {
         return fatal_response(req, "input HCL was not specified");
     }
+    // Go prints the request block before it looks at the program, and the response block
+    // only for a successful call. Written to stderr in one piece so that concurrent calls
+    // do not interleave and the block stays extractable as txtar.
+    let debug = input.debug_requested(req);
+    if debug {
+        eprint!("{}", crate::render::debug_request_text(req));
+    }
     if !has_txtar_files(&input.hcl) {
         return fatal_response(
             req,
@@ -196,7 +203,11 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
         Ok(()) => {
             out.ensure_desired();
             out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
-            out.finish()
+            let rsp = out.finish();
+            if debug {
+                eprint!("{}", crate::render::debug_response_text(&rsp));
+            }
+            rsp
         }
         Err(message) => fatal_response(req, message),
     }
