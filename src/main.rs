@@ -1,4 +1,5 @@
-fn main() {
-    eprintln!("fn-hcl: not yet wired");
-    std::process::exit(2);
+//! The `fn-hcl` binary: see [`fn_hcl::cli`].
+
+fn main() -> std::process::ExitCode {
+    fn_hcl::cli::main()
 }

@@ -1,0 +1,197 @@
+//! The command line: `fn-hcl eval`, `fn-hcl render` and `fn-hcl version`.
+//!
+//! `eval` is the Go function's `RunFunction` over one request file, for scripting and the
+//! conformance harness: it exits 0 whenever a response was produced (even one carrying a
+//! Fatal result) and non-zero only when the request cannot be read.
+
+use crate::protojson;
+use crate::render;
+use clap::{Parser, Subcommand};
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// fn-hcl: the function-hcl composition function and its tools.
+#[derive(Debug, Parser)]
+#[command(name = "fn-hcl", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the function on one RunFunctionRequest (YAML or protojson JSON) and print the
+    /// RunFunctionResponse as protojson JSON.
+    Eval {
+        /// The request file, or `-` for standard input.
+        #[arg(long, value_name = "FILE")]
+        request: String,
+    },
+    /// Emulate `crossplane render` for a Composition whose steps run function-hcl.
+    Render {
+        /// The composite resource (XR).
+        xr: PathBuf,
+        /// The Composition (a Pipeline of HclInput steps).
+        composition: PathBuf,
+        /// Function packages; when given, every step's functionRef must name one.
+        functions: Option<PathBuf>,
+        /// Observed composed resources (a YAML file or a directory of them).
+        #[arg(short = 'o', long = "observed-resources", value_name = "PATH")]
+        observed: Option<PathBuf>,
+        /// Objects that can satisfy requirements (a YAML file or a directory of them).
+        #[arg(short = 'e', long = "extra-resources", value_name = "PATH")]
+        extra: Option<PathBuf>,
+        /// Initial context values read from files, as KEY=FILE (JSON or YAML).
+        #[arg(long = "context-files", value_name = "KEY=FILE", value_delimiter = ',')]
+        context_files: Vec<String>,
+        /// Initial context values given inline, as KEY=JSON.
+        #[arg(
+            long = "context-values",
+            value_name = "KEY=JSON",
+            value_delimiter = ','
+        )]
+        context_values: Vec<String>,
+    },
+    /// Print the version.
+    Version,
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("fn-hcl: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a command and returns what it prints on success.
+pub fn run(cmd: Command) -> Result<String, String> {
+    match cmd {
+        Command::Eval { request } => eval(&request),
+        Command::Render {
+            xr,
+            composition,
+            functions,
+            observed,
+            extra,
+            context_files,
+            context_values,
+        } => {
+            let mut inputs = render::Inputs {
+                xr: render::read_object(&xr)?,
+                composition: render::read_object(&composition)?,
+                functions: functions
+                    .as_deref()
+                    .map(render::read_documents)
+                    .transpose()?,
+                observed: match &observed {
+                    Some(p) => render::read_documents(p)?,
+                    None => Vec::new(),
+                },
+                extra: match &extra {
+                    Some(p) => render::read_documents(p)?,
+                    None => Vec::new(),
+                },
+                ..Default::default()
+            };
+            for kv in &context_files {
+                let (k, path) = split_kv(kv)?;
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read context file {path}: {e}"))?;
+                let v = protojson::parse_document(&text)
+                    .map_err(|e| format!("cannot parse context file {path}: {e}"))?;
+                inputs.context.insert(k.to_string(), v);
+            }
+            for kv in &context_values {
+                let (k, text) = split_kv(kv)?;
+                let v = protojson::parse_json(text).map_err(|e| {
+                    format!("cannot unmarshal JSON value for context key {k:?}: {e}")
+                })?;
+                inputs.context.insert(k.to_string(), v);
+            }
+            let docs = render::render(&inputs, &mut crate::function::run_function)
+                .map_err(|e| format!("cannot render composite resource: {e}"))?;
+            Ok(render::to_yaml(&docs))
+        }
+        Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
+    }
+}
+
+fn split_kv(kv: &str) -> Result<(&str, &str), String> {
+    kv.split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {kv:?}"))
+}
+
+/// `fn-hcl eval`: read the request, run the function, print the response.
+pub fn eval(path: &str) -> Result<String, String> {
+    let text = if path == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read request from stdin: {e}"))?;
+        s
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read request {path}: {e}"))?
+    };
+    let req = protojson::request_from_text(&text).map_err(|e| format!("invalid request: {e}"))?;
+    let rsp = crate::function::run_function(&req);
+    let json =
+        protojson::response_to_json(&rsp).map_err(|e| format!("cannot write the response: {e}"))?;
+    Ok(protojson::to_pretty(&json) + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands() {
+        let c = Cli::try_parse_from(["fn-hcl", "eval", "--request", "r.yaml"]).unwrap();
+        assert!(matches!(c.command, Command::Eval { request } if request == "r.yaml"));
+        let c = Cli::try_parse_from([
+            "fn-hcl",
+            "render",
+            "xr.yaml",
+            "comp.yaml",
+            "fns.yaml",
+            "-o",
+            "obs.yaml",
+            "-e",
+            "extra.yaml",
+            "--context-files",
+            "a=x.json,b=y.json",
+        ])
+        .unwrap();
+        match c.command {
+            Command::Render {
+                functions,
+                observed,
+                extra,
+                context_files,
+                ..
+            } => {
+                assert_eq!(functions, Some(PathBuf::from("fns.yaml")));
+                assert_eq!(observed, Some(PathBuf::from("obs.yaml")));
+                assert_eq!(extra, Some(PathBuf::from("extra.yaml")));
+                assert_eq!(context_files, ["a=x.json", "b=y.json"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["fn-hcl", "serve"]).is_err());
+        assert!(run(Command::Version).unwrap().starts_with("fn-hcl "));
+    }
+
+    #[test]
+    fn unreadable_request_is_an_error() {
+        assert!(eval("/nonexistent/request.yaml").is_err());
+    }
+}

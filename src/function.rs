@@ -1,0 +1,306 @@
+//! One RunFunction call: read the `HclInput`, frame the response, hand the program to the
+//! evaluator, and print the debug blocks (to stderr) when debugging is on. Mirrors the Go implementation's `fn.RunFunction`, in its order of checks:
+//! input decoding, empty `hcl`, debug switches, txtar files, then evaluation.
+//!
+//! The evaluator plugs in through one function (see [`evaluate_program`]):
+//!
+//! ```text
+//! crate::eval::evaluate(program: &str, req: &v1::RunFunctionRequest, out: &mut ResponseBuilder)
+//!     -> Result<(), String>
+//! ```
+//!
+//! `program` is the input's `hcl` text (txtar). The evaluator builds `req` with
+//! [`crate::request::Request::from_proto`] when it is ready to (Go builds it after parsing,
+//! so parse errors win over bad request data), and on success has added to `out` the
+//! desired resources, readiness, composite status/connection, context keys, requirements,
+//! its discard warnings and the FullyResolved/HclDiagnostics conditions and result.
+//! `run_function` then appends the final Normal result. An `Err` carries the complete
+//! Fatal message (Go prefixes evaluator errors with `evaluate hcl: `); the response is
+//! then rebuilt from the request, so nothing the evaluator added leaks out.
+
+use crate::proto::v1;
+use crate::response::{ResponseBuilder, Severity, fatal_response};
+use prost_types::value::Kind;
+
+/// Annotation on an XR that turns debug output on for it.
+pub const DEBUG_ANNOTATION: &str = "hcl.fn.crossplane.io/debug";
+
+/// The final result of a successful call.
+pub const SUCCESS_MESSAGE: &str = "hcl module executed successfully";
+
+/// The step's input object (Go: `v1beta1.HclInput`). `apiVersion`, `kind`, `source` and
+/// `metadata` are read (and type-checked) but, as in Go, not otherwise validated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HclInput {
+    pub api_version: String,
+    pub kind: String,
+    pub source: String,
+    /// The program: one or more files in txtar form.
+    pub hcl: String,
+    /// Print request and response for every XR.
+    pub debug: bool,
+    /// Print request and response for XRs with no observed composed resources yet.
+    pub debug_new: bool,
+}
+
+/// Go's prefix for an input that does not decode into an `HclInput`.
+const INPUT_ERROR_PREFIX: &str = "unable to get input: cannot get function input *v1beta1.HclInput from \
+     *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1beta1.HclInput: ";
+
+impl HclInput {
+    /// Decodes the request's `input` as Go's `encoding/json` would decode it into an
+    /// `HclInput`: field names match case-insensitively, unknown fields are ignored, `null`
+    /// leaves a field unset, and a value of the wrong type is an error naming the field.
+    pub fn from_request(req: &v1::RunFunctionRequest) -> Result<HclInput, String> {
+        let mut input = HclInput::default();
+        let Some(s) = &req.input else {
+            return Ok(input);
+        };
+        let mut first_error: Option<String> = None;
+        // Struct fields iterate in sorted key order, the order protojson marshals them in;
+        // with two spellings of one field, the later one wins, as in Go.
+        for (key, value) in &s.fields {
+            let Some(field) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)).copied() else {
+                continue;
+            };
+            let kind = value.kind.as_ref();
+            let result = match (field, kind) {
+                (_, None | Some(Kind::NullValue(_))) => Ok(()),
+                ("apiVersion", Some(Kind::StringValue(v))) => {
+                    input.api_version = v.clone();
+                    Ok(())
+                }
+                ("kind", Some(Kind::StringValue(v))) => {
+                    input.kind = v.clone();
+                    Ok(())
+                }
+                ("source", Some(Kind::StringValue(v))) => {
+                    input.source = v.clone();
+                    Ok(())
+                }
+                ("hcl", Some(Kind::StringValue(v))) => {
+                    input.hcl = v.clone();
+                    Ok(())
+                }
+                ("debug", Some(Kind::BoolValue(b))) => {
+                    input.debug = *b;
+                    Ok(())
+                }
+                ("debugNew", Some(Kind::BoolValue(b))) => {
+                    input.debug_new = *b;
+                    Ok(())
+                }
+                ("metadata", Some(Kind::StructValue(_))) => Ok(()),
+                (f, Some(k)) => Err(type_error(f, k)),
+            };
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            Some(e) => Err(format!("{INPUT_ERROR_PREFIX}{e}")),
+            None => Ok(input),
+        }
+    }
+
+    /// Whether this call prints debug output: `debug`, `debugNew` for an XR with no
+    /// observed composed resources, or the XR's debug annotation set to `"true"`.
+    pub fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
+        let observed = req.observed.as_ref();
+        let no_resources = observed.is_none_or(|o| o.resources.is_empty());
+        self.debug || (self.debug_new && no_resources) || xr_debug_annotation(req)
+    }
+}
+
+const FIELDS: [&str; 7] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "source",
+    "hcl",
+    "debug",
+    "debugNew",
+];
+
+/// Go's `json.UnmarshalTypeError` text for a field of the wrong type.
+fn type_error(field: &str, got: &Kind) -> String {
+    let go_type = match field {
+        "debug" | "debugNew" => "bool",
+        "source" => "v1beta1.ScriptSource",
+        "metadata" => "v1.ObjectMeta",
+        _ => "string",
+    };
+    let value = match got {
+        Kind::NullValue(_) => "null",
+        Kind::NumberValue(_) => "number",
+        Kind::StringValue(_) => "string",
+        Kind::BoolValue(_) => "bool",
+        Kind::StructValue(_) => "object",
+        Kind::ListValue(_) => "array",
+    };
+    format!(
+        "json: cannot unmarshal {value} into Go struct field HclInput.{field} of type {go_type}"
+    )
+}
+
+fn xr_debug_annotation(req: &v1::RunFunctionRequest) -> bool {
+    let body = req
+        .observed
+        .as_ref()
+        .and_then(|o| o.composite.as_ref())
+        .and_then(|c| c.resource.as_ref());
+    let ann = body
+        .and_then(|b| struct_field(b, "metadata"))
+        .and_then(|m| struct_field(m, "annotations"));
+    matches!(
+        ann.and_then(|a| a.fields.get(DEBUG_ANNOTATION)).and_then(|v| v.kind.as_ref()),
+        Some(Kind::StringValue(s)) if s == "true"
+    )
+}
+
+fn struct_field<'a>(s: &'a prost_types::Struct, key: &str) -> Option<&'a prost_types::Struct> {
+    match s.fields.get(key).and_then(|v| v.kind.as_ref()) {
+        Some(Kind::StructValue(x)) => Some(x),
+        _ => None,
+    }
+}
+
+/// True if txtar text names at least one file (a line `-- NAME --` with a non-blank name,
+/// golang.org/x/tools/txtar's marker rule). Text before the first marker is a comment.
+pub fn has_txtar_files(text: &str) -> bool {
+    text.split('\n').any(|line| {
+        line.strip_prefix("-- ")
+            .and_then(|rest| rest.strip_suffix(" --"))
+            .is_some_and(|name| !name.trim().is_empty())
+    })
+}
+
+/// Runs the function for one request. Always answers with a response: a failure is a
+/// response with one Fatal result (never a panic, never a gRPC error).
+pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
+    let input = match HclInput::from_request(req) {
+        Ok(i) => i,
+        Err(e) => return fatal_response(req, e),
+    };
+    if input.hcl.is_empty() {
+        return fatal_response(req, "input HCL was not specified");
+    }
+    // Go prints the request block before it looks at the program, and the response block
+    // only for a successful call. Written to stderr in one piece so that concurrent calls
+    // do not interleave and the block stays extractable as txtar.
+    let debug = input.debug_requested(req);
+    if debug {
+        eprint!("{}", crate::render::debug_request_text(req));
+    }
+    if !has_txtar_files(&input.hcl) {
+        return fatal_response(
+            req,
+            "no HCL input files found, are you using the txtar format?",
+        );
+    }
+    let mut out = ResponseBuilder::new(req);
+    match evaluate_program(&input.hcl, req, &mut out) {
+        Ok(()) => {
+            out.ensure_desired();
+            out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
+            let rsp = out.finish();
+            if debug {
+                eprint!("{}", crate::render::debug_response_text(&rsp));
+            }
+            rsp
+        }
+        Err(message) => fatal_response(req, message),
+    }
+}
+
+/// The evaluator boundary. At merge this body becomes
+/// `crate::eval::evaluate(program, req, out)` (signature in the module docs); until the
+/// evaluator exists every program is answered with this Fatal message.
+fn evaluate_program(
+    _program: &str,
+    _req: &v1::RunFunctionRequest,
+    _out: &mut ResponseBuilder,
+) -> Result<(), String> {
+    Err("evaluation not implemented yet".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protojson::{json_to_struct, parse_json, request_from_text};
+
+    fn with_input(input: &str) -> v1::RunFunctionRequest {
+        v1::RunFunctionRequest {
+            input: Some(json_to_struct(&parse_json(input).unwrap(), "input").unwrap()),
+            ..Default::default()
+        }
+    }
+
+    fn fatal_message(rsp: &v1::RunFunctionResponse) -> &str {
+        assert_eq!(rsp.results.len(), 1);
+        assert_eq!(rsp.results[0].severity, Severity::Fatal as i32);
+        &rsp.results[0].message
+    }
+
+    #[test]
+    fn input_fields_case_insensitive_and_typed() {
+        let req = with_input(
+            r#"{"apiVersion":"function-hcl/v1","kind":"HclInput","source":"Inline",
+                "HCL":"-- a --\n","debugnew":true,"extra":1,"metadata":{"name":"x"}}"#,
+        );
+        let i = HclInput::from_request(&req).unwrap();
+        assert_eq!(i.hcl, "-- a --\n");
+        assert!(i.debug_new && !i.debug);
+        assert!(i.debug_requested(&req));
+        let e = HclInput::from_request(&with_input(r#"{"hcl": 5}"#)).unwrap_err();
+        assert!(
+            e.ends_with(
+                "json: cannot unmarshal number into Go struct field HclInput.hcl of type string"
+            ),
+            "{e}"
+        );
+        assert!(e.starts_with("unable to get input: "));
+        let e = HclInput::from_request(&with_input(r#"{"debug": "yes"}"#)).unwrap_err();
+        assert!(e.ends_with("HclInput.debug of type bool"), "{e}");
+    }
+
+    #[test]
+    fn missing_or_empty_hcl_is_fatal() {
+        for req in [
+            v1::RunFunctionRequest::default(),
+            with_input(r#"{"hcl": ""}"#),
+        ] {
+            let rsp = run_function(&req);
+            assert_eq!(fatal_message(&rsp), "input HCL was not specified");
+            assert_eq!(rsp.meta.as_ref().unwrap().ttl.unwrap().seconds, 60);
+        }
+    }
+
+    #[test]
+    fn no_txtar_files_is_fatal() {
+        let rsp = run_function(&with_input(r#"{"hcl": "resource x {}\n-- --\n"}"#));
+        assert_eq!(
+            fatal_message(&rsp),
+            "no HCL input files found, are you using the txtar format?"
+        );
+        assert!(has_txtar_files("comment\n-- main.hcl --\nx"));
+        assert!(has_txtar_files("-- main.hcl --"));
+        assert!(!has_txtar_files("--main.hcl--\n"));
+    }
+
+    #[test]
+    fn evaluation_boundary_answers_honestly() {
+        let rsp = run_function(&with_input(r#"{"hcl": "-- main.hcl --\n"}"#));
+        assert_eq!(fatal_message(&rsp), "evaluation not implemented yet");
+    }
+
+    #[test]
+    fn debug_annotation() {
+        let req = request_from_text(
+            "observed:\n  composite:\n    resource:\n      metadata:\n        annotations:\n          hcl.fn.crossplane.io/debug: \"true\"\n",
+        )
+        .unwrap();
+        assert!(HclInput::default().debug_requested(&req));
+        assert!(!HclInput::default().debug_requested(&v1::RunFunctionRequest::default()));
+    }
+}

@@ -1,0 +1,614 @@
+//! The `req` variable: the RunFunctionRequest as the DSL sees it.
+//!
+//! The Go implementation builds `req` by marshalling a Go map to JSON and decoding it with
+//! cty's JSON decoder, so JSON objects become cty objects, arrays become tuples and numbers
+//! are parsed from the float64's shortest decimal text at 512-bit precision. This module
+//! gives the same values without the JSON round trip: `google.protobuf.Struct` values go
+//! straight to [`Value`]s.
+//!
+//! Shapes (from Go's `makeVars`): `req.context`, `req.composite`, `req.resource` and
+//! `req.connection` and `req.extra_resources` are objects (empty when absent); a missing
+//! connection-details map is `null` (Go marshals a nil map as JSON `null`), and so is an
+//! extra resource with no items (a nil slice); `metadata.managedFields` is dropped from
+//! every resource body; connection details are base64 strings (Go marshals `[]byte` that
+//! way). Observed resources carrying the collection annotations are grouped, sorted by
+//! index, into `req.resources`/`req.connections` and stay in `req.resource` too.
+
+use crate::number::Number;
+use crate::proto::v1;
+use crate::value::{Str, Value};
+use base64::Engine as _;
+use prost_types::value::Kind;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+/// Annotation naming the collection (`resources` block) a composed resource belongs to.
+pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
+/// Annotation holding a collection member's position (`s000000`).
+pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
+
+/// Deepest nesting of objects and lists accepted in request data (and in values sent back).
+/// Bounds recursion so that no input can overflow the stack.
+pub const MAX_DEPTH: usize = 512;
+
+/// Why the request could not be turned into `req` (a Fatal error in Go's `makeVars`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestError {
+    /// A number that JSON cannot hold (NaN or ±Inf): Go's `json: unsupported value: NaN`.
+    UnsupportedNumber(String),
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// Observed annotations that are not a map of strings (Go: `get base collections`).
+    BadAnnotations { resource: String, detail: String },
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::UnsupportedNumber(v) => {
+                write!(f, "marshal variables to json: json: unsupported value: {v}")
+            }
+            RequestError::TooDeep => write!(
+                f,
+                "marshal variables to json: request data nested deeper than {MAX_DEPTH} levels"
+            ),
+            RequestError::BadAnnotations { resource, detail } => write!(
+                f,
+                "get base collections: accessing observed resource annotations: \
+                 observed resource {resource:?}: {detail}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// One observed member of a collection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollectionMember {
+    /// The composed resource name (the key in `observed.resources`).
+    pub name: Str,
+    /// The `collection-index` annotation (`""` when missing; it only affects sorting).
+    pub index: Str,
+}
+
+/// The observed members of one collection, sorted by index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Collection {
+    pub base_name: Str,
+    pub members: Vec<CollectionMember>,
+}
+
+/// The request as the DSL's `req` sees it: the eight fields as values, plus the lookups the
+/// evaluator needs (`self.resource`, collections, whether a resource is observed).
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// `req.context`: the pipeline context (an object; empty when absent).
+    pub context: Value,
+    /// `req.composite`: the observed XR body (an object; empty when absent).
+    pub composite: Value,
+    /// `req.composite_connection`: the XR's connection details (object of base64 strings, or null).
+    pub composite_connection: Value,
+    /// `req.resource`: observed bodies by composed resource name.
+    pub resource: Value,
+    /// `req.connection`: observed connection details by name (each an object or null).
+    pub connection: Value,
+    /// `req.resources`: collection base name → tuple of observed member bodies.
+    pub resources: Value,
+    /// `req.connections`: collection base name → tuple of member connection details.
+    pub connections: Value,
+    /// `req.extra_resources`: requirement name → tuple of bodies (null when none matched).
+    pub extra_resources: Value,
+    /// Collections found among the observed resources, sorted by base name.
+    pub collections: Vec<Collection>,
+}
+
+impl Request {
+    /// Builds `req` from a request. Fails only on data JSON cannot carry (NaN, ±Inf),
+    /// nesting deeper than [`MAX_DEPTH`], or malformed collection annotations.
+    pub fn from_proto(req: &v1::RunFunctionRequest) -> Result<Request, RequestError> {
+        let context = match &req.context {
+            Some(s) => struct_to_value(s)?,
+            None => Value::object(Vec::new()),
+        };
+        let observed = req.observed.as_ref();
+        let xr = observed.and_then(|o| o.composite.as_ref());
+        let composite = resource_body(xr)?;
+        let composite_connection = connection_value(xr.map(|r| &r.connection_details));
+
+        let mut resource = Vec::new();
+        let mut connection = Vec::new();
+        let mut by_base: BTreeMap<Str, Vec<CollectionMember>> = BTreeMap::new();
+        if let Some(o) = observed {
+            for (name, r) in &o.resources {
+                let name: Str = Str::from(name.as_str());
+                let body = resource_body(Some(r))?;
+                if let Some((base, index)) = collection_annotations(&name, &body)? {
+                    by_base.entry(base).or_default().push(CollectionMember {
+                        name: name.clone(),
+                        index,
+                    });
+                }
+                resource.push((name.clone(), body));
+                connection.push((name, connection_value(Some(&r.connection_details))));
+            }
+        }
+        let resource = Value::object(resource);
+        let connection = Value::object(connection);
+
+        let mut collections = Vec::with_capacity(by_base.len());
+        let mut coll_resources = Vec::with_capacity(by_base.len());
+        let mut coll_connections = Vec::with_capacity(by_base.len());
+        for (base_name, mut members) in by_base {
+            members.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.name.cmp(&b.name)));
+            let bodies = members
+                .iter()
+                .map(|m| resource.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+                .collect();
+            let conns = members
+                .iter()
+                .map(|m| connection.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+                .collect();
+            coll_resources.push((base_name.clone(), Value::tuple(bodies)));
+            coll_connections.push((base_name.clone(), Value::tuple(conns)));
+            collections.push(Collection { base_name, members });
+        }
+
+        let extra_resources = Value::object(
+            merged_extra_resources(req)
+                .into_iter()
+                .map(|(name, items)| {
+                    let v = if items.is_empty() {
+                        Value::NULL
+                    } else {
+                        Value::tuple(
+                            items
+                                .iter()
+                                .map(|r| resource_body(Some(r)))
+                                .collect::<Result<Vec<_>, _>>()?,
+                        )
+                    };
+                    Ok((Str::from(name), v))
+                })
+                .collect::<Result<Vec<_>, RequestError>>()?,
+        );
+
+        Ok(Request {
+            context,
+            composite,
+            composite_connection,
+            resource,
+            connection,
+            resources: Value::object_sorted(coll_resources),
+            connections: Value::object_sorted(coll_connections),
+            extra_resources,
+            collections,
+        })
+    }
+
+    /// The `req` object itself.
+    pub fn to_value(&self) -> Value {
+        Value::object(vec![
+            ("composite".into(), self.composite.clone()),
+            (
+                "composite_connection".into(),
+                self.composite_connection.clone(),
+            ),
+            ("connection".into(), self.connection.clone()),
+            ("connections".into(), self.connections.clone()),
+            ("context".into(), self.context.clone()),
+            ("extra_resources".into(), self.extra_resources.clone()),
+            ("resource".into(), self.resource.clone()),
+            ("resources".into(), self.resources.clone()),
+        ])
+    }
+
+    /// The observed body of the composed resource `name` (`self.resource`), if observed.
+    pub fn observed_resource(&self, name: &str) -> Option<&Value> {
+        self.resource.get_attr(name)
+    }
+
+    /// The observed connection details of `name` (`self.connection`; null when it has none).
+    pub fn observed_connection(&self, name: &str) -> Option<&Value> {
+        self.connection.get_attr(name)
+    }
+
+    /// True if a composed resource of this name is in observed state (the safety rule:
+    /// an observed resource must never be silently dropped).
+    pub fn is_observed(&self, name: &str) -> bool {
+        self.resource.get_attr(name).is_some()
+    }
+
+    /// Names of all observed composed resources, sorted.
+    pub fn observed_names(&self) -> impl Iterator<Item = &str> {
+        self.resource
+            .as_fields()
+            .unwrap_or(&[])
+            .iter()
+            .map(|(k, _)| &**k)
+    }
+
+    /// The observed members of the collection `base_name`.
+    pub fn collection(&self, base_name: &str) -> Option<&Collection> {
+        self.collections
+            .binary_search_by(|c| (*c.base_name).cmp(base_name))
+            .ok()
+            .map(|i| &self.collections[i])
+    }
+}
+
+/// Extra resources by requirement name: the deprecated `extra_resources` field (what
+/// Crossplane fills for `requirements.extraResources`), completed by `required_resources`
+/// for names only present there (newer Crossplane fills both).
+fn merged_extra_resources(req: &v1::RunFunctionRequest) -> BTreeMap<&str, &[v1::Resource]> {
+    let mut out: BTreeMap<&str, &[v1::Resource]> = BTreeMap::new();
+    for (k, v) in &req.required_resources {
+        out.insert(k, &v.items);
+    }
+    for (k, v) in &req.extra_resources {
+        out.insert(k, &v.items);
+    }
+    out
+}
+
+/// A resource body as a value, without `metadata.managedFields`; `{}` when absent.
+fn resource_body(r: Option<&v1::Resource>) -> Result<Value, RequestError> {
+    let Some(s) = r.and_then(|r| r.resource.as_ref()) else {
+        return Ok(Value::object(Vec::new()));
+    };
+    let mut entries = Vec::with_capacity(s.fields.len());
+    for (k, v) in &s.fields {
+        let val = if k == "metadata" {
+            match &v.kind {
+                Some(Kind::StructValue(m)) => {
+                    let mut me = Vec::with_capacity(m.fields.len());
+                    for (mk, mv) in &m.fields {
+                        if mk != "managedFields" {
+                            me.push((Str::from(mk.as_str()), proto_value_at(mv, 2)?));
+                        }
+                    }
+                    Value::object(me)
+                }
+                _ => proto_value_at(v, 1)?,
+            }
+        } else {
+            proto_value_at(v, 1)?
+        };
+        entries.push((Str::from(k.as_str()), val));
+    }
+    Ok(Value::object(entries))
+}
+
+/// Connection details as an object of base64 strings, or null when there are none.
+fn connection_value(details: Option<&HashMap<String, Vec<u8>>>) -> Value {
+    match details {
+        Some(d) if !d.is_empty() => Value::object(
+            d.iter()
+                .map(|(k, v)| {
+                    (
+                        Str::from(k.as_str()),
+                        Value::string(base64::engine::general_purpose::STANDARD.encode(v)),
+                    )
+                })
+                .collect(),
+        ),
+        _ => Value::NULL,
+    }
+}
+
+/// The collection annotations of an observed body, if it names a base.
+fn collection_annotations(name: &str, body: &Value) -> Result<Option<(Str, Str)>, RequestError> {
+    let bad = |detail: String| RequestError::BadAnnotations {
+        resource: name.to_string(),
+        detail,
+    };
+    let meta = match body.get_attr("metadata") {
+        None => return Ok(None),
+        Some(m @ Value::Object(_)) => m,
+        Some(other) => {
+            return Err(bad(format!(
+                ".metadata accessor error: {} is not an object",
+                kind_name(other)
+            )));
+        }
+    };
+    let ann = match meta.get_attr("annotations") {
+        None => return Ok(None),
+        Some(a @ Value::Object(_)) => a,
+        Some(other) => {
+            return Err(bad(format!(
+                ".metadata.annotations accessor error: {} is not an object",
+                kind_name(other)
+            )));
+        }
+    };
+    for (k, v) in ann.as_fields().unwrap_or(&[]) {
+        if v.as_str().is_none() {
+            return Err(bad(format!(
+                ".metadata.annotations accessor error: contains non-string value in the map \
+                 under key {k:?}: {} is not a string",
+                kind_name(v)
+            )));
+        }
+    }
+    let base = ann.get_attr(ANNOTATION_BASE_NAME).and_then(Value::as_str);
+    match base {
+        None | Some("") => Ok(None),
+        Some(b) => {
+            let idx = ann
+                .get_attr(ANNOTATION_INDEX)
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            Ok(Some((Str::from(b), Str::from(idx))))
+        }
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null(_) => "null",
+        Value::Bool(_) => "a bool",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::List(_) | Value::Set(_) | Value::Tuple(_) => "a list",
+        _ => "an object",
+    }
+}
+
+/// A `google.protobuf.Struct` as a cty object value.
+pub fn struct_to_value(s: &prost_types::Struct) -> Result<Value, RequestError> {
+    struct_at(s, 1)
+}
+
+/// A `google.protobuf.Value` as a cty value (objects, tuples, numbers as cty parses JSON).
+pub fn proto_value_to_value(v: &prost_types::Value) -> Result<Value, RequestError> {
+    proto_value_at(v, 0)
+}
+
+fn struct_at(s: &prost_types::Struct, depth: usize) -> Result<Value, RequestError> {
+    if depth > MAX_DEPTH {
+        return Err(RequestError::TooDeep);
+    }
+    let mut entries = Vec::with_capacity(s.fields.len());
+    for (k, v) in &s.fields {
+        entries.push((Str::from(k.as_str()), proto_value_at(v, depth)?));
+    }
+    Ok(Value::object(entries))
+}
+
+fn proto_value_at(v: &prost_types::Value, depth: usize) -> Result<Value, RequestError> {
+    Ok(match &v.kind {
+        None | Some(Kind::NullValue(_)) => Value::NULL,
+        Some(Kind::BoolValue(b)) => Value::Bool(*b),
+        Some(Kind::StringValue(s)) => Value::string(s.as_str()),
+        Some(Kind::NumberValue(n)) => Value::Number(number_from_json_f64(*n)?),
+        Some(Kind::StructValue(s)) => struct_at(s, depth + 1)?,
+        Some(Kind::ListValue(l)) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(RequestError::TooDeep);
+            }
+            let mut items = Vec::with_capacity(l.values.len());
+            for x in &l.values {
+                items.push(proto_value_at(x, depth + 1)?);
+            }
+            Value::tuple(items)
+        }
+    })
+}
+
+/// The cty number Go gets for a float64 that went through `encoding/json` and cty's JSON
+/// decoder: the shortest decimal text of the float, parsed at 512 bits (so `0.1` is the
+/// decimal 0.1, not the binary double). Integers up to 2^53 are exact either way.
+pub fn number_from_json_f64(f: f64) -> Result<Number, RequestError> {
+    if f.is_nan() {
+        return Err(RequestError::UnsupportedNumber("NaN".into()));
+    }
+    if f.is_infinite() {
+        let s = if f > 0.0 { "+Inf" } else { "-Inf" };
+        return Err(RequestError::UnsupportedNumber(s.into()));
+    }
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if f.fract() == 0.0 && f.abs() <= EXACT && !(f == 0.0 && f.is_sign_negative()) {
+        // In range and integral, so the cast is exact.
+        return Ok(Number::from_i64(f as i64));
+    }
+    let text = format!("{f:e}");
+    Number::parse(&text).ok_or(RequestError::UnsupportedNumber(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost_types::{ListValue, Struct};
+
+    fn sv(s: &str) -> prost_types::Value {
+        prost_types::Value {
+            kind: Some(Kind::StringValue(s.into())),
+        }
+    }
+    fn nv(n: f64) -> prost_types::Value {
+        prost_types::Value {
+            kind: Some(Kind::NumberValue(n)),
+        }
+    }
+    fn obj(entries: Vec<(&str, prost_types::Value)>) -> Struct {
+        Struct {
+            fields: entries
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        }
+    }
+    fn ov(entries: Vec<(&str, prost_types::Value)>) -> prost_types::Value {
+        prost_types::Value {
+            kind: Some(Kind::StructValue(obj(entries))),
+        }
+    }
+    fn res(s: Struct) -> v1::Resource {
+        v1::Resource {
+            resource: Some(s),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn empty_request_shapes() {
+        let r = Request::from_proto(&v1::RunFunctionRequest::default()).unwrap();
+        let req = r.to_value();
+        for k in [
+            "context",
+            "composite",
+            "resource",
+            "connection",
+            "resources",
+            "connections",
+            "extra_resources",
+        ] {
+            assert_eq!(req.get_attr(k).and_then(Value::len), Some(0), "{k}");
+        }
+        assert!(req.get_attr("composite_connection").unwrap().is_null());
+        assert_eq!(req.len(), Some(8));
+    }
+
+    #[test]
+    fn numbers_and_lists() {
+        let s = obj(vec![
+            ("i", nv(42.0)),
+            ("f", nv(0.5)),
+            (
+                "l",
+                prost_types::Value {
+                    kind: Some(Kind::ListValue(ListValue {
+                        values: vec![nv(1.0), sv("a")],
+                    })),
+                },
+            ),
+        ]);
+        let v = struct_to_value(&s).unwrap();
+        assert_eq!(v.get_attr("i").unwrap().as_number().unwrap().to_f64(), 42.0);
+        assert_eq!(v.get_attr("f").unwrap().as_number().unwrap().to_f64(), 0.5);
+        let l = v.get_attr("l").unwrap();
+        assert!(matches!(l, Value::Tuple(_)));
+        assert_eq!(l.len(), Some(2));
+        // 0.1 arrives as the decimal 0.1 text, which round-trips to the same double.
+        assert_eq!(number_from_json_f64(0.1).unwrap().to_f64(), 0.1);
+        assert_eq!(number_from_json_f64(1e300).unwrap().to_f64(), 1e300);
+    }
+
+    #[test]
+    fn nan_and_inf_are_errors() {
+        let e = struct_to_value(&obj(vec![("x", nv(f64::NAN))])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "marshal variables to json: json: unsupported value: NaN"
+        );
+        let e = number_from_json_f64(f64::NEG_INFINITY).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "marshal variables to json: json: unsupported value: -Inf"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let mut v = nv(1.0);
+        for _ in 0..(MAX_DEPTH + 10) {
+            v = prost_types::Value {
+                kind: Some(Kind::ListValue(ListValue { values: vec![v] })),
+            };
+        }
+        assert_eq!(proto_value_to_value(&v).unwrap_err(), RequestError::TooDeep);
+        // Dropping this deep value is fine at this depth; deeper ones never get built by us.
+    }
+
+    #[test]
+    fn observed_collections_and_managed_fields() {
+        let member = |idx: &str| {
+            res(obj(vec![
+                ("kind", sv("Bucket")),
+                (
+                    "metadata",
+                    ov(vec![
+                        (
+                            "annotations",
+                            ov(vec![
+                                (ANNOTATION_BASE_NAME, sv("bkt")),
+                                (ANNOTATION_INDEX, sv(idx)),
+                            ]),
+                        ),
+                        ("managedFields", sv("junk")),
+                    ]),
+                ),
+            ]))
+        };
+        let mut observed = v1::State::default();
+        observed.resources.insert("bkt-1".into(), member("s000001"));
+        let mut m0 = member("s000000");
+        m0.connection_details.insert("pw".into(), b"hi".to_vec());
+        observed.resources.insert("bkt-0".into(), m0);
+        observed
+            .resources
+            .insert("plain".into(), res(obj(vec![("kind", sv("X"))])));
+        let req = v1::RunFunctionRequest {
+            observed: Some(observed),
+            ..Default::default()
+        };
+        let r = Request::from_proto(&req).unwrap();
+        let c = r.collection("bkt").unwrap();
+        let names: Vec<&str> = c.members.iter().map(|m| &*m.name).collect();
+        assert_eq!(names, ["bkt-0", "bkt-1"]);
+        let bodies = r.resources.get_attr("bkt").unwrap().as_seq().unwrap();
+        assert_eq!(bodies.len(), 2);
+        let conns = r.connections.get_attr("bkt").unwrap().as_seq().unwrap();
+        assert_eq!(conns[0].get_attr("pw").unwrap().as_str(), Some("aGk="));
+        assert!(conns[1].is_null());
+        // members stay in req.resource; managedFields is gone
+        let b0 = r.observed_resource("bkt-0").unwrap();
+        assert!(
+            b0.get_attr("metadata")
+                .unwrap()
+                .get_attr("managedFields")
+                .is_none()
+        );
+        assert!(r.is_observed("plain"));
+        assert_eq!(
+            r.observed_names().collect::<Vec<_>>(),
+            ["bkt-0", "bkt-1", "plain"]
+        );
+        assert!(r.observed_connection("plain").unwrap().is_null());
+    }
+
+    #[test]
+    fn extra_resources_null_when_empty() {
+        let mut req = v1::RunFunctionRequest::default();
+        req.extra_resources
+            .insert("none".into(), v1::Resources { items: vec![] });
+        req.required_resources.insert(
+            "some".into(),
+            v1::Resources {
+                items: vec![res(obj(vec![("kind", sv("Cfg"))]))],
+            },
+        );
+        let r = Request::from_proto(&req).unwrap();
+        assert!(r.extra_resources.get_attr("none").unwrap().is_null());
+        assert_eq!(r.extra_resources.get_attr("some").unwrap().len(), Some(1));
+    }
+
+    #[test]
+    fn bad_annotations_are_errors() {
+        let mut observed = v1::State::default();
+        observed.resources.insert(
+            "x".into(),
+            res(obj(vec![(
+                "metadata",
+                ov(vec![("annotations", ov(vec![("a", nv(1.0))]))]),
+            )])),
+        );
+        let req = v1::RunFunctionRequest {
+            observed: Some(observed),
+            ..Default::default()
+        };
+        let e = Request::from_proto(&req).unwrap_err();
+        assert!(e.to_string().starts_with("get base collections: "), "{e}");
+    }
+}

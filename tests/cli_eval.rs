@@ -1,0 +1,175 @@
+//! `fn-hcl eval` end to end on recorded conformance cases whose answer does not depend on
+//! the evaluator, and request reading of a few recorded requests.
+
+use fn_hcl::proto::v1;
+use fn_hcl::protojson::{Json, parse_json, request_from_json, request_from_text};
+use fn_hcl::request::Request;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The shared conformance data: $FN_HCL_SHARED, `<manifest>/../shared`, or `/work/shared`.
+fn shared_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("FN_HCL_SHARED").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+        Some(PathBuf::from("/work/shared")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("conformance/cases").is_dir())
+}
+
+/// txtar sections, in order.
+fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let l = line.trim_end_matches('\n');
+        if let Some(name) = l.strip_prefix("-- ").and_then(|r| r.strip_suffix(" --")) {
+            out.push((name.trim().to_string(), String::new()));
+        } else if let Some(last) = out.last_mut() {
+            last.1.push_str(line);
+        }
+    }
+    out
+}
+
+/// The case's request as the conformance harness builds it, and the recorded response text.
+fn load_case(dir: &std::path::Path, name: &str) -> (Json, String) {
+    let text =
+        std::fs::read_to_string(dir.join(format!("conformance/cases/{name}.txtar"))).unwrap();
+    let secs = sections(&text);
+    let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    let hcl: String = secs
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "request.yaml" | "response.json" | "input.yaml"))
+        .map(|(k, v)| format!("-- {k} --\n{v}"))
+        .collect();
+    let req = fn_hcl::yaml::load_documents(&get("request.yaml").unwrap_or_default()).unwrap();
+    let mut req = match req.into_iter().next() {
+        Some(Json::Object(m)) => m,
+        _ => BTreeMap::new(),
+    };
+    let input = match get("input.yaml") {
+        Some(y) => fn_hcl::yaml::load_documents(&y).unwrap().remove(0),
+        None => parse_json(&format!(
+            r#"{{"apiVersion":"function-hcl/v1","kind":"HclInput","source":"Inline","hcl":{}}}"#,
+            serde_json::to_string(&hcl).unwrap()
+        ))
+        .unwrap(),
+    };
+    req.insert("input".into(), input);
+    (Json::Object(req), get("response.json").unwrap())
+}
+
+#[test]
+fn eval_input_empty_hcl_prints_the_recorded_response() {
+    let Some(dir) = shared_dir() else {
+        eprintln!("skipped: shared conformance data not found");
+        return;
+    };
+    let (req, expected) = load_case(&dir, "input-empty-hcl");
+    let tmp = std::env::temp_dir().join(format!("fn-hcl-cli-eval-{}.json", std::process::id()));
+    std::fs::write(&tmp, fn_hcl::protojson::to_pretty(&req)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["eval", "--request"])
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&tmp);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        expected.trim_end()
+    );
+}
+
+#[test]
+fn eval_reads_yaml_from_stdin_and_fails_only_on_unreadable_requests() {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["eval", "--request", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"meta:\n  tag: abc\ninput:\n  hcl: \"\"\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let rsp = parse_json(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    assert_eq!(
+        rsp.get("meta").unwrap().get("tag").unwrap().as_str(),
+        Some("abc")
+    );
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["eval", "--request", "/nonexistent/req.yaml"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn recorded_requests_read_into_req_values() {
+    let Some(dir) = shared_dir() else {
+        eprintln!("skipped: shared conformance data not found");
+        return;
+    };
+    let (req, _) = load_case(&dir, "connection-passthrough-observed");
+    let req: v1::RunFunctionRequest = request_from_json(&req).unwrap();
+    let r = Request::from_proto(&req).unwrap();
+    assert_eq!(
+        r.composite_connection
+            .get_attr("user")
+            .and_then(|v| v.as_str()),
+        Some("YWRtaW4=")
+    );
+    let db = r.observed_connection("db").unwrap();
+    assert_eq!(
+        db.get_attr("password").and_then(|v| v.as_str()),
+        Some("czNjcjN0")
+    );
+    assert_eq!(
+        r.composite
+            .get_attr("metadata")
+            .and_then(|m| m.get_attr("name"))
+            .and_then(|v| v.as_str()),
+        Some("demo")
+    );
+
+    let (req, _) = load_case(&dir, "status-upstream-desired-kept");
+    let req = request_from_json(&req).unwrap();
+    let desired = req.desired.as_ref().unwrap().composite.as_ref().unwrap();
+    assert_eq!(desired.connection_details["token"], b"secret");
+
+    let (req, _) = load_case(&dir, "collection-req-resources");
+    let req = request_from_json(&req).unwrap();
+    let r = Request::from_proto(&req).unwrap();
+    for c in &r.collections {
+        let idx: Vec<&str> = c.members.iter().map(|m| &*m.index).collect();
+        let mut sorted = idx.clone();
+        sorted.sort();
+        assert_eq!(idx, sorted, "members of {} sorted by index", c.base_name);
+    }
+    assert!(!r.collections.is_empty());
+
+    // every recorded request reads
+    for e in std::fs::read_dir(dir.join("conformance/cases")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+        let (req, _) = load_case(&dir, &name);
+        let text = fn_hcl::protojson::to_pretty(&req);
+        let req = request_from_text(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        Request::from_proto(&req).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
