@@ -120,7 +120,7 @@ pub fn run(files: &[(String, String)]) -> (String, bool) {
             let d = analyze(&p);
             return (render(&d, &p.sources), d.iter().any(Diagnostic::is_error));
         }
-        Err(d) => d,
+        Err(e) => e.diags,
     };
     let errors = diags.iter().any(|d| d.severity == Severity::Error);
     (render(&diags, &sm), errors)

@@ -9,8 +9,7 @@
 //! different programs do not contend on one lock; concurrent first calls of one program
 //! compile it once (the others wait for that compilation).
 
-use crate::diag::Diagnostic;
-use crate::ir::Program;
+use crate::ir::{LoadError, Program};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// A compiled program, or the diagnostics that stopped it from loading.
-pub type Compiled = Result<Arc<Program>, Arc<Vec<Diagnostic>>>;
+pub type Compiled = Result<Arc<Program>, Arc<LoadError>>;
 
 const SHARDS: usize = 16;
 
@@ -108,7 +107,7 @@ impl ProgramCache {
     pub fn get_or_compile(
         &self,
         source: &str,
-        compile: impl FnOnce(&str) -> Result<Program, Vec<Diagnostic>>,
+        compile: impl FnOnce(&str) -> Result<Program, LoadError>,
     ) -> Compiled {
         let hash = self.hash(source);
         let shard_index = (hash as usize) % SHARDS;

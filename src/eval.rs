@@ -28,11 +28,31 @@ pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
 pub struct Inputs {
     /// The `req` object (its 8 fields).
     pub req: Value,
-    /// Observed composed resources by name: (body, connection details).
-    pub observed: HashMap<Str, (Value, Value)>,
-    /// Observed collections by base name: (list of bodies, list of connection details),
-    /// ordered by collection index.
-    pub collections: HashMap<Str, (Value, Value)>,
+    /// `req.resource`: observed bodies by composed resource name.
+    pub resource: Value,
+    /// `req.connection`: observed connection details by name.
+    pub connection: Value,
+    /// `req.resources`: observed collection members by base name (by index).
+    pub resources: Value,
+    /// `req.connections`: their connection details.
+    pub connections: Value,
+}
+
+impl Inputs {
+    /// The inputs of a decoded request.
+    pub fn from_request(r: &crate::request::Request) -> Inputs {
+        Inputs {
+            req: r.to_value(),
+            resource: r.resource.clone(),
+            connection: r.connection.clone(),
+            resources: r.resources.clone(),
+            connections: r.connections.clone(),
+        }
+    }
+
+    fn is_observed(&self, name: &str) -> bool {
+        self.resource.get_attr(name).is_some()
+    }
 }
 
 /// A result the function reports.
@@ -419,12 +439,13 @@ impl<'p> Evaluator<'p> {
     }
 
     fn self_object(&self, name: &str) -> Vec<(Str, Value)> {
-        let (res, conn) = self
+        let res = self.inputs.resource.get_attr(name).cloned().unwrap_or_default();
+        let conn = self
             .inputs
-            .observed
-            .get(name)
+            .connection
+            .get_attr(name)
             .cloned()
-            .unwrap_or((Value::NULL, Value::NULL));
+            .unwrap_or_default();
         vec![
             ("connection".into(), conn),
             ("name".into(), Value::string(name)),
@@ -484,7 +505,7 @@ impl<'p> Evaluator<'p> {
                 }
             }
             let unknown = incomplete.join(", ");
-            if self.inputs.observed.contains_key(name) {
+            if self.inputs.is_observed(name) {
                 diags.extend(ds);
                 diags.push(
                     err_at(
@@ -510,7 +531,7 @@ impl<'p> Evaluator<'p> {
             return diags;
         }
         diags.extend(ds);
-        let body = match with_annotations(out, annotations) {
+        let body = match with_annotations(out, annotations).filter(|b| to_json(b).is_ok()) {
             Some(b) => b,
             None => {
                 diags.push(err_at(
@@ -548,12 +569,18 @@ impl<'p> Evaluator<'p> {
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
         let base_name = &c.base;
-        let (resources, connections) = self
+        let resources = self
             .inputs
-            .collections
-            .get(base_name)
+            .resources
+            .get_attr(base_name)
             .cloned()
-            .unwrap_or((Value::NULL, Value::NULL));
+            .unwrap_or_default();
+        let connections = self
+            .inputs
+            .connections
+            .get_attr(base_name)
+            .cloned()
+            .unwrap_or_default();
         let coll_self = vec![
             ("basename".into(), Value::string(base_name.clone())),
             ("connections".into(), connections),
@@ -1138,11 +1165,6 @@ impl<'p> Evaluator<'p> {
                 ),
             });
         }
-        out.results.push(ResultMsg {
-            severity: ResultSeverity::Normal,
-            message: "hcl module executed successfully".into(),
-            reason: None,
-        });
         Ok(out)
     }
 }

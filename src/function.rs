@@ -19,7 +19,10 @@
 //! then rebuilt from the request, so nothing the evaluator added leaks out.
 
 use crate::proto::v1;
-use crate::response::{ResponseBuilder, Severity, fatal_response};
+use crate::cache::{CacheLimits, ProgramCache};
+use crate::response::{Ready, ResponseBuilder, Severity, Status, fatal_response};
+use crate::vm::Limits;
+use std::sync::OnceLock;
 use prost_types::value::Kind;
 
 /// Annotation on an XR that turns debug output on for it.
@@ -213,15 +216,128 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     }
 }
 
-/// The evaluator boundary. At merge this body becomes
-/// `crate::eval::evaluate(program, req, out)` (signature in the module docs); until the
-/// evaluator exists every program is answered with this Fatal message.
+/// The process-wide program cache: every call of one program shares its compilation.
+pub fn program_cache() -> &'static ProgramCache {
+    CACHE.get_or_init(|| ProgramCache::new(CacheLimits::default()))
+}
+
+static CACHE: OnceLock<ProgramCache> = OnceLock::new();
+
+/// Size the program cache; effective only before the first call (the server calls it at
+/// start-up). Returns false if the cache already existed.
+pub fn init_program_cache(limits: CacheLimits) -> bool {
+    CACHE.set(ProgramCache::new(limits)).is_ok()
+}
+
+/// Budgets of one evaluation.
+pub fn default_limits() -> Limits {
+    Limits::default()
+}
+
+/// The evaluator boundary: compile (or fetch) the program, build `req`, evaluate, and
+/// write what the program produced into `out`. `Err` is the complete Fatal message.
 fn evaluate_program(
-    _program: &str,
-    _req: &v1::RunFunctionRequest,
-    _out: &mut ResponseBuilder,
+    program: &str,
+    req: &v1::RunFunctionRequest,
+    out: &mut ResponseBuilder,
 ) -> Result<(), String> {
-    Err("evaluation not implemented yet".to_string())
+    let compiled = program_cache()
+        .get_or_compile(program, crate::ir::compile_txtar)
+        .map_err(|e| e.message())?;
+    let request = crate::request::Request::from_proto(req).map_err(|e| {
+        format!(
+            "evaluate hcl: {}",
+            crate::diag::Diagnostic::error_no_range(e.to_string(), "")
+                .plain(&compiled.sources)
+        )
+    })?;
+    let inputs = crate::eval::Inputs::from_request(&request);
+    let output =
+        crate::eval::evaluate(&compiled, &inputs, default_limits()).map_err(|f| f.0)?;
+    write_output(output, out)
+}
+
+/// Copy an evaluation's output into the response.
+fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result<(), String> {
+    use crate::eval::{ResultSeverity, SelectorMatch};
+    for (name, body, ready) in &o.resources {
+        let s = crate::response::value_to_struct(body)
+            .map_err(|e| format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}"))?;
+        out.set_resource(name, s);
+        let r = match ready {
+            1 => Ready::True,
+            2 => Ready::False,
+            _ => Ready::Unspecified,
+        };
+        out.set_ready(name, r);
+    }
+    if let Some(status) = &o.status
+        && let prost_types::value::Kind::StructValue(s) = json_to_proto(status).kind.unwrap_or(
+            prost_types::value::Kind::StructValue(Default::default()),
+        )
+    {
+        out.merge_composite_status(s);
+    }
+    if let Some(c) = o.connection {
+        out.merge_composite_connection(c);
+    }
+    if let Some(ctx) = &o.context {
+        for (k, v) in ctx {
+            out.set_context(k, json_to_proto(v));
+        }
+    }
+    for (name, sel) in &o.requirements {
+        let matcher = match &sel.matcher {
+            SelectorMatch::Name(n) => v1::resource_selector::Match::MatchName(n.clone()),
+            SelectorMatch::Labels(l) => v1::resource_selector::Match::MatchLabels(v1::MatchLabels {
+                labels: l.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            }),
+        };
+        out.add_requirement(
+            name,
+            v1::ResourceSelector {
+                api_version: sel.api_version.clone(),
+                kind: sel.kind.clone(),
+                r#match: Some(matcher),
+                ..Default::default()
+            },
+        );
+    }
+    for r in &o.results {
+        let sev = match r.severity {
+            ResultSeverity::Fatal => Severity::Fatal,
+            ResultSeverity::Warning => Severity::Warning,
+            ResultSeverity::Normal => Severity::Normal,
+        };
+        out.add_result(sev, r.message.clone(), r.reason.as_deref());
+    }
+    for c in &o.conditions {
+        let status = if c.status {
+            Status::ConditionTrue
+        } else {
+            Status::ConditionFalse
+        };
+        out.add_condition(c.kind, status, c.reason, Some(c.message.clone()));
+    }
+    Ok(())
+}
+
+/// A JSON value (as Go's `encoding/json` decodes it) as a protobuf Value.
+fn json_to_proto(j: &serde_json::Value) -> prost_types::Value {
+    use prost_types::value::Kind as K;
+    let kind = match j {
+        serde_json::Value::Null => K::NullValue(0),
+        serde_json::Value::Bool(b) => K::BoolValue(*b),
+        serde_json::Value::Number(n) => K::NumberValue(n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::String(s) => K::StringValue(s.clone()),
+        serde_json::Value::Array(a) => K::ListValue(prost_types::ListValue {
+            values: a.iter().map(json_to_proto).collect(),
+        }),
+        serde_json::Value::Object(m) => K::StructValue(prost_types::Struct {
+            fields: m.iter().map(|(k, v)| (k.clone(), json_to_proto(v))).collect(),
+        }),
+    };
+    prost_types::Value { kind: Some(kind) }
 }
 
 #[cfg(test)]
@@ -286,12 +402,6 @@ mod tests {
         assert!(has_txtar_files("comment\n-- main.hcl --\nx"));
         assert!(has_txtar_files("-- main.hcl --"));
         assert!(!has_txtar_files("--main.hcl--\n"));
-    }
-
-    #[test]
-    fn evaluation_boundary_answers_honestly() {
-        let rsp = run_function(&with_input(r#"{"hcl": "-- main.hcl --\n"}"#));
-        assert_eq!(fatal_message(&rsp), "evaluation not implemented yet");
     }
 
     #[test]

@@ -575,9 +575,30 @@ fn default_name_expr(file: FileId) -> Expr {
     }
 }
 
+/// Why a program could not be loaded: the diagnostics the Go implementation stops at
+/// (parse errors, top-level schema, user functions), with the sources to print them.
+#[derive(Debug)]
+pub struct LoadError {
+    pub diags: Vec<Diagnostic>,
+    pub sources: Arc<SourceMap>,
+}
+
+impl LoadError {
+    /// The Fatal result's message, as Go prints it: `evaluate hcl: ` then hcl's
+    /// `Diagnostics.Error()` of the diagnostics, errors first.
+    pub fn message(&self) -> String {
+        let mut d = self.diags.clone();
+        d.sort_by_key(|x| u8::from(!x.is_error()));
+        format!(
+            "evaluate hcl: {}",
+            crate::diag::plain_all(&d, &self.sources)
+        )
+    }
+}
+
 /// Parse and lower a program given as named files. `Err` holds the diagnostics of a
 /// program the Go implementation refuses to load (parse, top-level schema, functions).
-pub fn compile_files(files: &[(String, String)]) -> Result<Program, Vec<Diagnostic>> {
+pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
     let mut sm = SourceMap::new();
     let ids: Vec<FileId> = files
         .iter()
@@ -586,7 +607,15 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, Vec<Diagnost
     let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let mut parsed = Vec::with_capacity(ids.len());
     for id in &ids {
-        parsed.push(crate::parser::parse_file(&sm, *id)?);
+        match crate::parser::parse_file(&sm, *id) {
+            Ok(f) => parsed.push(f),
+            Err(diags) => {
+                return Err(LoadError {
+                    diags,
+                    sources: Arc::new(sm),
+                });
+            }
+        }
     }
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
@@ -597,12 +626,15 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, Vec<Diagnost
         functions: HashMap::new(),
         analysis: Vec::new(),
     };
-    lowerer.lower(sm)
+    lowerer.lower(sm.clone()).map_err(|diags| LoadError { diags, sources: sm })
 }
 
 /// Compile the `hcl` text of an `HclInput` (txtar).
-pub fn compile_txtar(text: &str) -> Result<Program, Vec<Diagnostic>> {
-    let files = crate::txtar::parse(text).map_err(|e| vec![Diagnostic::error_no_range(e, "")])?;
+pub fn compile_txtar(text: &str) -> Result<Program, LoadError> {
+    let files = crate::txtar::parse(text).map_err(|e| LoadError {
+        diags: vec![Diagnostic::error_no_range(e, "")],
+        sources: Arc::new(SourceMap::new()),
+    })?;
     compile_files(&files)
 }
 
