@@ -7,13 +7,17 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod cli;
 pub mod convert;
 pub mod diag;
+pub mod function;
+pub mod metrics;
 pub mod number;
 pub mod proto;
 pub mod protojson;
 pub mod request;
 pub mod response;
+pub mod server;
 pub mod span;
 pub mod value;
 pub mod yaml;

@@ -1,4 +1,3 @@
 fn main() {
-    eprintln!("fn-hcl: not yet wired");
-    std::process::exit(2);
+    std::process::exit(fn_hcl::cli::run());
 }
