@@ -10,7 +10,7 @@ use fn_hcl::proto::{self, v1beta1};
 use server_support::*;
 use tokio::io::AsyncWriteExt;
 
-const PROGRAM: &str = "resource bucket {\n  body = {\n    apiVersion = \"s3.aws.upbound.io/v1beta1\"\n    kind = \"Bucket\"\n  }\n}\n";
+const PROGRAM: &str = "-- main.hcl --\nresource bucket {\n  body = {\n    apiVersion = \"s3.aws.upbound.io/v1beta1\"\n    kind = \"Bucket\"\n  }\n}\n";
 
 #[tokio::test]
 async fn insecure_v1_and_v1beta1_answer_alike() {
