@@ -57,7 +57,10 @@ async fn concurrent_calls_match_sequential_calls() {
         let (tag, req) = call_for(n);
         let want = call(&mut c, req).await.expect("sequential call");
         assert_eq!(got, &want, "call {n} differs when run concurrently");
-        assert_eq!(got.meta.as_ref().map(|m| m.tag.as_str()), Some(tag.as_str()));
+        assert_eq!(
+            got.meta.as_ref().map(|m| m.tag.as_str()),
+            Some(tag.as_str())
+        );
     }
     let after_sequential = fn_hcl::metrics::cache_snapshot();
 
@@ -69,7 +72,10 @@ async fn concurrent_calls_match_sequential_calls() {
             PROGRAMS as u64,
             "each program compiles exactly once, even when first called concurrently"
         );
-        assert_eq!(s.compiles, c.compiles, "sequential calls reuse the compiled programs");
+        assert_eq!(
+            s.compiles, c.compiles,
+            "sequential calls reuse the compiled programs"
+        );
         assert!(s.hits - b.hits >= (2 * CALLS - PROGRAMS) as u64);
         let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
         assert_eq!(
@@ -78,11 +84,16 @@ async fn concurrent_calls_match_sequential_calls() {
         );
     } else {
         let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
-        assert!(!text.contains("fnhcl_cache_"), "cache metrics without a cache");
+        assert!(
+            !text.contains("fnhcl_cache_"),
+            "cache metrics without a cache"
+        );
     }
     assert_eq!(
         srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1),
         2 * CALLS as u64
     );
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }

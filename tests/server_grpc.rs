@@ -19,14 +19,18 @@ async fn insecure_v1_and_v1beta1_answer_alike() {
     let req = request("tag-1", PROGRAM);
     let rsp = call(&mut c, req.clone()).await.expect("v1 call");
     assert_eq!(rsp.meta.as_ref().map(|m| m.tag.as_str()), Some("tag-1"));
-    assert!(!rsp.results.is_empty(), "a response always carries a result");
+    assert!(
+        !rsp.results.is_empty(),
+        "a response always carries a result"
+    );
 
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", srv.grpc_addr))
         .expect("endpoint")
         .connect()
         .await
         .expect("connect");
-    let mut beta = v1beta1::function_runner_service_client::FunctionRunnerServiceClient::new(channel);
+    let mut beta =
+        v1beta1::function_runner_service_client::FunctionRunnerServiceClient::new(channel);
     let beta_req = proto::request_to_v1beta1(&req).expect("transcode");
     let beta_rsp = beta
         .run_function(beta_req)
@@ -36,16 +40,21 @@ async fn insecure_v1_and_v1beta1_answer_alike() {
     let as_v1 = proto::response_from_v1beta1(&beta_rsp).expect("transcode back");
     assert_eq!(as_v1, rsp);
     assert_eq!(srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1), 1);
-    assert_eq!(srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1beta1), 1);
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    assert_eq!(
+        srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1beta1),
+        1
+    );
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
 
 #[tokio::test]
 async fn reflection_lists_the_services_and_health_is_serving() {
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
     use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
     use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
     use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
-    use tonic_reflection::pb::v1::ServerReflectionRequest;
 
     let srv = start(&insecure_args()).await;
     let url = format!("http://{}", srv.grpc_addr);
@@ -64,7 +73,11 @@ async fn reflection_lists_the_services_and_health_is_serving() {
         .await
         .expect("reflection call")
         .into_inner();
-    let msg = inbound.message().await.expect("message").expect("one response");
+    let msg = inbound
+        .message()
+        .await
+        .expect("message")
+        .expect("one response");
     let Some(MessageResponse::ListServicesResponse(list)) = msg.message_response else {
         panic!("unexpected reflection answer: {msg:?}");
     };
@@ -74,7 +87,10 @@ async fn reflection_lists_the_services_and_health_is_serving() {
         "apiextensions.fn.proto.v1beta1.FunctionRunnerService",
         "grpc.health.v1.Health",
     ] {
-        assert!(names.iter().any(|n| n == want), "{want} missing from {names:?}");
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} missing from {names:?}"
+        );
     }
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
@@ -93,7 +109,9 @@ async fn reflection_lists_the_services_and_health_is_serving() {
             "service {service:?}"
         );
     }
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
 
 /// A one-message request stream for the reflection call.
@@ -107,9 +125,12 @@ fn tokio_stream_once<T: Send + 'static>(
 async fn a_panic_is_a_fatal_result_and_the_next_call_succeeds() {
     let srv = start(&insecure_args()).await;
     let mut c = client(srv.grpc_addr).await;
-    let rsp = call(&mut c, request(fn_hcl::server::service::TEST_PANIC_TAG, PROGRAM))
-        .await
-        .expect("a panic is answered, not a transport error");
+    let rsp = call(
+        &mut c,
+        request(fn_hcl::server::service::TEST_PANIC_TAG, PROGRAM),
+    )
+    .await
+    .expect("a panic is answered, not a transport error");
     let msg = fatal_message(&rsp).expect("fatal result");
     assert!(msg.contains("internal error"), "{msg}");
     assert_eq!(srv.metrics.errors(ErrorKind::Panic), 1);
@@ -117,7 +138,9 @@ async fn a_panic_is_a_fatal_result_and_the_next_call_succeeds() {
         .await
         .expect("server still serving");
     assert_eq!(next.meta.map(|m| m.tag), Some("after-panic".into()));
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
 
 #[tokio::test]
@@ -131,14 +154,19 @@ async fn an_expired_deadline_is_deadline_exceeded() {
     // The server answers DEADLINE_EXCEEDED just before the deadline; the tonic client runs
     // its own timer on the same deadline and may report first ("Timeout expired").
     assert!(
-        matches!(err.code(), tonic::Code::DeadlineExceeded | tonic::Code::Cancelled),
+        matches!(
+            err.code(),
+            tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
+        ),
         "{err:?}"
     );
     assert!(started.elapsed() < Duration::from_millis(500));
     // The server, not only the client, gave up on the call.
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(srv.metrics.errors(ErrorKind::Deadline), 1);
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
 
 #[tokio::test]
@@ -159,8 +187,12 @@ async fn a_50_mb_request_is_refused_by_the_size_limit() {
     assert!(err.message().contains("too large"), "{err:?}");
     // The server is unharmed.
     let mut c = client(srv.grpc_addr).await;
-    call(&mut c, request("small", PROGRAM)).await.expect("small call");
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    call(&mut c, request("small", PROGRAM))
+        .await
+        .expect("small call");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
 
 #[tokio::test]
@@ -186,7 +218,10 @@ async fn garbage_and_vanishing_clients_do_not_take_the_server_down() {
         call(&mut c, request("fn-hcl-test:sleep-ms=300", PROGRAM)),
     )
     .await;
-    assert!(abandoned.is_err(), "the call should still have been running");
+    assert!(
+        abandoned.is_err(),
+        "the call should still have been running"
+    );
     drop(c);
 
     let mut c = client(srv.grpc_addr).await;
@@ -197,8 +232,14 @@ async fn garbage_and_vanishing_clients_do_not_take_the_server_down() {
     // The abandoned evaluation finishes and releases its slot.
     tokio::time::sleep(Duration::from_millis(400)).await;
     let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
-    assert_eq!(sample(&text, "fnhcl_evaluations_in_flight"), Some(0.0), "{text}");
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    assert_eq!(
+        sample(&text, "fnhcl_evaluations_in_flight"),
+        Some(0.0),
+        "{text}"
+    );
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
 
 #[tokio::test]
@@ -214,23 +255,43 @@ async fn the_metrics_endpoint_serves_the_counters() {
             fatal_answers += 1.0;
         }
     }
-    let rsp = call(&mut c, request(fn_hcl::server::service::TEST_PANIC_TAG, PROGRAM))
-        .await
-        .expect("panic call answered");
+    let rsp = call(
+        &mut c,
+        request(fn_hcl::server::service::TEST_PANIC_TAG, PROGRAM),
+    )
+    .await
+    .expect("panic call answered");
     assert!(fatal_message(&rsp).is_some());
     fatal_answers += 1.0;
     let addr = srv.metrics_addr.expect("metrics enabled");
     let text = http_get(addr, "/metrics").await;
     assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
     assert!(text.contains("Content-Type: text/plain; version=0.0.4"));
-    assert_eq!(sample(&text, "fnhcl_requests_total{version=\"v1\"}"), Some(4.0));
-    assert_eq!(sample(&text, "fnhcl_requests_total{version=\"v1beta1\"}"), Some(0.0));
-    assert_eq!(sample(&text, "fnhcl_errors_total{kind=\"panic\"}"), Some(1.0));
+    assert_eq!(
+        sample(&text, "fnhcl_requests_total{version=\"v1\"}"),
+        Some(4.0)
+    );
+    assert_eq!(
+        sample(&text, "fnhcl_requests_total{version=\"v1beta1\"}"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&text, "fnhcl_errors_total{kind=\"panic\"}"),
+        Some(1.0)
+    );
     // Every answer with a Fatal result counts as an error (the panic's included).
-    assert_eq!(sample(&text, "fnhcl_errors_total{kind=\"fatal\"}"), Some(fatal_answers));
-    assert_eq!(sample(&text, "fnhcl_evaluation_duration_seconds_count"), Some(4.0));
+    assert_eq!(
+        sample(&text, "fnhcl_errors_total{kind=\"fatal\"}"),
+        Some(fatal_answers)
+    );
+    assert_eq!(
+        sample(&text, "fnhcl_evaluation_duration_seconds_count"),
+        Some(4.0)
+    );
     assert_eq!(sample(&text, "fnhcl_evaluations_in_flight"), Some(0.0));
     let not_found = http_get(addr, "/nope").await;
     assert!(not_found.starts_with("HTTP/1.1 404"), "{not_found}");
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }

@@ -23,6 +23,8 @@ struct Proc {
 }
 
 impl Proc {
+    // The child is waited for by `Proc`'s Drop, or killed and waited for before panicking.
+    #[allow(clippy::zombie_processes)]
     fn spawn(extra: &[&str]) -> Proc {
         let mut child = Command::new(BIN)
             .args([
@@ -73,6 +75,7 @@ impl Proc {
             }
             if started.elapsed() > Duration::from_secs(20) {
                 let _ = child.kill();
+                let _ = child.wait();
                 panic!("server did not start: {:?}", lines.lock().expect("lock"));
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -101,7 +104,10 @@ impl Proc {
             }
             if started.elapsed() > limit {
                 let _ = self.child.kill();
-                panic!("server did not exit: {:?}", self.lines.lock().expect("lock"));
+                panic!(
+                    "server did not exit: {:?}",
+                    self.lines.lock().expect("lock")
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -140,8 +146,7 @@ async fn sigterm_lets_in_flight_calls_finish_and_exits_zero() {
         calls.push(tokio::spawn(async move {
             let mut c = client(addr).await;
             let tag = "fn-hcl-test:sleep-ms=800".to_string();
-            let r = call(&mut c, request(&tag, &format!("-- main.hcl --\n# {i}\n")))
-                .await;
+            let r = call(&mut c, request(&tag, &format!("-- main.hcl --\n# {i}\n"))).await;
             (tag, r)
         }));
     }
@@ -165,8 +170,14 @@ async fn sigterm_lets_in_flight_calls_finish_and_exits_zero() {
         .await
         .expect("wait");
     assert!(status.success(), "exit status {status:?}: {lines:?}");
-    assert!(lines.iter().any(|l| l.contains("received SIGTERM")), "{lines:?}");
-    assert!(lines.iter().any(|l| l.contains("shut down cleanly")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("received SIGTERM")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("shut down cleanly")),
+        "{lines:?}"
+    );
     // Nothing listens any more.
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
@@ -209,8 +220,7 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
             "db-secret".into(),
             v1::Resource {
                 resource: Some(secret_obj.clone()),
-                connection_details: [("pw".to_string(), SECRETS[1].as_bytes().to_vec())]
-                    .into(),
+                connection_details: [("pw".to_string(), SECRETS[1].as_bytes().to_vec())].into(),
                 ..Default::default()
             },
         );
@@ -232,9 +242,11 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
     req.credentials.insert(
         "creds".into(),
         v1::Credentials {
-            source: Some(v1::credentials::Source::CredentialData(v1::CredentialData {
-                data: [("key".to_string(), SECRETS[4].as_bytes().to_vec())].into(),
-            })),
+            source: Some(v1::credentials::Source::CredentialData(
+                v1::CredentialData {
+                    data: [("key".to_string(), SECRETS[4].as_bytes().to_vec())].into(),
+                },
+            )),
         },
     );
     let mut c = client(p.grpc).await;
@@ -248,7 +260,10 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
     let all = lines.join("\n");
     for s in SECRETS {
         assert!(!all.contains(s), "{s} leaked into the logs:\n{all}");
-        assert!(!all.contains(&b64(s)), "{s} (base64) leaked into the logs:\n{all}");
+        assert!(
+            !all.contains(&b64(s)),
+            "{s} (base64) leaked into the logs:\n{all}"
+        );
     }
     // The debug dump was printed, with the Secret's values redacted.
     assert!(all.contains("## start request ##"), "{all}");

@@ -34,7 +34,10 @@ print(json.dumps(out))
 
 fn python_with_sdk() -> Option<&'static str> {
     let ok = Command::new("python3")
-        .args(["-c", "import grpc, crossplane.function.proto.v1.run_function_pb2_grpc"])
+        .args([
+            "-c",
+            "import grpc, crossplane.function.proto.v1.run_function_pb2_grpc",
+        ])
         .output()
         .ok()?
         .status
@@ -72,7 +75,10 @@ async fn the_python_sdk_stubs_call_the_server() {
         assert_eq!(r["meta"]["tag"], format!("py-{version}"), "{j}");
         assert_eq!(r["meta"]["ttl"], "60s", "{j}");
         // The desired state of earlier pipeline steps is carried through.
-        assert_eq!(r["desired"]["resources"]["kept"]["resource"]["kind"], "ConfigMap", "{j}");
+        assert_eq!(
+            r["desired"]["resources"]["kept"]["resource"]["kind"], "ConfigMap",
+            "{j}"
+        );
         let results = r["results"].as_array().expect("results");
         assert!(!results.is_empty(), "{j}");
         assert!(results.iter().all(|x| x["severity"].is_string()), "{j}");
@@ -81,5 +87,7 @@ async fn the_python_sdk_stubs_call_the_server() {
     a["meta"]["tag"] = serde_json::Value::Null;
     b["meta"]["tag"] = serde_json::Value::Null;
     assert_eq!(a, b, "v1beta1 answered like v1 (tags aside)");
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }

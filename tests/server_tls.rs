@@ -64,7 +64,10 @@ async fn tls_call(
         .tls_config(tls)
         .map_err(|e| e.to_string())?
         .connect_timeout(Duration::from_secs(5));
-    let channel = endpoint.connect().await.map_err(|e| format!("connect: {e:?}"))?;
+    let channel = endpoint
+        .connect()
+        .await
+        .map_err(|e| format!("connect: {e:?}"))?;
     let mut c = v1::function_runner_service_client::FunctionRunnerServiceClient::new(channel);
     c.run_function(request("tls", "x = 1"))
         .await
@@ -91,10 +94,16 @@ async fn mutual_tls_accepts_only_clients_of_its_ca() {
     assert_eq!(rsp.meta.map(|m| m.tag), Some("tls".into()));
 
     let anonymous = tls_call(srv.grpc_addr, &pki.ca_pem, None).await;
-    assert!(anonymous.is_err(), "a client without a certificate was served");
+    assert!(
+        anonymous.is_err(),
+        "a client without a certificate was served"
+    );
 
     let stranger = tls_call(srv.grpc_addr, &pki.ca_pem, Some(leaf(&other, &["client"]))).await;
-    assert!(stranger.is_err(), "a client signed by another CA was served");
+    assert!(
+        stranger.is_err(),
+        "a client signed by another CA was served"
+    );
 
     // Plaintext gRPC and garbage on the TLS port are refused without harm.
     let mut c = v1::function_runner_service_client::FunctionRunnerServiceClient::connect(format!(
@@ -113,6 +122,8 @@ async fn mutual_tls_accepts_only_clients_of_its_ca() {
 
     let again = tls_call(srv.grpc_addr, &pki.ca_pem, Some(leaf(&pki, &["client"]))).await;
     assert!(again.is_ok(), "{again:?}");
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
     let _ = std::fs::remove_dir_all(&dir);
 }

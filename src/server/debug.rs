@@ -46,12 +46,7 @@ pub fn wanted(server_debug: bool, req: &v1::RunFunctionRequest) -> bool {
 
 /// The observed composite resource's body.
 pub fn observed_composite(req: &v1::RunFunctionRequest) -> Option<&prost_types::Struct> {
-    req.observed
-        .as_ref()?
-        .composite
-        .as_ref()?
-        .resource
-        .as_ref()
+    req.observed.as_ref()?.composite.as_ref()?.resource.as_ref()
 }
 
 /// The value at `path` inside `s` (object keys only).
@@ -355,7 +350,12 @@ pub fn response_dump(req: &v1::RunFunctionRequest, rsp: &v1::RunFunctionResponse
             );
             set_meta(&mut j, "labels", "crossplane.io/composite", string(name));
             if !claim_name.is_empty() {
-                set_meta(&mut j, "labels", "crossplane.io/claim-name", string(claim_name));
+                set_meta(
+                    &mut j,
+                    "labels",
+                    "crossplane.io/claim-name",
+                    string(claim_name),
+                );
                 set_meta(
                     &mut j,
                     "labels",
@@ -388,7 +388,10 @@ pub fn response_dump(req: &v1::RunFunctionRequest, rsp: &v1::RunFunctionResponse
             &object([
                 ("apiVersion", string("render.crossplane.io/v1beta1")),
                 ("kind", string("Result")),
-                ("metadata", object([("name", string(&format!("result-{i}")))])),
+                (
+                    "metadata",
+                    object([("name", string(&format!("result-{i}")))]),
+                ),
                 ("message", string(&r.message)),
                 ("severity", Json::String(severity)),
                 ("step", string("run hcl composition")),
@@ -475,8 +478,7 @@ mod tests {
                     "the-secret".to_string(),
                     v1::Resource {
                         resource: Some(secret),
-                        connection_details: [("k".to_string(), b"conn-secret".to_vec())]
-                            .into(),
+                        connection_details: [("k".to_string(), b"conn-secret".to_vec())].into(),
                         ..Default::default()
                     },
                 )]
@@ -517,14 +519,21 @@ mod tests {
     #[test]
     fn request_dump_is_txtar_and_redacted() {
         let text = request_dump(&request(&[], &[]));
-        assert!(text.starts_with("## start request ##\n\n-- xr.yaml --\napiVersion: example.com/v1\n"));
+        assert!(
+            text.starts_with("## start request ##\n\n-- xr.yaml --\napiVersion: example.com/v1\n")
+        );
         assert!(text.ends_with("\n## end request ##\n"));
         assert!(text.contains("-- observed.yaml --\n# crossplane name: the-secret\n"));
         assert!(text.contains(
             "-- context-apiextensions.crossplane.io--environment.json --\n{\n  \"foo\": \"bar\"\n}\n"
         ));
         assert!(!text.contains("uid: \"1234\""), "{text}");
-        for secret in ["c2VjcmV0LXB3", "plain-token", "xr-conn-secret", "conn-secret"] {
+        for secret in [
+            "c2VjcmV0LXB3",
+            "plain-token",
+            "xr-conn-secret",
+            "conn-secret",
+        ] {
             assert!(!text.contains(secret), "{secret} leaked:\n{text}");
         }
         assert!(text.contains("password: REDACTED"));
@@ -556,7 +565,9 @@ mod tests {
         assert!(text.contains("---\n# desired object: my-bucket\n"));
         assert!(text.contains("  generateName: bucket-36f7e-\n"));
         assert!(text.contains("    crossplane.io/composition-resource-name: my-bucket\n"));
-        assert!(text.contains("# result\napiVersion: render.crossplane.io/v1beta1\nkind: Result\nmessage: boom\n"));
+        assert!(text.contains(
+            "# result\napiVersion: render.crossplane.io/v1beta1\nkind: Result\nmessage: boom\n"
+        ));
         assert!(text.contains("severity: SEVERITY_FATAL\n"));
         assert!(!text.contains("desired-secret"));
         assert!(text.ends_with("\n## end response ##\n"));

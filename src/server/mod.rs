@@ -228,9 +228,8 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
     let svc = FunctionService::new(shared);
     let v1svc = v1::function_runner_service_server::FunctionRunnerServiceServer::new(svc.clone())
         .max_decoding_message_size(max_recv);
-    let v1beta1svc =
-        v1beta1::function_runner_service_server::FunctionRunnerServiceServer::new(svc)
-            .max_decoding_message_size(max_recv);
+    let v1beta1svc = v1beta1::function_runner_service_server::FunctionRunnerServiceServer::new(svc)
+        .max_decoding_message_size(max_recv);
 
     let (health, health_svc) = tonic_health::server::health_reporter();
     health

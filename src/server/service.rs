@@ -129,9 +129,8 @@ impl FunctionService {
     async fn run(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
         let shared = Arc::clone(&self.shared);
         shared.metrics.request(call.version());
-        let deadline_status = || {
-            Status::deadline_exceeded("the call's deadline passed before the function answered")
-        };
+        let deadline_status =
+            || Status::deadline_exceeded("the call's deadline passed before the function answered");
         let acquire = Arc::clone(&shared.slots).acquire_owned();
         let permit = match deadline {
             Some(d) => match tokio::time::timeout_at(d.into(), acquire).await {
@@ -172,7 +171,9 @@ impl FunctionService {
                 // Only reachable when the runtime shuts down under the task: `process`
                 // catches panics itself.
                 shared.metrics.error(ErrorKind::Rejected);
-                Err(Status::unavailable(format!("evaluation did not finish: {e}")))
+                Err(Status::unavailable(format!(
+                    "evaluation did not finish: {e}"
+                )))
             }
         }
     }
@@ -312,7 +313,11 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
 /// The one place the server calls the evaluator (test hooks first, when enabled).
 fn evaluate(shared: &Shared, req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     if shared.test_hooks {
-        let tag = req.meta.as_ref().map(|m| m.tag.as_str()).unwrap_or_default();
+        let tag = req
+            .meta
+            .as_ref()
+            .map(|m| m.tag.as_str())
+            .unwrap_or_default();
         if tag == TEST_PANIC_TAG {
             panic!("test hook: panic requested by the request tag");
         }
@@ -360,7 +365,10 @@ impl v1beta1::function_runner_service_server::FunctionRunnerService for Function
         request: Request<v1beta1::RunFunctionRequest>,
     ) -> Result<Response<v1beta1::RunFunctionResponse>, Status> {
         let deadline = deadline_of(&request);
-        match self.run(Call::V1beta1(request.into_inner()), deadline).await? {
+        match self
+            .run(Call::V1beta1(request.into_inner()), deadline)
+            .await?
+        {
             Answer::V1beta1(r) => Ok(Response::new(r)),
             Answer::V1(_) => Err(Status::internal("answered in the wrong version")),
         }

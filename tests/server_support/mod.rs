@@ -86,10 +86,9 @@ pub async fn start(args: &ServeArgs) -> Running {
 pub async fn client(addr: SocketAddr) -> Client {
     let url = format!("http://{addr}");
     for _ in 0..50 {
-        if let Ok(c) = v1::function_runner_service_client::FunctionRunnerServiceClient::connect(
-            url.clone(),
-        )
-        .await
+        if let Ok(c) =
+            v1::function_runner_service_client::FunctionRunnerServiceClient::connect(url.clone())
+                .await
         {
             return c.max_decoding_message_size(64 * 1024 * 1024);
         }
