@@ -295,3 +295,32 @@ async fn the_metrics_endpoint_serves_the_counters() {
         .await
         .expect("shutdown");
 }
+
+#[tokio::test]
+async fn registered_cache_counters_appear_in_the_metrics() {
+    struct Fake;
+    impl fn_hcl::metrics::CacheStatsSource for Fake {
+        fn cache_stats(&self) -> fn_hcl::metrics::CacheSnapshot {
+            fn_hcl::metrics::CacheSnapshot {
+                hits: 41,
+                misses: 3,
+                evictions: 1,
+                compiles: 3,
+                compile_nanos: 2_000_000,
+                entries: 2,
+                bytes: 1234,
+            }
+        }
+    }
+    fn_hcl::metrics::register_cache_source(std::sync::Arc::new(Fake));
+    let srv = start(&insecure_args()).await;
+    let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
+    assert_eq!(sample(&text, "fnhcl_cache_hits_total"), Some(41.0), "{text}");
+    assert_eq!(sample(&text, "fnhcl_cache_misses_total"), Some(3.0));
+    assert_eq!(sample(&text, "fnhcl_cache_evictions_total"), Some(1.0));
+    assert_eq!(sample(&text, "fnhcl_cache_compiles_total"), Some(3.0));
+    assert_eq!(sample(&text, "fnhcl_cache_compile_seconds_total"), Some(0.002));
+    assert_eq!(sample(&text, "fnhcl_cache_entries"), Some(2.0));
+    assert_eq!(sample(&text, "fnhcl_cache_bytes"), Some(1234.0));
+    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+}
