@@ -315,12 +315,21 @@ async fn registered_cache_counters_appear_in_the_metrics() {
     fn_hcl::metrics::register_cache_source(std::sync::Arc::new(Fake));
     let srv = start(&insecure_args()).await;
     let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
-    assert_eq!(sample(&text, "fnhcl_cache_hits_total"), Some(41.0), "{text}");
+    assert_eq!(
+        sample(&text, "fnhcl_cache_hits_total"),
+        Some(41.0),
+        "{text}"
+    );
     assert_eq!(sample(&text, "fnhcl_cache_misses_total"), Some(3.0));
     assert_eq!(sample(&text, "fnhcl_cache_evictions_total"), Some(1.0));
     assert_eq!(sample(&text, "fnhcl_cache_compiles_total"), Some(3.0));
-    assert_eq!(sample(&text, "fnhcl_cache_compile_seconds_total"), Some(0.002));
+    assert_eq!(
+        sample(&text, "fnhcl_cache_compile_seconds_total"),
+        Some(0.002)
+    );
     assert_eq!(sample(&text, "fnhcl_cache_entries"), Some(2.0));
     assert_eq!(sample(&text, "fnhcl_cache_bytes"), Some(1234.0));
-    srv.shutdown(Duration::from_secs(5)).await.expect("shutdown");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
 }
