@@ -65,7 +65,7 @@ async fn concurrent_calls_match_sequential_calls() {
     let after_sequential = fn_hcl::metrics::cache_snapshot();
 
     // Meaningful only once the evaluator's program cache is registered (see
-    // server::register_cache_metrics); without a cache there is nothing to count.
+    // metrics::register_cache_source); without a cache there is nothing to count.
     if let (Some(b), Some(c), Some(s)) = (before, after_concurrent, after_sequential) {
         assert_eq!(
             c.compiles - b.compiles,

@@ -217,7 +217,6 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
         }));
         Some(addr)
     };
-    register_cache_metrics();
 
     let shared = Arc::new(Shared {
         metrics: Arc::clone(&metrics),
@@ -275,7 +274,16 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
     let task = tokio::spawn(async move {
         let signal = async move {
             let _ = stop_rx.await;
-            health.set_not_serving::<v1::function_runner_service_server::FunctionRunnerServiceServer<FunctionService>>().await;
+            type V1 =
+                v1::function_runner_service_server::FunctionRunnerServiceServer<FunctionService>;
+            type V1beta1 = v1beta1::function_runner_service_server::FunctionRunnerServiceServer<
+                FunctionService,
+            >;
+            health.set_not_serving::<V1>().await;
+            health.set_not_serving::<V1beta1>().await;
+            health
+                .set_service_status("", tonic_health::ServingStatus::NotServing)
+                .await;
         };
         let r = router
             .serve_with_incoming_shutdown(TcpIncoming::from(listener), signal)
@@ -292,12 +300,6 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
         task,
     })
 }
-
-/// Connects the program cache's counters to the metrics endpoint.
-///
-/// Merge point: register the evaluator's program cache here with
-/// [`metrics::register_cache_source`] (it needs an `impl CacheStatsSource`).
-fn register_cache_metrics() {}
 
 /// Sets up JSON logs on stderr (debug level with `debug`, else `RUST_LOG` or info).
 pub fn init_logging(debug: bool) {
