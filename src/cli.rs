@@ -54,6 +54,14 @@ pub enum Command {
         )]
         context_values: Vec<String>,
     },
+    /// Serve the Crossplane function over gRPC.
+    Serve(crate::server::ServeArgs),
+    /// Report every problem of a program without a request: `.hcl` files, directories
+    /// (their `*.hcl` files) or txtar files; `-` reads txtar from standard input.
+    Analyze {
+        /// Files or directories (default: the current directory).
+        paths: Vec<String>,
+    },
     /// Print the version.
     Version,
 }
@@ -61,6 +69,35 @@ pub enum Command {
 /// Parses the command line and runs it.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => {
+            return match crate::server::serve(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("fn-hcl serve: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Command::Analyze { paths } => {
+            return match crate::analyze::load_inputs(&paths) {
+                Ok(files) => {
+                    let (report, errors) = crate::analyze::run(&files);
+                    print!("{report}");
+                    if errors {
+                        ExitCode::FAILURE
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+                Err(e) => {
+                    eprintln!("fn-hcl analyze: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        _ => {}
+    }
     match run(cli.command) {
         Ok(out) => {
             print!("{out}");
@@ -123,6 +160,9 @@ pub fn run(cmd: Command) -> Result<String, String> {
             Ok(render::to_yaml(&docs))
         }
         Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Serve(_) | Command::Analyze { .. } => {
+            Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
+        }
     }
 }
 

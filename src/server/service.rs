@@ -1,0 +1,462 @@
+//! The FunctionRunnerService of both protocol versions, over one handler.
+//!
+//! A call waits for an evaluation slot (a semaphore bounds concurrent evaluations to the
+//! CPUs), then runs on tokio's blocking pool so evaluation never stalls the reactor.
+//! Everything that touches the request runs inside `catch_unwind`: a panic becomes a Fatal
+//! result for that call and the server keeps serving. The call's deadline (`grpc-timeout`)
+//! is honoured while waiting and while evaluating: when it passes the caller gets
+//! DEADLINE_EXCEEDED at once; an evaluation already running is not interrupted (the
+//! evaluation API takes no deadline): it finishes within its own budgets, holding its slot
+//! so the CPU bound stays true, and its answer is dropped.
+
+use std::borrow::Cow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tonic::{Request, Response, Status};
+
+use super::debug;
+use crate::metrics::{ApiVersion, ErrorKind, Metrics};
+use crate::proto::{self, v1, v1beta1};
+
+/// Request tags that trigger test behaviour when the server runs with test hooks enabled
+/// (`--enable-test-hooks`, hidden; never in production).
+pub const TEST_PANIC_TAG: &str = "fn-hcl-test:panic";
+/// `fn-hcl-test:sleep-ms=N`: the evaluation sleeps N ms (at most 60 s) before answering.
+pub const TEST_SLEEP_TAG: &str = "fn-hcl-test:sleep-ms=";
+
+/// How much earlier than the client's deadline the server gives up, so that its own
+/// DEADLINE_EXCEEDED answer wins over tonic's transport timeout (which says CANCELLED).
+const DEADLINE_MARGIN: Duration = Duration::from_millis(2);
+
+/// When the call arrived (stamped by an interceptor before the body is decoded).
+#[derive(Clone, Copy, Debug)]
+pub struct Arrived(pub Instant);
+
+/// The interceptor that stamps [`Arrived`].
+pub fn stamp(mut req: Request<()>) -> Result<Request<()>, Status> {
+    req.extensions_mut().insert(Arrived(Instant::now()));
+    Ok(req)
+}
+
+/// The shared state of the service.
+#[derive(Debug)]
+pub struct Shared {
+    /// Counters for the metrics endpoint.
+    pub metrics: Arc<Metrics>,
+    /// Bounds concurrent evaluations.
+    pub slots: Arc<Semaphore>,
+    /// `--debug`: debug dumps for every call.
+    pub debug: bool,
+    /// Honour the test tags.
+    pub test_hooks: bool,
+}
+
+/// The service implementation; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct FunctionService {
+    shared: Arc<Shared>,
+}
+
+impl FunctionService {
+    /// A service over `shared`.
+    pub fn new(shared: Arc<Shared>) -> Self {
+        FunctionService { shared }
+    }
+}
+
+enum Call {
+    V1(v1::RunFunctionRequest),
+    V1beta1(v1beta1::RunFunctionRequest),
+}
+
+enum Answer {
+    V1(v1::RunFunctionResponse),
+    V1beta1(v1beta1::RunFunctionResponse),
+}
+
+impl Call {
+    fn version(&self) -> ApiVersion {
+        match self {
+            Call::V1(_) => ApiVersion::V1,
+            Call::V1beta1(_) => ApiVersion::V1beta1,
+        }
+    }
+
+    fn tag(&self) -> &str {
+        match self {
+            Call::V1(r) => r.meta.as_ref().map(|m| m.tag.as_str()),
+            Call::V1beta1(r) => r.meta.as_ref().map(|m| m.tag.as_str()),
+        }
+        .unwrap_or_default()
+    }
+}
+
+/// The deadline of a call: its arrival plus its `grpc-timeout`, less a small margin.
+fn deadline_of<T>(req: &Request<T>) -> Option<Instant> {
+    let arrived = req
+        .extensions()
+        .get::<Arrived>()
+        .map_or_else(Instant::now, |a| a.0);
+    let timeout = parse_grpc_timeout(req.metadata().get("grpc-timeout")?.to_str().ok()?)?;
+    Some(arrived + timeout.saturating_sub(DEADLINE_MARGIN))
+}
+
+/// Parses a `grpc-timeout` header value (1 to 8 digits and a unit: H M S m u n).
+pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
+    if v.len() < 2 || v.len() > 9 {
+        return None;
+    }
+    let (digits, unit) = v.split_at(v.len() - 1);
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.checked_mul(3600)?),
+        "M" => Duration::from_secs(n.checked_mul(60)?),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+impl FunctionService {
+    async fn run(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
+        let shared = Arc::clone(&self.shared);
+        shared.metrics.request(call.version());
+        let deadline_status =
+            || Status::deadline_exceeded("the call's deadline passed before the function answered");
+        let acquire = Arc::clone(&shared.slots).acquire_owned();
+        let permit = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), acquire).await {
+                Ok(p) => p,
+                Err(_) => {
+                    shared.metrics.error(ErrorKind::Deadline);
+                    return Err(deadline_status());
+                }
+            },
+            None => acquire.await,
+        };
+        let Ok(permit) = permit else {
+            shared.metrics.error(ErrorKind::Rejected);
+            return Err(Status::unavailable("the function server is shutting down"));
+        };
+        let worker = Arc::clone(&shared);
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let _in_flight = worker.metrics.in_flight();
+            let started = Instant::now();
+            let answer = process(&worker, call);
+            worker.metrics.observe_latency(started.elapsed());
+            answer
+        });
+        let joined = match deadline {
+            Some(d) => match tokio::time::timeout_at(d.into(), task).await {
+                Ok(j) => j,
+                Err(_) => {
+                    shared.metrics.error(ErrorKind::Deadline);
+                    return Err(deadline_status());
+                }
+            },
+            None => task.await,
+        };
+        match joined {
+            Ok(answer) => answer,
+            Err(e) => {
+                // Only reachable when the runtime shuts down under the task: `process`
+                // catches panics itself.
+                shared.metrics.error(ErrorKind::Rejected);
+                Err(Status::unavailable(format!(
+                    "evaluation did not finish: {e}"
+                )))
+            }
+        }
+    }
+}
+
+/// Handles one call on the blocking pool; a panic anywhere becomes a Fatal result.
+fn process(shared: &Shared, call: Call) -> Result<Answer, Status> {
+    match catch_unwind(AssertUnwindSafe(|| process_call(shared, &call))) {
+        Ok(answer) => answer,
+        Err(payload) => {
+            shared.metrics.error(ErrorKind::Panic);
+            let msg = panic_message(payload.as_ref());
+            tracing::error!(tag = call.tag(), panic = %msg, "panic while handling the request");
+            Ok(minimal_fatal(&call, &msg))
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let detail = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("internal error in fn-hcl while handling this request (please report it): {detail}")
+}
+
+/// A Fatal response carrying only the tag, for when even building the usual one failed.
+fn minimal_fatal(call: &Call, msg: &str) -> Answer {
+    let meta = v1::ResponseMeta {
+        tag: call.tag().to_string(),
+        ttl: Some(prost_types::Duration {
+            seconds: crate::response::DEFAULT_TTL_SECONDS,
+            nanos: 0,
+        }),
+    };
+    let rsp = v1::RunFunctionResponse {
+        meta: Some(meta),
+        results: vec![v1::Result {
+            severity: v1::Severity::Fatal as i32,
+            message: msg.to_string(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    match call {
+        Call::V1(_) => Answer::V1(rsp),
+        Call::V1beta1(_) => match proto::response_to_v1beta1(&rsp) {
+            Ok(r) => Answer::V1beta1(r),
+            Err(_) => Answer::V1beta1(v1beta1::RunFunctionResponse::default()),
+        },
+    }
+}
+
+fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
+    let req: Cow<'_, v1::RunFunctionRequest> = match call {
+        Call::V1(r) => Cow::Borrowed(r),
+        Call::V1beta1(r) => match proto::request_from_v1beta1(r) {
+            Ok(r) => Cow::Owned(r),
+            Err(e) => {
+                shared.metrics.error(ErrorKind::Rejected);
+                return Err(Status::invalid_argument(format!(
+                    "cannot read the v1beta1 request as v1: {e}"
+                )));
+            }
+        },
+    };
+    let xr = debug::observed_composite(&req);
+    let xr_str = |path: &[&str]| xr.map(|x| debug::field_str(x, path)).unwrap_or_default();
+    let tag = call.tag();
+    let (api_version, kind, name) = (
+        xr_str(&["apiVersion"]),
+        xr_str(&["kind"]),
+        xr_str(&["metadata", "name"]),
+    );
+    tracing::info!(
+        tag,
+        xr_api_version = api_version,
+        xr_kind = kind,
+        xr_name = name,
+        version = call.version().as_str(),
+        "Running Function"
+    );
+    let dump = debug::wanted(shared.debug, &req);
+    if dump {
+        write_stderr(&debug::request_dump(&req));
+    }
+    let started = Instant::now();
+    let rsp = match catch_unwind(AssertUnwindSafe(|| evaluate(shared, &req))) {
+        Ok(rsp) => rsp,
+        Err(payload) => {
+            shared.metrics.error(ErrorKind::Panic);
+            let msg = panic_message(payload.as_ref());
+            tracing::error!(tag, xr_kind = kind, xr_name = name, panic = %msg, "panic while evaluating");
+            crate::response::fatal_response(&req, msg)
+        }
+    };
+    let fatal = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == v1::Severity::Fatal as i32);
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+    match fatal {
+        Some(r) => {
+            shared.metrics.error(ErrorKind::Fatal);
+            tracing::info!(
+                tag,
+                xr_api_version = api_version,
+                xr_kind = kind,
+                xr_name = name,
+                elapsed_ms,
+                error = %r.message,
+                "function returned a fatal result"
+            );
+        }
+        None => tracing::info!(
+            tag,
+            xr_api_version = api_version,
+            xr_kind = kind,
+            xr_name = name,
+            elapsed_ms,
+            results = rsp.results.len(),
+            "function ran"
+        ),
+    }
+    if dump {
+        write_stderr(&debug::response_dump(&req, &rsp));
+    }
+    match call {
+        Call::V1(_) => Ok(Answer::V1(rsp)),
+        Call::V1beta1(_) => proto::response_to_v1beta1(&rsp)
+            .map(Answer::V1beta1)
+            .map_err(|e| Status::internal(format!("cannot write the v1beta1 response: {e}"))),
+    }
+}
+
+/// The one place the server calls the evaluator (test hooks first, when enabled).
+fn evaluate(shared: &Shared, req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
+    if shared.test_hooks {
+        let tag = req
+            .meta
+            .as_ref()
+            .map(|m| m.tag.as_str())
+            .unwrap_or_default();
+        if tag == TEST_PANIC_TAG {
+            panic!("test hook: panic requested by the request tag");
+        }
+        if let Some(ms) = tag
+            .strip_prefix(TEST_SLEEP_TAG)
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            std::thread::sleep(Duration::from_millis(ms.min(60_000)));
+        }
+    }
+    handle(req)
+}
+
+/// Evaluates one request. Merge point: this is the only call into the evaluator.
+fn handle(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
+    crate::function::run_function(req)
+}
+
+/// Writes a debug dump to stderr in one piece (so concurrent dumps do not interleave).
+fn write_stderr(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
+
+#[tonic::async_trait]
+impl v1::function_runner_service_server::FunctionRunnerService for FunctionService {
+    async fn run_function(
+        &self,
+        request: Request<v1::RunFunctionRequest>,
+    ) -> Result<Response<v1::RunFunctionResponse>, Status> {
+        let deadline = deadline_of(&request);
+        match self.run(Call::V1(request.into_inner()), deadline).await? {
+            Answer::V1(r) => Ok(Response::new(r)),
+            Answer::V1beta1(_) => Err(Status::internal("answered in the wrong version")),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl v1beta1::function_runner_service_server::FunctionRunnerService for FunctionService {
+    async fn run_function(
+        &self,
+        request: Request<v1beta1::RunFunctionRequest>,
+    ) -> Result<Response<v1beta1::RunFunctionResponse>, Status> {
+        let deadline = deadline_of(&request);
+        match self
+            .run(Call::V1beta1(request.into_inner()), deadline)
+            .await?
+        {
+            Answer::V1beta1(r) => Ok(Response::new(r)),
+            Answer::V1(_) => Err(Status::internal("answered in the wrong version")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(test_hooks: bool) -> Arc<Shared> {
+        Arc::new(Shared {
+            metrics: Arc::new(Metrics::new()),
+            slots: Arc::new(Semaphore::new(2)),
+            debug: false,
+            test_hooks,
+        })
+    }
+
+    fn tagged(tag: &str) -> v1::RunFunctionRequest {
+        v1::RunFunctionRequest {
+            meta: Some(v1::RequestMeta {
+                tag: tag.into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn grpc_timeout_header() {
+        assert_eq!(parse_grpc_timeout("100m"), Some(Duration::from_millis(100)));
+        assert_eq!(parse_grpc_timeout("2S"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_grpc_timeout("1H"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_grpc_timeout("5u"), Some(Duration::from_micros(5)));
+        assert_eq!(parse_grpc_timeout("m"), None);
+        assert_eq!(parse_grpc_timeout("123456789m"), None);
+        assert_eq!(parse_grpc_timeout("-1m"), None);
+        assert_eq!(parse_grpc_timeout("10x"), None);
+    }
+
+    #[test]
+    fn panic_becomes_fatal_result_with_the_tag() {
+        let sh = shared(true);
+        let answer = process(&sh, Call::V1(tagged(TEST_PANIC_TAG)));
+        let Ok(Answer::V1(rsp)) = answer else {
+            panic!("expected a v1 answer");
+        };
+        assert_eq!(rsp.meta.map(|m| m.tag), Some(TEST_PANIC_TAG.to_string()));
+        assert_eq!(rsp.results[0].severity, v1::Severity::Fatal as i32);
+        assert!(rsp.results[0].message.contains("test hook: panic"));
+        assert_eq!(sh.metrics.errors(ErrorKind::Panic), 1);
+    }
+
+    #[test]
+    fn test_hooks_are_off_unless_enabled() {
+        let sh = shared(false);
+        let Ok(Answer::V1(rsp)) = process(&sh, Call::V1(tagged(TEST_PANIC_TAG))) else {
+            panic!("expected a v1 answer");
+        };
+        assert!(!rsp.results[0].message.contains("test hook"));
+        assert_eq!(sh.metrics.errors(ErrorKind::Panic), 0);
+    }
+
+    #[test]
+    fn v1beta1_is_answered_in_v1beta1() {
+        let sh = shared(false);
+        let req = proto::request_to_v1beta1(&tagged("b")).ok();
+        let Some(req) = req else {
+            panic!("transcode failed");
+        };
+        let Ok(Answer::V1beta1(rsp)) = process(&sh, Call::V1beta1(req)) else {
+            panic!("expected a v1beta1 answer");
+        };
+        assert_eq!(rsp.meta.map(|m| m.tag), Some("b".to_string()));
+    }
+
+    #[tokio::test]
+    async fn deadline_while_evaluating_is_deadline_exceeded() {
+        let svc = FunctionService::new(shared(true));
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let r = svc
+            .run(Call::V1(tagged("fn-hcl-test:sleep-ms=400")), Some(deadline))
+            .await;
+        let Err(status) = r else {
+            panic!("expected an error");
+        };
+        assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
+        assert_eq!(svc.shared.metrics.errors(ErrorKind::Deadline), 1);
+    }
+}

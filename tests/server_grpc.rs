@@ -1,0 +1,335 @@
+//! The function server in-process over plaintext gRPC on loopback: both protocol versions,
+//! reflection, health, panics, deadlines, size limits, hostile clients and metrics.
+
+mod server_support;
+
+use std::time::Duration;
+
+use fn_hcl::metrics::ErrorKind;
+use fn_hcl::proto::{self, v1beta1};
+use server_support::*;
+use tokio::io::AsyncWriteExt;
+
+const PROGRAM: &str = "-- main.hcl --\nresource bucket {\n  body = {\n    apiVersion = \"s3.aws.upbound.io/v1beta1\"\n    kind = \"Bucket\"\n  }\n}\n";
+
+#[tokio::test]
+async fn insecure_v1_and_v1beta1_answer_alike() {
+    let srv = start(&insecure_args()).await;
+    let mut c = client(srv.grpc_addr).await;
+    let req = request("tag-1", PROGRAM);
+    let rsp = call(&mut c, req.clone()).await.expect("v1 call");
+    assert_eq!(rsp.meta.as_ref().map(|m| m.tag.as_str()), Some("tag-1"));
+    assert!(
+        !rsp.results.is_empty(),
+        "a response always carries a result"
+    );
+
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", srv.grpc_addr))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect");
+    let mut beta =
+        v1beta1::function_runner_service_client::FunctionRunnerServiceClient::new(channel);
+    let beta_req = proto::request_to_v1beta1(&req).expect("transcode");
+    let beta_rsp = beta
+        .run_function(beta_req)
+        .await
+        .expect("v1beta1 call")
+        .into_inner();
+    let as_v1 = proto::response_from_v1beta1(&beta_rsp).expect("transcode back");
+    assert_eq!(as_v1, rsp);
+    assert_eq!(srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1), 1);
+    assert_eq!(
+        srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1beta1),
+        1
+    );
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+
+#[tokio::test]
+async fn reflection_lists_the_services_and_health_is_serving() {
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+
+    let srv = start(&insecure_args()).await;
+    let url = format!("http://{}", srv.grpc_addr);
+    let channel = tonic::transport::Endpoint::from_shared(url)
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect");
+    let mut refl = ServerReflectionClient::new(channel.clone());
+    let outbound = tokio_stream_once(ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    });
+    let mut inbound = refl
+        .server_reflection_info(outbound)
+        .await
+        .expect("reflection call")
+        .into_inner();
+    let msg = inbound
+        .message()
+        .await
+        .expect("message")
+        .expect("one response");
+    let Some(MessageResponse::ListServicesResponse(list)) = msg.message_response else {
+        panic!("unexpected reflection answer: {msg:?}");
+    };
+    let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
+    for want in [
+        "apiextensions.fn.proto.v1.FunctionRunnerService",
+        "apiextensions.fn.proto.v1beta1.FunctionRunnerService",
+        "grpc.health.v1.Health",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} missing from {names:?}"
+        );
+    }
+
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    for service in ["", "apiextensions.fn.proto.v1.FunctionRunnerService"] {
+        let status = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("health check")
+            .into_inner()
+            .status;
+        assert_eq!(
+            status,
+            tonic_health::pb::health_check_response::ServingStatus::Serving as i32,
+            "service {service:?}"
+        );
+    }
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+
+/// A one-message request stream for the reflection call.
+fn tokio_stream_once<T: Send + 'static>(
+    item: T,
+) -> impl tonic::codegen::tokio_stream::Stream<Item = T> + Send + 'static {
+    tonic::codegen::tokio_stream::iter(vec![item])
+}
+
+#[tokio::test]
+async fn a_panic_is_a_fatal_result_and_the_next_call_succeeds() {
+    let srv = start(&insecure_args()).await;
+    let mut c = client(srv.grpc_addr).await;
+    let rsp = call(
+        &mut c,
+        request(fn_hcl::server::service::TEST_PANIC_TAG, PROGRAM),
+    )
+    .await
+    .expect("a panic is answered, not a transport error");
+    let msg = fatal_message(&rsp).expect("fatal result");
+    assert!(msg.contains("internal error"), "{msg}");
+    assert_eq!(srv.metrics.errors(ErrorKind::Panic), 1);
+    let next = call(&mut c, request("after-panic", PROGRAM))
+        .await
+        .expect("server still serving");
+    assert_eq!(next.meta.map(|m| m.tag), Some("after-panic".into()));
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+
+#[tokio::test]
+async fn an_expired_deadline_is_deadline_exceeded() {
+    let srv = start(&insecure_args()).await;
+    let mut c = client(srv.grpc_addr).await;
+    let mut req = tonic::Request::new(request("fn-hcl-test:sleep-ms=600", PROGRAM));
+    req.set_timeout(Duration::from_millis(100));
+    let started = std::time::Instant::now();
+    let err = c.run_function(req).await.expect_err("deadline");
+    // The server answers DEADLINE_EXCEEDED just before the deadline; the tonic client runs
+    // its own timer on the same deadline and may report first ("Timeout expired").
+    assert!(
+        matches!(
+            err.code(),
+            tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
+        ),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(500));
+    // The server, not only the client, gave up on the call.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(srv.metrics.errors(ErrorKind::Deadline), 1);
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+
+#[tokio::test]
+async fn a_50_mb_request_is_refused_by_the_size_limit() {
+    let srv = start(&insecure_args()).await;
+    let mut c = client(srv.grpc_addr).await;
+    let big = "x".repeat(50 * 1024 * 1024);
+    let err = call(&mut c, request("big", &big))
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(
+            err.code(),
+            tonic::Code::OutOfRange | tonic::Code::ResourceExhausted
+        ),
+        "{err:?}"
+    );
+    assert!(err.message().contains("too large"), "{err:?}");
+    // The server is unharmed.
+    let mut c = client(srv.grpc_addr).await;
+    call(&mut c, request("small", PROGRAM))
+        .await
+        .expect("small call");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+
+#[tokio::test]
+async fn garbage_and_vanishing_clients_do_not_take_the_server_down() {
+    let srv = start(&insecure_args()).await;
+    // Garbage bytes, a truncated HTTP/2 preface, and a preface followed by garbage.
+    let payloads: [&[u8]; 3] = [
+        b"\x16\x03\x01\x00\xff garbage \x00\x01\x02",
+        b"PRI * HTTP/2.0\r\n\r\nSM",
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x12\x04\x00\x00\x00\x00\x00garbagegarbage",
+    ];
+    for p in payloads {
+        let mut s = tokio::net::TcpStream::connect(srv.grpc_addr)
+            .await
+            .expect("connect");
+        let _ = s.write_all(p).await;
+        drop(s);
+    }
+    // A client that gives up mid-call (its evaluation is still running).
+    let mut c = client(srv.grpc_addr).await;
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(100),
+        call(&mut c, request("fn-hcl-test:sleep-ms=300", PROGRAM)),
+    )
+    .await;
+    assert!(
+        abandoned.is_err(),
+        "the call should still have been running"
+    );
+    drop(c);
+
+    let mut c = client(srv.grpc_addr).await;
+    let rsp = call(&mut c, request("still-alive", PROGRAM))
+        .await
+        .expect("server alive");
+    assert_eq!(rsp.meta.map(|m| m.tag), Some("still-alive".into()));
+    // The abandoned evaluation finishes and releases its slot.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
+    assert_eq!(
+        sample(&text, "fnhcl_evaluations_in_flight"),
+        Some(0.0),
+        "{text}"
+    );
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+
+#[tokio::test]
+async fn the_metrics_endpoint_serves_the_counters() {
+    let srv = start(&insecure_args()).await;
+    let mut c = client(srv.grpc_addr).await;
+    let mut fatal_answers = 0.0;
+    for i in 0..3 {
+        let rsp = call(&mut c, request(&format!("m{i}"), PROGRAM))
+            .await
+            .expect("call");
+        if fatal_message(&rsp).is_some() {
+            fatal_answers += 1.0;
+        }
+    }
+    let rsp = call(
+        &mut c,
+        request(fn_hcl::server::service::TEST_PANIC_TAG, PROGRAM),
+    )
+    .await
+    .expect("panic call answered");
+    assert!(fatal_message(&rsp).is_some());
+    fatal_answers += 1.0;
+    let addr = srv.metrics_addr.expect("metrics enabled");
+    let text = http_get(addr, "/metrics").await;
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.contains("Content-Type: text/plain; version=0.0.4"));
+    assert_eq!(
+        sample(&text, "fnhcl_requests_total{version=\"v1\"}"),
+        Some(4.0)
+    );
+    assert_eq!(
+        sample(&text, "fnhcl_requests_total{version=\"v1beta1\"}"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&text, "fnhcl_errors_total{kind=\"panic\"}"),
+        Some(1.0)
+    );
+    // Every answer with a Fatal result counts as an error (the panic's included).
+    assert_eq!(
+        sample(&text, "fnhcl_errors_total{kind=\"fatal\"}"),
+        Some(fatal_answers)
+    );
+    assert_eq!(
+        sample(&text, "fnhcl_evaluation_duration_seconds_count"),
+        Some(4.0)
+    );
+    assert_eq!(sample(&text, "fnhcl_evaluations_in_flight"), Some(0.0));
+    let not_found = http_get(addr, "/nope").await;
+    assert!(not_found.starts_with("HTTP/1.1 404"), "{not_found}");
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}
+
+#[tokio::test]
+async fn registered_cache_counters_appear_in_the_metrics() {
+    struct Fake;
+    impl fn_hcl::metrics::CacheStatsSource for Fake {
+        fn cache_stats(&self) -> fn_hcl::metrics::CacheSnapshot {
+            fn_hcl::metrics::CacheSnapshot {
+                hits: 41,
+                misses: 3,
+                evictions: 1,
+                compiles: 3,
+                compile_nanos: 2_000_000,
+                entries: 2,
+                bytes: 1234,
+            }
+        }
+    }
+    fn_hcl::metrics::register_cache_source(std::sync::Arc::new(Fake));
+    let srv = start(&insecure_args()).await;
+    let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
+    assert_eq!(
+        sample(&text, "fnhcl_cache_hits_total"),
+        Some(41.0),
+        "{text}"
+    );
+    assert_eq!(sample(&text, "fnhcl_cache_misses_total"), Some(3.0));
+    assert_eq!(sample(&text, "fnhcl_cache_evictions_total"), Some(1.0));
+    assert_eq!(sample(&text, "fnhcl_cache_compiles_total"), Some(3.0));
+    assert_eq!(
+        sample(&text, "fnhcl_cache_compile_seconds_total"),
+        Some(0.002)
+    );
+    assert_eq!(sample(&text, "fnhcl_cache_entries"), Some(2.0));
+    assert_eq!(sample(&text, "fnhcl_cache_bytes"), Some(1234.0));
+    srv.shutdown(Duration::from_secs(5))
+        .await
+        .expect("shutdown");
+}

@@ -1,0 +1,284 @@
+//! The built `fn-hcl serve` binary: refusing to start without TLS, graceful shutdown on
+//! SIGTERM with calls in flight, and logs that are JSON and never carry secrets.
+
+mod server_support;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fn_hcl::proto::v1;
+use server_support::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_fn-hcl");
+
+struct Proc {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    grpc: SocketAddr,
+    metrics: SocketAddr,
+}
+
+impl Proc {
+    // The child is waited for by `Proc`'s Drop, or killed and waited for before panicking.
+    #[allow(clippy::zombie_processes)]
+    fn spawn(extra: &[&str]) -> Proc {
+        let mut child = Command::new(BIN)
+            .args([
+                "serve",
+                "--insecure",
+                "--address",
+                "127.0.0.1:0",
+                "--metrics-address",
+                "127.0.0.1:0",
+                "--grace-period",
+                "10s",
+            ])
+            .args(extra)
+            .env_remove("TLS_SERVER_CERTS_DIR")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn fn-hcl serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&lines);
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().expect("lock").push(line);
+            }
+        });
+        let started = Instant::now();
+        loop {
+            let found = lines.lock().expect("lock").iter().find_map(|l| {
+                let j: serde_json::Value = serde_json::from_str(l).ok()?;
+                let f = j.get("fields")?;
+                (f.get("message")?.as_str()? == "fn-hcl listening").then(|| {
+                    let a = f.get("address")?.as_str()?.parse().ok()?;
+                    let m = f.get("metrics_address")?.as_str()?.parse().ok()?;
+                    Some((a, m))
+                })?
+            });
+            if let Some((grpc, metrics)) = found {
+                return Proc {
+                    child,
+                    lines,
+                    reader: Some(reader),
+                    grpc,
+                    metrics,
+                };
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("server did not start: {:?}", lines.lock().expect("lock"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig} failed");
+    }
+
+    /// Waits for the exit; the exit status and everything written to stderr.
+    fn wait(mut self, limit: Duration) -> (std::process::ExitStatus, Vec<String>) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                if let Some(r) = self.reader.take() {
+                    let _ = r.join();
+                }
+                let lines = self.lines.lock().expect("lock").clone();
+                return (status, lines);
+            }
+            if started.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!(
+                    "server did not exit: {:?}",
+                    self.lines.lock().expect("lock")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[test]
+fn refuses_to_start_without_tls_or_insecure() {
+    let out = Command::new(BIN)
+        .args(["serve", "--address", "127.0.0.1:0", "--metrics-address", ""])
+        .env_remove("TLS_SERVER_CERTS_DIR")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing to serve without TLS"), "{err}");
+    assert!(err.contains("--insecure"), "{err}");
+    assert!(err.contains("--tls-server-certs-dir"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_in_flight_calls_finish_and_exits_zero() {
+    let p = Proc::spawn(&["--enable-test-hooks", "--max-concurrent-evaluations", "4"]);
+    let addr = p.grpc;
+    let mut calls = Vec::new();
+    for i in 0..3 {
+        calls.push(tokio::spawn(async move {
+            let mut c = client(addr).await;
+            let tag = "fn-hcl-test:sleep-ms=800".to_string();
+            let r = call(&mut c, request(&tag, &format!("-- main.hcl --\n# {i}\n"))).await;
+            (tag, r)
+        }));
+    }
+    // Wait until all three are evaluating.
+    let started = Instant::now();
+    loop {
+        let text = http_get(p.metrics, "/metrics").await;
+        if sample(&text, "fnhcl_evaluations_in_flight") == Some(3.0) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    p.signal("-TERM");
+    for c in calls {
+        let (tag, r) = c.await.expect("task");
+        let rsp = r.expect("an in-flight call completes during shutdown");
+        assert_eq!(rsp.meta.map(|m| m.tag), Some(tag));
+    }
+    let (status, lines) = tokio::task::spawn_blocking(move || p.wait(Duration::from_secs(15)))
+        .await
+        .expect("wait");
+    assert!(status.success(), "exit status {status:?}: {lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("received SIGTERM")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("shut down cleanly")),
+        "{lines:?}"
+    );
+    // Nothing listens any more.
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
+    const SECRETS: [&str; 5] = [
+        "xr-connection-SECRET-1",
+        "observed-connection-SECRET-2",
+        "secret-data-SECRET-3",
+        "string-data-SECRET-4",
+        "credential-SECRET-5",
+    ];
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+
+    let p = Proc::spawn(&["--debug"]);
+    let mut req = request("log-tag-123", "-- main.hcl --\n# logs\n");
+    if let Some(input) = req.input.as_mut() {
+        input.fields.insert(
+            "debug".into(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::BoolValue(true)),
+            },
+        );
+    }
+    let secret_obj = structure(&[
+        ("apiVersion", string("v1")),
+        ("kind", string("Secret")),
+        ("metadata", object(&[("name", string("db"))])),
+        ("data", object(&[("password", string(&b64(SECRETS[2])))])),
+        ("stringData", object(&[("token", string(SECRETS[3]))])),
+    ]);
+    if let Some(obs) = req.observed.as_mut() {
+        if let Some(xr) = obs.composite.as_mut() {
+            xr.connection_details
+                .insert("password".into(), SECRETS[0].as_bytes().to_vec());
+        }
+        obs.resources.insert(
+            "db-secret".into(),
+            v1::Resource {
+                resource: Some(secret_obj.clone()),
+                connection_details: [("pw".to_string(), SECRETS[1].as_bytes().to_vec())].into(),
+                ..Default::default()
+            },
+        );
+    }
+    req.desired = Some(v1::State {
+        composite: Some(v1::Resource {
+            connection_details: [("pw".to_string(), SECRETS[0].as_bytes().to_vec())].into(),
+            ..Default::default()
+        }),
+        resources: [(
+            "db-secret".to_string(),
+            v1::Resource {
+                resource: Some(secret_obj),
+                ..Default::default()
+            },
+        )]
+        .into(),
+    });
+    req.credentials.insert(
+        "creds".into(),
+        v1::Credentials {
+            source: Some(v1::credentials::Source::CredentialData(
+                v1::CredentialData {
+                    data: [("key".to_string(), SECRETS[4].as_bytes().to_vec())].into(),
+                },
+            )),
+        },
+    );
+    let mut c = client(p.grpc).await;
+    let rsp = call(&mut c, req).await.expect("call");
+    assert_eq!(rsp.meta.map(|m| m.tag), Some("log-tag-123".into()));
+    p.signal("-INT");
+    let (status, lines) = tokio::task::spawn_blocking(move || p.wait(Duration::from_secs(15)))
+        .await
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    let all = lines.join("\n");
+    for s in SECRETS {
+        assert!(!all.contains(s), "{s} leaked into the logs:\n{all}");
+        assert!(
+            !all.contains(&b64(s)),
+            "{s} (base64) leaked into the logs:\n{all}"
+        );
+    }
+    // The debug dump was printed, with the Secret's values redacted.
+    assert!(all.contains("## start request ##"), "{all}");
+    assert!(all.contains("## end response ##"), "{all}");
+    assert!(all.contains("password: REDACTED"), "{all}");
+    // The request's log line is JSON with the XR's identity and the tag.
+    let running = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|j| j["fields"]["message"] == "Running Function")
+        .expect("a Running Function log line");
+    let f = &running["fields"];
+    assert_eq!(f["tag"], "log-tag-123");
+    assert_eq!(f["xr_api_version"], "example.com/v1");
+    assert_eq!(f["xr_kind"], "XBucket");
+    assert_eq!(f["xr_name"], "bucket-1");
+    assert_eq!(running["level"], "INFO");
+}
