@@ -1555,26 +1555,598 @@ pub mod gomath {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::hash_map::DefaultHasher;
 
     fn p(s: &str) -> Number {
         Number::parse(s).unwrap()
     }
+    fn i(v: i64) -> Number {
+        Number::from_i64(v)
+    }
+    fn f(v: f64) -> Number {
+        Number::from_f64(v).unwrap()
+    }
+    fn s(n: &Number) -> String {
+        n.to_cty_string()
+    }
+    fn h(n: &Number) -> u64 {
+        let mut st = DefaultHasher::new();
+        n.hash(&mut st);
+        st.finish()
+    }
 
     #[test]
-    fn scratch() {
+    fn size_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Number>(), 16);
+    }
+
+    #[test]
+    fn parse_integers_and_decimals() {
+        assert_eq!(s(&p("0")), "0");
+        assert_eq!(s(&p("-0")), "-0");
+        assert!(p("-0").is_negative() && p("-0").is_zero());
+        assert_eq!(s(&p("00012")), "12");
+        assert_eq!(s(&p("+7")), "7");
+        assert_eq!(s(&p("1.")), "1");
+        assert_eq!(s(&p(".5")), "0.5");
+        assert_eq!(s(&p("1.50")), "1.5");
+        assert_eq!(s(&p("-12.5e3")), "-12500");
+        assert_eq!(s(&p("1E2")), "100");
+        assert_eq!(s(&p("1p3")), "8");
+        assert_eq!(s(&p("1.5e-3")), "0.0015");
+        assert_eq!(s(&p("0.1")), "0.1");
+        assert_eq!(p("0.1").prec(), 512);
+        assert_eq!(s(&p("9223372036854775807")), "9223372036854775807");
+        assert_eq!(s(&p("9223372036854775808")), "9223372036854775808");
+        assert_eq!(s(&p("-9223372036854775808")), "-9223372036854775808");
+        assert_eq!(
+            s(&p("123456789012345678901234567890")),
+            "123456789012345678901234567890"
+        );
+        assert_eq!(s(&p("1180591620717411303424")), "1180591620717411303424"); // 2^70
+        assert_eq!(p("1180591620717411303424").to_bigint(), Some(BigInt::from(1u128 << 70)));
+        for bad in ["", ".", "-", "+", "e5", "1e", "1e+", "abc", "0x10", "1_000", " 1", "1 ", "1.2.3", "Inf", "inf", "NaN", "1e5x"] {
+            assert!(Number::parse(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parse_exponent_extremes() {
+        // Go: +Inf via pow5 overflow, 0 via underflow, an error past int32 exponents.
+        assert!(p("1e1000000000").is_infinite());
+        assert!(!p("1e1000000000").is_negative());
+        assert!(p("-1e1000000000").is_negative());
+        assert!(p("1e-1000000000").is_zero());
+        assert!(Number::parse("1e3000000000").is_none());
+        assert!(Number::parse("1e99999999999999999999").is_none());
+        // the documented bound: |x| < 2^131072 (~1e39456)
+        assert!(p("1e40000").is_infinite());
+        assert!(p("1e-40000").is_zero());
+        assert!(!p("1e39000").is_infinite());
+        let huge = s(&p("1e400"));
+        assert_eq!(huge.len(), 401);
+        assert!(huge.starts_with('1') && huge[1..].bytes().all(|b| b == b'0'));
+        assert_eq!(s(&p("1e-10")), "0.0000000001");
+        // many digits: exact up to MAX_PARSE_DIGITS, then a sticky digit
+        let long = format!("0.{}1", "0".repeat(1000));
+        assert_eq!(s(&p(&long)), long);
+        let longer = format!("0.{}", "1".repeat(MAX_PARSE_DIGITS + 10));
+        let t = s(&p(&longer));
+        assert!(t.starts_with("0.1111111111") && t.len() < 200, "{t}");
+        let wide = format!("{}e-{}", "9".repeat(MAX_PARSE_DIGITS + 10), MAX_PARSE_DIGITS + 9);
+        assert_eq!(p(&wide).text(b'f', 3), "10.000");
+    }
+
+    #[test]
+    fn parse_cty_accepts_go_infinities() {
+        for (t, neg) in [("Inf", false), ("inf", false), ("+Inf", false), ("-inf", true), ("-Inf", true)] {
+            let n = Number::parse_cty(t).unwrap();
+            assert!(n.is_infinite() && n.is_negative() == neg, "{t}");
+        }
+        assert!(Number::parse_cty("INF").is_none());
+        assert!(Number::parse_cty("infinity").is_none());
+        assert_eq!(s(&Number::parse_cty("1.25").unwrap()), "1.25");
+    }
+
+    #[test]
+    fn text_shortest_depends_on_precision() {
         let third = p("1").div(&p("3")).unwrap();
-        println!("{}", third.to_cty_string());
-        println!("{}", p("0.1").add(&p("0.2")).unwrap().to_cty_string());
-        println!("{}", p("0.1").to_cty_string());
-        println!("{}", p("1e21").to_cty_string());
-        println!("{}", p("1e308").mul(&p("10")).unwrap().to_cty_string());
-        println!("{}", Number::from_i64(1).div(&Number::from_i64(3)).unwrap().to_cty_string());
-        println!("{}", p("0.1").text(b'g', -1));
-        println!("{}", p("123456.789").text(b'e', 3));
-        println!("{}", p("7.5").rem(&p("2")).unwrap().to_cty_string());
-        println!("{:?}", p("1").log(&p("10")));
-        println!("{:?}", p("10").log(&p("3")));
-        println!("{:?}", p("2").pow(&p("64")));
-        println!("{:?}", p("2").pow(&p("0.5")));
+        assert_eq!(
+            s(&third),
+            "0.33333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333335"
+        );
+        // NumberIntVal operands: 64-bit precision
+        let third64 = i(1).div(&i(3)).unwrap();
+        assert_eq!(third64.prec(), 64);
+        assert_eq!(s(&third64), "0.33333333333333333334");
+        assert_eq!(i(1).div(&p("3")).unwrap().prec(), 512);
+        // NumberFloatVal: 53 bits behaves like float64
+        assert_eq!(s(&f(0.1)), "0.1");
+        assert_eq!(s(&f(0.1).add(&f(0.2)).unwrap()), "0.30000000000000004");
+        assert_eq!(s(&p("0.1").add(&p("0.2")).unwrap()), "0.3");
+        assert_eq!(s(&f(2f64.powi(64))), "18446744073709550000");
+        assert_eq!(s(&f(4611686018427387904.0)), "4611686018427388000");
+        // 2^70 at 64 bits: Go's shortest is not the exact integer
+        let two70 = i(1 << 35).mul(&i(1 << 35)).unwrap();
+        assert_eq!(two70.prec(), 64);
+        assert_eq!(s(&two70), "1180591620717411303400");
+        assert_eq!(s(&p("1e21")), "1000000000000000000000");
+        assert_eq!(s(&Number::infinity(false)), "+Inf");
+        assert_eq!(s(&Number::infinity(true)), "-Inf");
+        assert_eq!(s(&i(0).neg()), "-0");
+    }
+
+    #[test]
+    fn text_formats() {
+        let third = p("1").div(&p("3")).unwrap();
+        assert_eq!(third.text(b'g', 10), "0.3333333333");
+        assert_eq!(third.text(b'e', 5), "3.33333e-01");
+        assert_eq!(third.text(b'f', 3), "0.333");
+        assert_eq!(third.text(b'E', 2), "3.33E-01");
+        assert_eq!(p("123456.789").text(b'e', 3), "1.235e+05");
+        assert_eq!(p("123456.789").text(b'g', -1), "123456.789");
+        assert_eq!(p("123456.789").text(b'G', 3), "1.23E+05");
+        assert_eq!(p("1e21").text(b'g', -1), "1e+21");
+        assert_eq!(p("1e-5").text(b'G', -1), "1E-05");
+        assert_eq!(p("1e-7").text(b'E', -1), "1E-07");
+        assert_eq!(p("0.0001").text(b'g', -1), "0.0001");
+        assert_eq!(p("100").text(b'e', -1), "1e+02");
+        assert_eq!(p("1e100").text(b'e', -1), "1e+100");
+        // ties round to even in decimal rounding
+        assert_eq!(p("0.125").text(b'f', 2), "0.12");
+        assert_eq!(p("0.375").text(b'f', 2), "0.38");
+        assert_eq!(p("-1.5").text(b'f', 0), "-2");
+        assert_eq!(p("2.5").text(b'f', 0), "2");
+        assert_eq!(p("0.6").text(b'f', 0), "1");
+        // Go's quirk: no rounding when the position is left of the first digit
+        assert_eq!(p("0.06").text(b'f', 0), "0");
+        assert_eq!(p("0.001").text(b'f', 1), "0.0");
+        assert_eq!(p("0.096").text(b'f', 1), "0.1");
+        assert_eq!(p("99.96").text(b'f', 1), "100.0");
+        assert_eq!(i(0).text(b'e', 2), "0.00e+00");
+        assert_eq!(i(0).text(b'e', -1), "0e+00");
+        assert_eq!(i(0).text(b'f', 3), "0.000");
+        assert_eq!(i(0).text(b'g', -1), "0");
+        assert_eq!(i(-42).text(b'f', 2), "-42.00");
+        assert_eq!(i(1234567).text(b'g', 3), "1.23e+06");
+        assert_eq!(Number::infinity(true).text(b'e', 3), "-Inf");
+        assert_eq!(i(5).text(b'x', -1), "%x");
+    }
+
+    #[test]
+    fn text_of_64_bit_ties() {
+        let max = Number::from_u64(u64::MAX);
+        assert_eq!(max.prec(), 64);
+        assert_eq!(s(&max), "18446744073709551615");
+        // 2^64+1 ties to even (2^64); 2^64+3 ties to even (2^64+4)
+        assert_eq!(s(&max.add(&i(2)).unwrap()), "18446744073709551616");
+        assert_eq!(s(&max.add(&i(3)).unwrap()), "18446744073709551618");
+        assert_eq!(s(&max.add(&i(4)).unwrap()), "18446744073709551620");
+        assert_eq!(max.add(&i(4)).unwrap().to_bigint(), Some(BigInt::from((1u128 << 64) + 4)));
+        // the same sum at 512 bits is exact
+        assert_eq!(s(&max.add(&p("2")).unwrap()), "18446744073709551617");
+    }
+
+    #[test]
+    fn arithmetic_corners() {
+        assert_eq!(s(&i(i64::MAX).add(&i(1)).unwrap()), "9223372036854775808");
+        assert_eq!(s(&i(i64::MAX).add(&i(i64::MAX)).unwrap()), "18446744073709551614");
+        assert_eq!(s(&i(i64::MIN).sub(&i(1)).unwrap()), "-9223372036854775809");
+        assert_eq!(s(&i(i64::MIN).neg()), "9223372036854775808");
+        assert_eq!(s(&i(i64::MIN).abs()), "9223372036854775808");
+        assert_eq!(s(&i(i64::MAX).mul(&i(i64::MAX)).unwrap()), "85070591730234615847396907784232501249");
+        assert_eq!(s(&p("0.1").sub(&p("0.1")).unwrap()), "0");
+        assert!(!p("0.1").sub(&p("0.1")).unwrap().is_negative());
+        assert_eq!(s(&p("-0").sub(&i(0)).unwrap()), "-0");
+        assert_eq!(s(&p("-0").add(&i(0)).unwrap()), "0");
+        assert_eq!(s(&i(0).mul(&i(-5)).unwrap()), "-0");
+        assert_eq!(s(&i(0).div(&i(-5)).unwrap()), "-0");
+        assert_eq!(s(&i(-6).div(&i(3)).unwrap()), "-2");
+        assert_eq!(s(&i(7).div(&i(2)).unwrap()), "3.5");
+        assert_eq!(s(&i(i64::MIN).div(&i(-1)).unwrap()), "9223372036854775808");
+        // infinities
+        let inf = Number::infinity(false);
+        let ninf = Number::infinity(true);
+        assert_eq!(s(&i(1).div(&i(0)).unwrap()), "+Inf");
+        assert_eq!(s(&i(-1).div(&i(0)).unwrap()), "-Inf");
+        assert_eq!(s(&i(1).div(&p("-0")).unwrap()), "-Inf");
+        assert_eq!(s(&i(1).div(&inf).unwrap()), "0");
+        assert_eq!(s(&inf.add(&i(1)).unwrap()), "+Inf");
+        assert_eq!(s(&inf.mul(&i(-2)).unwrap()), "-Inf");
+        assert_eq!(i(0).div(&i(0)).unwrap_err().to_string(), "can't divide zero by zero or infinity by infinity");
+        assert_eq!(inf.div(&ninf).unwrap_err(), NumError::ZeroByZero);
+        assert_eq!(inf.add(&ninf).unwrap_err().to_string(), "can't compute sum of opposing infinities");
+        assert_eq!(inf.sub(&inf).unwrap_err().to_string(), "can't subtract infinity from itself");
+        assert_eq!(inf.mul(&i(0)).unwrap_err().to_string(), "can't multiply zero by infinity");
+        assert!(p("1e39000").mul(&p("1e1000")).unwrap().is_infinite());
+        assert!(p("1e-39000").mul(&p("1e-1000")).unwrap().is_zero());
+        // multiplication keeps the 512-bit product and the larger precision
+        let prod = p("0.1").mul(&i(3)).unwrap();
+        assert_eq!(prod.prec(), 512);
+        assert_eq!(s(&prod), "0.3");
+        assert_eq!(f(0.5).mul(&f(0.5)).unwrap().prec(), 53);
+        assert_eq!(i(3).mul(&i(5)).unwrap().prec(), 64);
+        assert_eq!(s(&p("100000000000000000000").mul(&p("10")).unwrap()), "1000000000000000000000");
+    }
+
+    #[test]
+    fn modulo_like_cty() {
+        assert_eq!(s(&p("10").rem(&p("3")).unwrap()), "1");
+        assert_eq!(s(&p("-10").rem(&p("3")).unwrap()), "-1");
+        assert_eq!(s(&p("10").rem(&p("-3")).unwrap()), "1");
+        assert_eq!(s(&p("7.5").rem(&p("2")).unwrap()), "1.5");
+        assert_eq!(s(&p("-7.5").rem(&p("2")).unwrap()), "-1.5");
+        assert_eq!(s(&p("5.5").rem(&p("0.5")).unwrap()), "0");
+        assert_eq!(s(&p("1").rem(&p("2.5")).unwrap()), "1");
+        assert_eq!(s(&p("-6").rem(&p("3")).unwrap()), "0");
+        assert!(!p("-6").rem(&p("3")).unwrap().is_negative());
+        assert_eq!(s(&p("5").rem(&p("0")).unwrap()), "5");
+        assert_eq!(s(&p("5.25").rem(&p("-0")).unwrap()), "5.25");
+        assert_eq!(s(&i(i64::MIN).rem(&i(-1)).unwrap()), "0");
+        assert_eq!(p("7").rem(&p("2")).unwrap().prec(), 512);
+        assert_eq!(i(7).rem(&p("2")).unwrap().prec(), 64);
+        let inf = Number::infinity(false);
+        assert_eq!(p("1").rem(&inf).unwrap_err().to_string(), "can't use modulo with zero and infinity");
+        assert_eq!(inf.rem(&inf).unwrap_err(), NumError::ModuloInfinity);
+        assert_eq!(inf.rem(&p("2")).unwrap_err(), NumError::ModuloOfInfinity);
+        assert_eq!(s(&inf.rem(&p("0")).unwrap()), "+Inf");
+        // a 53-bit dividend: the quotient is rounded at 53 bits as Go does
+        // 2^60 % 3 at 53 bits: trunc(q) = 2^60/3 rounded to a multiple of 64, times 3 is
+        // 2^60 - 64, which rounds (a tie, to even) back to 2^60: the remainder is 0.
+        assert_eq!(s(&f(2f64.powi(60)).rem(&f(3.0)).unwrap()), "0");
+        assert_eq!(s(&p("1152921504606846976").rem(&f(3.0)).unwrap()), "1");
+    }
+
+    #[test]
+    fn floor_ceil_abs_neg() {
+        assert_eq!(s(&p("1.2").ceil()), "2");
+        assert_eq!(s(&p("-1.2").ceil()), "-1");
+        assert_eq!(s(&p("-0.5").ceil()), "0");
+        assert!(!p("-0.5").ceil().is_negative());
+        assert_eq!(s(&p("-0.5").floor()), "-1");
+        assert_eq!(s(&p("-0").floor()), "0"); // SetInt(0) is +0
+        assert_eq!(s(&p("1e20").add(&p("0.5")).unwrap().floor()), "100000000000000000000");
+        assert_eq!(p("2.5").floor().prec(), 512);
+        assert_eq!(f(2.5).floor().prec(), 53);
+        assert!(Number::infinity(true).floor().is_infinite());
+        assert_eq!(s(&p("-3.25").abs()), "3.25");
+        assert_eq!(s(&p("-0").abs()), "0");
+        assert_eq!(s(&p("3.25").neg()), "-3.25");
+        assert_eq!(s(&p("-0").neg()), "0");
+    }
+
+    #[test]
+    fn float64_conversion() {
+        assert_eq!(p("0.1").to_f64(), 0.1);
+        assert_eq!(p("1").div(&p("3")).unwrap().to_f64(), 1.0 / 3.0);
+        assert_eq!(p("9007199254740993").to_f64(), 9007199254740992.0);
+        assert_eq!(p("9007199254740995").to_f64(), 9007199254740996.0);
+        assert_eq!(p("1e308").mul(&p("10")).unwrap().to_f64(), f64::INFINITY);
+        assert_eq!(p("-1e400").to_f64(), f64::NEG_INFINITY);
+        assert_eq!(p("4.9406564584124654e-324").to_f64(), 5e-324);
+        assert_eq!(p("2.4703282292062327e-324").to_f64(), 0.0);
+        assert_eq!(p("2.4703282292062328e-324").to_f64(), 5e-324);
+        assert_eq!(p("2.2250738585072011e-308").to_f64(), 2.225073858507201e-308);
+        assert!(p("-0").to_f64().is_sign_negative());
+        assert_eq!(p("1e-400").to_f64(), 0.0);
+        assert_eq!(p("1.7976931348623157e308").to_f64(), f64::MAX);
+        assert_eq!(p("1.7976931348623159e308").to_f64(), f64::INFINITY);
+        assert_eq!(p("1e400").to_f64_checked(), Err(NumError::FloatRange));
+        assert_eq!(Number::infinity(false).to_f64_checked(), Ok(f64::INFINITY));
+        for x in [0.1, 1.5e-310, 123456.789, -2.5e300, 5e-324, f64::MAX] {
+            assert_eq!(f(x).to_f64(), x);
+            assert_eq!(Number::from_f64_decimal(x).unwrap().to_f64(), x);
+        }
+        assert_eq!(s(&Number::from_f64_decimal(0.1).unwrap()), "0.1");
+        assert_eq!(Number::from_f64_decimal(0.1).unwrap().prec(), 512);
+        assert!(Number::from_f64(f64::NAN).is_none());
+        assert_eq!(s(&f(-0.0)), "-0");
+        assert_eq!(
+            f(f64::MAX).text(b'f', 0),
+            "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368"
+        );
+        assert_eq!(
+            NumError::FloatRange.to_string(),
+            format!("value must be between -{0} and {0} inclusive", f(f64::MAX).text(b'f', 6))
+        );
+    }
+
+    #[test]
+    fn integer_accessors() {
+        assert_eq!(p("42").to_i64(), Some(42));
+        assert_eq!(p("-0").to_i64(), Some(0));
+        assert_eq!(p("4.5").to_i64(), None);
+        assert_eq!(p("1e19").to_i64(), None);
+        assert_eq!(p("1e19").to_bigint(), Some(BigInt::from(10_000_000_000_000_000_000u64)));
+        assert_eq!(p("4.5").to_bigint(), None);
+        assert_eq!(Number::infinity(false).to_bigint(), None);
+        assert!(p("1e30").is_integer());
+        assert!(!p("0.5").is_integer());
+        assert!(!Number::infinity(false).is_integer());
+        assert_eq!(p("-3").signum(), -1);
+        assert_eq!(p("-0").signum(), 0);
+        assert_eq!(p("0.001").signum(), 1);
+        let b = BigInt::parse_bytes(b"-123456789012345678901234567890", 10).unwrap();
+        let n = Number::from_bigint(&b);
+        assert_eq!(n.prec(), 97);
+        assert_eq!(n.to_bigint(), Some(b));
+        assert_eq!(Number::from_bigint(&BigInt::from(5)).prec(), 64);
+        assert_eq!(s(&Number::from_u64(u64::MAX)), "18446744073709551615");
+    }
+
+    #[test]
+    fn ordering_and_equality() {
+        let v = [
+            Number::infinity(true),
+            p("-1e400"),
+            p("-1"),
+            p("-0.5"),
+            p("0"),
+            p("0.1"),
+            p("1").div(&p("3")).unwrap(),
+            p("1"),
+            p("9223372036854775808"),
+            p("1e400"),
+            Number::infinity(false),
+        ];
+        for (a, x) in v.iter().enumerate() {
+            for (b, y) in v.iter().enumerate() {
+                assert_eq!(x.cmp(y), a.cmp(&b), "{x:?} vs {y:?}");
+            }
+        }
+        assert_eq!(p("-0"), p("0"));
+        assert_eq!(p("-0").cmp_num(&p("0")), Ordering::Equal);
+        assert!(f(0.1) > p("0.1"));
+        assert_ne!(f(0.1), p("0.1"));
+        assert!(f(0.1).cty_equals(&p("0.1")));
+        assert!(p("-0").cty_equals(&i(0)));
+        assert!(!i(1).div(&i(3)).unwrap().cty_equals(&p("1").div(&p("3")).unwrap()));
+        assert!(i(5).cty_equals(&p("5")));
+    }
+
+    #[test]
+    fn hashing_is_representation_independent() {
+        let groups = [
+            vec![i(5), p("5"), p("5.0"), p("50e-1"), f(5.0), Number::from_u64(5), Number::from_bigint(&BigInt::from(5))],
+            vec![i(0), p("0"), p("-0"), f(-0.0), i(0).neg(), p("0.1").sub(&p("0.1")).unwrap()],
+            vec![p("0.5"), f(0.5), i(1).div(&i(2)).unwrap()],
+            vec![p("1e30"), Number::from_bigint(&BigInt::parse_bytes(b"1000000000000000000000000000000", 10).unwrap())],
+            vec![p("9223372036854775808"), i(i64::MIN).neg(), i(i64::MAX).add(&i(1)).unwrap()],
+            vec![Number::infinity(false), i(1).div(&i(0)).unwrap(), Number::parse_cty("inf").unwrap()],
+        ];
+        for g in &groups {
+            for x in g {
+                for y in g {
+                    assert_eq!(x, y);
+                    assert_eq!(h(x), h(y), "{x:?} vs {y:?}");
+                }
+            }
+        }
+        assert_ne!(h(&i(5)), h(&i(6)));
+    }
+
+    /// A tiny evaluator for the conformance expressions that only need numbers.
+    mod conformance {
+        use super::super::Number;
+        use crate::builtins::numeric::FUNCS;
+        use crate::value::Value;
+
+        struct P<'a> {
+            s: &'a [u8],
+            i: usize,
+        }
+
+        impl P<'_> {
+            fn ws(&mut self) {
+                while self.i < self.s.len() && self.s[self.i] == b' ' {
+                    self.i += 1;
+                }
+            }
+            fn peek(&mut self) -> Option<u8> {
+                self.ws();
+                self.s.get(self.i).copied()
+            }
+            fn eat(&mut self, c: u8) -> bool {
+                if self.peek() == Some(c) {
+                    self.i += 1;
+                    true
+                } else {
+                    false
+                }
+            }
+            fn expr(&mut self) -> Value {
+                let mut l = self.term();
+                loop {
+                    if self.eat(b'+') {
+                        l = bin(&l, &self.term(), Number::add);
+                    } else if self.eat(b'-') {
+                        l = bin(&l, &self.term(), Number::sub);
+                    } else {
+                        return l;
+                    }
+                }
+            }
+            fn term(&mut self) -> Value {
+                let mut l = self.unary();
+                loop {
+                    if self.eat(b'*') {
+                        l = bin(&l, &self.unary(), Number::mul);
+                    } else if self.eat(b'/') {
+                        l = bin(&l, &self.unary(), Number::div);
+                    } else if self.eat(b'%') {
+                        l = bin(&l, &self.unary(), Number::rem);
+                    } else {
+                        return l;
+                    }
+                }
+            }
+            fn unary(&mut self) -> Value {
+                if self.eat(b'-') {
+                    return Value::Number(num(&self.unary()).neg());
+                }
+                self.primary()
+            }
+            fn primary(&mut self) -> Value {
+                let c = self.peek().unwrap();
+                if self.eat(b'(') {
+                    let v = self.expr();
+                    assert!(self.eat(b')'));
+                    return v;
+                }
+                if c == b'"' {
+                    self.i += 1;
+                    let start = self.i;
+                    while self.s[self.i] != b'"' {
+                        self.i += 1;
+                    }
+                    self.i += 1;
+                    return Value::string(std::str::from_utf8(&self.s[start..self.i - 1]).unwrap());
+                }
+                if c == b'[' {
+                    self.i += 1;
+                    let mut items = vec![];
+                    while !self.eat(b']') {
+                        items.push(self.expr());
+                        self.eat(b',');
+                    }
+                    return Value::tuple(items);
+                }
+                let start = self.i;
+                if c.is_ascii_digit() {
+                    while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.') {
+                        self.i += 1;
+                    }
+                    let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
+                    return Value::Number(Number::parse(t).unwrap());
+                }
+                while self.s[self.i].is_ascii_alphanumeric() {
+                    self.i += 1;
+                }
+                let name = std::str::from_utf8(&self.s[start..self.i]).unwrap().to_string();
+                assert!(self.eat(b'('));
+                let mut args = vec![];
+                while !self.eat(b')') {
+                    args.push(self.expr());
+                    self.eat(b',');
+                }
+                call(&name, args)
+            }
+        }
+
+        fn num(v: &Value) -> Number {
+            match v {
+                Value::Number(n) => n.clone(),
+                Value::String(s) => Number::parse_cty(s).unwrap(),
+                other => panic!("not a number: {other:?}"),
+            }
+        }
+
+        fn bin(a: &Value, b: &Value, op: fn(&Number, &Number) -> Result<Number, super::super::NumError>) -> Value {
+            Value::Number(op(&num(a), &num(b)).unwrap())
+        }
+
+        fn call(name: &str, args: Vec<Value>) -> Value {
+            match name {
+                "jsondecode" | "tonumber" => Value::Number(num(&args[0])),
+                "sum" => {
+                    let items = args[0].as_seq().unwrap();
+                    let mut acc = num(&items[0]);
+                    for x in &items[1..] {
+                        acc = acc.add(&num(x)).unwrap();
+                    }
+                    Value::Number(acc)
+                }
+                _ => {
+                    let def = FUNCS.iter().find(|f| f.name == name).unwrap();
+                    let args: Vec<Value> = args
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, a)| match (def.params.get(i).or(def.var_param.as_ref()), &a) {
+                            (Some(p), Value::String(_)) if p.ty == crate::builtins::ParamType::Number => Value::Number(num(&a)),
+                            _ => a,
+                        })
+                        .collect();
+                    (def.imp)(&args).unwrap()
+                }
+            }
+        }
+
+        /// `expr` and the exact `cty.value` recorded from Go (conformance/builtins/*.jsonl).
+        const CASES: &[(&str, &str)] = &[
+        ("sum([1, 2, 3.5])", "6.5"),
+        ("sum([\"1\", \"2\"])", "3"),
+        ("sum([0.1, 0.2])", "0.3"),
+        ("tonumber(\"42\")", "42"),
+        ("tonumber(\"1e3\")", "1000"),
+        ("tonumber(\"1.50\")", "1.5"),
+        ("tonumber(\"-0.25\")", "-0.25"),
+        ("jsondecode(\"12345678901234567890\")", "12345678901234567890"),
+        ("jsondecode(\"0.1\")", "0.1"),
+        ("jsondecode(\"1e400\")", "10000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"),
+        ("abs(-5)", "5"),
+        ("abs(0)", "0"),
+        ("abs(-0.5)", "0.5"),
+        ("abs(3.7)", "3.7"),
+        ("abs(-12345678901234567890)", "12345678901234567890"),
+        ("ceil(1.2)", "2"),
+        ("ceil(-1.2)", "-1"),
+        ("ceil(5)", "5"),
+        ("ceil(-0.5)", "0"),
+        ("floor(1.8)", "1"),
+        ("floor(-1.2)", "-2"),
+        ("floor(-0.5)", "-1"),
+        ("floor(1e20 + 0.5)", "100000000000000000000"),
+        ("log(100, 10)", "2"),
+        ("log(8, 2)", "3"),
+        ("log(1, 10)", "0"),
+        ("log(16, 4)", "2"),
+        ("log(10, 3)", "2.095903274289385"),
+        ("max(1, 5, 3)", "5"),
+        ("max(-1, -5)", "-1"),
+        ("max(1.5, 1.25)", "1.5"),
+        ("min(1, 5, 3)", "1"),
+        ("min(-1e10, 0)", "-10000000000"),
+        ("min(0.1, 0.2)", "0.1"),
+        ("parseint(\"100\", 10)", "100"),
+        ("parseint(\"FF\", 16)", "255"),
+        ("parseint(\"ff\", 16)", "255"),
+        ("parseint(\"-1010\", 2)", "-10"),
+        ("parseint(\"zz\", 36)", "1295"),
+        ("parseint(\"777\", 8)", "511"),
+        ("parseint(\"123456789012345678901234567890\", 10)", "123456789012345678901234567890"),
+        ("parseint(\"12\", 37)", "39"),
+        ("pow(2, 10)", "1024"),
+        ("pow(2, 0.5)", "1.4142135623730951"),
+        ("pow(10, -2)", "0.01"),
+        ("pow(0, 0)", "1"),
+        ("pow(2, 64)", "18446744073709550000"),
+        ("pow(-2, 3)", "-8"),
+        ("signum(-3)", "-1"),
+        ("signum(0)", "0"),
+        ("10 % 3", "1"),
+        ("-10 % 3", "-1"),
+        ("7.5 % 2", "1.5"),
+        ("9007199254740993 + 0", "9007199254740993"),
+        ("1 / 3", "0.33333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333335"),
+        ("2 / 3", "0.6666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666667"),
+        ("0.1 + 0.2", "0.3"),
+        ("100000000000000000000 * 10", "1000000000000000000000"),
+        ("1e308 * 10", "1000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"),
+        ("5 - 10", "-5"),
+        ("3 * -4", "-12"),
+        ("-(-3)", "3"),
+        ];
+
+        #[test]
+        fn matches_recorded_cty_numbers() {
+            assert!(CASES.len() >= 20);
+            for (expr, want) in CASES {
+                let mut p = P { s: expr.as_bytes(), i: 0 };
+                let v = p.expr();
+                assert_eq!(p.i, expr.len(), "{expr}: trailing input");
+                let got = num(&v).to_cty_string();
+                assert_eq!(&got, want, "{expr}");
+            }
+        }
     }
 }
