@@ -390,11 +390,17 @@ mod tests {
         );
         assert_eq!(
             err(call("parseint", vec![s("zz"), n("10")])),
-            Err(FuncError::arg(0, "cannot parse \"zz\" as a base 10 integer"))
+            Err(FuncError::arg(
+                0,
+                "cannot parse \"zz\" as a base 10 integer"
+            ))
         );
         assert_eq!(
             err(call("parseint", vec![s("1.5"), n("10")])),
-            Err(FuncError::arg(0, "cannot parse \"1.5\" as a base 10 integer"))
+            Err(FuncError::arg(
+                0,
+                "cannot parse \"1.5\" as a base 10 integer"
+            ))
         );
         assert_eq!(
             err(call("parseint", vec![s(""), n("10")])),
@@ -406,7 +412,10 @@ mod tests {
         );
         assert_eq!(
             err(call("parseint", vec![s("a\tb"), n("16")])),
-            Err(FuncError::arg(0, "cannot parse \"a\\tb\" as a base 16 integer"))
+            Err(FuncError::arg(
+                0,
+                "cannot parse \"a\\tb\" as a base 16 integer"
+            ))
         );
         assert_eq!(
             err(call("parseint", vec![s("12"), n("1")])),
@@ -428,7 +437,10 @@ mod tests {
         );
         assert_eq!(
             err(call("parseint", vec![n("12"), n("10")])),
-            Err(FuncError::arg(0, "first argument must be a string, not number"))
+            Err(FuncError::arg(
+                0,
+                "first argument must be a string, not number"
+            ))
         );
         // parseint results are exact with precision max(bits, 64)
         let v = call("parseint", vec![s("ffffffffffffffffffff"), n("16")]).unwrap();
