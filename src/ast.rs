@@ -85,10 +85,7 @@ pub enum ExprKind {
     /// A root variable reference, e.g. `req`, `self`, `foo`.
     Variable(Ident),
     /// `obj.name`
-    GetAttr {
-        obj: Box<Expr>,
-        name: Ident,
-    },
+    GetAttr { obj: Box<Expr>, name: Ident },
     /// `obj[key]`, or the legacy `obj.0` form (`legacy` = true; the key is a number literal).
     Index {
         obj: Box<Expr>,
@@ -117,10 +114,7 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
     /// `{ k = v, ... }`
     Object(Vec<ObjectItem>),
-    Unary {
-        op: UnaryOp,
-        operand: Box<Expr>,
-    },
+    Unary { op: UnaryOp, operand: Box<Expr> },
     Binary {
         op: BinaryOp,
         lhs: Box<Expr>,
@@ -229,10 +223,7 @@ pub struct Template {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TemplatePart {
-    Literal {
-        text: Arc<str>,
-        span: Span,
-    },
+    Literal { text: Arc<str>, span: Span },
     Interp(Expr),
     If {
         cond: Expr,
