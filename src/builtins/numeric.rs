@@ -198,7 +198,12 @@ fn parse_big_int(s: &str, base: u32) -> Option<BigInt> {
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
-    if body.is_empty() || body.len() > 200_000 {
+    if body.is_empty() {
+        return None;
+    }
+    // Reject digit strings too long to fit EXP_LIMIT bits before the quadratic conversion.
+    let significant = body.trim_start_matches('0').len();
+    if significant > 1 && (significant - 1) as f64 * f64::from(base).log2() >= EXP_LIMIT as f64 {
         return None;
     }
     let mut digits = Vec::with_capacity(body.len());
@@ -442,6 +447,17 @@ mod tests {
                 "first argument must be a string, not number"
             ))
         );
+        // past the documented bound (EXP_LIMIT bits) parseint fails like a bad string
+        let huge = "1".repeat(200_000);
+        assert_eq!(
+            err(call("parseint", vec![s(&huge), n("2")])),
+            Err(FuncError::arg(
+                0,
+                format!("cannot parse \"{huge}\" as a base 2 integer")
+            ))
+        );
+        let padded = format!("{}101", "0".repeat(300_000));
+        assert_eq!(ok_str("parseint", vec![s(&padded), n("2")]), "5");
         // parseint results are exact with precision max(bits, 64)
         let v = call("parseint", vec![s("ffffffffffffffffffff"), n("16")]).unwrap();
         let Value::Number(x) = v else { panic!() };
