@@ -532,6 +532,7 @@ impl Number {
         }
     }
 
+    /// ±Inf.
     pub fn is_infinite(&self) -> bool {
         matches!(&self.0, Repr::Big(f) if f.is_inf())
     }
