@@ -6,7 +6,12 @@ use std::path::Path;
 fn main() {
     println!("cargo:rerun-if-changed=grammar");
     println!("cargo:rerun-if-changed=proto");
-    if Path::new("grammar").join("hcl.lalrpop").exists().then_some(true).unwrap_or(false) {
+    if Path::new("grammar")
+        .join("hcl.lalrpop")
+        .exists()
+        .then_some(true)
+        .unwrap_or(false)
+    {
         lalrpop::Configuration::new()
             .use_cargo_dir_conventions()
             .process()

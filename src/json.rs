@@ -303,8 +303,7 @@ impl<'a> Decoder<'a> {
                     return Ok(Tok::Delim(c));
                 }
                 b'}' => {
-                    if self.state != TokState::ObjectStart && self.state != TokState::ObjectComma
-                    {
+                    if self.state != TokState::ObjectStart && self.state != TokState::ObjectComma {
                         return Err(self.token_error(c));
                     }
                     self.pos += 1;
@@ -598,9 +597,10 @@ fn unmarshal(n: &Node, ty: &Type) -> Result<Value, String> {
     match ty {
         Type::Dynamic => match n {
             Node::Obj(entries) => match entries.first() {
-                Some((k, _)) if k != "type" && k != "value" => {
-                    Err(format!("invalid key {} in dynamically-typed value", go_quote(k)))
-                }
+                Some((k, _)) if k != "type" && k != "value" => Err(format!(
+                    "invalid key {} in dynamically-typed value",
+                    go_quote(k)
+                )),
                 _ => Err("missing type in dynamically-typed value".into()),
             },
             _ => Err("missing expected {".into()),
@@ -685,7 +685,10 @@ mod tests {
 
     #[test]
     fn quoting() {
-        assert_eq!(go_quote("a\"b\\\n\u{1}é\u{a0}"), "\"a\\\"b\\\\\\n\\x01é\\u00a0\"");
+        assert_eq!(
+            go_quote("a\"b\\\n\u{1}é\u{a0}"),
+            "\"a\\\"b\\\\\\n\\x01é\\u00a0\""
+        );
         assert_eq!(go_quote_rune('z'), "'z'");
         assert_eq!(go_quote_rune('\''), "'\\''");
         assert_eq!(json_quote_char(b'b'), "'b'");

@@ -13,3 +13,4 @@ pub mod json;
 pub mod number;
 pub mod span;
 pub mod value;
+pub mod yaml;

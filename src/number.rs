@@ -147,7 +147,11 @@ impl Number {
     pub fn text(&self, fmt: u8, prec: i32) -> String {
         let f = self.to_f64();
         if f.is_infinite() {
-            return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+            return if f > 0.0 {
+                "+Inf".into()
+            } else {
+                "-Inf".into()
+            };
         }
         let neg = f.is_sign_negative();
         let a = f.abs();

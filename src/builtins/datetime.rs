@@ -97,7 +97,10 @@ fn getnum(s: &[u8], fixed: bool) -> Option<(i64, &[u8])> {
         }
         return Some((i64::from(s[0] - b'0'), &s[1..]));
     }
-    Some((i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'), &s[2..]))
+    Some((
+        i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'),
+        &s[2..],
+    ))
 }
 
 fn as_str(b: &[u8]) -> String {
@@ -148,9 +151,7 @@ fn go_parse_rfc3339(s: &str) -> Result<Stamp, ParseError> {
     if v.len() < 4 || !is_digit(v, 0) || !v[..4].iter().all(u8::is_ascii_digit) {
         return Err(perr("2006", &as_str(v), ""));
     }
-    let year: i64 = v[..4]
-        .iter()
-        .fold(0, |a, &c| a * 10 + i64::from(c - b'0'));
+    let year: i64 = v[..4].iter().fold(0, |a, &c| a * 10 + i64::from(c - b'0'));
     v = &v[4..];
     v = skip(v, b'-', "-")?;
     // 01
@@ -233,7 +234,11 @@ fn go_parse_rfc3339(s: &str) -> Result<Stamp, ParseError> {
     }
     if !v.is_empty() {
         let extra = as_str(v);
-        return Err(perr("", &extra, &format!(": extra text: {}", go_quote(&extra))));
+        return Err(perr(
+            "",
+            &extra,
+            &format!(": extra text: {}", go_quote(&extra)),
+        ));
     }
     if day < 1 || day > days_in(month, year) {
         return Err(perr("", "", ": day out of range"));
@@ -270,8 +275,8 @@ fn strict_rfc3339(s: &str) -> Option<Stamp> {
     let hour = num(&b[11..13], 0, 23);
     let min = num(&b[14..16], 0, 59);
     let sec = num(&b[17..19], 0, 59);
-    if !ok || !(b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':')
-    {
+    let seps = b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':';
+    if !ok || !seps {
         return None;
     }
     let mut r = &b[19..];
@@ -325,9 +330,14 @@ fn cty_parse_strict(s: &str) -> Result<Stamp, ParseError> {
     }
     go_parse_rfc3339(s)?;
     let b = s.as_bytes();
-    let num2 = |x: &[u8]| i64::from(x[0].wrapping_sub(b'0')) * 10 + i64::from(x[1].wrapping_sub(b'0'));
+    let num2 =
+        |x: &[u8]| i64::from(x[0].wrapping_sub(b'0')) * 10 + i64::from(x[1].wrapping_sub(b'0'));
     if b.get(12) == Some(&b':') {
-        return Err(perr("15", &as_str(&b[11..12]), ": hour must have two digits"));
+        return Err(perr(
+            "15",
+            &as_str(&b[11..12]),
+            ": hour must have two digits",
+        ));
     }
     if b.get(19) == Some(&b',') {
         return Err(perr(".", ",", ": sub-second separator must be a period"));
@@ -338,7 +348,11 @@ fn cty_parse_strict(s: &str) -> Result<Stamp, ParseError> {
             return Err(perr("Z07:00", &as_str(tz), ": timezone hour out of range"));
         }
         if num2(&tz[4..6]) >= 60 {
-            return Err(perr("Z07:00", &as_str(tz), ": timezone minute out of range"));
+            return Err(perr(
+                "Z07:00",
+                &as_str(tz),
+                ": timezone minute out of range",
+            ));
         }
         // cty falls through here with its zero time.
         return build(1, 1, 1, (0, 0, 0, 0), 0).ok_or_else(|| perr("", "", ""));
@@ -646,10 +660,7 @@ fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
                 (b'Z', 4) => push(offset_text(t.offset, false)),
                 (b'Z', 5) => push(offset_text(t.offset, true)),
                 (b'Z', _) => {
-                    return Err(verb_err(
-                        tok,
-                        ": timezone must be Z, ZZZZ, or ZZZZZ",
-                    ));
+                    return Err(verb_err(tok, ": timezone must be Z, ZZZZ, or ZZZZZ"));
                 }
                 _ => return Err(verb_err(tok, "")),
             },
@@ -754,7 +765,10 @@ fn parse_duration(orig: &str) -> Result<i64, String> {
             k += 1;
         }
         if k == 0 {
-            return Err(format!("time: missing unit in duration {}", time_quote(orig)));
+            return Err(format!(
+                "time: missing unit in duration {}",
+                time_quote(orig)
+            ));
         }
         let u = &s[..k];
         s = &s[k..];
@@ -836,7 +850,10 @@ mod tests {
     #[test]
     fn formatdate_recorded() {
         assert_eq!(fd("YYYY-MM-DD", T).unwrap(), "2024-03-05");
-        assert_eq!(fd("DD MMM YYYY hh:mm ZZZ", T).unwrap(), "05 Mar 2024 14:07 UTC");
+        assert_eq!(
+            fd("DD MMM YYYY hh:mm ZZZ", T).unwrap(),
+            "05 Mar 2024 14:07 UTC"
+        );
         assert_eq!(fd("EEEE, MMMM D, YY", T).unwrap(), "Tuesday, March 5, 24");
         assert_eq!(fd("EEE", T).unwrap(), "Tue");
         assert_eq!(fd("h:mm aa", T).unwrap(), "14:07 pm");
@@ -873,7 +890,10 @@ mod tests {
         let arg = |i, m: &str| Err(FuncError::arg(i, m));
         assert_eq!(
             fd("YYYY-MM-DD", "2024-03-05"),
-            arg(1, "not a valid RFC3339 timestamp: missing required time introducer 'T'")
+            arg(
+                1,
+                "not a valid RFC3339 timestamp: missing required time introducer 'T'"
+            )
         );
         assert_eq!(
             fd("YYYY", "2023-02-29T00:00:00Z"),
@@ -881,7 +901,10 @@ mod tests {
         );
         assert_eq!(
             fd("YYYY", "not a date"),
-            arg(1, "not a valid RFC3339 timestamp: cannot use \"not a date\" as year")
+            arg(
+                1,
+                "not a valid RFC3339 timestamp: cannot use \"not a date\" as year"
+            )
         );
         assert_eq!(fd("'unterminated", T), arg(0, "unterminated literal '"));
         assert_eq!(fd("'", T), arg(0, "unterminated literal '"));
@@ -910,22 +933,70 @@ mod tests {
     fn cty_timestamp_messages() {
         // cty's own test table for parseTimestamp.
         let cases = [
-            ("2017-01-02T00:00:00", "not a valid RFC3339 timestamp: end of string before UTC offset"),
-            ("2017-01-02T26:00:00Z", "not a valid RFC3339 timestamp: hour must be between 0 and 23 inclusive"),
-            ("2017-13-02T00:00:00Z", "not a valid RFC3339 timestamp: cannot use \"-02T00:00:00Z\" as month"),
-            ("2017-02-31T00:00:00Z", "not a valid RFC3339 timestamp: day out of range"),
-            ("\"2017-12-02T00:00:00Z\"", "not a valid RFC3339 timestamp: cannot use \"\\\"2017-12-02T00:00:00Z\\\"\" as year"),
-            ("2-12-02T00:00:00Z", "not a valid RFC3339 timestamp: cannot use \"2-12-02T00:00:00Z\" as year"),
-            ("2000-01-01T1:12:34Z", "not a valid RFC3339 timestamp: hour must have exactly two digits"),
-            ("2000-01-01T01:1:34Z", "not a valid RFC3339 timestamp: minute must have exactly two digits"),
-            ("2000-01-01T01:01:1Z", "not a valid RFC3339 timestamp: cannot use \"1Z\" as second"),
-            ("2000-01-01T00:00:00,000Z", "not a valid RFC3339 timestamp: cannot use \",\" as timestamp segment"),
-            ("2000-01-01T00:00:00+24:00", "not a valid RFC3339 timestamp: cannot use \"+24:00\" as UTC offset"),
-            ("2000-01-01T00:00:00+00:60", "not a valid RFC3339 timestamp: cannot use \"+00:60\" as UTC offset"),
-            ("2017/01/02T00:00:00Z", "not a valid RFC3339 timestamp: found \"/01/02T00:00:00Z\" where \"-\" is expected"),
-            ("2017-01-02T00:00:00Zjunk", "not a valid RFC3339 timestamp: cannot use \"junk\" as timestamp segment"),
-            ("2017-01", "not a valid RFC3339 timestamp: end of string where \"-\" is expected"),
-            ("", "not a valid RFC3339 timestamp: end of string before year"),
+            (
+                "2017-01-02T00:00:00",
+                "not a valid RFC3339 timestamp: end of string before UTC offset",
+            ),
+            (
+                "2017-01-02T26:00:00Z",
+                "not a valid RFC3339 timestamp: hour must be between 0 and 23 inclusive",
+            ),
+            (
+                "2017-13-02T00:00:00Z",
+                "not a valid RFC3339 timestamp: cannot use \"-02T00:00:00Z\" as month",
+            ),
+            (
+                "2017-02-31T00:00:00Z",
+                "not a valid RFC3339 timestamp: day out of range",
+            ),
+            (
+                "\"2017-12-02T00:00:00Z\"",
+                "not a valid RFC3339 timestamp: cannot use \"\\\"2017-12-02T00:00:00Z\\\"\" as year",
+            ),
+            (
+                "2-12-02T00:00:00Z",
+                "not a valid RFC3339 timestamp: cannot use \"2-12-02T00:00:00Z\" as year",
+            ),
+            (
+                "2000-01-01T1:12:34Z",
+                "not a valid RFC3339 timestamp: hour must have exactly two digits",
+            ),
+            (
+                "2000-01-01T01:1:34Z",
+                "not a valid RFC3339 timestamp: minute must have exactly two digits",
+            ),
+            (
+                "2000-01-01T01:01:1Z",
+                "not a valid RFC3339 timestamp: cannot use \"1Z\" as second",
+            ),
+            (
+                "2000-01-01T00:00:00,000Z",
+                "not a valid RFC3339 timestamp: cannot use \",\" as timestamp segment",
+            ),
+            (
+                "2000-01-01T00:00:00+24:00",
+                "not a valid RFC3339 timestamp: cannot use \"+24:00\" as UTC offset",
+            ),
+            (
+                "2000-01-01T00:00:00+00:60",
+                "not a valid RFC3339 timestamp: cannot use \"+00:60\" as UTC offset",
+            ),
+            (
+                "2017/01/02T00:00:00Z",
+                "not a valid RFC3339 timestamp: found \"/01/02T00:00:00Z\" where \"-\" is expected",
+            ),
+            (
+                "2017-01-02T00:00:00Zjunk",
+                "not a valid RFC3339 timestamp: cannot use \"junk\" as timestamp segment",
+            ),
+            (
+                "2017-01",
+                "not a valid RFC3339 timestamp: end of string where \"-\" is expected",
+            ),
+            (
+                "",
+                "not a valid RFC3339 timestamp: end of string before year",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(cty_parse_timestamp(input).unwrap_err(), want, "{input}");
@@ -942,19 +1013,39 @@ mod tests {
 
     #[test]
     fn timeadd_cases() {
-        assert_eq!(ta("2024-01-31T00:00:00Z", "24h").unwrap(), "2024-02-01T00:00:00Z");
-        assert_eq!(ta("2024-03-10T12:00:00Z", "-1h30m").unwrap(), "2024-03-10T10:30:00Z");
+        assert_eq!(
+            ta("2024-01-31T00:00:00Z", "24h").unwrap(),
+            "2024-02-01T00:00:00Z"
+        );
+        assert_eq!(
+            ta("2024-03-10T12:00:00Z", "-1h30m").unwrap(),
+            "2024-03-10T10:30:00Z"
+        );
         assert_eq!(
             ta("2024-01-01T00:00:00+05:00", "10m").unwrap(),
             "2024-01-01T00:10:00+05:00"
         );
-        assert_eq!(ta("2024-01-01T00:00:00Z", "1.5h").unwrap(), "2024-01-01T01:30:00Z");
-        assert_eq!(ta("2024-01-01T00:00:00.9Z", "100ms").unwrap(), "2024-01-01T00:00:01Z");
-        assert_eq!(ta("9999-12-31T23:59:59Z", "1s").unwrap(), "10000-01-01T00:00:00Z");
-        assert_eq!(ta("2024-01-01T00:00:00-00:00", "0").unwrap(), "2024-01-01T00:00:00Z");
+        assert_eq!(
+            ta("2024-01-01T00:00:00Z", "1.5h").unwrap(),
+            "2024-01-01T01:30:00Z"
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00.9Z", "100ms").unwrap(),
+            "2024-01-01T00:00:01Z"
+        );
+        assert_eq!(
+            ta("9999-12-31T23:59:59Z", "1s").unwrap(),
+            "10000-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00-00:00", "0").unwrap(),
+            "2024-01-01T00:00:00Z"
+        );
         assert_eq!(
             ta("2024-01-01T00:00:00Z", "1d"),
-            Err(FuncError::general("time: unknown unit \"d\" in duration \"1d\""))
+            Err(FuncError::general(
+                "time: unknown unit \"d\" in duration \"1d\""
+            ))
         );
         assert_eq!(
             ta("2024-01-01", "1h"),
@@ -972,7 +1063,9 @@ mod tests {
         );
         assert_eq!(
             ta("2024-01-01T00:00:00Z", "9999999999999h"),
-            Err(FuncError::general("time: invalid duration \"9999999999999h\""))
+            Err(FuncError::general(
+                "time: invalid duration \"9999999999999h\""
+            ))
         );
         assert_eq!(
             ta("2024-01-01T00:00:00Z", "1é"),
@@ -991,9 +1084,18 @@ mod tests {
 
     #[test]
     fn timecmp_cases() {
-        assert_eq!(tc("2024-01-01T00:00:00Z", "2024-01-01T01:00:00+01:00").unwrap(), 0);
-        assert_eq!(tc("2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z").unwrap(), -1);
-        assert_eq!(tc("2024-01-02T00:00:00Z", "2024-01-01T00:00:00Z").unwrap(), 1);
+        assert_eq!(
+            tc("2024-01-01T00:00:00Z", "2024-01-01T01:00:00+01:00").unwrap(),
+            0
+        );
+        assert_eq!(
+            tc("2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z").unwrap(),
+            -1
+        );
+        assert_eq!(
+            tc("2024-01-02T00:00:00Z", "2024-01-01T00:00:00Z").unwrap(),
+            1
+        );
         assert_eq!(
             tc("bad", "2024-01-01T00:00:00Z"),
             Err(FuncError::arg(
@@ -1002,7 +1104,10 @@ mod tests {
             ))
         );
         // Terraform's parser is Go's lenient one: a one-digit hour is accepted.
-        assert_eq!(tc("2024-01-01T1:00:00Z", "2024-01-01T01:00:00Z").unwrap(), 0);
+        assert_eq!(
+            tc("2024-01-01T1:00:00Z", "2024-01-01T01:00:00Z").unwrap(),
+            0
+        );
         assert_eq!(
             tc("2024-01-01T00:00:00Z", "2024-01-01T01:1:34Z"),
             Err(FuncError::arg(

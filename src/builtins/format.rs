@@ -54,10 +54,7 @@ fn formatlist_impl(args: &[Value]) -> Result<Value, FuncError> {
     let mut seqs: Vec<Option<&[Value]>> = Vec::with_capacity(rest.len());
     let mut unknown = false;
     for (i, arg) in rest.iter().enumerate() {
-        let is_seq_type = matches!(
-            arg.type_of(),
-            Type::List(_) | Type::Set(_) | Type::Tuple(_)
-        );
+        let is_seq_type = matches!(arg.type_of(), Type::List(_) | Type::Set(_) | Type::Tuple(_));
         if is_seq_type && !arg.is_null() {
             let Some(items) = arg.as_seq() else {
                 // An unknown list or set: nothing can be produced yet.
@@ -506,6 +503,7 @@ fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) {
 }
 
 #[cfg(test)]
+#[allow(clippy::approx_constant)] // 3.14159 is a recorded conformance input
 mod tests {
     use super::*;
     use crate::value::Str;
@@ -650,7 +648,10 @@ mod tests {
         assert_eq!(fmt_ok("%.4d", &[n(7)]), "0007");
         assert_eq!(fmt_ok("%8.4d|", &[n(7)]), "    0007|");
         assert_eq!(fmt_ok("%.0d|", &[n(0)]), "|");
-        assert_eq!(fmt_ok("%#x %#o %#b %#X", &[n(255), n(8), n(5), n(255)]), "0xff 010 0b101 0XFF");
+        assert_eq!(
+            fmt_ok("%#x %#o %#b %#X", &[n(255), n(8), n(5), n(255)]),
+            "0xff 010 0b101 0XFF"
+        );
         assert_eq!(
             fmt_ok("%d", &[Value::Number(Number::from_i64(i64::MIN))]),
             "-9223372036854775808"
@@ -671,8 +672,14 @@ mod tests {
         assert_eq!(fmt_ok("%v", &[n(1000000)]), "1e+06");
         assert_eq!(fmt_ok("%5v|", &[n(12)]), "   12|");
         assert_eq!(fmt_ok("%05v", &[n(-5)]), "000-5");
-        assert_eq!(fmt_ok("%f", &[Value::Number(Number::infinity(false))]), "+Inf");
-        assert_eq!(fmt_ok("%06f", &[Value::Number(Number::infinity(true))]), "  -Inf");
+        assert_eq!(
+            fmt_ok("%f", &[Value::Number(Number::infinity(false))]),
+            "+Inf"
+        );
+        assert_eq!(
+            fmt_ok("%06f", &[Value::Number(Number::infinity(true))]),
+            "  -Inf"
+        );
         assert_eq!(
             fmt_err("%d", &[Value::Number(Number::infinity(false))]),
             general("unsupported value for \"%d\" at 0: an integer is required")

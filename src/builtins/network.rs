@@ -621,15 +621,13 @@ fn whole_big(n: &Number) -> Result<BigInt, String> {
 
 /// gocty's conversion of a number to a Go `int`.
 fn whole_int(n: &Number) -> Result<i64, String> {
-    n.to_bigint()
-        .and_then(|b| b.to_i64())
-        .ok_or_else(|| {
-            format!(
-                "value must be a whole number, between {} and {}",
-                i64::MIN,
-                i64::MAX
-            )
-        })
+    n.to_bigint().and_then(|b| b.to_i64()).ok_or_else(|| {
+        format!(
+            "value must be a whole number, between {} and {}",
+            i64::MIN,
+            i64::MAX
+        )
+    })
 }
 
 fn invalid_cidr(e: String) -> String {
@@ -677,7 +675,10 @@ fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
     for i in 0..lengths.len() {
         let mut length = whole_int(num_arg(args, i + 1)?).map_err(|e| FuncError::arg(i + 1, e))?;
         if length < 1 {
-            return Err(FuncError::arg(i + 1, "must extend prefix by at least one bit"));
+            return Err(FuncError::arg(
+                i + 1,
+                "must extend prefix by at least one bit",
+            ));
         }
         if length > 32 {
             return Err(FuncError::arg(
@@ -767,8 +768,11 @@ mod tests {
         );
         assert_eq!(ok(cidrhost, &[s("010.0.0.0/8"), n(1)]), "10.0.0.1");
         assert_eq!(
-            cidrhost(&[s("10.0.0.0/8"), Value::Number(Number::from_f64(1.5).unwrap())])
-                .unwrap_err(),
+            cidrhost(&[
+                s("10.0.0.0/8"),
+                Value::Number(Number::from_f64(1.5).unwrap())
+            ])
+            .unwrap_err(),
             general("value must be a whole number")
         );
         assert_eq!(
@@ -814,16 +818,34 @@ mod tests {
 
     #[test]
     fn subnet() {
-        assert_eq!(ok(cidrsubnet, &[s("10.0.0.0/16"), n(8), n(2)]), "10.0.2.0/24");
-        assert_eq!(ok(cidrsubnet, &[s("172.16.0.0/12"), n(4), n(2)]), "172.18.0.0/16");
-        assert_eq!(ok(cidrsubnet, &[s("10.1.2.0/24"), n(4), n(15)]), "10.1.2.240/28");
-        assert_eq!(ok(cidrsubnet, &[s("10.0.0.0/16"), n(0), n(0)]), "10.0.0.0/16");
-        assert_eq!(ok(cidrsubnet, &[s("10.0.0.5/24"), n(8), n(1)]), "10.0.0.1/32");
+        assert_eq!(
+            ok(cidrsubnet, &[s("10.0.0.0/16"), n(8), n(2)]),
+            "10.0.2.0/24"
+        );
+        assert_eq!(
+            ok(cidrsubnet, &[s("172.16.0.0/12"), n(4), n(2)]),
+            "172.18.0.0/16"
+        );
+        assert_eq!(
+            ok(cidrsubnet, &[s("10.1.2.0/24"), n(4), n(15)]),
+            "10.1.2.240/28"
+        );
+        assert_eq!(
+            ok(cidrsubnet, &[s("10.0.0.0/16"), n(0), n(0)]),
+            "10.0.0.0/16"
+        );
+        assert_eq!(
+            ok(cidrsubnet, &[s("10.0.0.5/24"), n(8), n(1)]),
+            "10.0.0.1/32"
+        );
         assert_eq!(
             ok(cidrsubnet, &[s("fd00:fd12:3456:7890::/56"), n(16), n(162)]),
             "fd00:fd12:3456:7800:a200::/72"
         );
-        assert_eq!(ok(cidrsubnet, &[s("fd00::/48"), n(16), n(1)]), "fd00:0:0:1::/64");
+        assert_eq!(
+            ok(cidrsubnet, &[s("fd00::/48"), n(16), n(1)]),
+            "fd00:0:0:1::/64"
+        );
         assert_eq!(
             cidrsubnet(&[s("10.0.0.0/16"), n(8), n(256)]).unwrap_err(),
             general("prefix extension of 8 does not accommodate a subnet numbered 256")
@@ -832,13 +854,25 @@ mod tests {
             cidrsubnet(&[s("10.0.0.0/30"), n(3), n(0)]).unwrap_err(),
             general("insufficient address space to extend prefix of 30 by 3")
         );
-        assert_eq!(ok(cidrsubnet, &[s("10.0.0.0/16"), n(-1), n(0)]), "10.0.0.0/15");
-        assert_eq!(ok(cidrsubnet, &[s("10.0.0.0/16"), n(8), n(-1)]), "0.0.1.0/24");
+        assert_eq!(
+            ok(cidrsubnet, &[s("10.0.0.0/16"), n(-1), n(0)]),
+            "10.0.0.0/15"
+        );
+        assert_eq!(
+            ok(cidrsubnet, &[s("10.0.0.0/16"), n(8), n(-1)]),
+            "0.0.1.0/24"
+        );
         assert_eq!(ok(cidrsubnet, &[s("10.0.0.0/8"), n(-9), n(0)]), "<nil>");
         assert_eq!(
-            cidrsubnet(&[s("10.0.0.0/8"), Value::Number(Number::from_f64(0.5).unwrap()), n(0)])
-                .unwrap_err(),
-            general("value must be a whole number, between -9223372036854775808 and 9223372036854775807")
+            cidrsubnet(&[
+                s("10.0.0.0/8"),
+                Value::Number(Number::from_f64(0.5).unwrap()),
+                n(0)
+            ])
+            .unwrap_err(),
+            general(
+                "value must be a whole number, between -9223372036854775808 and 9223372036854775807"
+            )
         );
         assert_eq!(
             ok(cidrsubnet, &[s("::/0"), n(64), n(i64::MAX)]),
@@ -858,7 +892,12 @@ mod tests {
     fn subnets() {
         assert_eq!(
             strs(cidrsubnets(&[s("10.1.0.0/16"), n(4), n(4), n(8), n(4)]).unwrap()),
-            ["10.1.0.0/20", "10.1.16.0/20", "10.1.32.0/24", "10.1.48.0/20"]
+            [
+                "10.1.0.0/20",
+                "10.1.16.0/20",
+                "10.1.32.0/24",
+                "10.1.48.0/20"
+            ]
         );
         assert_eq!(
             strs(
@@ -871,7 +910,10 @@ mod tests {
                 "fd00:fd12:3456:7800:300::/88"
             ]
         );
-        assert_eq!(strs(cidrsubnets(&[s("10.0.0.0/8"), n(8)]).unwrap()), ["10.0.0.0/16"]);
+        assert_eq!(
+            strs(cidrsubnets(&[s("10.0.0.0/8"), n(8)]).unwrap()),
+            ["10.0.0.0/16"]
+        );
         let empty = cidrsubnets(&[s("10.0.0.0/24")]).unwrap();
         assert_eq!(empty.type_of(), Type::list(Type::String));
         assert!(strs(empty).is_empty());
