@@ -201,40 +201,778 @@ fn base64encode(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 /// What Go's `gzip.NewWriter` + `Write` + `Flush` + `Close` produce: a header with no
-/// name or time, OS byte 255, a sync-flushed deflate stream ended by an empty final
-/// stored block, then CRC-32 and size.
+/// name or time and OS byte 255, Go's deflate stream, then CRC-32 and size.
 fn go_gzip(data: &[u8]) -> Vec<u8> {
-    use flate2::{Compress, Compression, Crc, FlushCompress};
     let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-    let mut c = Compress::new(Compression::new(6), false);
-    let mut buf = Vec::with_capacity(data.len() + 64);
-    let mut input = data;
-    loop {
-        if buf.capacity() - buf.len() < 64 {
-            buf.reserve(buf.capacity().max(64));
-        }
-        let before_in = c.total_in();
-        if c.compress_vec(input, &mut buf, FlushCompress::Sync)
-            .is_err()
-        {
-            break;
-        }
-        let consumed = (c.total_in() - before_in) as usize;
-        input = &input[consumed..];
-        if input.is_empty() && buf.capacity() > buf.len() {
-            break;
-        }
-    }
-    if data.is_empty() && buf.is_empty() {
-        buf.extend_from_slice(&[0, 0, 0, 0xff, 0xff]);
-    }
-    out.extend_from_slice(&buf);
-    out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
-    let mut crc = Crc::new();
+    out.extend_from_slice(&go_deflate::deflate_write_flush_close(data));
+    let mut crc = flate2::Crc::new();
     crc.update(data);
     out.extend_from_slice(&crc.sum().to_le_bytes());
     out.extend_from_slice(&(data.len() as u32).to_le_bytes());
     out
+}
+
+/// A port of Go's `compress/flate` compressor at the default level (6) as used by
+/// `gzip.Writer`: hash-chain LZ77 with lazy matching, and per block the smallest of
+/// stored, fixed-Huffman and dynamic-Huffman encodings with Go's code construction, so
+/// that `base64gzip` output is byte-identical to Terraform's.
+mod go_deflate {
+    const WINDOW_SIZE: usize = 1 << 15;
+    const WINDOW_MASK: usize = WINDOW_SIZE - 1;
+    const MIN_MATCH: usize = 4;
+    const MAX_MATCH: usize = 258;
+    const MAX_FLATE_BLOCK_TOKENS: usize = 1 << 14;
+    const MAX_STORE_BLOCK_SIZE: usize = 65535;
+    const HASH_BITS: u32 = 17;
+    const HASH_SIZE: usize = 1 << HASH_BITS;
+    const HASH_MASK: u32 = (1 << HASH_BITS) - 1;
+    const MAX_HASH_OFFSET: i64 = 1 << 24;
+    const HASHMUL: u32 = 0x1e35_a7bd;
+    // Level 6: good, lazy, nice, chain (no fast skipping).
+    const GOOD: usize = 8;
+    const LAZY: usize = 16;
+    const NICE: usize = 128;
+    const CHAIN: usize = 128;
+
+    const MAX_NUM_LIT: usize = 286;
+    const OFFSET_CODE_COUNT: usize = 30;
+    const END_BLOCK: usize = 256;
+    const LENGTH_CODES_START: usize = 257;
+    const CODEGEN_CODE_COUNT: usize = 19;
+    const BAD_CODE: u8 = 255;
+
+    const LENGTH_EXTRA_BITS: [u8; 29] = [
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+    ];
+    const LENGTH_BASE: [u32; 29] = [
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112,
+        128, 160, 192, 224, 255,
+    ];
+    const OFFSET_EXTRA_BITS: [u8; 30] = [
+        0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+        13, 13,
+    ];
+    const OFFSET_BASE: [u32; 30] = [
+        0x0000, 0x0001, 0x0002, 0x0003, 0x0004, 0x0006, 0x0008, 0x000c, 0x0010, 0x0018, 0x0020,
+        0x0030, 0x0040, 0x0060, 0x0080, 0x00c0, 0x0100, 0x0180, 0x0200, 0x0300, 0x0400, 0x0600,
+        0x0800, 0x0c00, 0x1000, 0x1800, 0x2000, 0x3000, 0x4000, 0x6000,
+    ];
+    const CODEGEN_ORDER: [usize; 19] = [
+        16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+    ];
+
+    #[derive(Clone, Copy)]
+    enum Token {
+        Lit(u8),
+        /// Length minus 3, offset minus 1.
+        Match(u32, u32),
+        End,
+    }
+
+    fn length_code(l: u32) -> usize {
+        LENGTH_BASE.iter().rposition(|&b| b <= l).unwrap_or(0)
+    }
+
+    fn offset_code(o: u32) -> usize {
+        OFFSET_BASE.iter().rposition(|&b| b <= o).unwrap_or(0)
+    }
+
+    fn reverse_bits(code: u16, len: u16) -> u16 {
+        if len == 0 {
+            return 0;
+        }
+        code.reverse_bits() >> (16 - len)
+    }
+
+    #[derive(Clone)]
+    struct Encoder {
+        code: Vec<u16>,
+        len: Vec<u16>,
+    }
+
+    impl Encoder {
+        fn new(size: usize) -> Self {
+            Encoder {
+                code: vec![0; size],
+                len: vec![0; size],
+            }
+        }
+
+        fn fixed_literal() -> Self {
+            let mut h = Encoder::new(MAX_NUM_LIT);
+            for ch in 0..MAX_NUM_LIT as u16 {
+                let (bits, size) = match ch {
+                    0..=143 => (ch + 48, 8),
+                    144..=255 => (ch + 400 - 144, 9),
+                    256..=279 => (ch - 256, 7),
+                    _ => (ch + 192 - 280, 8),
+                };
+                h.code[ch as usize] = reverse_bits(bits, size);
+                h.len[ch as usize] = size;
+            }
+            h
+        }
+
+        fn fixed_offset() -> Self {
+            let mut h = Encoder::new(OFFSET_CODE_COUNT);
+            for i in 0..OFFSET_CODE_COUNT {
+                h.code[i] = reverse_bits(i as u16, 5);
+                h.len[i] = 5;
+            }
+            h
+        }
+
+        fn bit_length(&self, freq: &[i32]) -> i64 {
+            freq.iter()
+                .zip(&self.len)
+                .filter(|(f, _)| **f != 0)
+                .map(|(f, l)| i64::from(*f) * i64::from(*l))
+                .sum()
+        }
+
+        /// Go's `huffmanEncoder.generate`.
+        fn generate(&mut self, freq: &[i32], max_bits: i32) {
+            let mut list: Vec<(u16, i32)> = Vec::with_capacity(freq.len() + 1);
+            for (i, &f) in freq.iter().enumerate() {
+                if f != 0 {
+                    list.push((i as u16, f));
+                } else {
+                    self.len[i] = 0;
+                }
+            }
+            if list.len() <= 2 {
+                for (i, &(lit, _)) in list.iter().enumerate() {
+                    self.code[lit as usize] = i as u16;
+                    self.len[lit as usize] = 1;
+                }
+                return;
+            }
+            list.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+            let bit_count = bit_counts(&list, max_bits);
+            // assignEncodingAndSize
+            let mut code: u16 = 0;
+            let mut rest = list.as_slice();
+            for (n, &bits) in bit_count.iter().enumerate() {
+                code <<= 1;
+                if n == 0 || bits == 0 {
+                    continue;
+                }
+                let split = rest.len() - bits as usize;
+                let mut chunk = rest[split..].to_vec();
+                chunk.sort_by_key(|c| c.0);
+                for (lit, _) in chunk {
+                    self.code[lit as usize] = reverse_bits(code, n as u16);
+                    self.len[lit as usize] = n as u16;
+                    code = code.wrapping_add(1);
+                }
+                rest = &rest[..split];
+            }
+        }
+    }
+
+    /// Go's `bitCounts`: how many literals get each code length (list sorted by freq).
+    fn bit_counts(list: &[(u16, i32)], max_bits: i32) -> Vec<i32> {
+        #[derive(Clone, Copy, Default)]
+        struct Level {
+            level: i32,
+            last_freq: i32,
+            next_char_freq: i32,
+            next_pair_freq: i32,
+            needed: i32,
+        }
+        let n = list.len() as i32;
+        let freq_at = |i: i32| -> i32 { if i >= n { i32::MAX } else { list[i as usize].1 } };
+        let max_bits = max_bits.min(n - 1);
+        let mut levels = [Level::default(); 18];
+        let mut leaf_counts = [[0i32; 18]; 18];
+        for level in 1..=max_bits {
+            let l = level as usize;
+            levels[l] = Level {
+                level,
+                last_freq: freq_at(1),
+                next_char_freq: freq_at(2),
+                next_pair_freq: freq_at(0).wrapping_add(freq_at(1)),
+                needed: 0,
+            };
+            leaf_counts[l][l] = 2;
+            if level == 1 {
+                levels[l].next_pair_freq = i32::MAX;
+            }
+        }
+        levels[max_bits as usize].needed = 2 * n - 4;
+        let mut level = max_bits as usize;
+        loop {
+            if levels[level].next_pair_freq == i32::MAX && levels[level].next_char_freq == i32::MAX
+            {
+                levels[level].needed = 0;
+                levels[level + 1].next_pair_freq = i32::MAX;
+                level += 1;
+                continue;
+            }
+            let prev_freq = levels[level].last_freq;
+            if levels[level].next_char_freq < levels[level].next_pair_freq {
+                let c = leaf_counts[level][level] + 1;
+                levels[level].last_freq = levels[level].next_char_freq;
+                leaf_counts[level][level] = c;
+                levels[level].next_char_freq = freq_at(c);
+            } else {
+                levels[level].last_freq = levels[level].next_pair_freq;
+                let (lower, upper) = leaf_counts.split_at_mut(level);
+                upper[0][..level].copy_from_slice(&lower[level - 1][..level]);
+                levels[level - 1].needed = 2;
+            }
+            levels[level].needed -= 1;
+            if levels[level].needed == 0 {
+                if levels[level].level == max_bits {
+                    break;
+                }
+                levels[level + 1].next_pair_freq = prev_freq.wrapping_add(levels[level].last_freq);
+                level += 1;
+            } else {
+                while level > 1 && levels[level - 1].needed > 0 {
+                    level -= 1;
+                }
+            }
+        }
+        let mut bit_count = vec![0i32; max_bits as usize + 1];
+        let counts = &leaf_counts[max_bits as usize];
+        for (bits, level) in (1..=max_bits as usize).rev().enumerate() {
+            bit_count[bits + 1] = counts[level] - counts[level - 1];
+        }
+        bit_count
+    }
+
+    /// Go's `huffmanBitWriter`, writing into a byte vector.
+    struct BitWriter {
+        out: Vec<u8>,
+        bits: u64,
+        nbits: u32,
+        literal_freq: Vec<i32>,
+        offset_freq: Vec<i32>,
+        codegen: Vec<u8>,
+        codegen_freq: [i32; CODEGEN_CODE_COUNT],
+        literal_enc: Encoder,
+        offset_enc: Encoder,
+        codegen_enc: Encoder,
+        fixed_lit: Encoder,
+        fixed_off: Encoder,
+    }
+
+    impl BitWriter {
+        fn new() -> Self {
+            BitWriter {
+                out: Vec::new(),
+                bits: 0,
+                nbits: 0,
+                literal_freq: vec![0; MAX_NUM_LIT],
+                offset_freq: vec![0; OFFSET_CODE_COUNT],
+                codegen: vec![0; MAX_NUM_LIT + OFFSET_CODE_COUNT + 1],
+                codegen_freq: [0; CODEGEN_CODE_COUNT],
+                literal_enc: Encoder::new(MAX_NUM_LIT),
+                offset_enc: Encoder::new(OFFSET_CODE_COUNT),
+                codegen_enc: Encoder::new(CODEGEN_CODE_COUNT),
+                fixed_lit: Encoder::fixed_literal(),
+                fixed_off: Encoder::fixed_offset(),
+            }
+        }
+
+        fn write_bits(&mut self, b: u32, nb: u32) {
+            self.bits |= u64::from(b) << self.nbits;
+            self.nbits += nb;
+            while self.nbits >= 8 {
+                self.out.push(self.bits as u8);
+                self.bits >>= 8;
+                self.nbits -= 8;
+            }
+        }
+
+        fn write_code(&mut self, code: u16, len: u16) {
+            self.write_bits(u32::from(code), u32::from(len));
+        }
+
+        fn flush(&mut self) {
+            if self.nbits > 0 {
+                self.out.push(self.bits as u8);
+            }
+            self.bits = 0;
+            self.nbits = 0;
+        }
+
+        fn write_stored_header(&mut self, length: usize, eof: bool) {
+            self.write_bits(u32::from(eof), 3);
+            self.flush();
+            self.write_bits(length as u32 & 0xffff, 16);
+            self.write_bits(!(length as u16) as u32, 16);
+        }
+
+        fn index_tokens(&mut self, tokens: &[Token]) -> (usize, usize) {
+            self.literal_freq.iter_mut().for_each(|f| *f = 0);
+            self.offset_freq.iter_mut().for_each(|f| *f = 0);
+            for t in tokens {
+                match *t {
+                    Token::Lit(b) => self.literal_freq[b as usize] += 1,
+                    Token::End => self.literal_freq[END_BLOCK] += 1,
+                    Token::Match(l, o) => {
+                        self.literal_freq[LENGTH_CODES_START + length_code(l)] += 1;
+                        self.offset_freq[offset_code(o)] += 1;
+                    }
+                }
+            }
+            let mut num_literals = MAX_NUM_LIT;
+            while num_literals > 0 && self.literal_freq[num_literals - 1] == 0 {
+                num_literals -= 1;
+            }
+            let mut num_offsets = OFFSET_CODE_COUNT;
+            while num_offsets > 0 && self.offset_freq[num_offsets - 1] == 0 {
+                num_offsets -= 1;
+            }
+            if num_offsets == 0 {
+                self.offset_freq[0] = 1;
+                num_offsets = 1;
+            }
+            let lf = self.literal_freq.clone();
+            self.literal_enc.generate(&lf, 15);
+            let of = self.offset_freq.clone();
+            self.offset_enc.generate(&of, 15);
+            (num_literals, num_offsets)
+        }
+
+        fn generate_codegen(&mut self, num_literals: usize, num_offsets: usize) {
+            self.codegen_freq = [0; CODEGEN_CODE_COUNT];
+            let cg = &mut self.codegen;
+            for (c, l) in cg.iter_mut().zip(&self.literal_enc.len[..num_literals]) {
+                *c = *l as u8;
+            }
+            for (c, l) in cg[num_literals..]
+                .iter_mut()
+                .zip(&self.offset_enc.len[..num_offsets])
+            {
+                *c = *l as u8;
+            }
+            cg[num_literals + num_offsets] = BAD_CODE;
+            let mut size = cg[0];
+            let mut count: i32 = 1;
+            let mut out = 0usize;
+            let mut in_index = 1usize;
+            while size != BAD_CODE {
+                let next = cg[in_index];
+                in_index += 1;
+                if next == size {
+                    count += 1;
+                    continue;
+                }
+                if size != 0 {
+                    cg[out] = size;
+                    out += 1;
+                    self.codegen_freq[size as usize] += 1;
+                    count -= 1;
+                    while count >= 3 {
+                        let n = count.min(6);
+                        cg[out] = 16;
+                        cg[out + 1] = (n - 3) as u8;
+                        out += 2;
+                        self.codegen_freq[16] += 1;
+                        count -= n;
+                    }
+                } else {
+                    while count >= 11 {
+                        let n = count.min(138);
+                        cg[out] = 18;
+                        cg[out + 1] = (n - 11) as u8;
+                        out += 2;
+                        self.codegen_freq[18] += 1;
+                        count -= n;
+                    }
+                    if count >= 3 {
+                        cg[out] = 17;
+                        cg[out + 1] = (count - 3) as u8;
+                        out += 2;
+                        self.codegen_freq[17] += 1;
+                        count = 0;
+                    }
+                }
+                count -= 1;
+                while count >= 0 {
+                    cg[out] = size;
+                    out += 1;
+                    self.codegen_freq[size as usize] += 1;
+                    count -= 1;
+                }
+                size = next;
+                count = 1;
+            }
+            cg[out] = BAD_CODE;
+        }
+
+        fn write_block(&mut self, tokens: &mut Vec<Token>, input: Option<&[u8]>) {
+            tokens.push(Token::End);
+            let (num_literals, num_offsets) = self.index_tokens(tokens);
+            let stored = input.filter(|i| i.len() <= MAX_STORE_BLOCK_SIZE);
+            let mut extra: i64 = 0;
+            if stored.is_some() {
+                for lc in LENGTH_CODES_START + 8..num_literals {
+                    extra += i64::from(self.literal_freq[lc])
+                        * i64::from(LENGTH_EXTRA_BITS[lc - LENGTH_CODES_START]);
+                }
+                for (f, e) in self.offset_freq[..num_offsets]
+                    .iter()
+                    .zip(OFFSET_EXTRA_BITS)
+                    .skip(4)
+                {
+                    extra += i64::from(*f) * i64::from(e);
+                }
+            }
+            let mut size = 3
+                + self.fixed_lit.bit_length(&self.literal_freq)
+                + self.fixed_off.bit_length(&self.offset_freq)
+                + extra;
+            self.generate_codegen(num_literals, num_offsets);
+            let cf = self.codegen_freq;
+            self.codegen_enc.generate(&cf, 7);
+            let mut num_codegens = CODEGEN_CODE_COUNT;
+            while num_codegens > 4 && self.codegen_freq[CODEGEN_ORDER[num_codegens - 1]] == 0 {
+                num_codegens -= 1;
+            }
+            let header = 3
+                + 5
+                + 5
+                + 4
+                + 3 * num_codegens as i64
+                + self.codegen_enc.bit_length(&self.codegen_freq)
+                + i64::from(self.codegen_freq[16]) * 2
+                + i64::from(self.codegen_freq[17]) * 3
+                + i64::from(self.codegen_freq[18]) * 7;
+            let dynamic_size = header
+                + self.literal_enc.bit_length(&self.literal_freq)
+                + self.offset_enc.bit_length(&self.offset_freq)
+                + extra;
+            let mut dynamic = false;
+            if dynamic_size < size {
+                size = dynamic_size;
+                dynamic = true;
+            }
+            if let Some(input) = stored
+                && ((input.len() as i64) + 5) * 8 < size
+            {
+                self.write_stored_header(input.len(), false);
+                self.out.extend_from_slice(input);
+                return;
+            }
+            let (lit, off) = if dynamic {
+                self.write_bits(4, 3);
+                self.write_bits((num_literals - 257) as u32, 5);
+                self.write_bits((num_offsets - 1) as u32, 5);
+                self.write_bits((num_codegens - 4) as u32, 4);
+                for &o in CODEGEN_ORDER.iter().take(num_codegens) {
+                    let l = self.codegen_enc.len[o];
+                    self.write_bits(u32::from(l), 3);
+                }
+                let mut i = 0;
+                loop {
+                    let cw = self.codegen[i];
+                    i += 1;
+                    if cw == BAD_CODE {
+                        break;
+                    }
+                    let (c, l) = (
+                        self.codegen_enc.code[cw as usize],
+                        self.codegen_enc.len[cw as usize],
+                    );
+                    self.write_code(c, l);
+                    let extra_bits = match cw {
+                        16 => 2,
+                        17 => 3,
+                        18 => 7,
+                        _ => 0,
+                    };
+                    if extra_bits > 0 {
+                        let v = u32::from(self.codegen[i]);
+                        self.write_bits(v, extra_bits);
+                        i += 1;
+                    }
+                }
+                (self.literal_enc.clone(), self.offset_enc.clone())
+            } else {
+                self.write_bits(2, 3);
+                (self.fixed_lit.clone(), self.fixed_off.clone())
+            };
+            for t in tokens.iter() {
+                match *t {
+                    Token::Lit(b) => self.write_code(lit.code[b as usize], lit.len[b as usize]),
+                    Token::End => self.write_code(lit.code[END_BLOCK], lit.len[END_BLOCK]),
+                    Token::Match(l, o) => {
+                        let lc = length_code(l);
+                        let sym = lc + LENGTH_CODES_START;
+                        self.write_code(lit.code[sym], lit.len[sym]);
+                        let eb = u32::from(LENGTH_EXTRA_BITS[lc]);
+                        if eb > 0 {
+                            self.write_bits(l - LENGTH_BASE[lc], eb);
+                        }
+                        let oc = offset_code(o);
+                        self.write_code(off.code[oc], off.len[oc]);
+                        let eb = u32::from(OFFSET_EXTRA_BITS[oc]);
+                        if eb > 0 {
+                            self.write_bits(o - OFFSET_BASE[oc], eb);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn hash4(b: &[u8]) -> u32 {
+        let v =
+            u32::from(b[3]) | u32::from(b[2]) << 8 | u32::from(b[1]) << 16 | u32::from(b[0]) << 24;
+        v.wrapping_mul(HASHMUL) >> (32 - HASH_BITS)
+    }
+
+    /// Go's level-6 `compressor`.
+    struct Compressor {
+        w: BitWriter,
+        window: Vec<u8>,
+        window_end: usize,
+        index: usize,
+        block_start: usize,
+        byte_available: bool,
+        sync: bool,
+        tokens: Vec<Token>,
+        length: usize,
+        offset: usize,
+        chain_head: i64,
+        hash_head: Vec<u32>,
+        hash_prev: Vec<u32>,
+        hash_offset: i64,
+        max_insert_index: i64,
+    }
+
+    impl Compressor {
+        fn new() -> Self {
+            Compressor {
+                w: BitWriter::new(),
+                window: vec![0; 2 * WINDOW_SIZE],
+                window_end: 0,
+                index: 0,
+                block_start: 0,
+                byte_available: false,
+                sync: false,
+                tokens: Vec::with_capacity(1024),
+                length: MIN_MATCH - 1,
+                offset: 0,
+                chain_head: -1,
+                hash_head: vec![0; HASH_SIZE],
+                hash_prev: vec![0; WINDOW_SIZE],
+                hash_offset: 1,
+                max_insert_index: 0,
+            }
+        }
+
+        fn fill(&mut self, b: &[u8]) -> usize {
+            if self.index >= 2 * WINDOW_SIZE - (MIN_MATCH + MAX_MATCH) {
+                self.window.copy_within(WINDOW_SIZE..2 * WINDOW_SIZE, 0);
+                self.index -= WINDOW_SIZE;
+                self.window_end -= WINDOW_SIZE;
+                self.block_start = if self.block_start >= WINDOW_SIZE {
+                    self.block_start - WINDOW_SIZE
+                } else {
+                    usize::MAX
+                };
+                self.hash_offset += WINDOW_SIZE as i64;
+                if self.hash_offset > MAX_HASH_OFFSET {
+                    let delta = self.hash_offset - 1;
+                    self.hash_offset -= delta;
+                    self.chain_head -= delta;
+                    for v in self.hash_prev.iter_mut().chain(self.hash_head.iter_mut()) {
+                        *v = if i64::from(*v) > delta {
+                            (i64::from(*v) - delta) as u32
+                        } else {
+                            0
+                        };
+                    }
+                }
+            }
+            let n = b.len().min(self.window.len() - self.window_end);
+            self.window[self.window_end..self.window_end + n].copy_from_slice(&b[..n]);
+            self.window_end += n;
+            n
+        }
+
+        fn write_block(&mut self, index: usize) {
+            if index > 0 {
+                let input = if self.block_start <= index {
+                    Some(self.window[self.block_start..index].to_vec())
+                } else {
+                    None
+                };
+                self.block_start = index;
+                let mut tokens = std::mem::take(&mut self.tokens);
+                self.w.write_block(&mut tokens, input.as_deref());
+                tokens.clear();
+                self.tokens = tokens;
+            }
+        }
+
+        fn insert(&mut self, index: usize) {
+            let h = hash4(&self.window[index..index + MIN_MATCH]);
+            let hh = &mut self.hash_head[(h & HASH_MASK) as usize];
+            self.hash_prev[index & WINDOW_MASK] = *hh;
+            *hh = (index as i64 + self.hash_offset) as u32;
+        }
+
+        fn find_match(
+            &self,
+            pos: usize,
+            prev_head: i64,
+            prev_length: usize,
+            lookahead: usize,
+        ) -> Option<(usize, usize)> {
+            let min_match_look = MAX_MATCH.min(lookahead);
+            let win = &self.window[..pos + min_match_look];
+            let nice = (win.len() - pos).min(NICE);
+            let mut tries = CHAIN;
+            let mut length = prev_length;
+            if length >= GOOD {
+                tries >>= 2;
+            }
+            let mut w_end = win[pos + length];
+            let w_pos = &win[pos..];
+            let min_index = pos as i64 - WINDOW_SIZE as i64;
+            let mut found = None;
+            let mut i = prev_head;
+            while tries > 0 {
+                let iu = i as usize;
+                if w_end == win[iu + length] {
+                    let a = &win[iu..iu + min_match_look];
+                    let n = a
+                        .iter()
+                        .zip(&w_pos[..min_match_look])
+                        .take_while(|(x, y)| x == y)
+                        .count();
+                    if n > length && (n > MIN_MATCH || pos - iu <= 4096) {
+                        length = n;
+                        found = Some((n, pos - iu));
+                        if n >= nice {
+                            break;
+                        }
+                        w_end = win[pos + n];
+                    }
+                }
+                if i == min_index {
+                    break;
+                }
+                i = i64::from(self.hash_prev[iu & WINDOW_MASK]) - self.hash_offset;
+                if i < min_index || i < 0 {
+                    break;
+                }
+                tries -= 1;
+            }
+            found
+        }
+
+        fn deflate(&mut self) {
+            if self.window_end - self.index < MIN_MATCH + MAX_MATCH && !self.sync {
+                return;
+            }
+            self.max_insert_index = self.window_end as i64 - (MIN_MATCH as i64 - 1);
+            loop {
+                let lookahead = self.window_end - self.index;
+                if lookahead < MIN_MATCH + MAX_MATCH {
+                    if !self.sync {
+                        break;
+                    }
+                    if lookahead == 0 {
+                        if self.byte_available {
+                            let b = self.window[self.index - 1];
+                            self.tokens.push(Token::Lit(b));
+                            self.byte_available = false;
+                        }
+                        if !self.tokens.is_empty() {
+                            self.write_block(self.index);
+                        }
+                        break;
+                    }
+                }
+                if (self.index as i64) < self.max_insert_index {
+                    let h = hash4(&self.window[self.index..self.index + MIN_MATCH]);
+                    let hh = &mut self.hash_head[(h & HASH_MASK) as usize];
+                    self.chain_head = i64::from(*hh);
+                    self.hash_prev[self.index & WINDOW_MASK] = self.chain_head as u32;
+                    *hh = (self.index as i64 + self.hash_offset) as u32;
+                }
+                let prev_length = self.length;
+                let prev_offset = self.offset;
+                self.length = MIN_MATCH - 1;
+                self.offset = 0;
+                let min_index = (self.index as i64 - WINDOW_SIZE as i64).max(0);
+                if self.chain_head - self.hash_offset >= min_index
+                    && lookahead > prev_length
+                    && prev_length < LAZY
+                    && let Some((l, o)) = self.find_match(
+                        self.index,
+                        self.chain_head - self.hash_offset,
+                        MIN_MATCH - 1,
+                        lookahead,
+                    )
+                {
+                    self.length = l;
+                    self.offset = o;
+                }
+                if prev_length >= MIN_MATCH && self.length <= prev_length {
+                    self.tokens.push(Token::Match(
+                        (prev_length - 3) as u32,
+                        (prev_offset - 1) as u32,
+                    ));
+                    let new_index = self.index + prev_length - 1;
+                    self.index += 1;
+                    while self.index < new_index {
+                        if (self.index as i64) < self.max_insert_index {
+                            self.insert(self.index);
+                        }
+                        self.index += 1;
+                    }
+                    self.byte_available = false;
+                    self.length = MIN_MATCH - 1;
+                    if self.tokens.len() == MAX_FLATE_BLOCK_TOKENS {
+                        self.write_block(self.index);
+                    }
+                } else {
+                    if self.byte_available {
+                        let i = self.index - 1;
+                        self.tokens.push(Token::Lit(self.window[i]));
+                        if self.tokens.len() == MAX_FLATE_BLOCK_TOKENS {
+                            self.write_block(i + 1);
+                        }
+                    }
+                    self.index += 1;
+                    self.byte_available = true;
+                }
+            }
+        }
+
+        fn write(&mut self, mut b: &[u8]) {
+            while !b.is_empty() {
+                self.deflate();
+                let n = self.fill(b);
+                b = &b[n..];
+            }
+        }
+
+        fn finish_block(&mut self, eof: bool) {
+            self.sync = true;
+            self.deflate();
+            self.w.write_stored_header(0, eof);
+            self.w.flush();
+            self.sync = false;
+        }
+    }
+
+    /// Raw deflate stream of `gzip.Writer`'s `Write(data)`, `Flush()`, `Close()`.
+    pub fn deflate_write_flush_close(data: &[u8]) -> Vec<u8> {
+        let mut c = Compressor::new();
+        c.write(data);
+        c.finish_block(false);
+        c.finish_block(true);
+        c.w.out
+    }
 }
 
 fn base64gzip(args: &[Value]) -> Result<Value, FuncError> {
@@ -964,6 +1702,39 @@ mod tests {
             ok1(base64gzip, "hello hello hello hello"),
             "H4sIAAAAAAAA/8pIzcnJV8AgAQAAAP//AQAA///jUT2NFwAAAA=="
         );
+    }
+
+    #[test]
+    fn go_gzip_round_trips() {
+        use std::io::Read;
+        let mut inputs: Vec<Vec<u8>> = vec![
+            b"a".to_vec(),
+            "héllo ✓ ".repeat(50).into_bytes(),
+            b"abcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabc".to_vec(),
+        ];
+        // Pseudo-random bytes (incompressible: a stored block), then a large text that
+        // shifts the window and fills several blocks.
+        let mut x: u32 = 12345;
+        inputs.push(
+            (0..5000)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    (x >> 16) as u8
+                })
+                .collect(),
+        );
+        let mut big = Vec::new();
+        for i in 0..40000u32 {
+            big.extend_from_slice(format!("line {} of {}\n", i % 977, i / 13).as_bytes());
+        }
+        inputs.push(big);
+        for input in inputs {
+            let gz = go_gzip(&input);
+            let mut d = flate2::read::GzDecoder::new(&gz[..]);
+            let mut out = Vec::new();
+            d.read_to_end(&mut out).unwrap();
+            assert_eq!(out, input);
+        }
     }
 
     #[test]
