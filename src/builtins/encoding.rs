@@ -840,6 +840,10 @@ mod go_deflate {
             let mut i = prev_head;
             while tries > 0 {
                 let iu = i as usize;
+                if iu >= pos {
+                    // Not reachable with consistent chains; never index past the window.
+                    break;
+                }
                 if w_end == win[iu + length] {
                     let a = &win[iu..iu + min_match_look];
                     let n = a
@@ -1913,5 +1917,156 @@ mod tests {
         assert_eq!(jsondecode(&[s("")]).unwrap_err(), FuncError::general("EOF"));
         let d = jsondecode(&[s("{\"a\":1}")]).unwrap();
         assert!(d.get_attr("a").unwrap().raw_equals(&Value::int(1)));
+    }
+}
+
+/// Golden outputs of `jsonencode`, `yamlencode` and `format`'s value verbs over a matrix
+/// of values (insta snapshots under `src/builtins/snapshots/`).
+#[cfg(test)]
+mod golden {
+    use crate::number::Number;
+    use crate::value::{Str, Type, Value};
+
+    fn num(s: &str) -> Value {
+        Value::Number(Number::parse(s).unwrap_or(Number::from_i64(0)))
+    }
+
+    /// The matrix: values whose exact and f64 forms print the same.
+    pub(crate) fn matrix() -> Vec<(&'static str, Value)> {
+        let s = Value::string;
+        vec![
+            ("null", Value::NULL),
+            ("typed null", Value::Null(Type::String)),
+            ("true", Value::Bool(true)),
+            ("false", Value::Bool(false)),
+            ("zero", Value::int(0)),
+            ("int", Value::int(42)),
+            ("negative", Value::int(-17)),
+            ("2^53", Value::int(9_007_199_254_740_992)),
+            ("half", num("0.5")),
+            ("neg fraction", num("-2.25")),
+            ("1e21", num("1e21")),
+            ("1e-7", num("1e-7")),
+            ("empty string", s("")),
+            ("plain", s("plain")),
+            ("numeric string", s("123")),
+            ("bool word", s("yes")),
+            ("quotes", s("say \"hi\" \\ back")),
+            ("html", s("<a href='x'>&</a>")),
+            ("multi-line", s("multi\nline\n")),
+            ("no final newline", s("a\nb")),
+            ("tab", s("tab\there")),
+            ("unicode", s("héllo ✓ 😀")),
+            ("line separator", s("a\u{2028}b")),
+            ("control", s("bell\u{7}")),
+            ("leading space", s(" x")),
+            (
+                "long",
+                s(
+                    "the quick brown fox jumps over the lazy dog and keeps on running far away from here",
+                ),
+            ),
+            ("empty tuple", Value::tuple(vec![])),
+            ("empty object", Value::object(vec![])),
+            ("list", Value::list(Type::String, vec![s("a"), s("b")])),
+            (
+                "set",
+                Value::Set(std::sync::Arc::new(crate::value::Seq {
+                    elem: Type::Number,
+                    items: vec![Value::int(1), Value::int(2)],
+                })),
+            ),
+            (
+                "tuple",
+                Value::tuple(vec![Value::int(1), s("a"), Value::NULL, Value::Bool(false)]),
+            ),
+            (
+                "map",
+                Value::map(
+                    Type::String,
+                    vec![(Str::from("b"), s("2")), (Str::from("a"), s("1"))],
+                ),
+            ),
+            (
+                "nested",
+                Value::object(vec![
+                    (
+                        "list".into(),
+                        Value::tuple(vec![
+                            Value::object(vec![("k".into(), s("v")), ("n".into(), Value::int(1))]),
+                            Value::tuple(vec![Value::int(1), Value::tuple(vec![])]),
+                        ]),
+                    ),
+                    (
+                        "obj".into(),
+                        Value::object(vec![("deep".into(), s("x\ny\n"))]),
+                    ),
+                    ("odd key: ✓".into(), Value::NULL),
+                    ("".into(), Value::Bool(true)),
+                ]),
+            ),
+        ]
+    }
+
+    fn show(r: Result<String, String>) -> String {
+        match r {
+            Ok(s) => format!("{s:?}"),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn jsonencode_matrix() {
+        let out: String = matrix()
+            .iter()
+            .map(|(label, v)| format!("{label}: {}\n", show(crate::json::encode(v))))
+            .collect();
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn yamlencode_matrix() {
+        let out: String = matrix()
+            .iter()
+            .map(|(label, v)| {
+                format!(
+                    "--- {label}\n{}\n",
+                    match crate::yaml::encode(v) {
+                        Ok(s) => s,
+                        Err(e) => format!("error: {e}\n"),
+                    }
+                )
+            })
+            .collect();
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn format_matrix() {
+        use crate::builtins::format::format_str;
+        let mut out = String::new();
+        for (label, v) in matrix() {
+            // Each value with the verbs its type converts to (conversion failures are the
+            // conversion module's messages and are tested there).
+            let mut verbs = vec!["%v", "%#v", "%12v|", "%-12v|", "%012v"];
+            match &v {
+                Value::String(_) => verbs.extend(["%s", "%q", "%.3s|", "%-8q|"]),
+                Value::Number(n) if n.is_integer() => {
+                    verbs.extend(["%d", "%+06d", "%x", "%#o", "%b", "%.3f", "%e", "%G"])
+                }
+                Value::Number(_) => verbs.extend(["%.3f", "%e", "%g", "%+.1E", "%8.2f|"]),
+                Value::Bool(_) => verbs.extend(["%t", "%s"]),
+                _ => {}
+            }
+            out.push_str(&format!("{label}:\n"));
+            for verb in verbs {
+                let r = format_str(verb, std::slice::from_ref(&v)).map_err(|e| match e {
+                    crate::builtins::FuncError::Arg { message, .. }
+                    | crate::builtins::FuncError::General(message) => message,
+                });
+                out.push_str(&format!("  {verb:8} {}\n", show(r)));
+            }
+        }
+        insta::assert_snapshot!(out);
     }
 }
