@@ -230,14 +230,78 @@ fn parse_rsa_key(pem: &str) -> Result<rsa::RsaPrivateKey, String> {
             }
             _ => "invalid private key type".to_string(),
         }),
-        "EC PRIVATE KEY" | "DSA PRIVATE KEY" | "OPENSSH PRIVATE KEY" => {
-            Err("invalid private key type".into())
-        }
+        "OPENSSH PRIVATE KEY" => parse_openssh_rsa(&block.bytes),
+        "EC PRIVATE KEY" | "DSA PRIVATE KEY" => Err("invalid private key type".into()),
         other => Err(format!(
             "invalid private key: ssh: unsupported key type {}",
             go_quote(other)
         )),
     }
+}
+
+/// A reader of the SSH wire format (RFC 4251 strings and integers).
+struct SshReader<'a>(&'a [u8]);
+
+impl<'a> SshReader<'a> {
+    fn u32(&mut self) -> Option<u32> {
+        let (head, rest) = self.0.split_first_chunk::<4>()?;
+        self.0 = rest;
+        Some(u32::from_be_bytes(*head))
+    }
+    fn string(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        if n > self.0.len() {
+            return None;
+        }
+        let (s, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(s)
+    }
+    fn mpint(&mut self) -> Option<rsa::BigUint> {
+        self.string().map(rsa::BigUint::from_bytes_be)
+    }
+}
+
+/// An unencrypted `openssh-key-v1` RSA key, as Go's `parseOpenSSHPrivateKey` reads it.
+fn parse_openssh_rsa(data: &[u8]) -> Result<rsa::RsaPrivateKey, String> {
+    const MAGIC: &[u8] = b"openssh-key-v1\0";
+    let malformed = || "invalid private key: ssh: malformed OpenSSH key".to_string();
+    let Some(body) = data.strip_prefix(MAGIC) else {
+        return Err("invalid private key: ssh: invalid openssh private key format".into());
+    };
+    let mut r = SshReader(body);
+    let cipher = r.string().ok_or_else(malformed)?;
+    let kdf = r.string().ok_or_else(malformed)?;
+    let _kdf_opts = r.string().ok_or_else(malformed)?;
+    let nkeys = r.u32().ok_or_else(malformed)?;
+    let _pub_key = r.string().ok_or_else(malformed)?;
+    let private = r.string().ok_or_else(malformed)?;
+    if cipher != b"none" || kdf != b"none" {
+        return Err("invalid private key: ssh: this private key is passphrase protected".into());
+    }
+    if nkeys != 1 {
+        return Err("invalid private key: ssh: multi-key files are not supported".into());
+    }
+    let mut p = SshReader(private);
+    let (c1, c2) = (
+        p.u32().ok_or_else(malformed)?,
+        p.u32().ok_or_else(malformed)?,
+    );
+    if c1 != c2 {
+        return Err("invalid private key: ssh: malformed OpenSSH key".into());
+    }
+    let kind = p.string().ok_or_else(malformed)?;
+    if kind != b"ssh-rsa" {
+        return Err("invalid private key type".into());
+    }
+    let n = p.mpint().ok_or_else(malformed)?;
+    let e = p.mpint().ok_or_else(malformed)?;
+    let d = p.mpint().ok_or_else(malformed)?;
+    let _iqmp = p.mpint().ok_or_else(malformed)?;
+    let pp = p.mpint().ok_or_else(malformed)?;
+    let q = p.mpint().ok_or_else(malformed)?;
+    rsa::RsaPrivateKey::from_components(n, e, d, vec![pp, q])
+        .map_err(|e| format!("invalid private key: {e}"))
 }
 
 fn rsadecrypt(args: &[Value]) -> Result<Value, FuncError> {
@@ -335,6 +399,7 @@ mod tests {
     // A 1024-bit test key (PKCS #1) and "hello" encrypted to it with PKCS #1 v1.5.
     const KEY_PKCS1: &str = include_str!("testdata/rsa_pkcs1.pem");
     const KEY_PKCS8: &str = include_str!("testdata/rsa_pkcs8.pem");
+    const KEY_OPENSSH: &str = include_str!("testdata/rsa_openssh.pem");
     const CIPHERTEXT: &str = include_str!("testdata/rsa_ciphertext.b64");
 
     fn dec(ct: &str, key: &str) -> Result<Value, FuncError> {
@@ -346,6 +411,7 @@ mod tests {
         let ct = CIPHERTEXT.trim();
         assert_eq!(dec(ct, KEY_PKCS1).unwrap().as_str(), Some("hello"));
         assert_eq!(dec(ct, KEY_PKCS8).unwrap().as_str(), Some("hello"));
+        assert_eq!(dec(ct, KEY_OPENSSH).unwrap().as_str(), Some("hello"));
         assert_eq!(
             dec("bm90LXJlYWxseQ==", "not a key").unwrap_err(),
             FuncError::arg(1, "invalid private key: ssh: no key found")
