@@ -773,6 +773,12 @@ fn scan_error(src: &str, e: &ScanError) -> YamlErr {
     } else {
         info
     };
+    // libyaml words this one problem differently.
+    let problem = if problem == "expected ',' or ']'" {
+        "did not find expected ',' or ']'"
+    } else {
+        problem
+    };
     at(e.marker(), problem)
 }
 
@@ -1189,5 +1195,9 @@ mod tests {
                 .ends_with("reference to undefined anchor \"nope\"")
         );
         assert!(decode(&"[".repeat(3000)).is_err());
+        assert_eq!(
+            decode("[1, 2").unwrap_err(),
+            "on line 1, column 1: did not find expected ',' or ']'"
+        );
     }
 }
