@@ -85,7 +85,10 @@ pub enum ExprKind {
     /// A root variable reference, e.g. `req`, `self`, `foo`.
     Variable(Ident),
     /// `obj.name`
-    GetAttr { obj: Box<Expr>, name: Ident },
+    GetAttr {
+        obj: Box<Expr>,
+        name: Ident,
+    },
     /// `obj[key]`, or the legacy `obj.0` form (`legacy` = true; the key is a number literal).
     Index {
         obj: Box<Expr>,
@@ -114,7 +117,10 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
     /// `{ k = v, ... }`
     Object(Vec<ObjectItem>),
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     Binary {
         op: BinaryOp,
         lhs: Box<Expr>,
@@ -223,7 +229,10 @@ pub struct Template {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TemplatePart {
-    Literal { text: Arc<str>, span: Span },
+    Literal {
+        text: Arc<str>,
+        span: Span,
+    },
     Interp(Expr),
     If {
         cond: Expr,

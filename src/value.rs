@@ -289,8 +289,7 @@ impl Value {
             (Value::Map(a), Value::Map(b)) | (Value::Object(a), Value::Object(b)) => {
                 a.elem == b.elem
                     && a.entries.len() == b.entries.len()
-                    && a
-                        .entries
+                    && a.entries
                         .iter()
                         .zip(&b.entries)
                         .all(|((ka, va), (kb, vb))| ka == kb && va.raw_equals(vb))
@@ -348,10 +347,7 @@ mod tests {
     #[test]
     fn types() {
         let t = Value::tuple(vec![Value::int(1), Value::string("a")]).type_of();
-        assert_eq!(
-            t,
-            Type::Tuple(Arc::from(vec![Type::Number, Type::String]))
-        );
+        assert_eq!(t, Type::Tuple(Arc::from(vec![Type::Number, Type::String])));
         assert_eq!(Type::list(Type::String).friendly_name(), "list of string");
     }
 }

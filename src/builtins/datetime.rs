@@ -1,6 +1,1123 @@
-//! Built-in functions: datetime.
+//! Built-in functions: `formatdate`, `timeadd` (go-cty stdlib) and `timecmp` (Terraform).
+//! cty parses timestamps strictly (its inlined RFC 3339 parser) and falls back to Go's
+//! `time.Parse` only to describe what is wrong; Terraform's `timecmp` uses Go's lenient
+//! `time.Parse` directly. Both parsers are reproduced here with the `time.ParseError`
+//! fields their messages are built from.
 
-use super::FuncDef;
+use super::{FuncDef, FuncError, Param, ParamType};
+use crate::json::go_quote;
+use crate::value::Value;
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
 
-/// The datetime functions.
-pub static FUNCS: &[FuncDef] = &[];
+/// The date and time functions.
+pub static FUNCS: &[FuncDef] = &[
+    FuncDef {
+        name: "formatdate",
+        params: &[
+            Param::new("format", ParamType::String),
+            Param::new("time", ParamType::String),
+        ],
+        var_param: None,
+        imp: formatdate,
+    },
+    FuncDef {
+        name: "timeadd",
+        params: &[
+            Param::new("timestamp", ParamType::String),
+            Param::new("duration", ParamType::String),
+        ],
+        var_param: None,
+        imp: timeadd,
+    },
+    FuncDef {
+        name: "timecmp",
+        params: &[
+            Param::new("timestamp_a", ParamType::String),
+            Param::new("timestamp_b", ParamType::String),
+        ],
+        var_param: None,
+        imp: timecmp,
+    },
+];
+
+/// A parsed timestamp: the local wall time and its UTC offset in seconds.
+#[derive(Clone, Copy, Debug)]
+struct Stamp {
+    local: NaiveDateTime,
+    offset: i64,
+}
+
+impl Stamp {
+    fn instant(&self) -> NaiveDateTime {
+        self.local - Duration::seconds(self.offset)
+    }
+}
+
+/// The fields of Go's `time.ParseError` that cty and Terraform look at.
+#[derive(Debug, PartialEq)]
+struct ParseError {
+    layout_elem: &'static str,
+    value_elem: String,
+    message: String,
+}
+
+fn perr(layout_elem: &'static str, value_elem: &str, message: &str) -> ParseError {
+    ParseError {
+        layout_elem,
+        value_elem: value_elem.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn is_digit(s: &[u8], i: usize) -> bool {
+    s.get(i).is_some_and(u8::is_ascii_digit)
+}
+
+fn is_leap(year: i64) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+fn days_in(month: i64, year: i64) -> i64 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Go's `getnum`.
+fn getnum(s: &[u8], fixed: bool) -> Option<(i64, &[u8])> {
+    if !is_digit(s, 0) {
+        return None;
+    }
+    if !is_digit(s, 1) {
+        if fixed {
+            return None;
+        }
+        return Some((i64::from(s[0] - b'0'), &s[1..]));
+    }
+    Some((
+        i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'),
+        &s[2..],
+    ))
+}
+
+fn as_str(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Nanoseconds from a fraction `.ddd` of `n` bytes (Go's `parseNanoseconds`).
+fn nanos(value: &[u8], n: usize) -> i64 {
+    let n = n.min(10);
+    let mut ns: i64 = 0;
+    for &c in &value[1..n] {
+        ns = ns * 10 + i64::from(c - b'0');
+    }
+    for _ in 0..(10 - n) {
+        ns *= 10;
+    }
+    ns
+}
+
+fn build(
+    year: i64,
+    month: i64,
+    day: i64,
+    (hour, min, sec, nsec): (i64, i64, i64, i64),
+    offset: i64,
+) -> Option<Stamp> {
+    let date = NaiveDate::from_ymd_opt(year as i32, month as u32, day as u32)?;
+    // Go's Date normalises hour 24 and second overflow; add them as a duration.
+    let local = date.and_hms_opt(0, 0, 0)?
+        + Duration::hours(hour)
+        + Duration::minutes(min)
+        + Duration::seconds(sec)
+        + Duration::nanoseconds(nsec);
+    Some(Stamp { local, offset })
+}
+
+/// Go's `time.Parse(time.RFC3339, s)`, lenient as Go is (one-digit hours, a comma before
+/// fractional seconds, offsets up to 24:60).
+fn go_parse_rfc3339(s: &str) -> Result<Stamp, ParseError> {
+    let mut v = s.as_bytes();
+    fn skip<'a>(v: &'a [u8], c: u8, elem: &'static str) -> Result<&'a [u8], ParseError> {
+        match v.first() {
+            Some(&x) if x == c => Ok(&v[1..]),
+            _ => Err(perr(elem, &as_str(v), "")),
+        }
+    }
+    // 2006
+    if v.len() < 4 || !is_digit(v, 0) || !v[..4].iter().all(u8::is_ascii_digit) {
+        return Err(perr("2006", &as_str(v), ""));
+    }
+    let year: i64 = v[..4].iter().fold(0, |a, &c| a * 10 + i64::from(c - b'0'));
+    v = &v[4..];
+    v = skip(v, b'-', "-")?;
+    // 01
+    let hold = v;
+    let (month, rest) = getnum(v, true).ok_or_else(|| perr("01", &as_str(hold), ""))?;
+    v = rest;
+    if !(1..=12).contains(&month) {
+        return Err(perr("01", &as_str(v), ": month out of range"));
+    }
+    v = skip(v, b'-', "-")?;
+    // 02
+    let hold = v;
+    let (day, rest) = getnum(v, true).ok_or_else(|| perr("02", &as_str(hold), ""))?;
+    v = rest;
+    v = skip(v, b'T', "T")?;
+    // 15
+    let hold = v;
+    let (hour, rest) = getnum(v, false).ok_or_else(|| perr("15", &as_str(hold), ""))?;
+    v = rest;
+    if hour >= 24 {
+        return Err(perr("15", &as_str(v), ": hour out of range"));
+    }
+    v = skip(v, b':', ":")?;
+    // 04
+    let hold = v;
+    let (min, rest) = getnum(v, true).ok_or_else(|| perr("04", &as_str(hold), ""))?;
+    v = rest;
+    if min >= 60 {
+        return Err(perr("04", &as_str(v), ": minute out of range"));
+    }
+    v = skip(v, b':', ":")?;
+    // 05 (and an optional fraction, which RFC3339's layout does not spell out)
+    let hold = v;
+    let (sec, rest) = getnum(v, true).ok_or_else(|| perr("05", &as_str(hold), ""))?;
+    v = rest;
+    if sec >= 60 {
+        return Err(perr("05", &as_str(v), ": second out of range"));
+    }
+    let mut nsec = 0;
+    if v.len() >= 2 && (v[0] == b'.' || v[0] == b',') && is_digit(v, 1) {
+        let mut n = 2;
+        while is_digit(v, n) {
+            n += 1;
+        }
+        nsec = nanos(v, n);
+        v = &v[n..];
+    }
+    // Z07:00
+    let hold = v;
+    let offset;
+    if v.first() == Some(&b'Z') {
+        v = &v[1..];
+        offset = 0;
+    } else {
+        let bad = || perr("Z07:00", &as_str(hold), "");
+        if v.len() < 6 || v[3] != b':' {
+            return Err(bad());
+        }
+        let (sign, hh, mm) = (v[0], &v[1..3], &v[4..6]);
+        v = &v[6..];
+        let hr = getnum(hh, true).ok_or_else(bad)?.0;
+        let mn = getnum(mm, true).ok_or_else(bad)?.0;
+        let mut range = "";
+        if hr > 24 {
+            range = ": time zone offset hour out of range";
+        }
+        if mn > 60 {
+            range = ": time zone offset minute out of range";
+        }
+        let mut off = (hr * 60 + mn) * 60;
+        match sign {
+            b'+' => {}
+            b'-' => off = -off,
+            _ => return Err(bad()),
+        }
+        if !range.is_empty() {
+            return Err(perr("Z07:00", &as_str(v), range));
+        }
+        offset = off;
+    }
+    if !v.is_empty() {
+        let extra = as_str(v);
+        return Err(perr(
+            "",
+            &extra,
+            &format!(": extra text: {}", go_quote(&extra)),
+        ));
+    }
+    if day < 1 || day > days_in(month, year) {
+        return Err(perr("", "", ": day out of range"));
+    }
+    build(year, month, day, (hour, min, sec, nsec), offset)
+        .ok_or_else(|| perr("", "", ": day out of range"))
+}
+
+/// cty's inlined strict RFC 3339 parser (`parseRFC3339`).
+fn strict_rfc3339(s: &str) -> Option<Stamp> {
+    let b = s.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let mut ok = true;
+    let mut num = |sl: &[u8], min: i64, max: i64| -> i64 {
+        let mut x: i64 = 0;
+        for &c in sl {
+            if !c.is_ascii_digit() {
+                ok = false;
+                return min;
+            }
+            x = x * 10 + i64::from(c - b'0');
+        }
+        if x < min || x > max {
+            ok = false;
+            return min;
+        }
+        x
+    };
+    let year = num(&b[0..4], 0, 9999);
+    let month = num(&b[5..7], 1, 12);
+    let day = num(&b[8..10], 1, days_in(month, year));
+    let hour = num(&b[11..13], 0, 23);
+    let min = num(&b[14..16], 0, 59);
+    let sec = num(&b[17..19], 0, 59);
+    let seps = b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':';
+    if !ok || !seps {
+        return None;
+    }
+    let mut r = &b[19..];
+    let mut nsec = 0;
+    if r.len() >= 2 && r[0] == b'.' && is_digit(r, 1) {
+        let mut n = 2;
+        while is_digit(r, n) {
+            n += 1;
+        }
+        nsec = nanos(r, n);
+        r = &r[n..];
+    }
+    let mut offset = 0;
+    if r.len() != 1 || r[0] != b'Z' {
+        if r.len() != 6 {
+            return None;
+        }
+        let mut ok2 = true;
+        let mut num2 = |sl: &[u8], max: i64| -> i64 {
+            let mut x = 0;
+            for &c in sl {
+                if !c.is_ascii_digit() {
+                    ok2 = false;
+                    return 0;
+                }
+                x = x * 10 + i64::from(c - b'0');
+            }
+            if x > max {
+                ok2 = false;
+                return 0;
+            }
+            x
+        };
+        let hr = num2(&r[1..3], 23);
+        let mm = num2(&r[4..6], 59);
+        if !ok2 || !((r[0] == b'-' || r[0] == b'+') && r[3] == b':') {
+            return None;
+        }
+        offset = (hr * 60 + mm) * 60;
+        if r[0] == b'-' {
+            offset = -offset;
+        }
+    }
+    build(year, month, day, (hour, min, sec, nsec), offset)
+}
+
+/// cty's `parseStrictRFC3339`.
+fn cty_parse_strict(s: &str) -> Result<Stamp, ParseError> {
+    if let Some(t) = strict_rfc3339(s) {
+        return Ok(t);
+    }
+    go_parse_rfc3339(s)?;
+    let b = s.as_bytes();
+    let num2 =
+        |x: &[u8]| i64::from(x[0].wrapping_sub(b'0')) * 10 + i64::from(x[1].wrapping_sub(b'0'));
+    if b.get(12) == Some(&b':') {
+        return Err(perr(
+            "15",
+            &as_str(&b[11..12]),
+            ": hour must have two digits",
+        ));
+    }
+    if b.get(19) == Some(&b',') {
+        return Err(perr(".", ",", ": sub-second separator must be a period"));
+    }
+    if b.last() != Some(&b'Z') && b.len() >= 6 {
+        let tz = &b[b.len() - 6..];
+        if num2(&tz[1..3]) >= 24 {
+            return Err(perr("Z07:00", &as_str(tz), ": timezone hour out of range"));
+        }
+        if num2(&tz[4..6]) >= 60 {
+            return Err(perr(
+                "Z07:00",
+                &as_str(tz),
+                ": timezone minute out of range",
+            ));
+        }
+        // cty falls through here with its zero time.
+        return build(1, 1, 1, (0, 0, 0, 0), 0).ok_or_else(|| perr("", "", ""));
+    }
+    Err(perr("2006-01-02T15:04:05Z07:00", s, ""))
+}
+
+/// The message cty/Terraform give for a `time.ParseError`; `strict` adds cty's special
+/// cases for hours and minutes.
+fn describe(e: &ParseError, strict: bool) -> String {
+    const P: &str = "not a valid RFC3339 timestamp";
+    if e.layout_elem.is_empty() && e.value_elem.is_empty() && !e.message.is_empty() {
+        return format!("{P}{}", e.message);
+    }
+    let what = match e.layout_elem {
+        "2006" => "year",
+        "01" => "month",
+        "02" => "day of month",
+        "15" => "hour",
+        "04" => "minute",
+        "05" => "second",
+        "Z07:00" => "UTC offset",
+        "T" => return format!("{P}: missing required time introducer 'T'"),
+        ":" | "-" => {
+            return if e.value_elem.is_empty() {
+                format!(
+                    "{P}: end of string where {} is expected",
+                    go_quote(e.layout_elem)
+                )
+            } else {
+                format!(
+                    "{P}: found {} where {} is expected",
+                    go_quote(&e.value_elem),
+                    go_quote(e.layout_elem)
+                )
+            };
+        }
+        _ => "timestamp segment",
+    };
+    if e.value_elem.is_empty() {
+        return format!("{P}: end of string before {what}");
+    }
+    if strict {
+        if what == "hour" && e.value_elem.contains(':') {
+            return format!("{P}: hour must be between 0 and 23 inclusive");
+        }
+        if what == "hour" && e.value_elem.len() != 2 {
+            return format!("{P}: hour must have exactly two digits");
+        }
+        if what == "minute" && e.value_elem.len() != 2 {
+            return format!("{P}: minute must have exactly two digits");
+        }
+    }
+    format!("{P}: cannot use {} as {what}", go_quote(&e.value_elem))
+}
+
+/// cty's `parseTimestamp`.
+fn cty_parse_timestamp(s: &str) -> Result<Stamp, String> {
+    cty_parse_strict(s).map_err(|e| describe(&e, true))
+}
+
+/// Terraform's `parseTimestamp` (used by `timecmp`).
+fn tf_parse_timestamp(s: &str) -> Result<Stamp, String> {
+    go_parse_rfc3339(s).map_err(|e| describe(&e, false))
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const WEEKDAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+/// Go's `-0700` / `-07:00` offset layouts.
+fn offset_text(offset: i64, colon: bool) -> String {
+    let sign = if offset < 0 { '-' } else { '+' };
+    let a = offset.abs() / 60;
+    if colon {
+        format!("{sign}{:02}:{:02}", a / 60, a % 60)
+    } else {
+        format!("{sign}{:02}{:02}", a / 60, a % 60)
+    }
+}
+
+/// Go's `Time.Format(time.RFC3339)`.
+fn rfc3339(t: &Stamp) -> String {
+    let l = &t.local;
+    let y = i64::from(l.year());
+    let year = if y < 0 {
+        format!("-{:04}", -y)
+    } else {
+        format!("{y:04}")
+    };
+    let zone = if t.offset == 0 {
+        "Z".to_string()
+    } else {
+        offset_text(t.offset, true)
+    };
+    format!(
+        "{year}-{:02}-{:02}T{:02}:{:02}:{:02}{zone}",
+        l.month(),
+        l.day(),
+        l.hour(),
+        l.minute(),
+        l.second()
+    )
+}
+
+/// Splits a formatdate layout into tokens as cty's `splitDateFormat` does.
+fn split_date_format(f: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut data = f;
+    while !data.is_empty() {
+        let n = if data[0] == b'\'' {
+            if data.len() > 1 && data[1] == b'\'' {
+                2
+            } else {
+                let mut i = 1;
+                let mut end = data.len();
+                while i < data.len() {
+                    if data[i] == b'\'' {
+                        if i + 1 == data.len() {
+                            break;
+                        }
+                        if data[i + 1] == b'\'' {
+                            i += 2;
+                            continue;
+                        }
+                        end = i + 1;
+                        break;
+                    }
+                    i += 1;
+                }
+                end
+            }
+        } else if data[0].is_ascii_alphabetic() {
+            let rep = data[0];
+            data.iter().position(|&c| c != rep).unwrap_or(data.len())
+        } else {
+            data.iter()
+                .skip(1)
+                .position(|&c| c == b'\'' || c.is_ascii_alphabetic())
+                .map_or(data.len(), |p| p + 1)
+        };
+        out.push(&data[..n]);
+        data = &data[n..];
+    }
+    out
+}
+
+fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
+    args.get(i)
+        .and_then(Value::as_str)
+        .ok_or_else(|| FuncError::arg(i, "string required"))
+}
+
+fn verb_err(tok: &[u8], what: &str) -> FuncError {
+    FuncError::arg(
+        0,
+        format!(
+            "invalid date format verb {}{what}",
+            go_quote(&String::from_utf8_lossy(tok))
+        ),
+    )
+}
+
+fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
+    let fmt = str_arg(args, 0)?;
+    let t = cty_parse_timestamp(str_arg(args, 1)?).map_err(|e| FuncError::arg(1, e))?;
+    let l = t.local;
+    let mut buf: Vec<u8> = Vec::with_capacity(fmt.len() + 8);
+    let mut push = |s: String| buf.extend_from_slice(s.as_bytes());
+    let mut literal: Vec<u8> = Vec::new();
+    for tok in split_date_format(fmt.as_bytes()) {
+        let n = tok.len();
+        match tok[0] {
+            b'\'' => {
+                if tok[n - 1] != b'\'' || n == 1 {
+                    return Err(FuncError::arg(0, "unterminated literal '"));
+                }
+                if n == 2 {
+                    push("'".into());
+                } else {
+                    literal.clear();
+                    let raw = &tok[1..n - 1];
+                    let mut i = 0;
+                    while i < raw.len() {
+                        literal.push(raw[i]);
+                        if raw[i] == b'\'' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    push(String::from_utf8_lossy(&literal).into_owned());
+                }
+            }
+            c if c.is_ascii_alphabetic() => match (c, n) {
+                (b'Y', 2) => push(format!("{:02}", l.year() % 100)),
+                (b'Y', 4) => push(format!("{:04}", l.year())),
+                (b'Y', _) => {
+                    return Err(verb_err(tok, ": year must either be \"YY\" or \"YYYY\""));
+                }
+                (b'M', 1) => push(format!("{}", l.month())),
+                (b'M', 2) => push(format!("{:02}", l.month())),
+                (b'M', 3) => push(MONTHS[l.month0() as usize][..3].to_string()),
+                (b'M', 4) => push(MONTHS[l.month0() as usize].to_string()),
+                (b'M', _) => {
+                    return Err(verb_err(
+                        tok,
+                        ": month must be \"M\", \"MM\", \"MMM\", or \"MMMM\"",
+                    ));
+                }
+                (b'D', 1) => push(format!("{}", l.day())),
+                (b'D', 2) => push(format!("{:02}", l.day())),
+                (b'D', _) => {
+                    return Err(verb_err(
+                        tok,
+                        ": day of month must either be \"D\" or \"DD\"",
+                    ));
+                }
+                (b'E', 3) => {
+                    push(WEEKDAYS[l.weekday().num_days_from_monday() as usize][..3].to_string())
+                }
+                (b'E', 4) => {
+                    push(WEEKDAYS[l.weekday().num_days_from_monday() as usize].to_string())
+                }
+                (b'E', _) => {
+                    return Err(verb_err(
+                        tok,
+                        ": day of week must either be \"EEE\" or \"EEEE\"",
+                    ));
+                }
+                (b'h', 1) => push(format!("{}", l.hour())),
+                (b'h', 2) => push(format!("{:02}", l.hour())),
+                (b'h', _) => {
+                    return Err(verb_err(tok, ": 24-hour must either be \"h\" or \"hh\""));
+                }
+                (b'H', 1 | 2) => {
+                    let h = match l.hour() % 12 {
+                        0 => 12,
+                        h => h,
+                    };
+                    push(if n == 1 {
+                        format!("{h}")
+                    } else {
+                        format!("{h:02}")
+                    });
+                }
+                (b'H', _) => {
+                    return Err(verb_err(tok, ": 12-hour must either be \"H\" or \"HH\""));
+                }
+                (b'A' | b'a', 2) => {
+                    let pm = l.hour() >= 12;
+                    push(
+                        match (c == b'A', pm) {
+                            (true, false) => "AM",
+                            (true, true) => "PM",
+                            (false, false) => "am",
+                            (false, true) => "pm",
+                        }
+                        .to_string(),
+                    );
+                }
+                (b'A' | b'a', _) => {
+                    let c = c as char;
+                    return Err(verb_err(tok, &format!(": must be \"{c}{c}\"")));
+                }
+                (b'm', 1) => push(format!("{}", l.minute())),
+                (b'm', 2) => push(format!("{:02}", l.minute())),
+                (b'm', _) => {
+                    return Err(verb_err(tok, ": minute must either be \"m\" or \"mm\""));
+                }
+                (b's', 1) => push(format!("{}", l.second())),
+                (b's', 2) => push(format!("{:02}", l.second())),
+                (b's', _) => {
+                    return Err(verb_err(tok, ": second must either be \"s\" or \"ss\""));
+                }
+                (b'Z', 1) => push(if t.offset == 0 {
+                    "Z".to_string()
+                } else {
+                    offset_text(t.offset, true)
+                }),
+                (b'Z', 3) => push(if t.offset == 0 {
+                    "UTC".to_string()
+                } else {
+                    offset_text(t.offset, false)
+                }),
+                (b'Z', 4) => push(offset_text(t.offset, false)),
+                (b'Z', 5) => push(offset_text(t.offset, true)),
+                (b'Z', _) => {
+                    return Err(verb_err(tok, ": timezone must be Z, ZZZZ, or ZZZZZ"));
+                }
+                _ => return Err(verb_err(tok, "")),
+            },
+            _ => push(String::from_utf8_lossy(tok).into_owned()),
+        }
+    }
+    Ok(Value::string(String::from_utf8_lossy(&buf).into_owned()))
+}
+
+/// The `time` package's own `quote` (non-ASCII and control bytes as `\xNN`).
+fn time_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if (c as u32) >= 0x80 || (c as u32) < 0x20 {
+            let mut b = [0u8; 4];
+            for byte in c.encode_utf8(&mut b).bytes() {
+                out.push_str(&format!("\\x{byte:02x}"));
+            }
+        } else {
+            if c == '"' || c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `time.ParseDuration`, in nanoseconds.
+fn parse_duration(orig: &str) -> Result<i64, String> {
+    let invalid = || format!("time: invalid duration {}", time_quote(orig));
+    let mut s = orig;
+    let mut neg = false;
+    if let Some(c) = s.chars().next()
+        && (c == '-' || c == '+')
+    {
+        neg = c == '-';
+        s = &s[1..];
+    }
+    if s == "0" {
+        return Ok(0);
+    }
+    if s.is_empty() {
+        return Err(invalid());
+    }
+    const LIMIT: u64 = 1 << 63;
+    let mut d: u64 = 0;
+    while !s.is_empty() {
+        let b = s.as_bytes();
+        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
+            return Err(invalid());
+        }
+        // Leading integer.
+        let mut i = 0;
+        let mut v: u64 = 0;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if v > LIMIT / 10 {
+                return Err(invalid());
+            }
+            v = v * 10 + u64::from(b[i] - b'0');
+            if v > LIMIT {
+                return Err(invalid());
+            }
+            i += 1;
+        }
+        let pre = i > 0;
+        s = &s[i..];
+        // Fraction.
+        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
+        if s.starts_with('.') {
+            s = &s[1..];
+            let b = s.as_bytes();
+            let mut j = 0;
+            let mut overflow = false;
+            while j < b.len() && b[j].is_ascii_digit() {
+                if !overflow {
+                    if f > (LIMIT - 1) / 10 {
+                        overflow = true;
+                    } else {
+                        let y = f * 10 + u64::from(b[j] - b'0');
+                        if y > LIMIT {
+                            overflow = true;
+                        } else {
+                            f = y;
+                            scale *= 10.0;
+                        }
+                    }
+                }
+                j += 1;
+            }
+            post = j > 0;
+            s = &s[j..];
+        }
+        if !pre && !post {
+            return Err(invalid());
+        }
+        // Unit.
+        let ub = s.as_bytes();
+        let mut k = 0;
+        while k < ub.len() && !(ub[k] == b'.' || ub[k].is_ascii_digit()) {
+            k += 1;
+        }
+        if k == 0 {
+            return Err(format!(
+                "time: missing unit in duration {}",
+                time_quote(orig)
+            ));
+        }
+        let u = &s[..k];
+        s = &s[k..];
+        let unit: u64 = match u {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    time_quote(u),
+                    time_quote(orig)
+                ));
+            }
+        };
+        if v > LIMIT / unit {
+            return Err(invalid());
+        }
+        v *= unit;
+        if f > 0 {
+            v += (f as f64 * (unit as f64 / scale)) as u64;
+            if v > LIMIT {
+                return Err(invalid());
+            }
+        }
+        d += v;
+        if d > LIMIT {
+            return Err(invalid());
+        }
+    }
+    if neg {
+        return Ok((d as i64).wrapping_neg());
+    }
+    if d > LIMIT - 1 {
+        return Err(invalid());
+    }
+    Ok(d as i64)
+}
+
+fn timeadd(args: &[Value]) -> Result<Value, FuncError> {
+    let t = cty_parse_timestamp(str_arg(args, 0)?).map_err(FuncError::General)?;
+    let d = parse_duration(str_arg(args, 1)?).map_err(FuncError::General)?;
+    let local = t
+        .local
+        .checked_add_signed(Duration::nanoseconds(d))
+        .ok_or_else(|| FuncError::general("time out of range"))?;
+    Ok(Value::string(rfc3339(&Stamp {
+        local,
+        offset: t.offset,
+    })))
+}
+
+fn timecmp(args: &[Value]) -> Result<Value, FuncError> {
+    let a = tf_parse_timestamp(str_arg(args, 0)?).map_err(|e| FuncError::arg(0, e))?;
+    let b = tf_parse_timestamp(str_arg(args, 1)?).map_err(|e| FuncError::arg(1, e))?;
+    let r = match a.instant().cmp(&b.instant()) {
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Greater => 1,
+    };
+    Ok(Value::int(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> Value {
+        Value::string(x)
+    }
+    fn fd(f: &str, t: &str) -> Result<String, FuncError> {
+        formatdate(&[s(f), s(t)]).map(|v| v.as_str().unwrap().to_string())
+    }
+    const T: &str = "2024-03-05T14:07:09Z";
+
+    #[test]
+    fn formatdate_recorded() {
+        assert_eq!(fd("YYYY-MM-DD", T).unwrap(), "2024-03-05");
+        assert_eq!(
+            fd("DD MMM YYYY hh:mm ZZZ", T).unwrap(),
+            "05 Mar 2024 14:07 UTC"
+        );
+        assert_eq!(fd("EEEE, MMMM D, YY", T).unwrap(), "Tuesday, March 5, 24");
+        assert_eq!(fd("EEE", T).unwrap(), "Tue");
+        assert_eq!(fd("h:mm aa", T).unwrap(), "14:07 pm");
+        assert_eq!(fd("h:mm AA", "2024-03-05T00:07:09Z").unwrap(), "0:07 AM");
+        assert_eq!(fd("HH:mm:ss", "2024-03-05T04:07:09Z").unwrap(), "04:07:09");
+        assert_eq!(fd("H:m:s", "2024-03-05T04:07:09Z").unwrap(), "4:7:9");
+        assert_eq!(fd("M/D/YY", T).unwrap(), "3/5/24");
+        assert_eq!(
+            fd("'Date:' YYYY 'at' hh'h'", T).unwrap(),
+            "Date: 2024 at 14h"
+        );
+        assert_eq!(fd("''", T).unwrap(), "'");
+        assert_eq!(fd("ZZZZZ", "2024-03-05T14:07:09+05:30").unwrap(), "+05:30");
+        assert_eq!(fd("ZZZZ", "2024-03-05T14:07:09-08:00").unwrap(), "-0800");
+        assert_eq!(fd("Z", T).unwrap(), "Z");
+        assert_eq!(fd("ZZZ", "2024-03-05T14:07:09+02:00").unwrap(), "+0200");
+        assert_eq!(
+            fd("hh:mm:ss.ss", "2024-03-05T14:07:09.125Z").unwrap(),
+            "14:07:09.09"
+        );
+        assert_eq!(
+            fd("YYYY-MM-DD'T'hh:mm:ssZ", "2024-12-31T23:59:59Z").unwrap(),
+            "2024-12-31T23:59:59Z"
+        );
+        assert_eq!(fd("YYYY", "1999-12-31T23:59:59-01:00").unwrap(), "1999");
+        assert_eq!(fd("DD", "2024-02-29T00:00:00Z").unwrap(), "29");
+        assert_eq!(fd("", T).unwrap(), "");
+        assert_eq!(fd("é YYYY ✓", T).unwrap(), "é 2024 ✓");
+        assert_eq!(fd("'it''s' HH", "2024-03-05T12:00:00Z").unwrap(), "it's 12");
+    }
+
+    #[test]
+    fn formatdate_errors() {
+        let arg = |i, m: &str| Err(FuncError::arg(i, m));
+        assert_eq!(
+            fd("YYYY-MM-DD", "2024-03-05"),
+            arg(
+                1,
+                "not a valid RFC3339 timestamp: missing required time introducer 'T'"
+            )
+        );
+        assert_eq!(
+            fd("YYYY", "2023-02-29T00:00:00Z"),
+            arg(1, "not a valid RFC3339 timestamp: day out of range")
+        );
+        assert_eq!(
+            fd("YYYY", "not a date"),
+            arg(
+                1,
+                "not a valid RFC3339 timestamp: cannot use \"not a date\" as year"
+            )
+        );
+        assert_eq!(fd("'unterminated", T), arg(0, "unterminated literal '"));
+        assert_eq!(fd("'", T), arg(0, "unterminated literal '"));
+        assert_eq!(fd("x", T), arg(0, "invalid date format verb \"x\""));
+        assert_eq!(
+            fd("YYY", T),
+            arg(
+                0,
+                "invalid date format verb \"YYY\": year must either be \"YY\" or \"YYYY\""
+            )
+        );
+        assert_eq!(
+            fd("a", T),
+            arg(0, "invalid date format verb \"a\": must be \"aa\"")
+        );
+        assert_eq!(
+            fd("ZZ", T),
+            arg(
+                0,
+                "invalid date format verb \"ZZ\": timezone must be Z, ZZZZ, or ZZZZZ"
+            )
+        );
+    }
+
+    #[test]
+    fn cty_timestamp_messages() {
+        // cty's own test table for parseTimestamp.
+        let cases = [
+            (
+                "2017-01-02T00:00:00",
+                "not a valid RFC3339 timestamp: end of string before UTC offset",
+            ),
+            (
+                "2017-01-02T26:00:00Z",
+                "not a valid RFC3339 timestamp: hour must be between 0 and 23 inclusive",
+            ),
+            (
+                "2017-13-02T00:00:00Z",
+                "not a valid RFC3339 timestamp: cannot use \"-02T00:00:00Z\" as month",
+            ),
+            (
+                "2017-02-31T00:00:00Z",
+                "not a valid RFC3339 timestamp: day out of range",
+            ),
+            (
+                "\"2017-12-02T00:00:00Z\"",
+                "not a valid RFC3339 timestamp: cannot use \"\\\"2017-12-02T00:00:00Z\\\"\" as year",
+            ),
+            (
+                "2-12-02T00:00:00Z",
+                "not a valid RFC3339 timestamp: cannot use \"2-12-02T00:00:00Z\" as year",
+            ),
+            (
+                "2000-01-01T1:12:34Z",
+                "not a valid RFC3339 timestamp: hour must have exactly two digits",
+            ),
+            (
+                "2000-01-01T01:1:34Z",
+                "not a valid RFC3339 timestamp: minute must have exactly two digits",
+            ),
+            (
+                "2000-01-01T01:01:1Z",
+                "not a valid RFC3339 timestamp: cannot use \"1Z\" as second",
+            ),
+            (
+                "2000-01-01T00:00:00,000Z",
+                "not a valid RFC3339 timestamp: cannot use \",\" as timestamp segment",
+            ),
+            (
+                "2000-01-01T00:00:00+24:00",
+                "not a valid RFC3339 timestamp: cannot use \"+24:00\" as UTC offset",
+            ),
+            (
+                "2000-01-01T00:00:00+00:60",
+                "not a valid RFC3339 timestamp: cannot use \"+00:60\" as UTC offset",
+            ),
+            (
+                "2017/01/02T00:00:00Z",
+                "not a valid RFC3339 timestamp: found \"/01/02T00:00:00Z\" where \"-\" is expected",
+            ),
+            (
+                "2017-01-02T00:00:00Zjunk",
+                "not a valid RFC3339 timestamp: cannot use \"junk\" as timestamp segment",
+            ),
+            (
+                "2017-01",
+                "not a valid RFC3339 timestamp: end of string where \"-\" is expected",
+            ),
+            (
+                "",
+                "not a valid RFC3339 timestamp: end of string before year",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(cty_parse_timestamp(input).unwrap_err(), want, "{input}");
+        }
+        // Empty is "end of string before year" since ValueElem is empty.
+        let t = cty_parse_timestamp("2000-01-01T00:00:00.123456789123-01:30").unwrap();
+        assert_eq!(t.offset, -5400);
+        assert_eq!(t.local.nanosecond(), 123_456_789);
+    }
+
+    fn ta(t: &str, d: &str) -> Result<String, FuncError> {
+        timeadd(&[s(t), s(d)]).map(|v| v.as_str().unwrap().to_string())
+    }
+
+    #[test]
+    fn timeadd_cases() {
+        assert_eq!(
+            ta("2024-01-31T00:00:00Z", "24h").unwrap(),
+            "2024-02-01T00:00:00Z"
+        );
+        assert_eq!(
+            ta("2024-03-10T12:00:00Z", "-1h30m").unwrap(),
+            "2024-03-10T10:30:00Z"
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00+05:00", "10m").unwrap(),
+            "2024-01-01T00:10:00+05:00"
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00Z", "1.5h").unwrap(),
+            "2024-01-01T01:30:00Z"
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00.9Z", "100ms").unwrap(),
+            "2024-01-01T00:00:01Z"
+        );
+        assert_eq!(
+            ta("9999-12-31T23:59:59Z", "1s").unwrap(),
+            "10000-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00-00:00", "0").unwrap(),
+            "2024-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00Z", "1d"),
+            Err(FuncError::general(
+                "time: unknown unit \"d\" in duration \"1d\""
+            ))
+        );
+        assert_eq!(
+            ta("2024-01-01", "1h"),
+            Err(FuncError::general(
+                "not a valid RFC3339 timestamp: missing required time introducer 'T'"
+            ))
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00Z", ""),
+            Err(FuncError::general("time: invalid duration \"\""))
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00Z", "5"),
+            Err(FuncError::general("time: missing unit in duration \"5\""))
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00Z", "9999999999999h"),
+            Err(FuncError::general(
+                "time: invalid duration \"9999999999999h\""
+            ))
+        );
+        assert_eq!(
+            ta("2024-01-01T00:00:00Z", "1é"),
+            Err(FuncError::general(
+                "time: unknown unit \"\\xc3\\xa9\" in duration \"1\\xc3\\xa9\""
+            ))
+        );
+        assert_eq!(parse_duration("1µs"), Ok(1000));
+        assert_eq!(parse_duration("-.5s"), Ok(-500_000_000));
+        assert_eq!(parse_duration("+3ns"), Ok(3));
+    }
+
+    fn tc(a: &str, b: &str) -> Result<i64, FuncError> {
+        timecmp(&[s(a), s(b)]).map(|v| v.as_number().unwrap().to_i64().unwrap())
+    }
+
+    #[test]
+    fn timecmp_cases() {
+        assert_eq!(
+            tc("2024-01-01T00:00:00Z", "2024-01-01T01:00:00+01:00").unwrap(),
+            0
+        );
+        assert_eq!(
+            tc("2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z").unwrap(),
+            -1
+        );
+        assert_eq!(
+            tc("2024-01-02T00:00:00Z", "2024-01-01T00:00:00Z").unwrap(),
+            1
+        );
+        assert_eq!(
+            tc("bad", "2024-01-01T00:00:00Z"),
+            Err(FuncError::arg(
+                0,
+                "not a valid RFC3339 timestamp: cannot use \"bad\" as year"
+            ))
+        );
+        // Terraform's parser is Go's lenient one: a one-digit hour is accepted.
+        assert_eq!(
+            tc("2024-01-01T1:00:00Z", "2024-01-01T01:00:00Z").unwrap(),
+            0
+        );
+        assert_eq!(
+            tc("2024-01-01T00:00:00Z", "2024-01-01T01:1:34Z"),
+            Err(FuncError::arg(
+                1,
+                "not a valid RFC3339 timestamp: cannot use \"1:34Z\" as minute"
+            ))
+        );
+        assert_eq!(
+            tc("2024-01-01T00:00:00.5Z", "2024-01-01T00:00:00,5Z").unwrap(),
+            0
+        );
+    }
+}

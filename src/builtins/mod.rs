@@ -182,7 +182,9 @@ pub fn unavailable_reason(name: &str) -> Option<&'static str> {
     if FILE.contains(&name) {
         Some("file functions are not available: a function-hcl program is evaluated in memory")
     } else if IMPURE.contains(&name) {
-        Some("impure functions are not available: a function-hcl program must give the same output for the same input")
+        Some(
+            "impure functions are not available: a function-hcl program must give the same output for the same input",
+        )
     } else {
         None
     }
