@@ -9,6 +9,7 @@ pub mod ast;
 pub mod builtins;
 pub mod convert;
 pub mod diag;
+pub mod lexer;
 pub mod number;
 pub mod span;
 pub mod value;
