@@ -11,5 +11,6 @@ pub mod convert;
 pub mod diag;
 pub mod lexer;
 pub mod number;
+pub mod parser;
 pub mod span;
 pub mod value;
