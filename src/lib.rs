@@ -13,4 +13,5 @@ pub mod lexer;
 pub mod number;
 pub mod parser;
 pub mod span;
+pub mod txtar;
 pub mod value;
