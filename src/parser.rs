@@ -395,6 +395,8 @@ impl<'a> Parser<'a> {
             return false;
         }
         self.nest += 1;
+        let probe = 0u8;
+        if self.nest == 10 || self.nest == 110 { eprintln!("PROBE {} {:p}", self.nest, &probe); }
         true
     }
 
@@ -788,25 +790,35 @@ impl<'a> Parser<'a> {
     // ----- expressions ------------------------------------------------------------
 
     fn parse_expression(&mut self) -> Expr {
-        let at = self.peek().span;
-        if !self.enter(at) {
-            return placeholder(at);
+        if self.nest >= MAX_NESTING {
+            return self.nest_exceeded();
         }
+        self.nest += 1;
         let e = self.parse_ternary_conditional();
-        self.leave();
+        self.nest -= 1;
         e
+    }
+
+    #[inline(never)]
+    fn nest_exceeded(&mut self) -> Expr {
+        let at = self.peek().span;
+        self.enter(at);
+        placeholder(at)
     }
 
     fn parse_ternary_conditional(&mut self) -> Expr {
         let mark = self.diags.len();
-        let cond = self.parse_binary_ops(0);
-        if self.recovery && self.diags.len() > mark {
+        let cond = self.parse_binary_ops();
+        if (self.recovery && self.diags.len() > mark) || self.peek().kind != K::Question {
             return cond;
         }
-        let question = self.peek();
-        if question.kind != K::Question {
-            return cond;
-        }
+        self.finish_conditional(cond)
+    }
+
+    /// The `? then : otherwise` part of a conditional (kept out of the common path to
+    /// keep the per-nesting-level stack small).
+    #[inline(never)]
+    fn finish_conditional(&mut self, cond: Expr) -> Expr {
         self.read();
         let mark = self.diags.len();
         let then = self.parse_expression();
@@ -839,14 +851,24 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Binary operators of precedence level `level` (0 = `||`, lowest) and above.
-    fn parse_binary_ops(&mut self, level: usize) -> Expr {
-        const LEVELS: usize = 6;
-        if level >= LEVELS {
-            return self.parse_expression_with_traversals();
+    /// A chain of binary operators, with hcl's six precedence levels (all
+    /// left-associative). hcl recurses once per level; this is the equivalent operator
+    /// precedence loop, which consumes the same tokens and builds the same tree (and
+    /// gives up on the whole chain at the first operand error once in recovery mode,
+    /// as hcl's levels all do).
+    fn parse_binary_ops(&mut self) -> Expr {
+        fn prec(op: BinaryOp) -> u8 {
+            match op {
+                BinaryOp::Or => 0,
+                BinaryOp::And => 1,
+                BinaryOp::Eq | BinaryOp::Ne => 2,
+                BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Lt | BinaryOp::Le => 3,
+                BinaryOp::Add | BinaryOp::Sub => 4,
+                BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => 5,
+            }
         }
-        let op_of = |k: K| -> Option<BinaryOp> {
-            let op = match k {
+        fn op_of(k: K) -> Option<BinaryOp> {
+            Some(match k {
                 K::Or => BinaryOp::Or,
                 K::And => BinaryOp::And,
                 K::EqualOp => BinaryOp::Eq,
@@ -861,62 +883,14 @@ impl<'a> Parser<'a> {
                 K::Slash => BinaryOp::Div,
                 K::Percent => BinaryOp::Mod,
                 _ => return None,
-            };
-            let lvl = match op {
-                BinaryOp::Or => 0,
-                BinaryOp::And => 1,
-                BinaryOp::Eq | BinaryOp::Ne => 2,
-                BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Lt | BinaryOp::Le => 3,
-                BinaryOp::Add | BinaryOp::Sub => 4,
-                BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => 5,
-            };
-            (lvl == level).then_some(op)
-        };
-        let mark = self.diags.len();
-        let mut lhs = self.parse_binary_ops(level + 1);
-        if self.recovery && self.diags.len() > mark {
-            return lhs;
+            })
         }
-        let mut pending: Option<(BinaryOp, Expr)> = None;
-        let mut depth: Option<u32> = None;
-        loop {
-            let next = self.peek();
-            let Some(op) = op_of(next.kind) else {
-                break;
-            };
-            let d = *depth.get_or_insert_with(|| expr_depth(&lhs));
-            let d = match &pending {
-                Some((_, rhs)) => 1 + d.max(expr_depth(rhs)),
-                None => d,
-            };
-            depth = Some(d);
-            if d >= MAX_EXPR_DEPTH {
-                self.too_complex(next.span);
-                break;
-            }
-            if let Some((prev_op, rhs)) = pending.take() {
-                let span = between(lhs.span, rhs.span);
-                lhs = Expr {
-                    kind: ExprKind::Binary {
-                        op: prev_op,
-                        lhs: Box::new(lhs),
-                        rhs: Box::new(rhs),
-                    },
-                    span,
-                };
-            }
-            self.read();
-            let mark = self.diags.len();
-            let rhs = self.parse_binary_ops(level + 1);
-            if self.recovery && self.diags.len() > mark {
-                return lhs;
-            }
-            pending = Some((op, rhs));
-        }
-        match pending {
-            None => lhs,
-            Some((op, rhs)) => {
-                let span = between(lhs.span, rhs.span);
+        fn reduce(operands: &mut Vec<(Expr, u32)>, op: BinaryOp) -> u32 {
+            let (rhs, dr) = operands.pop().unwrap_or((placeholder(Span::default()), 1));
+            let (lhs, dl) = operands.pop().unwrap_or((placeholder(rhs.span), 1));
+            let span = between(lhs.span, rhs.span);
+            let d = 1 + dl.max(dr);
+            operands.push((
                 Expr {
                     kind: ExprKind::Binary {
                         op,
@@ -924,9 +898,65 @@ impl<'a> Parser<'a> {
                         rhs: Box::new(rhs),
                     },
                     span,
+                },
+                d,
+            ));
+            d
+        }
+
+        let mark = self.diags.len();
+        let first = self.parse_expression_with_traversals();
+        if self.recovery && self.diags.len() > mark {
+            return first;
+        }
+        if op_of(self.peek().kind).is_none() {
+            return first;
+        }
+        let d0 = expr_depth(&first);
+        let mut operands: Vec<(Expr, u32)> = vec![(first, d0)];
+        let mut ops: Vec<BinaryOp> = Vec::new();
+        let mut failed = false;
+        while let Some(op) = op_of(self.peek().kind) {
+            let at = self.peek().span;
+            let mut too_deep = false;
+            while let Some(&top) = ops.last() {
+                if prec(top) < prec(op) {
+                    break;
+                }
+                ops.pop();
+                if reduce(&mut operands, top) >= MAX_EXPR_DEPTH {
+                    too_deep = true;
                 }
             }
+            if too_deep {
+                self.too_complex(at);
+                failed = true;
+                break;
+            }
+            self.read();
+            let mark = self.diags.len();
+            let rhs = self.parse_expression_with_traversals();
+            if self.recovery && self.diags.len() > mark {
+                failed = true;
+                break;
+            }
+            let d = expr_depth(&rhs);
+            operands.push((rhs, d));
+            ops.push(op);
         }
+        if failed {
+            // The result is discarded with the error; return the first operand.
+            return operands
+                .into_iter()
+                .next()
+                .map_or_else(|| placeholder(Span::default()), |(e, _)| e);
+        }
+        while let Some(top) = ops.pop() {
+            reduce(&mut operands, top);
+        }
+        operands
+            .pop()
+            .map_or_else(|| placeholder(Span::default()), |(e, _)| e)
     }
 
     fn parse_expression_with_traversals(&mut self) -> Expr {
@@ -961,339 +991,387 @@ impl<'a> Parser<'a> {
                     break;
                 }
             }
-            match next.kind {
-                K::Dot => {
-                    let dot = self.read();
-                    let attr = self.peek();
-                    match attr.kind {
-                        K::Ident => {
-                            let attr = self.read();
-                            let span = between(ret.span, attr.span);
-                            ret = Expr {
-                                kind: ExprKind::GetAttr {
-                                    obj: Box::new(ret),
-                                    name: self.ident(attr),
-                                },
-                                span,
-                            };
-                        }
-                        K::NumberLit => {
-                            let num = self.read();
-                            let text = self.text(num);
-                            if let Some((a, b)) = text.split_once('.') {
-                                let detail = format!(
-                                    "When using the legacy index syntax, chaining two indexes together is not permitted. Use the proper index syntax instead, like [{a}][{b}]."
-                                );
-                                self.err("Invalid legacy index syntax", detail, num.span);
-                            } else {
-                                self.number_check(num);
-                            }
-                            let span = between(ret.span, num.span);
-                            ret = Expr {
-                                kind: ExprKind::Index {
-                                    obj: Box::new(ret),
-                                    key: Box::new(Expr {
-                                        kind: ExprKind::Number(Arc::from(text)),
-                                        span: num.span,
-                                    }),
-                                    legacy: true,
-                                },
-                                span,
-                            };
-                        }
-                        K::Star => {
-                            let marker = self.read();
-                            let item = Expr {
-                                kind: ExprKind::SplatItem,
-                                span: between(dot.span, marker.span),
-                            };
-                            let first_range = self.peek().span;
-                            let mut last_range = marker.span;
-                            let mut each = item;
-                            let mut broken = false;
-                            let mut steps = 0u32;
-                            while self.peek().kind == K::Dot {
-                                steps += 1;
-                                if steps >= MAX_EXPR_DEPTH {
-                                    let at = self.peek().span;
-                                    self.too_complex(at);
-                                    broken = true;
-                                    break;
-                                }
-                                let dot2 = self.read();
-                                if self.peek().kind == K::NumberLit {
-                                    let num = self.read();
-                                    let text = self.text(num);
-                                    if let Some((a, b)) = text.split_once('.') {
-                                        let detail = format!(
-                                            "When using the legacy index syntax, chaining two indexes together is not permitted. Use the proper index syntax with a full splat expression [*] instead, like [{a}][{b}]."
-                                        );
-                                        // hcl reports this at the token after the splat's dot.
-                                        self.err("Invalid legacy index syntax", detail, attr.span);
-                                    } else {
-                                        self.number_check(num);
-                                    }
-                                    let _ = dot2;
-                                    each = Expr {
-                                        kind: ExprKind::Index {
-                                            obj: Box::new(each),
-                                            key: Box::new(Expr {
-                                                kind: ExprKind::Number(Arc::from(text)),
-                                                span: num.span,
-                                            }),
-                                            legacy: true,
-                                        },
-                                        span: between(first_range, num.span),
-                                    };
-                                    last_range = num.span;
-                                    continue;
-                                }
-                                if self.peek().kind != K::Ident {
-                                    if !self.recovery {
-                                        let p = self.peek();
-                                        if p.kind == K::Star {
-                                            self.err(
-                                                "Nested splat expression not allowed",
-                                                "A splat expression (*) cannot be used inside another attribute-only splat expression.",
-                                                p.span,
-                                            );
-                                        } else {
-                                            self.err(
-                                                "Invalid attribute name",
-                                                "An attribute name is required after a dot.",
-                                                attr.span,
-                                            );
-                                        }
-                                    }
-                                    self.recovery = true;
-                                    broken = true;
-                                    break;
-                                }
-                                let name = self.read();
-                                each = Expr {
-                                    kind: ExprKind::GetAttr {
-                                        obj: Box::new(each),
-                                        name: self.ident(name),
-                                    },
-                                    span: between(first_range, name.span),
-                                };
-                                last_range = name.span;
-                            }
-                            if broken {
-                                continue;
-                            }
-                            let span = between(from_span, last_range);
-                            ret = Expr {
-                                kind: ExprKind::Splat {
-                                    source: Box::new(ret),
-                                    each: Box::new(each),
-                                    full: false,
-                                },
-                                span,
-                            };
-                        }
-                        _ => {
-                            self.err(
-                                "Invalid attribute name",
-                                "An attribute name is required after a dot.",
-                                attr.span,
-                            );
-                            let span = between(from_span, dot.span);
-                            ret = placeholder(span);
-                            self.recovery = true;
-                        }
-                    }
-                }
-                K::OBrack => {
-                    let open = self.read();
-                    if self.peek().kind == K::Star {
-                        self.read();
-                        let mut close = self.read();
-                        if close.kind != K::CBrack && !self.recovery {
-                            self.err(
-                                "Missing close bracket on splat index",
-                                "The star for a full splat operator must be immediately followed by a closing bracket (\"]\").",
-                                close.span,
-                            );
-                            close = self.recover(K::CBrack);
-                        }
-                        let item = Expr {
-                            kind: ExprKind::SplatItem,
-                            span: between(open.span, close.span),
-                        };
-                        let each = if self.enter(item.span) {
-                            let e = self.parse_expression_traversals(item);
-                            self.leave();
-                            e
-                        } else {
-                            item
-                        };
-                        let span = between(from_span, each.span);
-                        ret = Expr {
-                            kind: ExprKind::Splat {
-                                source: Box::new(ret),
-                                each: Box::new(each),
-                                full: true,
-                            },
-                            span,
-                        };
-                    } else {
-                        self.nl_stack.push(false);
-                        let mark = self.diags.len();
-                        let key = self.parse_expression();
-                        let close;
-                        if self.recovery && self.diags.len() > mark {
-                            close = self.recover(K::CBrack);
-                        } else {
-                            let c = self.read();
-                            if c.kind != K::CBrack && !self.recovery {
-                                self.err(
-                                    "Missing close bracket on index",
-                                    "The index operator must end with a closing bracket (\"]\").",
-                                    c.span,
-                                );
-                                close = self.recover(K::CBrack);
-                            } else {
-                                close = c;
-                            }
-                        }
-                        self.nl_stack.pop();
-                        let span = between(ret.span, between(open.span, close.span));
-                        ret = Expr {
-                            kind: ExprKind::Index {
-                                obj: Box::new(ret),
-                                key: Box::new(key),
-                                legacy: false,
-                            },
-                            span,
-                        };
-                    }
-                }
+            ret = match next.kind {
+                K::Dot => self.trav_dot(ret, from_span),
+                K::OBrack => self.trav_bracket(ret, from_span),
                 _ => break,
-            }
+            };
         }
         ret
     }
 
-    fn parse_expression_term(&mut self) -> Expr {
-        let start = self.peek();
-        match start.kind {
-            K::OParen => {
-                let open = self.read();
-                self.nl_stack.push(false);
-                let mark = self.diags.len();
-                let expr = self.parse_expression();
-                if self.diags.len() > mark {
-                    self.recover(K::CParen);
-                    self.nl_stack.pop();
-                    return expr;
-                }
-                let close = self.peek();
-                if close.kind != K::CParen {
-                    self.err(
-                        "Unbalanced parentheses",
-                        "Expected a closing parenthesis to terminate the expression.",
-                        close.span,
-                    );
-                    self.recovery = true;
-                }
-                let cparen = self.read();
-                self.nl_stack.pop();
-                Expr {
-                    kind: ExprKind::Paren(Box::new(expr)),
-                    span: between(open.span, cparen.span),
-                }
-            }
-            K::NumberLit => {
-                let tok = self.read();
-                self.number_check(tok);
-                Expr {
-                    kind: ExprKind::Number(Arc::from(self.text(tok))),
-                    span: tok.span,
-                }
-            }
+    /// One `.name`, `.0` or `.*...` step of a traversal.
+    #[inline(never)]
+    fn trav_dot(&mut self, mut ret: Expr, from_span: Span) -> Expr {
+        let dot = self.read();
+        let attr = self.peek();
+        match attr.kind {
             K::Ident => {
-                let tok = self.read();
-                let nk = self.peek().kind;
-                if nk == K::OParen || nk == K::DoubleColon {
-                    return self.finish_parsing_function_call(tok);
-                }
-                let kind = match self.text(tok) {
-                    "true" => ExprKind::Bool(true),
-                    "false" => ExprKind::Bool(false),
-                    "null" => ExprKind::Null,
-                    _ => ExprKind::Variable(self.ident(tok)),
-                };
-                Expr {
-                    kind,
-                    span: tok.span,
-                }
-            }
-            K::OQuote | K::OHeredoc => {
-                let open = self.read();
-                let closer = if open.kind == K::OQuote {
-                    K::CQuote
-                } else {
-                    K::CHeredoc
-                };
-                let flush = open.kind == K::OHeredoc && self.text(open).starts_with("<<-");
-                let (parts, passthru) = self.parse_template_inner(closer, flush);
-                let close_range = self.prev_range();
-                let span = between(open.span, close_range);
-                match passthru {
-                    Some(e) => Expr {
-                        kind: ExprKind::TemplateWrap(Box::new(e)),
-                        span,
-                    },
-                    None => Expr {
-                        kind: ExprKind::Template(Template { parts }),
-                        span,
-                    },
-                }
-            }
-            K::Minus | K::Bang => {
-                let tok = self.read();
-                if !self.enter(tok.span) {
-                    return placeholder(tok.span);
-                }
-                let operand = self.parse_expression_with_traversals();
-                self.leave();
-                let op = if tok.kind == K::Minus {
-                    UnaryOp::Neg
-                } else {
-                    UnaryOp::Not
-                };
-                let span = between(tok.span, operand.span);
-                Expr {
-                    kind: ExprKind::Unary {
-                        op,
-                        operand: Box::new(operand),
+                let attr = self.read();
+                let span = between(ret.span, attr.span);
+                ret = Expr {
+                    kind: ExprKind::GetAttr {
+                        obj: Box::new(ret),
+                        name: self.ident(attr),
                     },
                     span,
+                };
+            }
+            K::NumberLit => {
+                let num = self.read();
+                let text = self.text(num);
+                if let Some((a, b)) = text.split_once('.') {
+                    let detail = format!(
+                        "When using the legacy index syntax, chaining two indexes together is not permitted. Use the proper index syntax instead, like [{a}][{b}]."
+                    );
+                    self.err("Invalid legacy index syntax", detail, num.span);
+                } else {
+                    self.number_check(num);
+                }
+                let span = between(ret.span, num.span);
+                ret = Expr {
+                    kind: ExprKind::Index {
+                        obj: Box::new(ret),
+                        key: Box::new(Expr {
+                            kind: ExprKind::Number(Arc::from(text)),
+                            span: num.span,
+                        }),
+                        legacy: true,
+                    },
+                    span,
+                };
+            }
+            K::Star => {
+                let marker = self.read();
+                let item = Expr {
+                    kind: ExprKind::SplatItem,
+                    span: between(dot.span, marker.span),
+                };
+                let first_range = self.peek().span;
+                let mut last_range = marker.span;
+                let mut each = item;
+                let mut broken = false;
+                let mut steps = 0u32;
+                while self.peek().kind == K::Dot {
+                    steps += 1;
+                    if steps >= MAX_EXPR_DEPTH {
+                        let at = self.peek().span;
+                        self.too_complex(at);
+                        broken = true;
+                        break;
+                    }
+                    let dot2 = self.read();
+                    if self.peek().kind == K::NumberLit {
+                        let num = self.read();
+                        let text = self.text(num);
+                        if let Some((a, b)) = text.split_once('.') {
+                            let detail = format!(
+                                "When using the legacy index syntax, chaining two indexes together is not permitted. Use the proper index syntax with a full splat expression [*] instead, like [{a}][{b}]."
+                            );
+                            // hcl reports this at the token after the splat's dot.
+                            self.err("Invalid legacy index syntax", detail, attr.span);
+                        } else {
+                            self.number_check(num);
+                        }
+                        let _ = dot2;
+                        each = Expr {
+                            kind: ExprKind::Index {
+                                obj: Box::new(each),
+                                key: Box::new(Expr {
+                                    kind: ExprKind::Number(Arc::from(text)),
+                                    span: num.span,
+                                }),
+                                legacy: true,
+                            },
+                            span: between(first_range, num.span),
+                        };
+                        last_range = num.span;
+                        continue;
+                    }
+                    if self.peek().kind != K::Ident {
+                        if !self.recovery {
+                            let p = self.peek();
+                            if p.kind == K::Star {
+                                self.err(
+                                    "Nested splat expression not allowed",
+                                    "A splat expression (*) cannot be used inside another attribute-only splat expression.",
+                                    p.span,
+                                );
+                            } else {
+                                self.err(
+                                    "Invalid attribute name",
+                                    "An attribute name is required after a dot.",
+                                    attr.span,
+                                );
+                            }
+                        }
+                        self.recovery = true;
+                        broken = true;
+                        break;
+                    }
+                    let name = self.read();
+                    each = Expr {
+                        kind: ExprKind::GetAttr {
+                            obj: Box::new(each),
+                            name: self.ident(name),
+                        },
+                        span: between(first_range, name.span),
+                    };
+                    last_range = name.span;
+                }
+                if broken {
+                    return ret;
+                }
+                let span = between(from_span, last_range);
+                ret = Expr {
+                    kind: ExprKind::Splat {
+                        source: Box::new(ret),
+                        each: Box::new(each),
+                        full: false,
+                    },
+                    span,
+                };
+            }
+            _ => {
+                self.err(
+                    "Invalid attribute name",
+                    "An attribute name is required after a dot.",
+                    attr.span,
+                );
+                let span = between(from_span, dot.span);
+                ret = placeholder(span);
+                self.recovery = true;
+            }
+        }        ret
+    }
+
+    /// One `[key]` or `[*]...` step of a traversal.
+    #[inline(never)]
+    fn trav_bracket(&mut self, mut ret: Expr, from_span: Span) -> Expr {
+        let open = self.read();
+        if self.peek().kind == K::Star {
+            self.read();
+            let mut close = self.read();
+            if close.kind != K::CBrack && !self.recovery {
+                self.err(
+                    "Missing close bracket on splat index",
+                    "The star for a full splat operator must be immediately followed by a closing bracket (\"]\").",
+                    close.span,
+                );
+                close = self.recover(K::CBrack);
+            }
+            let item = Expr {
+                kind: ExprKind::SplatItem,
+                span: between(open.span, close.span),
+            };
+            let each = if self.enter(item.span) {
+                let e = self.parse_expression_traversals(item);
+                self.leave();
+                e
+            } else {
+                item
+            };
+            let span = between(from_span, each.span);
+            ret = Expr {
+                kind: ExprKind::Splat {
+                    source: Box::new(ret),
+                    each: Box::new(each),
+                    full: true,
+                },
+                span,
+            };
+        } else {
+            self.nl_stack.push(false);
+            let mark = self.diags.len();
+            let key = self.parse_expression();
+            let close;
+            if self.recovery && self.diags.len() > mark {
+                close = self.recover(K::CBrack);
+            } else {
+                let c = self.read();
+                if c.kind != K::CBrack && !self.recovery {
+                    self.err(
+                        "Missing close bracket on index",
+                        "The index operator must end with a closing bracket (\"]\").",
+                        c.span,
+                    );
+                    close = self.recover(K::CBrack);
+                } else {
+                    close = c;
                 }
             }
+            self.nl_stack.pop();
+            let span = between(ret.span, between(open.span, close.span));
+            ret = Expr {
+                kind: ExprKind::Index {
+                    obj: Box::new(ret),
+                    key: Box::new(key),
+                    legacy: false,
+                },
+                span,
+            };
+        }
+            ret
+    }
+
+    fn parse_expression_term(&mut self) -> Expr {
+        // Each kind of term is its own function so that the recursion path for nested
+        // brackets only carries the frames of the terms actually being parsed.
+        let start = self.peek();
+        match start.kind {
+            K::OParen => self.term_paren(),
+            K::NumberLit => self.term_number(),
+            K::Ident => self.term_ident(),
+            K::OQuote | K::OHeredoc => self.term_template(),
+            K::Minus | K::Bang => self.term_unary(),
             K::OBrack => self.parse_tuple_cons(),
             K::OBrace => self.parse_object_cons(),
-            _ => {
-                if !self.recovery {
-                    if start.kind == K::Eof {
-                        self.err(
-                            "Missing expression",
-                            "Expected the start of an expression, but found the end of the file.",
-                            start.span,
-                        );
-                    } else {
-                        self.err(
-                            "Invalid expression",
-                            "Expected the start of an expression, but found an invalid expression token.",
-                            start.span,
-                        );
-                    }
-                }
-                self.recovery = true;
-                placeholder(start.span)
+            _ => self.term_invalid(start),
+        }
+    }
+
+    #[inline(never)]
+    fn term_paren(&mut self) -> Expr {
+        let open = self.read();
+        self.nl_stack.push(false);
+        let mark = self.diags.len();
+        let expr = self.parse_expression();
+        if self.diags.len() > mark {
+            self.recover(K::CParen);
+            self.nl_stack.pop();
+            return expr;
+        }
+        let close = self.peek();
+        if close.kind != K::CParen {
+            self.err(
+                "Unbalanced parentheses",
+                "Expected a closing parenthesis to terminate the expression.",
+                close.span,
+            );
+            self.recovery = true;
+        }
+        let cparen = self.read();
+        self.nl_stack.pop();
+        Expr {
+            kind: ExprKind::Paren(Box::new(expr)),
+            span: between(open.span, cparen.span),
+        }
+    }
+
+    #[inline(never)]
+    fn term_number(&mut self) -> Expr {
+        let tok = self.read();
+        self.number_check(tok);
+        Expr {
+            kind: ExprKind::Number(Arc::from(self.text(tok))),
+            span: tok.span,
+        }
+    }
+
+    #[inline(never)]
+    fn term_ident(&mut self) -> Expr {
+        let tok = self.read();
+        let nk = self.peek().kind;
+        if nk == K::OParen || nk == K::DoubleColon {
+            return self.finish_parsing_function_call(tok);
+        }
+        let kind = match self.text(tok) {
+            "true" => ExprKind::Bool(true),
+            "false" => ExprKind::Bool(false),
+            "null" => ExprKind::Null,
+            _ => ExprKind::Variable(self.ident(tok)),
+        };
+        Expr {
+            kind,
+            span: tok.span,
+        }
+    }
+
+    /// A quoted template or heredoc. Templates count two nesting levels: their parser
+    /// needs more stack per level than brackets do.
+    #[inline(never)]
+    fn term_template(&mut self) -> Expr {
+        let at = self.peek().span;
+        if !self.enter(at) {
+            let open = self.read();
+            let closer = if open.kind == K::OQuote {
+                K::CQuote
+            } else {
+                K::CHeredoc
+            };
+            self.recover(closer);
+            return placeholder(at);
+        }
+        let e = self.term_template_inner();
+        self.leave();
+        e
+    }
+
+    fn term_template_inner(&mut self) -> Expr {
+        let open = self.read();
+        let closer = if open.kind == K::OQuote {
+            K::CQuote
+        } else {
+            K::CHeredoc
+        };
+        let flush = open.kind == K::OHeredoc && self.text(open).starts_with("<<-");
+        let (parts, passthru) = self.parse_template_inner(closer, flush);
+        let close_range = self.prev_range();
+        let span = between(open.span, close_range);
+        match passthru {
+            Some(e) => Expr {
+                kind: ExprKind::TemplateWrap(Box::new(e)),
+                span,
+            },
+            None => Expr {
+                kind: ExprKind::Template(Template { parts }),
+                span,
+            },
+        }
+    }
+
+    #[inline(never)]
+    fn term_unary(&mut self) -> Expr {
+        let tok = self.read();
+        if !self.enter(tok.span) {
+            return placeholder(tok.span);
+        }
+        let operand = self.parse_expression_with_traversals();
+        self.leave();
+        let op = if tok.kind == K::Minus {
+            UnaryOp::Neg
+        } else {
+            UnaryOp::Not
+        };
+        let span = between(tok.span, operand.span);
+        Expr {
+            kind: ExprKind::Unary {
+                op,
+                operand: Box::new(operand),
+            },
+            span,
+        }
+    }
+
+    #[inline(never)]
+    fn term_invalid(&mut self, start: Token) -> Expr {
+        if !self.recovery {
+            if start.kind == K::Eof {
+                self.err(
+                    "Missing expression",
+                    "Expected the start of an expression, but found the end of the file.",
+                    start.span,
+                );
+            } else {
+                self.err(
+                    "Invalid expression",
+                    "Expected the start of an expression, but found an invalid expression token.",
+                    start.span,
+                );
             }
         }
+        self.recovery = true;
+        placeholder(start.span)
     }
 
     fn finish_parsing_function_call(&mut self, name: Token) -> Expr {
@@ -1445,22 +1523,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             if next.kind != K::Comma {
-                if !self.recovery {
-                    if next.kind == K::Eof {
-                        self.err(
-                            "Unterminated tuple constructor expression",
-                            "There is no corresponding closing bracket before the end of the file. This may be caused by incorrect bracket nesting elsewhere in this file.",
-                            open.span,
-                        );
-                    } else {
-                        self.err(
-                            "Missing item separator",
-                            "Expected a comma to mark the beginning of the next item.",
-                            next.span,
-                        );
-                    }
-                }
-                close = self.recover(K::CBrack);
+                close = self.tuple_separator_error(next, open);
                 break;
             }
             self.read();
@@ -1469,6 +1532,26 @@ impl<'a> Parser<'a> {
             kind: ExprKind::Tuple(exprs),
             span: between(open.span, close.span),
         }
+    }
+
+    #[inline(never)]
+    fn tuple_separator_error(&mut self, next: Token, open: Token) -> Token {
+        if !self.recovery {
+            if next.kind == K::Eof {
+                self.err(
+                    "Unterminated tuple constructor expression",
+                    "There is no corresponding closing bracket before the end of the file. This may be caused by incorrect bracket nesting elsewhere in this file.",
+                    open.span,
+                );
+            } else {
+                self.err(
+                    "Missing item separator",
+                    "Expected a comma to mark the beginning of the next item.",
+                    next.span,
+                );
+            }
+        }
+        self.recover(K::CBrack)
     }
 
     fn parse_object_cons(&mut self) -> Expr {
@@ -1967,184 +2050,10 @@ impl<'a> Parser<'a> {
                     next_can_trim_prev = true;
                 }
                 K::TemplateInterp => {
-                    if can_trim_prev && self.text(next).ends_with('~') {
-                        trim_prev_literal(&mut parts);
-                    }
-                    self.nl_stack.push(false);
-                    let expr = self.parse_expression();
-                    let close = self.peek();
-                    if close.kind != K::TemplateSeqEnd {
-                        if !self.recovery {
-                            match close.kind {
-                                K::Eof => self.err(
-                                    "Unclosed template interpolation sequence",
-                                    "There is no closing brace for this interpolation sequence before the end of the file. This might be caused by incorrect nesting inside the given expression.",
-                                    start_range,
-                                ),
-                                K::Colon => self.err(
-                                    "Extra characters after interpolation expression",
-                                    "Template interpolation doesn't expect a colon at this location. Did you intend this to be a literal sequence to be processed as part of another language? If so, you can escape it by starting with \"$${\" instead of just \"${\".",
-                                    close.span,
-                                ),
-                                _ => {
-                                    if (close.kind == K::CQuote || close.kind == K::OQuote)
-                                        && end == K::CQuote
-                                    {
-                                        self.err(
-                                            "Unclosed template interpolation sequence",
-                                            "There is no closing brace for this interpolation sequence before the end of the quoted template. This might be caused by incorrect nesting inside the given expression.",
-                                            start_range,
-                                        );
-                                    } else {
-                                        self.err(
-                                            "Extra characters after interpolation expression",
-                                            "Expected a closing brace to end the interpolation expression, but found extra characters.\n\nThis can happen when you include interpolation syntax for another language, such as shell scripting, but forget to escape the interpolation start token. If this is an embedded sequence for another language, escape it by starting with \"$${\" instead of just \"${\".",
-                                            close.span,
-                                        );
-                                    }
-                                }
-                            }
-                        }
-                        self.recover(K::TemplateSeqEnd);
-                    } else {
-                        self.read();
-                        if self.text(close).starts_with('~') {
-                            ltrim_next = true;
-                        }
-                    }
-                    self.nl_stack.pop();
-                    parts.push(TT::Interp { expr });
+                    self.tmpl_interp(next, end, start_range, can_trim_prev, &mut parts, &mut ltrim_next);
                 }
                 K::TemplateControl => {
-                    if can_trim_prev && self.text(next).ends_with('~') {
-                        trim_prev_literal(&mut parts);
-                    }
-                    self.nl_stack.push(false);
-                    let kw = self.peek();
-                    if kw.kind != K::Ident {
-                        if !self.recovery {
-                            self.err(
-                                "Invalid template directive",
-                                "A template directive keyword (\"if\", \"for\", etc) is expected at the beginning of a %{ sequence.",
-                                kw.span,
-                            );
-                        }
-                        self.recover(K::TemplateSeqEnd);
-                        self.nl_stack.pop();
-                        continue;
-                    }
-                    self.read();
-                    let kw_text = self.text(kw);
-                    match kw_text {
-                        "if" => {
-                            let cond = self.parse_expression();
-                            let span = between(next.span, self.peek().span);
-                            parts.push(TT::If { cond, span });
-                        }
-                        "else" | "endif" | "endfor" => {
-                            let kind = match kw_text {
-                                "else" => Ctrl::Else,
-                                "endif" => Ctrl::EndIf,
-                                _ => Ctrl::EndFor,
-                            };
-                            let span = between(next.span, self.peek().span);
-                            parts.push(TT::EndCtrl { kind, span });
-                        }
-                        "for" => {
-                            if self.peek().kind != K::Ident {
-                                if !self.recovery {
-                                    let at = self.peek().span;
-                                    self.err(
-                                        "Invalid 'for' directive",
-                                        "For directive requires variable name after 'for'.",
-                                        at,
-                                    );
-                                }
-                                self.recover(K::TemplateSeqEnd);
-                                self.nl_stack.pop();
-                                continue;
-                            }
-                            let first = self.read();
-                            let mut key = None;
-                            let mut val = self.ident(first);
-                            if self.peek().kind == K::Comma {
-                                self.read();
-                                if self.peek().kind != K::Ident {
-                                    if !self.recovery {
-                                        let at = self.peek().span;
-                                        self.err(
-                                            "Invalid 'for' directive",
-                                            "For directive requires value variable name after comma.",
-                                            at,
-                                        );
-                                    }
-                                    self.recover(K::TemplateSeqEnd);
-                                    self.nl_stack.pop();
-                                    continue;
-                                }
-                                let v = self.read();
-                                key = Some(val);
-                                val = self.ident(v);
-                            }
-                            if !self.is_keyword(self.peek(), "in") {
-                                if !self.recovery {
-                                    let at = self.peek().span;
-                                    self.err(
-                                        "Invalid 'for' directive",
-                                        "For directive requires 'in' keyword after names.",
-                                        at,
-                                    );
-                                }
-                                self.recover(K::TemplateSeqEnd);
-                                self.nl_stack.pop();
-                                continue;
-                            }
-                            self.read();
-                            let coll = self.parse_expression();
-                            let span = between(next.span, self.peek().span);
-                            parts.push(TT::For {
-                                key,
-                                val,
-                                coll,
-                                span,
-                            });
-                        }
-                        _ => {
-                            if !self.recovery {
-                                let suggestion =
-                                    name_suggestion(kw_text, &["if", "for", "else", "endif", "endfor"])
-                                        .map(|s| format!(" Did you mean {s:?}?"))
-                                        .unwrap_or_default();
-                                self.err(
-                                    "Invalid template control keyword",
-                                    format!(
-                                        "{kw_text:?} is not a valid template control keyword.{suggestion}"
-                                    ),
-                                    kw.span,
-                                );
-                            }
-                            self.recover(K::TemplateSeqEnd);
-                            self.nl_stack.pop();
-                            continue;
-                        }
-                    }
-                    let close = self.peek();
-                    if close.kind != K::TemplateSeqEnd {
-                        if !self.recovery {
-                            self.err(
-                                &format!("Extra characters in {kw_text} marker"),
-                                "Expected a closing brace to end the sequence, but found extra characters.",
-                                close.span,
-                            );
-                        }
-                        self.recover(K::TemplateSeqEnd);
-                    } else {
-                        self.read();
-                        if self.text(close).starts_with('~') {
-                            ltrim_next = true;
-                        }
-                    }
-                    self.nl_stack.pop();
+                    self.tmpl_control(next, can_trim_prev, &mut parts, &mut ltrim_next);
                 }
                 _ => {
                     if !self.recovery {
@@ -2169,6 +2078,206 @@ impl<'a> Parser<'a> {
         }
         parts.push(TT::End { span: end_range });
         parts
+    }
+
+    /// A `${ ... }` sequence inside a template.
+    #[inline(never)]
+    fn tmpl_interp(
+        &mut self,
+        next: Token,
+        end: K,
+        start_range: Span,
+        can_trim_prev: bool,
+        parts: &mut Vec<TT>,
+        ltrim_next: &mut bool,
+    ) {
+        if can_trim_prev && self.text(next).ends_with('~') {
+            trim_prev_literal(parts);
+        }
+        self.nl_stack.push(false);
+        let expr = self.parse_expression();
+        let close = self.peek();
+        if close.kind != K::TemplateSeqEnd {
+            if !self.recovery {
+                match close.kind {
+                    K::Eof => self.err(
+                        "Unclosed template interpolation sequence",
+                        "There is no closing brace for this interpolation sequence before the end of the file. This might be caused by incorrect nesting inside the given expression.",
+                        start_range,
+                    ),
+                    K::Colon => self.err(
+                        "Extra characters after interpolation expression",
+                        "Template interpolation doesn't expect a colon at this location. Did you intend this to be a literal sequence to be processed as part of another language? If so, you can escape it by starting with \"$${\" instead of just \"${\".",
+                        close.span,
+                    ),
+                    _ => {
+                        if (close.kind == K::CQuote || close.kind == K::OQuote)
+                            && end == K::CQuote
+                        {
+                            self.err(
+                                "Unclosed template interpolation sequence",
+                                "There is no closing brace for this interpolation sequence before the end of the quoted template. This might be caused by incorrect nesting inside the given expression.",
+                                start_range,
+                            );
+                        } else {
+                            self.err(
+                                "Extra characters after interpolation expression",
+                                "Expected a closing brace to end the interpolation expression, but found extra characters.\n\nThis can happen when you include interpolation syntax for another language, such as shell scripting, but forget to escape the interpolation start token. If this is an embedded sequence for another language, escape it by starting with \"$${\" instead of just \"${\".",
+                                close.span,
+                            );
+                        }
+                    }
+                }
+            }
+            self.recover(K::TemplateSeqEnd);
+        } else {
+            self.read();
+            if self.text(close).starts_with('~') {
+                *ltrim_next = true;
+            }
+        }
+        self.nl_stack.pop();
+        parts.push(TT::Interp { expr });
+    }
+
+    /// A `%{ ... }` directive inside a template.
+    #[inline(never)]
+    fn tmpl_control(
+        &mut self,
+        next: Token,
+        can_trim_prev: bool,
+        parts: &mut Vec<TT>,
+        ltrim_next: &mut bool,
+    ) {
+        if can_trim_prev && self.text(next).ends_with('~') {
+            trim_prev_literal(parts);
+        }
+        self.nl_stack.push(false);
+        let kw = self.peek();
+        if kw.kind != K::Ident {
+            if !self.recovery {
+                self.err(
+                    "Invalid template directive",
+                    "A template directive keyword (\"if\", \"for\", etc) is expected at the beginning of a %{ sequence.",
+                    kw.span,
+                );
+            }
+            self.recover(K::TemplateSeqEnd);
+            self.nl_stack.pop();
+            return;
+        }
+        self.read();
+        let kw_text = self.text(kw);
+        match kw_text {
+            "if" => {
+                let cond = self.parse_expression();
+                let span = between(next.span, self.peek().span);
+                parts.push(TT::If { cond, span });
+            }
+            "else" | "endif" | "endfor" => {
+                let kind = match kw_text {
+                    "else" => Ctrl::Else,
+                    "endif" => Ctrl::EndIf,
+                    _ => Ctrl::EndFor,
+                };
+                let span = between(next.span, self.peek().span);
+                parts.push(TT::EndCtrl { kind, span });
+            }
+            "for" => {
+                if self.peek().kind != K::Ident {
+                    if !self.recovery {
+                        let at = self.peek().span;
+                        self.err(
+                            "Invalid 'for' directive",
+                            "For directive requires variable name after 'for'.",
+                            at,
+                        );
+                    }
+                    self.recover(K::TemplateSeqEnd);
+                    self.nl_stack.pop();
+                    return;
+                }
+                let first = self.read();
+                let mut key = None;
+                let mut val = self.ident(first);
+                if self.peek().kind == K::Comma {
+                    self.read();
+                    if self.peek().kind != K::Ident {
+                        if !self.recovery {
+                            let at = self.peek().span;
+                            self.err(
+                                "Invalid 'for' directive",
+                                "For directive requires value variable name after comma.",
+                                at,
+                            );
+                        }
+                        self.recover(K::TemplateSeqEnd);
+                        self.nl_stack.pop();
+                        return;
+                    }
+                    let v = self.read();
+                    key = Some(val);
+                    val = self.ident(v);
+                }
+                if !self.is_keyword(self.peek(), "in") {
+                    if !self.recovery {
+                        let at = self.peek().span;
+                        self.err(
+                            "Invalid 'for' directive",
+                            "For directive requires 'in' keyword after names.",
+                            at,
+                        );
+                    }
+                    self.recover(K::TemplateSeqEnd);
+                    self.nl_stack.pop();
+                    return;
+                }
+                self.read();
+                let coll = self.parse_expression();
+                let span = between(next.span, self.peek().span);
+                parts.push(TT::For {
+                    key,
+                    val,
+                    coll,
+                    span,
+                });
+            }
+            _ => {
+                if !self.recovery {
+                    let suggestion =
+                        name_suggestion(kw_text, &["if", "for", "else", "endif", "endfor"])
+                            .map(|s| format!(" Did you mean {s:?}?"))
+                            .unwrap_or_default();
+                    self.err(
+                        "Invalid template control keyword",
+                        format!(
+                            "{kw_text:?} is not a valid template control keyword.{suggestion}"
+                        ),
+                        kw.span,
+                    );
+                }
+                self.recover(K::TemplateSeqEnd);
+                self.nl_stack.pop();
+                return;
+            }
+        }
+        let close = self.peek();
+        if close.kind != K::TemplateSeqEnd {
+            if !self.recovery {
+                self.err(
+                    &format!("Extra characters in {kw_text} marker"),
+                    "Expected a closing brace to end the sequence, but found extra characters.",
+                    close.span,
+                );
+            }
+            self.recover(K::TemplateSeqEnd);
+        } else {
+            self.read();
+            if self.text(close).starts_with('~') {
+                *ltrim_next = true;
+            }
+        }
+        self.nl_stack.pop();
     }
 
     fn tmpl_root(&mut self, it: &mut std::iter::Peekable<std::vec::IntoIter<TT>>) -> Vec<TemplatePart> {
