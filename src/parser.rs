@@ -395,8 +395,6 @@ impl<'a> Parser<'a> {
             return false;
         }
         self.nest += 1;
-        let probe = 0u8;
-        if self.nest == 10 || self.nest == 110 { eprintln!("PROBE {} {:p}", self.nest, &probe); }
         true
     }
 
