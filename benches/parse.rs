@@ -58,7 +58,10 @@ fn bench(c: &mut Criterion) {
     let src = program(1 << 20);
     let mut sm = SourceMap::new();
     let file = sm.add("main.hcl", src.as_str());
-    assert!(parse_file(&sm, file).is_ok(), "the generated program must parse");
+    assert!(
+        parse_file(&sm, file).is_ok(),
+        "the generated program must parse"
+    );
 
     let mut group = c.benchmark_group("parse");
     group.throughput(Throughput::Bytes(src.len() as u64));

@@ -202,7 +202,10 @@ mod rich_tests {
         assert!(s.contains("main.hcl:2:5"), "{s}");
         assert!(s.contains("b = @"), "{s}");
         assert!(s.contains("main.hcl:2,5-6"), "{s}");
-        assert!(s.contains("This character is not used within the language."), "{s}");
+        assert!(
+            s.contains("This character is not used within the language."),
+            "{s}"
+        );
         assert!(s.contains("<nil>: Plain; no range"), "{s}");
     }
 }

@@ -263,10 +263,7 @@ fn ident_len(s: &str) -> usize {
 enum Mode {
     Main,
     Quoted,
-    Heredoc {
-        marker: String,
-        start_of_line: bool,
-    },
+    Heredoc { marker: String, start_of_line: bool },
 }
 
 /// Incremental byte → (line, column) conversion, counting as hcl does.
@@ -679,21 +676,21 @@ pub fn check_invalid_tokens(tokens: &[Token]) -> Vec<Diagnostic> {
             TokenKind::BitwiseAnd
             | TokenKind::BitwiseOr
             | TokenKind::BitwiseXor
-            | TokenKind::BitwiseNot => {
-                if told_bitwise < 4 {
-                    let suggestion = match tok.kind {
-                        TokenKind::BitwiseAnd => " Did you mean boolean AND (\"&&\")?",
-                        TokenKind::BitwiseOr => " Did you mean boolean OR (\"||\")?",
-                        TokenKind::BitwiseNot => " Did you mean boolean NOT (\"!\")?",
-                        _ => "",
-                    };
-                    diags.push(Diagnostic::error(
-                        "Unsupported operator",
-                        format!("Bitwise operators are not supported.{suggestion}"),
-                        tok.span,
-                    ));
-                    told_bitwise += 1;
-                }
+            | TokenKind::BitwiseNot
+                if told_bitwise < 4 =>
+            {
+                let suggestion = match tok.kind {
+                    TokenKind::BitwiseAnd => " Did you mean boolean AND (\"&&\")?",
+                    TokenKind::BitwiseOr => " Did you mean boolean OR (\"||\")?",
+                    TokenKind::BitwiseNot => " Did you mean boolean NOT (\"!\")?",
+                    _ => "",
+                };
+                diags.push(Diagnostic::error(
+                    "Unsupported operator",
+                    format!("Bitwise operators are not supported.{suggestion}"),
+                    tok.span,
+                ));
+                told_bitwise += 1;
             }
             TokenKind::Backtick => {
                 if told_backtick % 2 == 0 {
@@ -719,15 +716,13 @@ pub fn check_invalid_tokens(tokens: &[Token]) -> Vec<Diagnostic> {
                     told_apostrophe += 1;
                 }
             }
-            TokenKind::Semicolon => {
-                if told_semicolon < 1 {
-                    diags.push(Diagnostic::error(
-                        "Invalid character",
-                        "The \";\" character is not valid. Use newlines to separate arguments and blocks, and commas to separate items in collection values.",
-                        tok.span,
-                    ));
-                    told_semicolon += 1;
-                }
+            TokenKind::Semicolon if told_semicolon < 1 => {
+                diags.push(Diagnostic::error(
+                    "Invalid character",
+                    "The \";\" character is not valid. Use newlines to separate arguments and blocks, and commas to separate items in collection values.",
+                    tok.span,
+                ));
+                told_semicolon += 1;
             }
             TokenKind::QuotedNewline => diags.push(Diagnostic::error(
                 "Invalid multi-line string",
@@ -888,7 +883,13 @@ mod tests {
     fn quoted_newline_and_unterminated() {
         assert_eq!(
             k("\"ab\ncd"),
-            vec![K::OQuote, K::QuotedLit, K::QuotedNewline, K::QuotedLit, K::Eof]
+            vec![
+                K::OQuote,
+                K::QuotedLit,
+                K::QuotedNewline,
+                K::QuotedLit,
+                K::Eof
+            ]
         );
     }
 
@@ -937,7 +938,14 @@ mod tests {
     #[test]
     fn bom_is_skipped() {
         let toks = tokenize("\u{FEFF}a", FileId(0));
-        assert_eq!(toks[0].span.start, Pos { byte: 3, line: 1, col: 1 });
+        assert_eq!(
+            toks[0].span.start,
+            Pos {
+                byte: 3,
+                line: 1,
+                col: 1
+            }
+        );
     }
 
     #[test]

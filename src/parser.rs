@@ -1140,7 +1140,8 @@ impl<'a> Parser<'a> {
                 ret = placeholder(span);
                 self.recovery = true;
             }
-        }        ret
+        }
+        ret
     }
 
     /// One `[key]` or `[*]...` step of a traversal.
@@ -1209,7 +1210,7 @@ impl<'a> Parser<'a> {
                 span,
             };
         }
-            ret
+        ret
     }
 
     fn parse_expression_term(&mut self) -> Expr {
@@ -2048,7 +2049,14 @@ impl<'a> Parser<'a> {
                     next_can_trim_prev = true;
                 }
                 K::TemplateInterp => {
-                    self.tmpl_interp(next, end, start_range, can_trim_prev, &mut parts, &mut ltrim_next);
+                    self.tmpl_interp(
+                        next,
+                        end,
+                        start_range,
+                        can_trim_prev,
+                        &mut parts,
+                        &mut ltrim_next,
+                    );
                 }
                 K::TemplateControl => {
                     self.tmpl_control(next, can_trim_prev, &mut parts, &mut ltrim_next);
@@ -2248,9 +2256,7 @@ impl<'a> Parser<'a> {
                             .unwrap_or_default();
                     self.err(
                         "Invalid template control keyword",
-                        format!(
-                            "{kw_text:?} is not a valid template control keyword.{suggestion}"
-                        ),
+                        format!("{kw_text:?} is not a valid template control keyword.{suggestion}"),
                         kw.span,
                     );
                 }
@@ -2278,7 +2284,10 @@ impl<'a> Parser<'a> {
         self.nl_stack.pop();
     }
 
-    fn tmpl_root(&mut self, it: &mut std::iter::Peekable<std::vec::IntoIter<TT>>) -> Vec<TemplatePart> {
+    fn tmpl_root(
+        &mut self,
+        it: &mut std::iter::Peekable<std::vec::IntoIter<TT>>,
+    ) -> Vec<TemplatePart> {
         let mut out = Vec::new();
         while let Some(t) = it.peek() {
             if matches!(t, TT::End { .. }) {
@@ -2558,10 +2567,7 @@ fn meld_literals(parts: &mut Vec<TT>) {
     let mut out: Vec<TT> = Vec::with_capacity(parts.len());
     for t in parts.drain(..) {
         if let TT::Lit { text, span } = &t
-            && let Some(TT::Lit {
-                text: pt,
-                span: ps,
-            }) = out.last_mut()
+            && let Some(TT::Lit { text: pt, span: ps }) = out.last_mut()
         {
             pt.push_str(text);
             ps.end = span.end;

@@ -128,7 +128,10 @@ mod tests {
     #[test]
     fn splits_files_and_keeps_newlines() {
         let a = parse("comment\n-- a.hcl --\nx = 1\n\n-- b.hcl --\ny = 2").unwrap();
-        assert_eq!(names(&a), vec![("a.hcl", "x = 1\n\n"), ("b.hcl", "y = 2\n")]);
+        assert_eq!(
+            names(&a),
+            vec![("a.hcl", "x = 1\n\n"), ("b.hcl", "y = 2\n")]
+        );
     }
 
     #[test]
@@ -161,7 +164,10 @@ mod tests {
     #[test]
     fn invalid_utf8_is_located() {
         let e = parse_bytes(b"-- main.hcl --\na = 1\nb = \"\xff\"\n").unwrap_err();
-        assert!(e.starts_with("main.hcl:2,6-7: Invalid character encoding;"), "{e}");
+        assert!(
+            e.starts_with("main.hcl:2,6-7: Invalid character encoding;"),
+            "{e}"
+        );
     }
 
     #[test]

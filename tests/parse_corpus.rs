@@ -30,39 +30,138 @@ const EXPECTED_FAILURES: &[(&str, &str)] = &[
     // Documentation snippets that are not whole HCL files: `<placeholder>` syntax,
     // `{ ... }` elisions, bare expressions, and (gotchas #5, locals-duplicate-same-block)
     // a deliberately repeated argument, which hcl rejects at parse time.
-    ("conformance/cases/locals-duplicate-same-block.txtar:main.hcl", "main.hcl:3,3-7: Attribute redefined; The argument \"name\" was already set at main.hcl:2,3-7. Each argument may be set only once."),
-    ("reference-docs/language-guide/composite-connection.md#1", "main.hcl:3,5-6: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/composite-connection.md#3", "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/composite-status.md#2", "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/composite-status.md#3", "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/conditions.md#2", "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/conditions.md#3", "main.hcl:4,36-39: Argument or block definition required; An argument or block definition is required here."),
-    ("reference-docs/language-guide/conditions.md#4", "main.hcl:5,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/context.md#1", "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/groups.md#1", "main.hcl:2,15-16: Invalid expression; Expected the start of an expression, but found an invalid expression token., and 2 other diagnostic(s)"),
-    ("reference-docs/language-guide/groups.md#3", "main.hcl:4,21-24: Argument or block definition required; An argument or block definition is required here."),
-    ("reference-docs/language-guide/hcl-basics.md#4", "main.hcl:1,1-2: Invalid argument name; Argument names must not be quoted."),
-    ("reference-docs/language-guide/local-variables.md#4", "main.hcl:9,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/local-variables.md#5", "main.hcl:5,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/language-guide/requirements.md#1", "main.hcl:1,1-12: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/language-guide/resource-blocks.md#1", "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/language-guide/resource-collections.md#1", "main.hcl:1,1-10: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/language-guide/resource-collections.md#3", "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/reference/built-in-functions.md#1", "main.hcl:1,1-7: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/reference/dsl-specification.md#1", "main.hcl:2,3-4: Argument or block definition required; An argument or block definition is required here."),
-    ("reference-docs/reference/dsl-specification.md#2", "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/reference/dsl-specification.md#3", "main.hcl:1,1-10: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/reference/dsl-specification.md#4", "main.hcl:2,15-16: Invalid expression; Expected the start of an expression, but found an invalid expression token., and 1 other diagnostic(s)"),
-    ("reference-docs/reference/dsl-specification.md#5", "main.hcl:2,12-13: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/reference/dsl-specification.md#6", "main.hcl:2,12-13: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/reference/dsl-specification.md#7", "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/reference/dsl-specification.md#8", "main.hcl:1,1-12: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/reference/dsl-specification.md#9", "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value."),
-    ("reference-docs/reference/dsl-specification.md#10", "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/tips-and-pitfalls/best-practices.md#3", "main.hcl:7,21-24: Argument or block definition required; An argument or block definition is required here."),
-    ("reference-docs/tips-and-pitfalls/best-practices.md#4", "main.hcl:3,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/tips-and-pitfalls/best-practices.md#5", "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token."),
-    ("reference-docs/tips-and-pitfalls/gotchas.md#5", "main.hcl:6,3-12: Attribute redefined; The argument \"condition\" was already set at main.hcl:3,3-12. Each argument may be set only once."),
+    (
+        "conformance/cases/locals-duplicate-same-block.txtar:main.hcl",
+        "main.hcl:3,3-7: Attribute redefined; The argument \"name\" was already set at main.hcl:2,3-7. Each argument may be set only once.",
+    ),
+    (
+        "reference-docs/language-guide/composite-connection.md#1",
+        "main.hcl:3,5-6: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/composite-connection.md#3",
+        "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/composite-status.md#2",
+        "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/composite-status.md#3",
+        "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/conditions.md#2",
+        "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/conditions.md#3",
+        "main.hcl:4,36-39: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/language-guide/conditions.md#4",
+        "main.hcl:5,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/context.md#1",
+        "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/groups.md#1",
+        "main.hcl:2,15-16: Invalid expression; Expected the start of an expression, but found an invalid expression token., and 2 other diagnostic(s)",
+    ),
+    (
+        "reference-docs/language-guide/groups.md#3",
+        "main.hcl:4,21-24: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/language-guide/hcl-basics.md#4",
+        "main.hcl:1,1-2: Invalid argument name; Argument names must not be quoted.",
+    ),
+    (
+        "reference-docs/language-guide/local-variables.md#4",
+        "main.hcl:9,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/local-variables.md#5",
+        "main.hcl:5,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/requirements.md#1",
+        "main.hcl:1,1-12: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/language-guide/resource-blocks.md#1",
+        "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/language-guide/resource-collections.md#1",
+        "main.hcl:1,1-10: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/language-guide/resource-collections.md#3",
+        "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/built-in-functions.md#1",
+        "main.hcl:1,1-7: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#1",
+        "main.hcl:2,3-4: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#2",
+        "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#3",
+        "main.hcl:1,1-10: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#4",
+        "main.hcl:2,15-16: Invalid expression; Expected the start of an expression, but found an invalid expression token., and 1 other diagnostic(s)",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#5",
+        "main.hcl:2,12-13: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#6",
+        "main.hcl:2,12-13: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#7",
+        "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#8",
+        "main.hcl:1,1-12: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#9",
+        "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#10",
+        "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/best-practices.md#3",
+        "main.hcl:7,21-24: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/best-practices.md#4",
+        "main.hcl:3,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/best-practices.md#5",
+        "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/gotchas.md#5",
+        "main.hcl:6,3-12: Attribute redefined; The argument \"condition\" was already set at main.hcl:3,3-12. Each argument may be set only once.",
+    ),
 ];
 
 fn shared_dir() -> Option<PathBuf> {
@@ -191,7 +290,11 @@ fn every_hcl_text_in_the_corpus_parses() {
         }
     }
 
-    assert!(outcomes.len() > 100, "found only {} HCL texts", outcomes.len());
+    assert!(
+        outcomes.len() > 100,
+        "found only {} HCL texts",
+        outcomes.len()
+    );
     let mut problems = Vec::new();
     for o in &outcomes {
         let expected = EXPECTED_FAILURES.iter().find(|(l, _)| *l == o.label);
@@ -210,6 +313,10 @@ fn every_hcl_text_in_the_corpus_parses() {
             problems.push(format!("{label}: listed failure not found in the corpus"));
         }
     }
-    eprintln!("parsed {} HCL texts from {}", outcomes.len(), shared.display());
+    eprintln!(
+        "parsed {} HCL texts from {}",
+        outcomes.len(),
+        shared.display()
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

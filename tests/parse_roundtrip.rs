@@ -147,14 +147,17 @@ fn template_parts(inner: BoxedStrategy<Expr>, depth: u32) -> BoxedStrategy<Vec<T
         prop_oneof![3 => lit, 3 => interp].boxed()
     } else {
         let nested = template_parts(inner.clone(), depth - 1);
-        let iff = (inner.clone(), nested.clone(), prop::option::of(nested.clone())).prop_map(
-            |(c, t, o)| TemplatePart::If {
+        let iff = (
+            inner.clone(),
+            nested.clone(),
+            prop::option::of(nested.clone()),
+        )
+            .prop_map(|(c, t, o)| TemplatePart::If {
                 cond: c,
                 then: Template { parts: t },
                 otherwise: o.map(|parts| Template { parts }),
                 span: Span::default(),
-            },
-        );
+            });
         let forr = (
             prop::option::of(prop::sample::select(NAMES)),
             prop::sample::select(NAMES),
@@ -244,10 +247,8 @@ fn expr() -> impl Strategy<Value = Expr> {
         ];
         prop_oneof![
             (ops, inner.clone(), inner.clone()).prop_map(|(op, l, r)| binary(op, l, r)),
-            (any::<bool>(), inner.clone()).prop_map(|(neg, e)| unary(
-                if neg { UnaryOp::Neg } else { UnaryOp::Not },
-                e
-            )),
+            (any::<bool>(), inner.clone())
+                .prop_map(|(neg, e)| unary(if neg { UnaryOp::Neg } else { UnaryOp::Not }, e)),
             (inner.clone(), inner.clone(), inner.clone()).prop_map(|(c, t, f)| cond(c, t, f)),
             (inner.clone(), step.clone()).prop_map(|(e, s)| apply(as_obj(e), s)),
             (
