@@ -240,10 +240,8 @@ impl<'a> Parser<'a> {
 
     fn prev_range(&self) -> Span {
         if self.next == 0 {
-            return match self.toks.first() {
-                Some(t) => t.span,
-                None => self.peek().span,
-            };
+            // hcl v2.24: the next token's range when nothing has been read yet.
+            return self.peek().span;
         }
         self.toks
             .get(self.next - 1)

@@ -190,3 +190,15 @@ fn crlf_line_endings() {
         "a@1,1-2 = num(1)@1,5-6 [attr 1,1-6 eq 1,3-4]\nb@2,1-2 { [block 2,1-4,2 open 2,3-4 close 4,1-2 body 2,3-4,2]\n  c@3,3-4 = (tmpl \"x\"@3,8-9)@3,7-10 [attr 3,3-10 eq 3,5-6]\n}\n"
     );
 }
+
+#[test]
+fn file_body_ranges() {
+    // hcl v2.24: a file body runs from its first token to the end of the file.
+    let f = parse("\n# c\na = 1\n").unwrap();
+    assert_eq!(rng(f.body.span), "1,1-4,1");
+    let f = parse("/* c */ a = 1").unwrap();
+    assert_eq!(rng(f.body.span), "1,9-14");
+    let f = parse("").unwrap();
+    assert_eq!(rng(f.body.span), "1,1-1");
+    assert!(f.body.items.is_empty());
+}
