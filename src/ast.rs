@@ -266,3 +266,97 @@ impl Body {
         })
     }
 }
+
+impl Expr {
+    /// hcl's `Expression.StartRange()`: the range hcl points at when a diagnostic is
+    /// about the start of this expression (e.g. "Invalid function argument").
+    ///
+    /// Two node kinds store less than hcl keeps, so their start ranges are derived:
+    /// an `Index` with a computed key starts at its `[`, taken to be the character right
+    /// before the key (exact unless there is space after `[`); a template `for`
+    /// directive's range is approximated by the directive up to its collection.
+    pub fn start_range(&self) -> Span {
+        match &self.kind {
+            ExprKind::Null
+            | ExprKind::Bool(_)
+            | ExprKind::Number(_)
+            | ExprKind::Variable(_)
+            | ExprKind::GetAttr { .. }
+            | ExprKind::SplatItem
+            | ExprKind::TemplateWrap(_) => self.span,
+            ExprKind::Index { key, legacy, .. } => {
+                if *legacy || key.is_traversal_index_key() {
+                    self.span
+                } else {
+                    let end = key.span.start;
+                    let mut start = end;
+                    start.byte = start.byte.saturating_sub(1);
+                    start.col = start.col.saturating_sub(1).max(1);
+                    Span::new(self.span.file, start, end)
+                }
+            }
+            ExprKind::Template(t) => t.start_range().unwrap_or(self.span),
+            ExprKind::Splat { each, .. } => splat_marker(each).unwrap_or(self.span),
+            ExprKind::Call {
+                name, open_paren, ..
+            } => name.span.to(*open_paren),
+            ExprKind::Tuple(_) | ExprKind::Object(_) | ExprKind::For(_) => {
+                let mut end = self.span.start;
+                end.byte += 1;
+                end.col += 1;
+                Span::new(self.span.file, self.span.start, end)
+            }
+            ExprKind::Unary { .. } => {
+                let mut end = self.span.start;
+                end.byte += 1;
+                end.col += 1;
+                Span::new(self.span.file, self.span.start, end)
+            }
+            ExprKind::Binary { lhs, .. } => lhs.start_range(),
+            ExprKind::Conditional { cond, .. } => cond.start_range(),
+            ExprKind::Paren(inner) => inner.start_range(),
+        }
+    }
+
+    /// True for index keys hcl folds into a static traversal step (`a[0]`, `a["k"]`,
+    /// `a[true]`): number, bool and null literals and quoted strings without
+    /// interpolation. Other keys make hcl's `IndexExpr`, which evaluates and reports
+    /// errors differently.
+    pub fn is_traversal_index_key(&self) -> bool {
+        match &self.kind {
+            ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_) => true,
+            ExprKind::Template(t) => {
+                t.parts.len() == 1 && matches!(t.parts[0], TemplatePart::Literal { .. })
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The `.*` / `[*]` marker of a splat: the range of the [`ExprKind::SplatItem`] at the
+/// root of its `each` expression.
+fn splat_marker(each: &Expr) -> Option<Span> {
+    let mut cur = each;
+    loop {
+        match &cur.kind {
+            ExprKind::SplatItem => return Some(cur.span),
+            ExprKind::GetAttr { obj, .. } | ExprKind::Index { obj, .. } => cur = obj,
+            ExprKind::Splat { source, .. } => cur = source,
+            _ => return None,
+        }
+    }
+}
+
+impl Template {
+    /// hcl's `TemplateExpr.StartRange()`: the start range of the first part.
+    pub fn start_range(&self) -> Option<Span> {
+        match self.parts.first()? {
+            TemplatePart::Literal { span, .. } => Some(*span),
+            TemplatePart::Interp(e) => Some(e.start_range()),
+            TemplatePart::If { cond, .. } => Some(cond.start_range()),
+            TemplatePart::For {
+                span, collection, ..
+            } => Some(span.to(collection.span)),
+        }
+    }
+}

@@ -147,3 +147,93 @@ mod tests {
         );
     }
 }
+
+/// Renders diagnostics for a terminal, without colour: the summary, the source lines
+/// under the subject range (via codespan-reporting), then hcl's detail text. A
+/// diagnostic without a range, or whose range is not in `sm`, falls back to its
+/// [`Diagnostic::plain`] text.
+pub fn render_rich(diags: &[Diagnostic], sm: &SourceMap) -> String {
+    use codespan_reporting::diagnostic::{Diagnostic as CsDiag, Label, Severity as CsSev};
+    use codespan_reporting::files::SimpleFiles;
+    use codespan_reporting::term::{Config, emit_into_string};
+
+    let mut files = SimpleFiles::new();
+    for f in &sm.files {
+        files.add(&*f.name, &*f.text);
+    }
+    let config = Config::default();
+    let mut out = String::new();
+    for d in diags {
+        let sev = match d.severity {
+            Severity::Error => CsSev::Error,
+            Severity::Warning => CsSev::Warning,
+        };
+        let mut cs = CsDiag::new(sev).with_message(&d.summary);
+        let in_range = d.subject.filter(|sp| {
+            sm.get(sp.file)
+                .is_some_and(|f| f.text.get(sp.bytes()).is_some())
+        });
+        match in_range {
+            Some(sp) => {
+                cs = cs.with_label(
+                    Label::primary(sp.file.0 as usize, sp.bytes())
+                        .with_message(sm.range(sp).to_string()),
+                );
+            }
+            None => {
+                let _ = writeln!(out, "{}", d.plain(sm));
+                continue;
+            }
+        }
+        if !d.detail.is_empty() {
+            cs = cs.with_notes(vec![d.detail.clone()]);
+        }
+        match emit_into_string(&config, &files, &cs) {
+            Ok(s) => out.push_str(&s),
+            Err(_) => {
+                let _ = writeln!(out, "{}", d.plain(sm));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod rich_tests {
+    use super::*;
+    use crate::span::Pos;
+
+    #[test]
+    fn rich_rendering_shows_source_and_detail() {
+        let mut sm = SourceMap::new();
+        let f = sm.add("main.hcl", "a = 1\nb = @\n");
+        let sp = Span::new(
+            f,
+            Pos {
+                byte: 10,
+                line: 2,
+                col: 5,
+            },
+            Pos {
+                byte: 11,
+                line: 2,
+                col: 6,
+            },
+        );
+        let d = Diagnostic::error(
+            "Invalid character",
+            "This character is not used within the language.",
+            sp,
+        );
+        let s = render_rich(&[d, Diagnostic::error_no_range("Plain", "no range")], &sm);
+        assert!(s.contains("error: Invalid character"), "{s}");
+        assert!(s.contains("main.hcl:2:5"), "{s}");
+        assert!(s.contains("b = @"), "{s}");
+        assert!(s.contains("main.hcl:2,5-6"), "{s}");
+        assert!(
+            s.contains("This character is not used within the language."),
+            "{s}"
+        );
+        assert!(s.contains("<nil>: Plain; no range"), "{s}");
+    }
+}

@@ -19,6 +19,7 @@ pub mod eval;
 pub mod function;
 pub mod ir;
 pub mod json;
+pub mod lexer;
 pub mod metrics;
 pub mod number;
 pub mod parser;

@@ -1,0 +1,322 @@
+//! Every HCL text the project has: `hcl` code blocks of the spec and the reference docs,
+//! the examples' `main.hcl`, and the HCL sections of the conformance cases. Each must
+//! parse, except the snippets listed in `EXPECTED_FAILURES` (deliberately broken, or
+//! fragments that are not a whole file), which must fail exactly as recorded.
+//!
+//! The shared corpus is found through `FN_HCL_SHARED`, then `<manifest>/../shared`,
+//! then `/work/shared`; when none exists the test prints a note and passes.
+
+mod common;
+
+use fn_hcl::diag::plain_all;
+use fn_hcl::parser::parse_file;
+use fn_hcl::span::SourceMap;
+use fn_hcl::txtar;
+use std::path::{Path, PathBuf};
+
+/// (source label, first diagnostic line as function-hcl prints it) for snippets that
+/// are meant to fail. The label is `<relative path>#<n>` for the n-th hcl block of a
+/// markdown file, or `<case file>:<section>`.
+const EXPECTED_FAILURES: &[(&str, &str)] = &[
+    // Conformance cases whose recorded response is this parse error.
+    (
+        "conformance/cases/input-parse-error.txtar:main.hcl",
+        "main.hcl:5,13-14: Unclosed configuration block; There is no closing brace for this block before the end of the file. This may be caused by incorrect brace nesting elsewhere in this file.",
+    ),
+    (
+        "conformance/cases/input-parse-error-second-file.txtar:b.hcl",
+        "b.hcl:2,25-3,1: Invalid multi-line string; Quoted strings may not be split over multiple lines. To produce a multi-line string, either use the \\n escape to represent a newline character or use the \"heredoc\" multi-line template syntax., and 2 other diagnostic(s)",
+    ),
+    // Documentation snippets that are not whole HCL files: `<placeholder>` syntax,
+    // `{ ... }` elisions, bare expressions, and (gotchas #5, locals-duplicate-same-block)
+    // a deliberately repeated argument, which hcl rejects at parse time.
+    (
+        "conformance/cases/locals-duplicate-same-block.txtar:main.hcl",
+        "main.hcl:3,3-7: Attribute redefined; The argument \"name\" was already set at main.hcl:2,3-7. Each argument may be set only once.",
+    ),
+    (
+        "reference-docs/language-guide/composite-connection.md#1",
+        "main.hcl:3,5-6: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/composite-connection.md#3",
+        "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/composite-status.md#2",
+        "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/composite-status.md#3",
+        "main.hcl:2,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/conditions.md#2",
+        "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/conditions.md#3",
+        "main.hcl:4,36-39: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/language-guide/conditions.md#4",
+        "main.hcl:5,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/context.md#1",
+        "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/groups.md#1",
+        "main.hcl:2,15-16: Invalid expression; Expected the start of an expression, but found an invalid expression token., and 2 other diagnostic(s)",
+    ),
+    (
+        "reference-docs/language-guide/groups.md#3",
+        "main.hcl:4,21-24: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/language-guide/hcl-basics.md#4",
+        "main.hcl:1,1-2: Invalid argument name; Argument names must not be quoted.",
+    ),
+    (
+        "reference-docs/language-guide/local-variables.md#4",
+        "main.hcl:9,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/local-variables.md#5",
+        "main.hcl:5,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/language-guide/requirements.md#1",
+        "main.hcl:1,1-12: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/language-guide/resource-blocks.md#1",
+        "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/language-guide/resource-collections.md#1",
+        "main.hcl:1,1-10: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/language-guide/resource-collections.md#3",
+        "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/built-in-functions.md#1",
+        "main.hcl:1,1-7: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#1",
+        "main.hcl:2,3-4: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#2",
+        "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#3",
+        "main.hcl:1,1-10: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#4",
+        "main.hcl:2,15-16: Invalid expression; Expected the start of an expression, but found an invalid expression token., and 1 other diagnostic(s)",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#5",
+        "main.hcl:2,12-13: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#6",
+        "main.hcl:2,12-13: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#7",
+        "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#8",
+        "main.hcl:1,1-12: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#9",
+        "main.hcl:1,1-9: Argument or block definition required; An argument or block definition is required here. To set an argument, use the equals sign \"=\" to introduce the argument value.",
+    ),
+    (
+        "reference-docs/reference/dsl-specification.md#10",
+        "main.hcl:2,11-12: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/best-practices.md#3",
+        "main.hcl:7,21-24: Argument or block definition required; An argument or block definition is required here.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/best-practices.md#4",
+        "main.hcl:3,12-15: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/best-practices.md#5",
+        "main.hcl:6,14-17: Invalid expression; Expected the start of an expression, but found an invalid expression token.",
+    ),
+    (
+        "reference-docs/tips-and-pitfalls/gotchas.md#5",
+        "main.hcl:6,3-12: Attribute redefined; The argument \"condition\" was already set at main.hcl:3,3-12. Each argument may be set only once.",
+    ),
+];
+
+fn shared_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("FN_HCL_SHARED") {
+        let p = PathBuf::from(d);
+        if p.is_dir() {
+            return Some(p);
+        }
+    }
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let sibling = manifest.join("..").join("shared");
+    if sibling.is_dir() {
+        return Some(sibling);
+    }
+    let fixed = PathBuf::from("/work/shared");
+    fixed.is_dir().then_some(fixed)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The `hcl` fenced code blocks of a markdown text.
+fn hcl_blocks(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<(String, String)> = None; // (fence, text)
+    for line in md.lines() {
+        let t = line.trim_start();
+        match &mut cur {
+            None => {
+                let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
+                if fence.len() >= 3 {
+                    let info = t[fence.len()..].trim();
+                    if info.split_whitespace().next() == Some("hcl") {
+                        cur = Some((fence, String::new()));
+                    }
+                }
+            }
+            Some((fence, text)) => {
+                if t.starts_with(fence.as_str()) && t.trim_end() == fence.as_str() {
+                    out.push(std::mem::take(text));
+                    cur = None;
+                } else {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+struct Outcome {
+    label: String,
+    result: Result<(), String>,
+}
+
+fn check(label: String, name: &str, text: &str) -> Outcome {
+    let mut sm = SourceMap::new();
+    let f = sm.add(name, text);
+    let result = parse_file(&sm, f)
+        .map(|_| ())
+        .map_err(|d| plain_all(&d, &sm));
+    Outcome { label, result }
+}
+
+#[test]
+fn every_hcl_text_in_the_corpus_parses() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("note: shared corpus not found; skipping corpus parse test");
+        return;
+    };
+    let mut files = Vec::new();
+    walk(&shared, &mut files);
+    let rel = |p: &Path| {
+        p.strip_prefix(&shared)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned()
+    };
+
+    let mut outcomes = Vec::new();
+    for p in &files {
+        let r = rel(p);
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let in_docs = r.starts_with("spec/") || r.starts_with("reference-docs/");
+        if ext == "md" && in_docs {
+            let Ok(md) = std::fs::read_to_string(p) else {
+                continue;
+            };
+            for (i, block) in hcl_blocks(&md).into_iter().enumerate() {
+                outcomes.push(check(format!("{r}#{}", i + 1), "main.hcl", &block));
+            }
+        } else if ext == "hcl" && r.starts_with("conformance/") {
+            let Ok(text) = std::fs::read_to_string(p) else {
+                continue;
+            };
+            outcomes.push(check(r.clone(), "main.hcl", &text));
+        } else if ext == "txtar" && r.starts_with("conformance/cases/") {
+            let Ok(text) = std::fs::read_to_string(p) else {
+                continue;
+            };
+            let Ok(sections) = txtar::parse(&text) else {
+                continue;
+            };
+            for (name, data) in sections {
+                if matches!(
+                    name.as_str(),
+                    "request.yaml" | "response.json" | "input.yaml"
+                ) {
+                    continue;
+                }
+                outcomes.push(check(format!("{r}:{name}"), &name, &data));
+            }
+        }
+    }
+
+    assert!(
+        outcomes.len() > 100,
+        "found only {} HCL texts",
+        outcomes.len()
+    );
+    let mut problems = Vec::new();
+    for o in &outcomes {
+        let expected = EXPECTED_FAILURES.iter().find(|(l, _)| *l == o.label);
+        match (&o.result, expected) {
+            (Ok(()), None) => {}
+            (Err(e), Some((_, want))) if e == want => {}
+            (Err(e), None) => problems.push(format!("{}: unexpected error: {e}", o.label)),
+            (Ok(()), Some(_)) => problems.push(format!("{}: expected to fail, parsed", o.label)),
+            (Err(e), Some((_, want))) => {
+                problems.push(format!("{}:\n  want {want}\n  got  {e}", o.label))
+            }
+        }
+    }
+    for (label, _) in EXPECTED_FAILURES {
+        if !outcomes.iter().any(|o| o.label == *label) {
+            problems.push(format!("{label}: listed failure not found in the corpus"));
+        }
+    }
+    eprintln!(
+        "parsed {} HCL texts from {}",
+        outcomes.len(),
+        shared.display()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
