@@ -7,8 +7,12 @@
 
 pub mod ast;
 pub mod builtins;
+pub mod compile;
 pub mod convert;
 pub mod diag;
+pub mod disasm;
 pub mod number;
 pub mod span;
 pub mod value;
+pub mod value_ops;
+pub mod vm;
