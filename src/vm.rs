@@ -133,6 +133,7 @@ pub struct Vm<'p> {
     elements: u64,
     bytes: u64,
     depth: u32,
+    invocations: u64,
     type_only: u32,
     stack: Vec<Value>,
     temps: Vec<Value>,
@@ -146,6 +147,10 @@ pub struct Vm<'p> {
 }
 
 const DYN: Value = Value::Unknown(Type::Dynamic);
+
+/// Nested user function calls run on one native stack before moving to a fresh one.
+const STACK_SEGMENT: u32 = 12;
+const SEGMENT_STACK_BYTES: usize = 64 << 20;
 
 fn has_errors_since(diags: &[Diagnostic], mark: usize) -> bool {
     diags.get(mark..).is_some_and(|d| d.iter().any(|d| d.is_error()))
@@ -165,6 +170,7 @@ impl<'p> Vm<'p> {
             elements: 0,
             bytes: 0,
             depth: 0,
+            invocations: 0,
             type_only: 0,
             stack: Vec::with_capacity(64),
             temps: Vec::new(),
@@ -181,6 +187,11 @@ impl<'p> Vm<'p> {
     /// Instructions executed so far (for tests and metrics).
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// User function invocations run so far (for tests and metrics).
+    pub fn invocations(&self) -> u64 {
+        self.invocations
     }
 
     /// Evaluate a chunk against a frame of slot values; diagnostics are appended to `diags`.
@@ -1741,11 +1752,14 @@ impl<'p> Vm<'p> {
             return Ok(DYN);
         }
         self.depth += 1;
+        self.invocations += 1;
         let r = if self.depth >= self.limits.max_depth {
             Ok(Err(format!(
                 "user function calls: max depth {} exceeded",
                 self.limits.max_depth
             )))
+        } else if self.depth % STACK_SEGMENT == 0 {
+            self.invoke_on_fresh_stack(func, name.as_str().unwrap_or(""), &args)
         } else {
             self.invoke_inner(func, name.as_str().unwrap_or(""), &args)
         };
@@ -1756,6 +1770,30 @@ impl<'p> Vm<'p> {
                 diags.push(call_failed("invoke", &msg, c.start, c.range));
                 Ok(DYN)
             }
+        }
+    }
+
+    /// Every [`STACK_SEGMENT`] nested calls, continue on a new thread with a large stack, so
+    /// that 100 nested user function calls never overflow the caller's (possibly small)
+    /// stack, even in debug builds where VM frames are big.
+    fn invoke_on_fresh_stack(
+        &mut self,
+        func: u32,
+        name: &str,
+        args: &Value,
+    ) -> Result<Result<Value, String>, VmError> {
+        let outcome = std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new()
+                .name("fn-hcl-vm".into())
+                .stack_size(SEGMENT_STACK_BYTES)
+                .spawn_scoped(scope, || self.invoke_inner(func, name, args));
+            spawned.map(|h| h.join())
+        });
+        match outcome {
+            Ok(Ok(r)) => r,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            // No thread available: go on with the current stack.
+            Err(_) => self.invoke_inner(func, name, args),
         }
     }
 
