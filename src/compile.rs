@@ -49,21 +49,40 @@ pub(crate) enum Op {
     /// Record a prebuilt diagnostic and push `DynamicVal`.
     Fail(u32),
     /// hcl `GetAttr` with a traversal step's ranges: site.a = step, whole = traversal.
-    Attr { name: u32, site: u32 },
+    Attr {
+        name: u32,
+        site: u32,
+    },
     /// hcl `Index` with a constant key (a traversal step).
-    IndexConst { key: u32, site: u32 },
+    IndexConst {
+        key: u32,
+        site: u32,
+    },
     /// hcl `Index` of `coll[key]` (both on the stack).
-    Index { site: u32 },
+    Index {
+        site: u32,
+    },
     /// Remember the current number of diagnostics (for "did this part fail?").
     Mark,
     /// `-x`, `!x`; pops a mark. site.a = operand, whole = expression.
-    Unary { op: UnaryOp, site: u32 },
+    Unary {
+        op: UnaryOp,
+        site: u32,
+    },
     /// Arithmetic, comparison, equality; pops a mark. site.a = lhs, site.b = rhs.
-    Binary { op: BinaryOp, site: u32 },
+    Binary {
+        op: BinaryOp,
+        site: u32,
+    },
     /// After the lhs of `&&`/`||`: evaluates the rhs for its type only when the lhs decides.
-    LogicRhs { op: BinaryOp },
+    LogicRhs {
+        op: BinaryOp,
+    },
     /// Combine `&&`/`||` with hcl's short-circuit rules; pops the region and a mark.
-    Logic { op: BinaryOp, site: u32 },
+    Logic {
+        op: BinaryOp,
+        site: u32,
+    },
     /// Pop a condition and remember which branch is taken.
     CondSelect,
     /// Start branch 0 (true) or 1 (false); the untaken one runs in type-only mode.
@@ -71,20 +90,29 @@ pub(crate) enum Op {
     BranchEnd,
     /// Unify both branch results as hcl does; pops the condition and a mark.
     /// site.a = condition, site.b = true branch, site.c = false branch.
-    CondMerge { site: u32 },
+    CondMerge {
+        site: u32,
+    },
     Jump(u32),
     MakeTuple(u32),
     /// After an object key expression: pops a mark; a key whose evaluation failed becomes
     /// an unknown key.
     KeyDone,
     /// Check an object item's key (below the value). site.a = key, site.b = value.
-    ObjItem { site: u32 },
+    ObjItem {
+        site: u32,
+    },
     /// Pops n (key, value) pairs.
     MakeObject(u32),
     /// Pops n template parts; `site` indexes [`Program::templates`].
-    Template { n: u32, site: u32 },
+    Template {
+        n: u32,
+        site: u32,
+    },
     /// Join the tuple a template `%{for}` produced. site.whole = the directive.
-    TemplateJoin { site: u32 },
+    TemplateJoin {
+        site: u32,
+    },
     /// Start a `for`: site.a = collection, site.b = condition, site.c = key expression.
     ForBegin {
         site: u32,
@@ -95,38 +123,83 @@ pub(crate) enum Op {
         group: bool,
     },
     /// hcl's early check of the `if` clause with unknown variables; pops a mark.
-    ForPreCheck { site: u32, end: u32 },
-    ForNext { exit: u32 },
-    ForFilter { site: u32, next: u32 },
-    ForKey { site: u32, next: u32 },
-    ForPush { site: u32 },
+    ForPreCheck {
+        site: u32,
+        end: u32,
+    },
+    ForNext {
+        exit: u32,
+    },
+    ForFilter {
+        site: u32,
+        next: u32,
+    },
+    ForKey {
+        site: u32,
+        next: u32,
+    },
+    ForPush {
+        site: u32,
+    },
     ForEnd,
     /// Start a splat; pops a mark. site.a = source, site.b = marker.
-    SplatBegin { site: u32, end: u32 },
-    SplatNext { temp: u32, exit: u32 },
+    SplatBegin {
+        site: u32,
+        end: u32,
+    },
+    SplatNext {
+        temp: u32,
+        exit: u32,
+    },
     /// Pops the element result and a mark.
-    SplatPush { next: u32 },
+    SplatPush {
+        next: u32,
+    },
     SplatEnd,
     /// Convert the argument on top of the stack to its parameter type (builtin calls).
-    ConvArg { call: u32, arg: u32 },
+    ConvArg {
+        call: u32,
+        arg: u32,
+    },
     /// Call a builtin with `argc` arguments; pops a mark.
-    Call { call: u32, argc: u32 },
+    Call {
+        call: u32,
+        argc: u32,
+    },
     /// Expand the final `...` argument (on the stack) and check arity.
-    ExpandBegin { call: u32, end: u32 },
+    ExpandBegin {
+        call: u32,
+        end: u32,
+    },
     /// Call a builtin with `nstatic` arguments plus the expanded ones; pops a mark.
-    CallExpanded { call: u32, nstatic: u32 },
+    CallExpanded {
+        call: u32,
+        nstatic: u32,
+    },
     /// `invoke(name, args)`: name and args on the stack; pops a mark.
-    Invoke { call: u32, func: u32 },
+    Invoke {
+        call: u32,
+        func: u32,
+    },
     /// Start `try`/`can`.
     TryBegin,
     /// After a traversal of a `try` argument: is it (wholly) known? Pops a mark.
     Probe,
     /// If an argument depends on unknown values, the result is unknown.
-    TryDepCheck { end: u32, can: bool },
+    TryDepCheck {
+        end: u32,
+        can: bool,
+    },
     /// After a `try` argument: done if it had no errors; pops a mark.
-    TryArg { end: u32, can: bool },
+    TryArg {
+        end: u32,
+        can: bool,
+    },
     /// No argument succeeded.
-    TryFail { call: u32, can: bool },
+    TryFail {
+        call: u32,
+        can: bool,
+    },
     /// End of a chunk: the value on top of the stack is the result.
     Return,
 }
@@ -318,11 +391,7 @@ impl ProgramBuilder {
     /// Declare a user function so that bodies compiled later can `invoke` it (mutual
     /// recursion). Args get frame slots 0..n in this order; defaults are chunks evaluated
     /// with an empty frame.
-    pub fn declare_function(
-        &mut self,
-        name: &str,
-        args: Vec<(Arc<str>, Option<ChunkId>)>,
-    ) -> FnId {
+    pub fn declare_function(&mut self, name: &str, args: Vec<(Arc<str>, Option<ChunkId>)>) -> FnId {
         let id = FnId(self.prog.functions.len() as u32);
         let frame_size = args.len() as u32;
         self.prog.functions.push(UserFn {
@@ -396,19 +465,19 @@ impl ProgramBuilder {
     /// Point the jump operand of the instruction at `at` to the current position.
     fn patch(&mut self, at: u32) {
         let target = self.here();
-        if let Some(op) = self.prog.code.get_mut(at as usize) {
-            match op {
-                Op::Jump(t)
-                | Op::ForBegin { end: t, .. }
-                | Op::ForPreCheck { end: t, .. }
-                | Op::ForNext { exit: t }
-                | Op::SplatBegin { end: t, .. }
-                | Op::SplatNext { exit: t, .. }
-                | Op::ExpandBegin { end: t, .. }
-                | Op::TryDepCheck { end: t, .. }
-                | Op::TryArg { end: t, .. } => *t = target,
-                _ => {}
-            }
+        if let Some(
+            Op::Jump(t)
+            | Op::ForBegin { end: t, .. }
+            | Op::ForPreCheck { end: t, .. }
+            | Op::ForNext { exit: t }
+            | Op::SplatBegin { end: t, .. }
+            | Op::SplatNext { exit: t, .. }
+            | Op::ExpandBegin { end: t, .. }
+            | Op::TryDepCheck { end: t, .. }
+            | Op::TryArg { end: t, .. },
+        ) = self.prog.code.get_mut(at as usize)
+        {
+            *t = target;
         }
     }
 
@@ -672,7 +741,8 @@ impl ProgramBuilder {
         loop {
             match &e.kind {
                 ExprKind::GetAttr { obj, name } => {
-                    let dot = self.find_char(obj.span.file, obj.span.end, name.span.start.byte, &['.']);
+                    let dot =
+                        self.find_char(obj.span.file, obj.span.end, name.span.start.byte, &['.']);
                     let span = match dot {
                         Some(p) => Span::new(name.span.file, p, name.span.end),
                         None => name.span,
@@ -685,7 +755,12 @@ impl ProgramBuilder {
                         break;
                     };
                     let span = if *legacy {
-                        match self.find_char(obj.span.file, obj.span.end, key.span.start.byte, &['.']) {
+                        match self.find_char(
+                            obj.span.file,
+                            obj.span.end,
+                            key.span.start.byte,
+                            &['.'],
+                        ) {
                             Some(p) => Span::new(e.span.file, p, e.span.end),
                             None => key.span,
                         }
@@ -1460,7 +1535,10 @@ fn collect_template<'a>(t: &'a Template, bound: &mut Vec<Str>, out: &mut Vec<&'a
 
 /// hcl's `nameSuggestion`: a candidate within Levenshtein distance 2. hcl returns the first
 /// such name in Go's (random) map order; this returns the closest, then the smallest.
-pub fn name_suggestion<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub fn name_suggestion<'a>(
+    given: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = levenshtein(given, c);

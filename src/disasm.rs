@@ -25,14 +25,24 @@ pub fn disassemble(program: &Program, chunk: ChunkId) -> String {
             ),
             Op::Attr { name, .. } => format!(
                 "attr .{}",
-                program.names.get(name as usize).map(|s| &**s).unwrap_or("?")
+                program
+                    .names
+                    .get(name as usize)
+                    .map(|s| &**s)
+                    .unwrap_or("?")
             ),
             Op::IndexConst { key, .. } => format!(
                 "index [{}]",
-                program.consts.get(key as usize).map(show).unwrap_or_default()
+                program
+                    .consts
+                    .get(key as usize)
+                    .map(show)
+                    .unwrap_or_default()
             ),
             Op::Jump(t) => format!("jump {}", rel(t)),
-            Op::ForBegin { end, object, group, .. } => {
+            Op::ForBegin {
+                end, object, group, ..
+            } => {
                 format!("for_begin end={} object={object} group={group}", rel(end))
             }
             Op::ForPreCheck { end, .. } => format!("for_precheck end={}", rel(end)),
@@ -47,7 +57,11 @@ pub fn disassemble(program: &Program, chunk: ChunkId) -> String {
             Op::TryArg { end, can } => format!("try_arg end={} can={can}", rel(end)),
             Op::Call { call, argc } => format!(
                 "call {}/{argc}",
-                program.calls.get(call as usize).map(|c| &*c.name).unwrap_or("?")
+                program
+                    .calls
+                    .get(call as usize)
+                    .map(|c| &*c.name)
+                    .unwrap_or("?")
             ),
             Op::Invoke { func, .. } => format!(
                 "invoke {}",
@@ -59,15 +73,21 @@ pub fn disassemble(program: &Program, chunk: ChunkId) -> String {
             ),
             Op::Fail(i) => format!(
                 "fail {:?}",
-                program.diags.get(i as usize).map(|d| &*d.summary).unwrap_or("")
+                program
+                    .diags
+                    .get(i as usize)
+                    .map(|d| &*d.summary)
+                    .unwrap_or("")
             ),
-            other => format!("{other:?}")
-                .split(['{', '('])
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_lowercase()
-                + &operand_suffix(&other),
+            other => {
+                format!("{other:?}")
+                    .split(['{', '('])
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_lowercase()
+                    + &operand_suffix(&other)
+            }
         };
         let _ = writeln!(out, "{:04} {text}", pc - base);
         if *op == Op::Return {

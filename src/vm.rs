@@ -153,7 +153,9 @@ const STACK_SEGMENT: u32 = 12;
 const SEGMENT_STACK_BYTES: usize = 64 << 20;
 
 fn has_errors_since(diags: &[Diagnostic], mark: usize) -> bool {
-    diags.get(mark..).is_some_and(|d| d.iter().any(|d| d.is_error()))
+    diags
+        .get(mark..)
+        .is_some_and(|d| d.iter().any(|d| d.is_error()))
 }
 
 fn err_diag(summary: &str, detail: String, subject: Span) -> Diagnostic {
@@ -274,7 +276,11 @@ impl<'p> Vm<'p> {
     }
 
     fn site(&self, i: u32) -> Site {
-        self.program.sites.get(i as usize).copied().unwrap_or_default()
+        self.program
+            .sites
+            .get(i as usize)
+            .copied()
+            .unwrap_or_default()
     }
 
     fn run(
@@ -407,10 +413,7 @@ impl<'p> Vm<'p> {
                 }
                 Op::BranchBegin(which) => {
                     let st = self.conds.last().copied().unwrap_or(CondState::Unknown);
-                    let taken = matches!(
-                        (st, which),
-                        (CondState::True, 0) | (CondState::False, 1)
-                    );
+                    let taken = matches!((st, which), (CondState::True, 0) | (CondState::False, 1));
                     self.begin_region(!taken, diags.len());
                 }
                 Op::BranchEnd => self.end_region(diags),
@@ -483,7 +486,8 @@ impl<'p> Vm<'p> {
                         }
                     }
                     self.alloc(u64::from(n), 0, pc - 1)?;
-                    self.stack.push(if known { Value::object(entries) } else { DYN });
+                    self.stack
+                        .push(if known { Value::object(entries) } else { DYN });
                 }
                 Op::Template { n, site } => {
                     let parts = self.pop_n(n as usize);
@@ -636,7 +640,10 @@ impl<'p> Vm<'p> {
                     let s = self.site(site);
                     if let Some(st) = self.fors.last_mut() {
                         let problem = if k.is_null() {
-                            Some(Some("Key expression in 'for' expression must not produce a null value.".to_string()))
+                            Some(Some(
+                                "Key expression in 'for' expression must not produce a null value."
+                                    .to_string(),
+                            ))
                         } else if k.is_unknown() {
                             Some(None)
                         } else {
@@ -676,18 +683,23 @@ impl<'p> Vm<'p> {
                         } else if let Some(k) = st.pending_key.take() {
                             if st.group {
                                 st.groups.entry(k).or_default().push(v);
-                            } else if st.fields.contains_key(&k) {
-                                diags.push(
-                                    err_diag(
-                                        "Duplicate object key",
-                                        format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", go_quote(&k)),
-                                        s.c,
-                                    )
-                                    .with_context(s.whole)
-                                    .with_expression(s.c),
-                                );
                             } else {
-                                st.fields.insert(k, v);
+                                match st.fields.entry(k) {
+                                    std::collections::btree_map::Entry::Occupied(o) => {
+                                        diags.push(
+                                            err_diag(
+                                                "Duplicate object key",
+                                                format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", go_quote(o.key())),
+                                                s.c,
+                                            )
+                                            .with_context(s.whole)
+                                            .with_expression(s.c),
+                                        );
+                                    }
+                                    std::collections::btree_map::Entry::Vacant(slot) => {
+                                        slot.insert(v);
+                                    }
+                                }
                             }
                         }
                     }
@@ -767,12 +779,17 @@ impl<'p> Vm<'p> {
                             Err(e) => {
                                 let c = &prog.calls[call as usize];
                                 let pname = self.param_name(call, arg as usize);
-                                let subject = c.arg_starts.get(arg as usize).copied().unwrap_or(c.range);
-                                let expr = c.arg_ranges.get(arg as usize).copied().unwrap_or(c.range);
+                                let subject =
+                                    c.arg_starts.get(arg as usize).copied().unwrap_or(c.range);
+                                let expr =
+                                    c.arg_ranges.get(arg as usize).copied().unwrap_or(c.range);
                                 diags.push(
                                     err_diag(
                                         "Invalid function argument",
-                                        format!("Invalid value for {} parameter: {e}.", go_quote(pname)),
+                                        format!(
+                                            "Invalid value for {} parameter: {e}.",
+                                            go_quote(pname)
+                                        ),
                                         subject,
                                     )
                                     .with_context(c.range)
@@ -866,7 +883,8 @@ impl<'p> Vm<'p> {
                     let v = self.pop();
                     let mark = self.pop_mark();
                     if has_errors_since(diags, mark) {
-                        let failed: Vec<Diagnostic> = diags.drain(mark.min(diags.len())..).collect();
+                        let failed: Vec<Diagnostic> =
+                            diags.drain(mark.min(diags.len())..).collect();
                         if let Some(t) = self.tries.last_mut() {
                             t.failed.extend(failed);
                         }
@@ -1016,9 +1034,7 @@ impl<'p> Vm<'p> {
         let s = self.site(site);
         let (param, result) = match op {
             BinaryOp::Eq | BinaryOp::Ne => (Type::Dynamic, Type::Bool),
-            BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Lt | BinaryOp::Le => {
-                (Type::Number, Type::Bool)
-            }
+            BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Lt | BinaryOp::Le => (Type::Number, Type::Bool),
             BinaryOp::And | BinaryOp::Or => (Type::Bool, Type::Bool),
             _ => (Type::Number, Type::Number),
         };
@@ -1467,28 +1483,29 @@ impl<'p> Vm<'p> {
         st.items = src.as_seq().map(<[Value]>::to_vec).unwrap_or_default();
         if st.list && st.items.is_empty() {
             st.probe = true;
-            st.items = vec![Value::Unknown(ty.element_type().cloned().unwrap_or(Type::Dynamic))];
+            st.items = vec![Value::Unknown(
+                ty.element_type().cloned().unwrap_or(Type::Dynamic),
+            )];
         }
         Ok(st)
     }
 
     /// hcl's handling of a final `...` argument: the elements it expands to, or `None`
     /// (after any diagnostic) when the call yields `DynamicVal`. Also checks arity.
-    fn expand_begin(
-        &self,
-        call: u32,
-        v: Value,
-        diags: &mut Vec<Diagnostic>,
-    ) -> Option<Vec<Value>> {
+    fn expand_begin(&self, call: u32, v: Value, diags: &mut Vec<Diagnostic>) -> Option<Vec<Value>> {
         let c = self.program.calls.get(call as usize)?;
         if has_errors_since(diags, self.marks.last().copied().unwrap_or(0)) {
             return None;
         }
         let range = c.expand.unwrap_or(c.range);
         let bad = |detail: &str| {
-            err_diag("Invalid expanding argument value", detail.to_string(), range)
-                .with_context(c.range)
-                .with_expression(range)
+            err_diag(
+                "Invalid expanding argument value",
+                detail.to_string(),
+                range,
+            )
+            .with_context(c.range)
+            .with_expression(range)
         };
         let ty = v.type_of();
         let items = match ty {
@@ -1667,7 +1684,10 @@ impl<'p> Vm<'p> {
                         diags.push(
                             err_diag(
                                 "Invalid function argument",
-                                format!("Invalid value for {} parameter: {message}.", go_quote(p.name)),
+                                format!(
+                                    "Invalid value for {} parameter: {message}.",
+                                    go_quote(p.name)
+                                ),
                                 subject,
                             )
                             .with_context(c.range)
@@ -1677,7 +1697,10 @@ impl<'p> Vm<'p> {
                     Some(p) => diags.push(
                         err_diag(
                             "Invalid function argument",
-                            format!("Invalid value for {} parameter: {message}.", go_quote(p.name)),
+                            format!(
+                                "Invalid value for {} parameter: {message}.",
+                                go_quote(p.name)
+                            ),
                             c.range,
                         )
                         .with_expression(c.range),
@@ -1709,10 +1732,7 @@ impl<'p> Vm<'p> {
             return Ok(());
         }
         let n = ((limit - start) / step).ceil();
-        let remaining = self
-            .limits
-            .max_alloc_elements
-            .saturating_sub(self.elements) as f64;
+        let remaining = self.limits.max_alloc_elements.saturating_sub(self.elements) as f64;
         if n > remaining {
             return Err(self.limit_error(LimitKind::AllocElements, self.span_at(pc)));
         }
@@ -1758,7 +1778,7 @@ impl<'p> Vm<'p> {
                 "user function calls: max depth {} exceeded",
                 self.limits.max_depth
             )))
-        } else if self.depth % STACK_SEGMENT == 0 {
+        } else if self.depth.is_multiple_of(STACK_SEGMENT) {
             self.invoke_on_fresh_stack(func, name.as_str().unwrap_or(""), &args)
         } else {
             self.invoke_inner(func, name.as_str().unwrap_or(""), &args)
@@ -1867,7 +1887,6 @@ impl<'p> Vm<'p> {
         }
         Ok(Ok(v))
     }
-
 }
 
 fn op_failed(msg: &str, whole: Span) -> Diagnostic {
@@ -2011,7 +2030,9 @@ fn describe_mismatch(t: &Type, f: &Type) -> String {
                 }
             }
         }
-        (Type::List(a), Type::List(b)) | (Type::Set(a), Type::Set(b)) | (Type::Map(a), Type::Map(b))
+        (Type::List(a), Type::List(b))
+        | (Type::Set(a), Type::Set(b))
+        | (Type::Map(a), Type::Map(b))
             if matches!(
                 (&**a, &**b),
                 (Type::Object(_), Type::Object(_)) | (Type::Tuple(_), Type::Tuple(_))
@@ -2035,4 +2056,3 @@ fn describe_mismatch(t: &Type, f: &Type) -> String {
     }
     format!("The 'true' value is {tn}, but the 'false' value is {fname}")
 }
-

@@ -74,8 +74,17 @@ fn conditional_unifies_branch_types() {
     assert_eq!(run("false ? 1 : \"a\"", &[]), "\"a\"");
     assert_eq!(run("c ? 1 : \"a\"", &[("c", Value::Bool(true))]), "\"1\"");
     let req = obj(vec![("x", n(5))]);
-    assert_eq!(run("c ? req.x : \"d\"", &[("c", Value::Bool(true)), ("req", req)]), "\"5\"");
-    assert_eq!(run("c ? null : 5", &[("c", Value::Bool(true))]), "null(number)");
+    assert_eq!(
+        run(
+            "c ? req.x : \"d\"",
+            &[("c", Value::Bool(true)), ("req", req)]
+        ),
+        "\"5\""
+    );
+    assert_eq!(
+        run("c ? null : 5", &[("c", Value::Bool(true))]),
+        "null(number)"
+    );
     assert_eq!(run("c ? null : 5", &[("c", Value::Bool(false))]), "5");
     assert_eq!(run("\"true\" ? 1 : 2", &[]), "1");
     // Failures in the branch not taken are dropped.
@@ -115,7 +124,10 @@ fn templates_convert_parts() {
 
 #[test]
 fn collections() {
-    assert_eq!(run("[1, \"a\", null]", &[]), "tuple[1, \"a\", null(dynamic)]");
+    assert_eq!(
+        run("[1, \"a\", null]", &[]),
+        "tuple[1, \"a\", null(dynamic)]"
+    );
     assert_eq!(run("{ b = 1, a = 2, b = 3 }", &[]), "object{a = 2, b = 3}");
     assert_eq!(run("{ (k) = 1 }", &[("k", s("x"))]), "object{x = 1}");
     assert_eq!(run("{ \"a.b\" = 1, 2 = 3 }", &[]), "object{2 = 3, a.b = 1}");
@@ -166,12 +178,18 @@ fn index_and_attribute_errors() {
 
 #[test]
 fn for_expressions() {
-    assert_eq!(run("[for x in [1, 2, 3]: x * 2 if x > 1]", &[]), "tuple[4, 6]");
+    assert_eq!(
+        run("[for x in [1, 2, 3]: x * 2 if x > 1]", &[]),
+        "tuple[4, 6]"
+    );
     assert_eq!(
         run("{for k, v in { b = 1, a = 2 }: v => k}", &[]),
         "object{1 = \"b\", 2 = \"a\"}"
     );
-    assert_eq!(run("[for k, v in { b = 1, a = 2 }: k]", &[]), "tuple[\"a\", \"b\"]");
+    assert_eq!(
+        run("[for k, v in { b = 1, a = 2 }: k]", &[]),
+        "tuple[\"a\", \"b\"]"
+    );
     assert_eq!(run("[for i, v in [\"x\", \"y\"]: i]", &[]), "tuple[0, 1]");
     assert_eq!(
         run("{for x in [\"a\", \"b\", \"a\"]: x => x...}", &[]),
@@ -194,7 +212,10 @@ fn for_expressions() {
         "unknown(dynamic)\nmain.hcl:1,21-25: Condition is null; The value of the 'if' clause must not be null."
     );
     // Variables of a `for` shadow outer names and disappear after it.
-    assert_eq!(run("[for x in [1]: [for x in [2]: x]]", &[("x", n(9))]), "tuple[tuple[2]]");
+    assert_eq!(
+        run("[for x in [1]: [for x in [2]: x]]", &[("x", n(9))]),
+        "tuple[tuple[2]]"
+    );
 }
 
 #[test]
@@ -209,7 +230,10 @@ fn splats() {
         vec![obj(vec![("a", n(3))])],
     );
     assert_eq!(run("l[*].a", &[("l", list)]), "list[3]");
-    let empty = Value::list(Type::Object(vec![(Arc::from("a"), Type::Number)].into()), vec![]);
+    let empty = Value::list(
+        Type::Object(vec![(Arc::from("a"), Type::Number)].into()),
+        vec![],
+    );
     assert_eq!(run("l[*].a", &[("l", empty)]), "list[]");
 }
 
@@ -220,7 +244,10 @@ fn unknowns_propagate_without_diagnostics() {
         ("u.a.b", "unknown(dynamic)"),
         ("\"x${u}\"", "unknown(string)"),
         ("[u, 1]", "tuple[unknown(dynamic), 1]"),
-        ("{ a = { b = u } }", "object{a = object{b = unknown(dynamic)}}"),
+        (
+            "{ a = { b = u } }",
+            "object{a = object{b = unknown(dynamic)}}",
+        ),
         ("u + 1", "unknown(number)"),
         ("u ? 1 : 2", "unknown(number)"),
         ("[for x in u: x]", "unknown(dynamic)"),
@@ -236,4 +263,3 @@ fn unknowns_propagate_without_diagnostics() {
 
 use fn_hcl::value::{Type, Value};
 use std::sync::Arc;
-

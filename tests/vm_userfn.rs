@@ -40,7 +40,10 @@ fn program(funcs: &[Func], main: &str) -> (Program, ChunkId) {
         texts.push(f.body.to_string());
     }
     let mut sm = SourceMap::new();
-    let ids: Vec<_> = texts.iter().map(|t| sm.add("main.hcl", t.as_str())).collect();
+    let ids: Vec<_> = texts
+        .iter()
+        .map(|t| sm.add("main.hcl", t.as_str()))
+        .collect();
     let parse = |i: usize| {
         vm_util::Parser::new(&texts[i], ids[i])
             .parse()
@@ -65,7 +68,10 @@ fn program(funcs: &[Func], main: &str) -> (Program, ChunkId) {
         for (i, (l, _)) in f.locals.iter().enumerate() {
             names.push(l);
             let slot = names.len() as u32 - 1;
-            locals.push((slot, b.compile_expr(&parse(first + i), &Names(names.clone()))));
+            locals.push((
+                slot,
+                b.compile_expr(&parse(first + i), &Names(names.clone())),
+            ));
         }
         let body = b.compile_expr(&parse(first + f.locals.len()), &Names(names.clone()));
         b.define_function(id, locals, body, names.len() as u32);
@@ -88,7 +94,11 @@ fn call(funcs: &[Func], main: &str) -> String {
 }
 
 fn fact() -> Func {
-    func("fact", &["n"], "n <= 1 ? 1 : n * invoke(\"fact\", { n = n - 1 })")
+    func(
+        "fact",
+        &["n"],
+        "n <= 1 ? 1 : n * invoke(\"fact\", { n = n - 1 })",
+    )
 }
 
 fn fib() -> Func {
@@ -121,10 +131,18 @@ fn fib_costs_only_the_taken_paths() {
 fn default_budgets_stop_nested_loops_fast() {
     let big = Value::tuple((0..100_000).map(Value::int).collect());
     let start = Instant::now();
-    let (r, _) = eval_with("[for a in x: [for b in x: b]]", &[("x", big)], Limits::default());
+    let (r, _) = eval_with(
+        "[for a in x: [for b in x: b]]",
+        &[("x", big)],
+        Limits::default(),
+    );
     let e = r.expect_err("budget");
     assert_eq!(e.kind, LimitKind::AllocElements);
-    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -152,12 +170,18 @@ fn depth_limit_is_100_calls_and_does_not_leak() {
         )
     };
     // 99 nested invocations work.
-    assert_eq!(call(&[countdown()], "invoke(\"countdown\", { n = 98 })"), "98");
+    assert_eq!(
+        call(&[countdown()], "invoke(\"countdown\", { n = 98 })"),
+        "98"
+    );
     // The 100th fails; the message nests one "Call to function" per level.
     let out = call(&[countdown()], "invoke(\"countdown\", { n = 99 })");
     assert!(out.starts_with("unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: main.hcl:1,18-25: Error in function call;"), "{out}");
     assert_eq!(out.matches("Call to function").count(), 100);
-    let tail = format!("failed: user function calls: max depth 100 exceeded{}", ".".repeat(100));
+    let tail = format!(
+        "failed: user function calls: max depth 100 exceeded{}",
+        ".".repeat(100)
+    );
     assert!(out.ends_with(&tail), "{out}");
     // A failed deep call leaves later calls in the same evaluation unaffected.
     let out = call(
@@ -181,13 +205,19 @@ fn argument_errors_match_function_hcl() {
         locals: vec![],
         body: pair.body,
     };
-    assert_eq!(call(&[pair()], "invoke(\"pair\", { left = \"l\" })"), "\"l/R\"");
+    assert_eq!(
+        call(&[pair()], "invoke(\"pair\", { left = \"l\" })"),
+        "\"l/R\""
+    );
     assert_eq!(
         call(&[pair()], "invoke(\"pair\", { right = \"x\" })"),
         "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: function: pair, argument \"left\" expected but not supplied."
     );
     assert_eq!(
-        call(&[pair()], "invoke(\"pair\", { left = \"l\", middle = \"m\" })"),
+        call(
+            &[pair()],
+            "invoke(\"pair\", { left = \"l\", middle = \"m\" })"
+        ),
         "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: function: pair, invalid argument \"middle\"."
     );
     assert_eq!(
@@ -199,7 +229,10 @@ fn argument_errors_match_function_hcl() {
         "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: user function 'missing' not found."
     );
     // Unknown arguments make an unknown result without calling.
-    assert_eq!(call(&[pair()], "invoke(\"pair\", nosuch)").lines().next(), Some("unknown(dynamic)"));
+    assert_eq!(
+        call(&[pair()], "invoke(\"pair\", nosuch)").lines().next(),
+        Some("unknown(dynamic)")
+    );
 }
 
 #[test]
@@ -245,7 +278,10 @@ fn try_and_can() {
     assert_eq!(run("can(nosuch)", &[]), "false");
     // Depending on unknown values: the result is unknown.
     let u = Value::Unknown(fn_hcl::value::Type::Dynamic);
-    assert_eq!(run("try(u.x, \"d\")", &[("u", u.clone())]), "unknown(dynamic)");
+    assert_eq!(
+        run("try(u.x, \"d\")", &[("u", u.clone())]),
+        "unknown(dynamic)"
+    );
     assert_eq!(run("can(u)", &[("u", u.clone())]), "unknown(bool)");
     assert_eq!(
         run("try(nosuch)", &[]),
@@ -297,7 +333,11 @@ fn start_ranges_follow_hcl() {
 fn budget(src: &str, limits: Limits) -> fn_hcl::vm::VmError {
     let start = Instant::now();
     let (r, _) = eval_with(src, &[], limits);
-    assert!(start.elapsed() < Duration::from_secs(3), "{src} took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{src} took {:?}",
+        start.elapsed()
+    );
     r.expect_err("budget exceeded")
 }
 
@@ -308,18 +348,46 @@ fn budgets_stop_pathological_expressions() {
         max_alloc_elements: 200_000,
         ..Limits::default()
     };
-    let e = budget("[for a in [for i in [0,1,2,3,4,5,6,7,8,9]: i]: [for b in [for x in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: [for y in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: [for z in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: z]]]: b]]", Limits { max_alloc_elements: 1000, ..limits });
+    let e = budget(
+        "[for a in [for i in [0,1,2,3,4,5,6,7,8,9]: i]: [for b in [for x in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: [for y in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: [for z in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: z]]]: b]]",
+        Limits {
+            max_alloc_elements: 1000,
+            ..limits
+        },
+    );
     assert_eq!(e.kind, LimitKind::AllocElements);
-    assert!(e.message.starts_with("evaluation budget exceeded: more than 1000 collection elements allocated (at main.hcl:"), "{}", e.message);
+    assert!(
+        e.message.starts_with(
+            "evaluation budget exceeded: more than 1000 collection elements allocated (at main.hcl:"
+        ),
+        "{}",
+        e.message
+    );
     // Instruction budget: deep recursion through every branch.
     let (p, c) = program(&[fib()], "invoke(\"fib\", { n = 40 })");
-    let mut vm = Vm::new(&p, Limits { max_instructions: 100_000, ..Limits::default() });
+    let mut vm = Vm::new(
+        &p,
+        Limits {
+            max_instructions: 100_000,
+            ..Limits::default()
+        },
+    );
     let e = vm.eval(c, &[], &mut Vec::new()).expect_err("instructions");
     assert_eq!(e.kind, LimitKind::Instructions);
-    assert!(e.message.contains("more than 100000 instructions executed"), "{}", e.message);
+    assert!(
+        e.message.contains("more than 100000 instructions executed"),
+        "{}",
+        e.message
+    );
     // Wall time.
     let (p, c) = program(&[fib()], "invoke(\"fib\", { n = 40 })");
-    let mut vm = Vm::new(&p, Limits { max_wall: Duration::from_millis(50), ..Limits::default() });
+    let mut vm = Vm::new(
+        &p,
+        Limits {
+            max_wall: Duration::from_millis(50),
+            ..Limits::default()
+        },
+    );
     let e = vm.eval(c, &[], &mut Vec::new()).expect_err("wall");
     assert_eq!(e.kind, LimitKind::WallTime);
 }

@@ -75,7 +75,11 @@ impl<'a> Parser<'a> {
         if self.eat(s) {
             Ok(self.span(start))
         } else {
-            Err(format!("expected {s:?} at {:?}: {:?}", self.pos, self.rest()))
+            Err(format!(
+                "expected {s:?} at {:?}: {:?}",
+                self.pos,
+                self.rest()
+            ))
         }
     }
 
@@ -206,14 +210,13 @@ impl<'a> Parser<'a> {
                     span: Span::new(self.file, marker_end, marker_end),
                 };
                 loop {
-                    if self.rest().starts_with('.') && !self.rest().starts_with(".*") {
-                        each = self.step(each, each_start)?;
-                    } else if full && self.rest().starts_with('[') && !self.rest().starts_with("[*]")
-                    {
-                        each = self.step(each, each_start)?;
-                    } else {
+                    let r = self.rest();
+                    let attr = r.starts_with('.') && !r.starts_with(".*");
+                    let index = full && r.starts_with('[') && !r.starts_with("[*]");
+                    if !(attr || index) {
                         break;
                     }
+                    each = self.step(each, each_start)?;
                 }
                 e = Expr {
                     kind: ExprKind::Splat {
@@ -686,7 +689,10 @@ pub fn show(v: &Value) -> String {
 }
 
 fn seq(items: &[Value]) -> String {
-    format!("[{}]", items.iter().map(show).collect::<Vec<_>>().join(", "))
+    format!(
+        "[{}]",
+        items.iter().map(show).collect::<Vec<_>>().join(", ")
+    )
 }
 
 fn fields(entries: &[(Arc<str>, Value)]) -> String {
@@ -705,7 +711,7 @@ pub fn run(src: &str, vars: &[(&'static str, Value)]) -> String {
     let (v, d) = eval(src, vars);
     let mut out = show(&v);
     for t in texts(&d) {
-        out.push_str("\n");
+        out.push('\n');
         out.push_str(&t);
     }
     out
