@@ -80,13 +80,8 @@ pub fn disassemble(program: &Program, chunk: ChunkId) -> String {
                     .unwrap_or("")
             ),
             other => {
-                format!("{other:?}")
-                    .split(['{', '('])
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_lowercase()
-                    + &operand_suffix(&other)
+                let debug = format!("{other:?}");
+                snake(debug.split(['{', '(']).next().unwrap_or("").trim()) + &operand_suffix(&other)
             }
         };
         let _ = writeln!(out, "{:04} {text}", pc - base);
@@ -112,6 +107,22 @@ fn operand_suffix(op: &Op) -> String {
         Op::CallExpanded { nstatic, .. } => format!(" static={nstatic}"),
         _ => String::new(),
     }
+}
+
+/// `CondSelect` -> `cond_select`.
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A compact rendering of a constant.
