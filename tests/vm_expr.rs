@@ -263,3 +263,42 @@ fn unknowns_propagate_without_diagnostics() {
 
 use fn_hcl::value::{Type, Value};
 use std::sync::Arc;
+
+#[test]
+fn realistic_resource_body() {
+    let req = obj(vec![(
+        "composite",
+        obj(vec![
+            (
+                "metadata",
+                obj(vec![("name", s("demo")), ("namespace", s("team-a"))]),
+            ),
+            (
+                "spec",
+                obj(vec![
+                    ("region", s("us-east-1")),
+                    ("replicas", n(3)),
+                    (
+                        "subnets",
+                        Value::tuple(vec![obj(vec![("id", s("a"))]), obj(vec![("id", s("b"))])]),
+                    ),
+                ]),
+            ),
+        ]),
+    )]);
+    let src = r#"{
+      metadata = { name = "${req.composite.metadata.name}-vpc", labels = { team = req.composite.metadata.namespace } }
+      spec = {
+        region    = req.composite.spec.region
+        tags      = { for i, s in req.composite.spec.subnets : s.id => i if i % 2 == 0 }
+        size      = req.composite.spec.replicas > 2 ? "large" : "small"
+        subnetIds = try(req.composite.spec.subnets[*].id, [])
+        missing   = req.composite.spec.nosuch
+      }
+    }"#;
+    let out = run(src, &[("req", req)]);
+    assert_eq!(
+        out,
+        "object{metadata = object{labels = object{team = \"team-a\"}, name = \"demo-vpc\"}, spec = object{missing = unknown(dynamic), region = \"us-east-1\", size = \"large\", subnetIds = tuple[\"a\", \"b\"], tags = object{a = 0}}}\nmain.hcl:8,39-46: Unsupported attribute; This object does not have an attribute named \"nosuch\"."
+    );
+}
