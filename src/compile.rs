@@ -677,6 +677,14 @@ impl ProgramBuilder {
             ExprKind::Null => Some(Value::NULL),
             ExprKind::Bool(b) => Some(Value::Bool(*b)),
             ExprKind::Number(t) => Number::parse(t).map(Value::Number),
+            // hcl's parser folds a minus sign into a number literal.
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+            } => match &operand.kind {
+                ExprKind::Number(t) => Number::parse(t).map(|n| Value::Number(n.neg())),
+                _ => None,
+            },
             ExprKind::Template(t) => literal_template(t).map(Value::string),
             ExprKind::TemplateWrap(inner) | ExprKind::Paren(inner) => self.const_value(inner),
             ExprKind::Tuple(items) => items
@@ -917,7 +925,7 @@ impl ProgramBuilder {
                 }
                 ObjectKey::Expr(k) => {
                     if let Some(word) = keyword_key(k) {
-                        let c = self.konst(Value::string(word));
+                        let c = self.konst(Value::String(word));
                         self.emit(Op::Const(c), k.span);
                         false
                     } else {
@@ -1091,7 +1099,7 @@ impl ProgramBuilder {
             start,
             range: e.span,
             close_paren,
-            arg_starts: args.iter().map(start_range_of).collect(),
+            arg_starts: args.iter().map(|a| self.start_range(a)).collect(),
             arg_ranges: args.iter().map(|a| a.span).collect(),
             expand: if expand_final {
                 args.last().map(|a| a.span)
@@ -1189,7 +1197,7 @@ impl ProgramBuilder {
                     crate::convert::go_quote(&name.name),
                     params.len()
                 ),
-                start_range_of(&args[params.len()]),
+                self.start_range(&args[params.len()]),
             )
             .with_context(e.span)
             .with_expression(e.span);
@@ -1291,6 +1299,24 @@ impl ProgramBuilder {
         None
     }
 
+    /// hcl's `StartRange()`, with the source at hand for the ranges the AST lacks: an index
+    /// expression starts at its `[`, a splat at its marker.
+    fn start_range(&self, e: &Expr) -> Span {
+        match &e.kind {
+            ExprKind::Index { obj, key, legacy } if !*legacy && !is_literal_key(key) => {
+                match self.find_char(obj.span.file, obj.span.end, key.span.start.byte, &['[']) {
+                    Some(p) => Span::new(e.span.file, p, advance(p, 1)),
+                    None => start_range_of(e),
+                }
+            }
+            ExprKind::Splat { source, each, .. } => self.splat_marker(source, each, e.span),
+            ExprKind::Paren(inner) => self.start_range(inner),
+            ExprKind::Binary { lhs, .. } => self.start_range(lhs),
+            ExprKind::Conditional { cond, .. } => self.start_range(cond),
+            _ => start_range_of(e),
+        }
+    }
+
     /// `[key]` of an index expression.
     fn bracket_range(&self, obj: &Expr, key: &Expr, whole: Span) -> Span {
         match self.find_char(obj.span.file, obj.span.end, key.span.start.byte, &['[']) {
@@ -1378,16 +1404,22 @@ fn is_literal_key(key: &Expr) -> bool {
     match &key.kind {
         ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_) => true,
         ExprKind::Template(t) => literal_template(t).is_some(),
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+        } => matches!(operand.kind, ExprKind::Number(_)),
         _ => false,
     }
 }
 
 /// `null`, `true`, `false` written as an object key are literal names (hcl's ExprAsKeyword).
-fn keyword_key(k: &Expr) -> Option<&'static str> {
+/// So is a lone identifier.
+fn keyword_key(k: &Expr) -> Option<Str> {
     match &k.kind {
-        ExprKind::Null => Some("null"),
-        ExprKind::Bool(true) => Some("true"),
-        ExprKind::Bool(false) => Some("false"),
+        ExprKind::Null => Some(Str::from("null")),
+        ExprKind::Bool(true) => Some(Str::from("true")),
+        ExprKind::Bool(false) => Some(Str::from("false")),
+        ExprKind::Variable(id) => Some(id.name.clone()),
         _ => None,
     }
 }

@@ -25,6 +25,14 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use crate::disasm::disassemble;
+
+// A compiled program is shared across requests and threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Program>();
+};
+
 /// Budgets of one [`Vm`] (one request). Exceeding any of them is a [`VmError`].
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {

@@ -302,3 +302,12 @@ fn realistic_resource_body() {
         "object{metadata = object{labels = object{team = \"team-a\"}, name = \"demo-vpc\"}, spec = object{missing = unknown(dynamic), region = \"us-east-1\", size = \"large\", subnetIds = tuple[\"a\", \"b\"], tags = object{a = 0}}}\nmain.hcl:8,39-46: Unsupported attribute; This object does not have an attribute named \"nosuch\"."
     );
 }
+
+#[test]
+fn negative_literal_index_is_a_traversal_step() {
+    assert_eq!(
+        run("[1][-1]", &[]),
+        "unknown(dynamic)\nmain.hcl:1,4-8: Invalid index; The given key does not identify an element in this collection value: a negative number is not a valid index for a sequence."
+    );
+    assert_eq!(run("-2 * 3", &[]), "-6");
+}
