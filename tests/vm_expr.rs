@@ -311,3 +311,35 @@ fn negative_literal_index_is_a_traversal_step() {
     );
     assert_eq!(run("-2 * 3", &[]), "-6");
 }
+
+#[test]
+fn every_failure_of_an_expression_is_reported() {
+    // Nested objects, templates, tuples, for bodies and splat items: every failure is a
+    // diagnostic (with its range) and the failing parts are unknown.
+    let req = obj(vec![
+        ("a", obj(vec![("b", n(1))])),
+        ("xs", Value::tuple(vec![obj(vec![("id", s("x"))]), obj(vec![])])),
+    ]);
+    let src = "{ o = { p = req.a.c }, t = \"v-${req.z}\", l = [for x in req.xs: x.name], s = req.xs[*].id, ok = req.a.b }";
+    let (v, d) = eval(src, &[("req", req)]);
+    assert_eq!(
+        show(&v),
+        "object{l = tuple[unknown(dynamic), unknown(dynamic)], o = object{p = unknown(dynamic)}, ok = 1, s = unknown(dynamic), t = unknown(string)}"
+    );
+    assert_eq!(
+        texts(&d),
+        [
+            "main.hcl:1,18-20: Unsupported attribute; This object does not have an attribute named \"c\".",
+            "main.hcl:1,36-38: Unsupported attribute; This object does not have an attribute named \"z\".",
+            "main.hcl:1,65-70: Unsupported attribute; This object does not have an attribute named \"name\".",
+            "main.hcl:1,65-70: Unsupported attribute; This object does not have an attribute named \"name\".",
+            "main.hcl:1,86-89: Unsupported attribute; This object does not have an attribute named \"id\".",
+        ]
+    );
+    // Each diagnostic's expression range is the traversal it came from.
+    let exprs: Vec<(u32, u32)> = d
+        .iter()
+        .map(|d| d.expression.map(|e| (e.start.col, e.end.col)).unwrap_or((0, 0)))
+        .collect();
+    assert_eq!(exprs, [(13, 20), (33, 38), (64, 70), (64, 70), (86, 89)]);
+}
