@@ -2064,3 +2064,66 @@ fn describe_mismatch(t: &Type, f: &Type) -> String {
     }
     format!("The 'true' value is {tn}, but the 'false' value is {fname}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj_type(fields: &[(&str, Type)]) -> Type {
+        Type::Object(
+            fields
+                .iter()
+                .map(|(k, t)| (Str::from(*k), t.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn go_type_strings() {
+        let tuple = Type::Tuple(vec![Type::String, Type::String].into());
+        assert_eq!(
+            go_type_string(&tuple),
+            "cty.Tuple([]cty.Type{cty.String, cty.String})"
+        );
+        assert_eq!(go_type_string(&Type::empty_tuple()), "cty.EmptyTuple");
+        assert_eq!(
+            go_type_string(&Type::list(Type::Number)),
+            "cty.List(cty.Number)"
+        );
+        assert_eq!(
+            go_type_string(&obj_type(&[("a", Type::Bool), ("b", Type::Dynamic)])),
+            "cty.Object(map[string]cty.Type{\"a\":cty.Bool, \"b\":cty.DynamicPseudoType})"
+        );
+    }
+
+    #[test]
+    fn conditional_mismatch_descriptions() {
+        let a = obj_type(&[("x", Type::Number)]);
+        let b = obj_type(&[("y", Type::Number)]);
+        assert_eq!(
+            describe_mismatch(&a, &b),
+            "The 'true' value includes object attribute \"x\", which is absent in the 'false' value"
+        );
+        let t1 = Type::Tuple(vec![Type::Number].into());
+        let t2 = Type::Tuple(vec![Type::Number, Type::Bool].into());
+        assert_eq!(
+            describe_mismatch(&t1, &t2),
+            "The 'true' tuple has length 1, but the 'false' tuple has length 2"
+        );
+        assert_eq!(
+            describe_mismatch(&Type::list(a.clone()), &Type::list(b)),
+            "Mismatched list element types: The 'true' value includes object attribute \"x\", which is absent in the 'false' value"
+        );
+        assert_eq!(
+            describe_mismatch(&t1, &a),
+            "The 'true' value is tuple, but the 'false' value is object"
+        );
+    }
+
+    #[test]
+    fn builtin_result_cost_is_shallow() {
+        let v = Value::tuple(vec![Value::string("abc"), Value::int(1)]);
+        assert_eq!(value_cost(&v), (2, 3));
+        assert_eq!(value_cost(&Value::string("hello")), (0, 5));
+    }
+}
