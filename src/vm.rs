@@ -810,7 +810,7 @@ impl<'p> Vm<'p> {
                 Op::Call { call, argc } => {
                     let args = self.pop_n(argc as usize);
                     let mark = self.pop_mark();
-                    let v = self.call_builtin(call, args, 0, mark, diags, pc - 1)?;
+                    let v = self.call_builtin(call, args, mark, diags, pc - 1)?;
                     self.stack.push(v);
                 }
                 Op::ExpandBegin { call, end } => {
@@ -854,7 +854,7 @@ impl<'p> Vm<'p> {
                         args.push(v);
                     }
                     let mark = self.pop_mark();
-                    let v = self.call_builtin(call, args, nstatic as usize, mark, diags, pc - 1)?;
+                    let v = self.call_builtin(call, args, mark, diags, pc - 1)?;
                     self.stack.push(v);
                 }
                 Op::Invoke { call, func } => {
@@ -1636,7 +1636,6 @@ impl<'p> Vm<'p> {
         &mut self,
         call: u32,
         args: Vec<Value>,
-        _nstatic: usize,
         mark: usize,
         diags: &mut Vec<Diagnostic>,
         pc: usize,
@@ -1669,6 +1668,7 @@ impl<'p> Vm<'p> {
         if result.is_none() && def.name == "range" {
             self.check_range(&args, pc)?;
         }
+        let argc = args.len();
         let result = match result {
             Some(r) => r,
             None => builtins::call(id, args),
@@ -1681,9 +1681,8 @@ impl<'p> Vm<'p> {
             }
             Err(FuncError::Arg { index, message }) => {
                 let param = def.params.get(index).or(def.var_param.as_ref());
-                let nargs = c.arg_starts.len().max(index + 1);
                 match param {
-                    Some(p) if index < nargs => {
+                    Some(p) if index < argc => {
                         let subject = match c.arg_starts.get(index) {
                             Some(s) if c.expand.is_none() || index + 1 < c.arg_starts.len() => *s,
                             _ => c.expand.unwrap_or(c.range),
@@ -1776,7 +1775,8 @@ impl<'p> Vm<'p> {
             );
             return Ok(DYN);
         }
-        if args.is_unknown() || self.type_only > 0 {
+        // cty calls a function only with wholly known arguments (invoke allows no unknowns).
+        if args.contains_unknown() || self.type_only > 0 {
             return Ok(DYN);
         }
         self.depth += 1;
@@ -1920,7 +1920,7 @@ fn splat_result(st: SplatState) -> Value {
     if st.upgraded_unknown {
         return DYN;
     }
-    if !st.known {
+    if !st.known && !st.probe {
         return DYN;
     }
     if !st.list {
