@@ -318,7 +318,10 @@ fn every_failure_of_an_expression_is_reported() {
     // diagnostic (with its range) and the failing parts are unknown.
     let req = obj(vec![
         ("a", obj(vec![("b", n(1))])),
-        ("xs", Value::tuple(vec![obj(vec![("id", s("x"))]), obj(vec![])])),
+        (
+            "xs",
+            Value::tuple(vec![obj(vec![("id", s("x"))]), obj(vec![])]),
+        ),
     ]);
     let src = "{ o = { p = req.a.c }, t = \"v-${req.z}\", l = [for x in req.xs: x.name], s = req.xs[*].id, ok = req.a.b }";
     let (v, d) = eval(src, &[("req", req)]);
@@ -339,7 +342,11 @@ fn every_failure_of_an_expression_is_reported() {
     // Each diagnostic's expression range is the traversal it came from.
     let exprs: Vec<(u32, u32)> = d
         .iter()
-        .map(|d| d.expression.map(|e| (e.start.col, e.end.col)).unwrap_or((0, 0)))
+        .map(|d| {
+            d.expression
+                .map(|e| (e.start.col, e.end.col))
+                .unwrap_or((0, 0))
+        })
         .collect();
     assert_eq!(exprs, [(13, 20), (33, 38), (64, 70), (64, 70), (86, 89)]);
 }

@@ -146,6 +146,15 @@ fn default_budgets_stop_nested_loops_fast() {
 }
 
 #[test]
+fn fact_99_works_and_fact_100_fails() {
+    let ok = call(&[fact()], "invoke(\"fact\", { n = 99 })");
+    assert!(!ok.contains('\n') && !ok.starts_with("unknown"), "{ok}");
+    let failed = call(&[fact()], "invoke(\"fact\", { n = 100 })");
+    assert!(failed.starts_with("unknown(dynamic)\n"), "{failed}");
+    assert!(failed.contains("user function calls: max depth 100 exceeded"));
+}
+
+#[test]
 fn mutual_recursion() {
     let even = func(
         "even",
