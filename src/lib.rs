@@ -15,6 +15,7 @@ pub mod compile;
 pub mod convert;
 pub mod cty_yaml;
 pub mod diag;
+pub mod disasm;
 pub mod eval;
 pub mod function;
 pub mod ir;

@@ -1,0 +1,418 @@
+//! User functions (`invoke`), `try`/`can`, budgets and the conditional's type-only branch.
+
+mod vm_util;
+use fn_hcl::compile::{ChunkId, Program, ProgramBuilder};
+use fn_hcl::span::SourceMap;
+use fn_hcl::value::Value;
+use fn_hcl::vm::{LimitKind, Limits, Vm};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use vm_util::*;
+
+/// A user function for tests: name, args (name, optional default source), locals
+/// (name, source) and body source.
+struct Func {
+    name: &'static str,
+    args: Vec<(&'static str, Option<&'static str>)>,
+    locals: Vec<(&'static str, &'static str)>,
+    body: &'static str,
+}
+
+fn func(name: &'static str, args: &[&'static str], body: &'static str) -> Func {
+    Func {
+        name,
+        args: args.iter().map(|a| (*a, None)).collect(),
+        locals: vec![],
+        body,
+    }
+}
+
+/// Compile functions and a main expression (each snippet its own file `main.hcl`).
+fn program(funcs: &[Func], main: &str) -> (Program, ChunkId) {
+    let mut texts: Vec<String> = vec![main.to_string()];
+    for f in funcs {
+        for (_, d) in &f.args {
+            texts.push(d.unwrap_or("null").to_string());
+        }
+        for (_, l) in &f.locals {
+            texts.push(l.to_string());
+        }
+        texts.push(f.body.to_string());
+    }
+    let mut sm = SourceMap::new();
+    let ids: Vec<_> = texts
+        .iter()
+        .map(|t| sm.add("main.hcl", t.as_str()))
+        .collect();
+    let parse = |i: usize| {
+        vm_util::Parser::new(&texts[i], ids[i])
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let mut b = ProgramBuilder::new(Arc::new(sm));
+    let mut next = 1;
+    let mut decls = Vec::new();
+    for f in funcs {
+        let mut args = Vec::new();
+        for (a, d) in &f.args {
+            let def = d.map(|_| b.compile_expr(&parse(next), &Names(vec![])));
+            next += 1;
+            args.push((Arc::from(*a), def));
+        }
+        decls.push((b.declare_function(f.name, args), next));
+        next += f.locals.len() + 1;
+    }
+    for (f, (id, first)) in funcs.iter().zip(decls) {
+        let mut names: Vec<&'static str> = f.args.iter().map(|(a, _)| *a).collect();
+        let mut locals = Vec::new();
+        for (i, (l, _)) in f.locals.iter().enumerate() {
+            names.push(l);
+            let slot = names.len() as u32 - 1;
+            locals.push((
+                slot,
+                b.compile_expr(&parse(first + i), &Names(names.clone())),
+            ));
+        }
+        let body = b.compile_expr(&parse(first + f.locals.len()), &Names(names.clone()));
+        b.define_function(id, locals, body, names.len() as u32);
+    }
+    let main = b.compile_expr(&parse(0), &Names(vec![]));
+    (b.finish(), main)
+}
+
+fn call(funcs: &[Func], main: &str) -> String {
+    let (p, c) = program(funcs, main);
+    let mut vm = Vm::new(&p, Limits::default());
+    let mut d = Vec::new();
+    let v = vm.eval(c, &[], &mut d).expect("within budget");
+    let mut out = show(&v);
+    for t in texts(&d) {
+        out.push('\n');
+        out.push_str(&t);
+    }
+    out
+}
+
+fn fact() -> Func {
+    func(
+        "fact",
+        &["n"],
+        "n <= 1 ? 1 : n * invoke(\"fact\", { n = n - 1 })",
+    )
+}
+
+fn fib() -> Func {
+    func(
+        "fib",
+        &["n"],
+        "n < 2 ? n : invoke(\"fib\", { n = n - 1 }) + invoke(\"fib\", { n = n - 2 })",
+    )
+}
+
+#[test]
+fn recursion_works() {
+    assert_eq!(call(&[fact()], "invoke(\"fact\", { n = 10 })"), "3628800");
+    assert_eq!(call(&[fib()], "invoke(\"fib\", { n = 15 })"), "610");
+    let start = Instant::now();
+    assert_eq!(call(&[fib()], "invoke(\"fib\", { n = 20 })"), "6765");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn fib_costs_only_the_taken_paths() {
+    let (p, c) = program(&[fib()], "invoke(\"fib\", { n = 15 })");
+    let mut vm = Vm::new(&p, Limits::default());
+    let v = vm.eval(c, &[], &mut Vec::new()).expect("within budget");
+    assert_eq!(show(&v), "610");
+    assert_eq!(vm.invocations(), 1973);
+}
+
+#[test]
+fn default_budgets_stop_nested_loops_fast() {
+    let big = Value::tuple((0..100_000).map(Value::int).collect());
+    let start = Instant::now();
+    let (r, _) = eval_with(
+        "[for a in x: [for b in x: b]]",
+        &[("x", big)],
+        Limits::default(),
+    );
+    let e = r.expect_err("budget");
+    assert_eq!(e.kind, LimitKind::AllocElements);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn fact_99_works_and_fact_100_fails() {
+    let ok = call(&[fact()], "invoke(\"fact\", { n = 99 })");
+    assert!(!ok.contains('\n') && !ok.starts_with("unknown"), "{ok}");
+    let failed = call(&[fact()], "invoke(\"fact\", { n = 100 })");
+    assert!(failed.starts_with("unknown(dynamic)\n"), "{failed}");
+    assert!(failed.contains("user function calls: max depth 100 exceeded"));
+}
+
+#[test]
+fn mutual_recursion() {
+    let even = func(
+        "even",
+        &["n"],
+        "n == 0 ? true : invoke(\"odd\", { n = n - 1 })",
+    );
+    let odd = func(
+        "odd",
+        &["n"],
+        "n == 0 ? false : invoke(\"even\", { n = n - 1 })",
+    );
+    assert_eq!(call(&[even, odd], "invoke(\"even\", { n = 10 })"), "true");
+}
+
+#[test]
+fn depth_limit_is_100_calls_and_does_not_leak() {
+    let countdown = || {
+        func(
+            "countdown",
+            &["n"],
+            "n <= 0 ? 0 : 1 + invoke(\"countdown\", { n = n - 1 })",
+        )
+    };
+    // 99 nested invocations work.
+    assert_eq!(
+        call(&[countdown()], "invoke(\"countdown\", { n = 98 })"),
+        "98"
+    );
+    // The 100th fails; the message nests one "Call to function" per level.
+    let out = call(&[countdown()], "invoke(\"countdown\", { n = 99 })");
+    assert!(out.starts_with("unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: main.hcl:1,18-25: Error in function call;"), "{out}");
+    assert_eq!(out.matches("Call to function").count(), 100);
+    let tail = format!(
+        "failed: user function calls: max depth 100 exceeded{}",
+        ".".repeat(100)
+    );
+    assert!(out.ends_with(&tail), "{out}");
+    // A failed deep call leaves later calls in the same evaluation unaffected.
+    let out = call(
+        &[countdown()],
+        "[invoke(\"countdown\", { n = 99 }), invoke(\"countdown\", { n = 98 })]",
+    );
+    assert!(out.starts_with("tuple[unknown(dynamic), 98]"), "{out}");
+}
+
+#[test]
+fn argument_errors_match_function_hcl() {
+    let pair = Func {
+        name: "pair",
+        args: vec![("left", None), ("right", Some("\"R\""))],
+        locals: vec![],
+        body: "\"${left}/${right}\"",
+    };
+    let pair = || Func {
+        name: pair.name,
+        args: pair.args.clone(),
+        locals: vec![],
+        body: pair.body,
+    };
+    assert_eq!(
+        call(&[pair()], "invoke(\"pair\", { left = \"l\" })"),
+        "\"l/R\""
+    );
+    assert_eq!(
+        call(&[pair()], "invoke(\"pair\", { right = \"x\" })"),
+        "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: function: pair, argument \"left\" expected but not supplied."
+    );
+    assert_eq!(
+        call(
+            &[pair()],
+            "invoke(\"pair\", { left = \"l\", middle = \"m\" })"
+        ),
+        "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: function: pair, invalid argument \"middle\"."
+    );
+    assert_eq!(
+        call(&[pair()], "invoke(\"pair\", [\"l\", \"r\"])"),
+        "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: arguments to user function 'pair' is not an object, found cty.Tuple([]cty.Type{cty.String, cty.String})."
+    );
+    assert_eq!(
+        call(&[pair()], "invoke(\"missing\", {})"),
+        "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: user function 'missing' not found."
+    );
+    // Unknown arguments make an unknown result without calling.
+    assert_eq!(
+        call(&[pair()], "invoke(\"pair\", nosuch)").lines().next(),
+        Some("unknown(dynamic)")
+    );
+}
+
+#[test]
+fn locals_of_user_functions() {
+    let f = Func {
+        name: "add",
+        args: vec![("a", None), ("b", Some("1"))],
+        locals: vec![("output", "a + b"), ("twice", "output * 2")],
+        body: "twice",
+    };
+    assert_eq!(call(&[f], "invoke(\"add\", { a = 2 })"), "6");
+    // A failing local is unknown; the body's error is the invoke's error.
+    let g = Func {
+        name: "g",
+        args: vec![("a", None)],
+        locals: vec![("bad", "a.nosuch")],
+        body: "\"x${bad}\"",
+    };
+    assert_eq!(call(&[g], "invoke(\"g\", { a = {} })"), "unknown(string)");
+}
+
+#[test]
+fn untaken_branch_does_not_recurse() {
+    // An untaken branch that would recurse forever: evaluated for its type only.
+    let forever = func(
+        "forever",
+        &["n"],
+        "true ? n : invoke(\"forever\", { n = n + 1 })",
+    );
+    let start = Instant::now();
+    assert_eq!(call(&[forever], "invoke(\"forever\", { n = 1 })"), "1");
+    assert!(start.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn try_and_can() {
+    assert_eq!(run("try(nosuch, \"fallback\")", &[]), "\"fallback\"");
+    assert_eq!(run("try([\"a\", \"b\"][5], \"oob\")", &[]), "\"oob\"");
+    assert_eq!(run("try({ a = 1 }.b, \"missing\")", &[]), "\"missing\"");
+    assert_eq!(run("try(null, \"x\")", &[]), "null(dynamic)");
+    assert_eq!(run("can([1][5])", &[]), "false");
+    assert_eq!(run("can(1 / 0)", &[]), "true");
+    assert_eq!(run("can(nosuch)", &[]), "false");
+    // Depending on unknown values: the result is unknown.
+    let u = Value::Unknown(fn_hcl::value::Type::Dynamic);
+    assert_eq!(
+        run("try(u.x, \"d\")", &[("u", u.clone())]),
+        "unknown(dynamic)"
+    );
+    assert_eq!(run("can(u)", &[("u", u.clone())]), "unknown(bool)");
+    assert_eq!(
+        run("try(nosuch)", &[]),
+        "unknown(dynamic)\nmain.hcl:1,1-5: Error in function call; Call to function \"try\" failed: no expression succeeded:\n- Unknown variable (at main.hcl:1,5-11)\n  There is no variable named \"nosuch\".\nAt least one expression must produce a successful result."
+    );
+    assert_eq!(
+        run("try()", &[]),
+        "unknown(dynamic)\nmain.hcl:1,1-5: Error in function call; Call to function \"try\" failed: at least one argument is required."
+    );
+    assert_eq!(
+        run("can()", &[]),
+        "unknown(dynamic)\nmain.hcl:1,5-6: Not enough function arguments; Function \"can\" expects 1 argument(s). Missing value for \"expression\"."
+    );
+    assert_eq!(
+        run("can(1, 2)", &[]),
+        "unknown(dynamic)\nmain.hcl:1,8-9: Too many function arguments; Function \"can\" expects only 1 argument(s)."
+    );
+}
+
+#[test]
+fn unknown_function() {
+    assert_eq!(
+        run("nosuchfn(1)", &[]),
+        "unknown(dynamic)\nmain.hcl:1,1-9: Call to unknown function; There is no function named \"nosuchfn\"."
+    );
+    assert_eq!(
+        run("tryy(1)", &[]),
+        "unknown(dynamic)\nmain.hcl:1,1-5: Call to unknown function; There is no function named \"tryy\". Did you mean \"try\"?"
+    );
+}
+
+#[test]
+fn start_ranges_follow_hcl() {
+    // A template argument starts at its first part; a call at its name through "(".
+    let e = parse("parseint(\"zz\", 10)");
+    let fn_hcl::ast::ExprKind::Call { args, .. } = &e.kind else {
+        panic!("not a call")
+    };
+    let r = fn_hcl::compile::start_range(&args[0]);
+    assert_eq!((r.start.col, r.end.col), (11, 13));
+    let e = parse("f(g(1))");
+    let fn_hcl::ast::ExprKind::Call { args, .. } = &e.kind else {
+        panic!("not a call")
+    };
+    let r = fn_hcl::compile::start_range(&args[0]);
+    assert_eq!((r.start.col, r.end.col), (3, 5));
+}
+
+fn budget(src: &str, limits: Limits) -> fn_hcl::vm::VmError {
+    let start = Instant::now();
+    let (r, _) = eval_with(src, &[], limits);
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{src} took {:?}",
+        start.elapsed()
+    );
+    r.expect_err("budget exceeded")
+}
+
+#[test]
+fn budgets_stop_pathological_expressions() {
+    let limits = Limits {
+        max_instructions: 2_000_000,
+        max_alloc_elements: 200_000,
+        ..Limits::default()
+    };
+    let e = budget(
+        "[for a in [for i in [0,1,2,3,4,5,6,7,8,9]: i]: [for b in [for x in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: [for y in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: [for z in [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]: z]]]: b]]",
+        Limits {
+            max_alloc_elements: 1000,
+            ..limits
+        },
+    );
+    assert_eq!(e.kind, LimitKind::AllocElements);
+    assert!(
+        e.message.starts_with(
+            "evaluation budget exceeded: more than 1000 collection elements allocated (at main.hcl:"
+        ),
+        "{}",
+        e.message
+    );
+    // Instruction budget: deep recursion through every branch.
+    let (p, c) = program(&[fib()], "invoke(\"fib\", { n = 40 })");
+    let mut vm = Vm::new(
+        &p,
+        Limits {
+            max_instructions: 100_000,
+            ..Limits::default()
+        },
+    );
+    let e = vm.eval(c, &[], &mut Vec::new()).expect_err("instructions");
+    assert_eq!(e.kind, LimitKind::Instructions);
+    assert!(
+        e.message.contains("more than 100000 instructions executed"),
+        "{}",
+        e.message
+    );
+    // Wall time.
+    let (p, c) = program(&[fib()], "invoke(\"fib\", { n = 40 })");
+    let mut vm = Vm::new(
+        &p,
+        Limits {
+            max_wall: Duration::from_millis(50),
+            ..Limits::default()
+        },
+    );
+    let e = vm.eval(c, &[], &mut Vec::new()).expect_err("wall");
+    assert_eq!(e.kind, LimitKind::WallTime);
+}
+
+#[test]
+fn budget_stops_string_doubling() {
+    // A string doubled 60 times through nested user-function calls.
+    let dbl = func(
+        "dbl",
+        &["s", "n"],
+        "n == 0 ? s : invoke(\"dbl\", { s = \"${s}${s}\", n = n - 1 })",
+    );
+    let (p, c) = program(&[dbl], "invoke(\"dbl\", { s = \"ab\", n = 60 })");
+    let start = Instant::now();
+    let mut vm = Vm::new(&p, Limits::default());
+    let e = vm.eval(c, &[], &mut Vec::new()).expect_err("bytes");
+    assert_eq!(e.kind, LimitKind::AllocBytes);
+    assert!(start.elapsed() < Duration::from_secs(3));
+}
