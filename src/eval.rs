@@ -1358,8 +1358,8 @@ fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
                 (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
                     return Err(format!(
                         "type mismatch for key {p}:  {} v/s {}",
-                        go_json_type(x),
-                        go_json_type(y)
+                        go_json_type(y),
+                        go_json_type(x)
                     ));
                 }
                 (x, y) if x != y => return Err(format!("values for key {p} not equal")),
@@ -1389,7 +1389,7 @@ mod tests {
         );
         let d: Json = serde_json::json!({"shared": "flat"});
         assert_eq!(
-            unify(vec![d, a]).unwrap_err(),
+            unify(vec![a, d]).unwrap_err(),
             "type mismatch for key shared:  string v/s map[string]interface {}"
         );
     }

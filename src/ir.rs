@@ -1284,9 +1284,9 @@ impl<'a> Lowerer<'a> {
                 }
                 let default = match ac.attr("default") {
                     Some(da) => {
-                        // A default is evaluated with no variables: any reference makes it
-                        // "not a constant", as in Go.
-                        if !variables(&da.expr).is_empty() {
+                        // Go evaluates a default with no variables and no functions: any
+                        // reference or call makes it "not a constant".
+                        if !is_constant(&da.expr) {
                             return Err(vec![
                                 Diagnostic::error(
                                     format!("function {fn_name:?}, args {arg_name:?}: default is not a constant"),
