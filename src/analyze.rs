@@ -20,7 +20,7 @@ pub fn analyze(p: &Program) -> Vec<Diagnostic> {
 fn dedup(v: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::with_capacity(v.len());
     for d in v {
-        if !out.iter().any(|x| *x == d) {
+        if !out.contains(&d) {
             out.push(d);
         }
     }
@@ -94,7 +94,8 @@ pub fn load_inputs(paths: &[String]) -> Result<Vec<(String, String)>, String> {
                 .collect();
             entries.sort();
             for e in entries {
-                let text = std::fs::read_to_string(&e).map_err(|err| format!("{}: {err}", e.display()))?;
+                let text =
+                    std::fs::read_to_string(&e).map_err(|err| format!("{}: {err}", e.display()))?;
                 files.push((e.display().to_string(), text));
             }
         } else {

@@ -169,7 +169,11 @@ impl ProgramCache {
             let Some((&hash, idx)) = shard
                 .map
                 .iter()
-                .flat_map(|(h, v)| v.iter().enumerate().map(move |(i, e)| ((h, i), e.last_used)))
+                .flat_map(|(h, v)| {
+                    v.iter()
+                        .enumerate()
+                        .map(move |(i, e)| ((h, i), e.last_used))
+                })
                 .min_by_key(|(_, t)| *t)
                 .map(|(k, _)| k)
             else {

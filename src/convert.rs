@@ -1126,7 +1126,7 @@ mod tests {
         let t = Value::tuple(vec![Value::int(1), s("1")]);
         let v = convert(&t, &Type::set(Type::Dynamic)).unwrap();
         assert_eq!(v.type_of(), Type::set(Type::String));
-        assert_eq!(v.len(), Some(1));
+        assert_eq!(v.length(), Some(1));
     }
 
     #[test]

@@ -9,8 +9,8 @@
 use crate::compile::ChunkId;
 use crate::diag::{Diagnostic, Severity};
 use crate::ir::{
-    CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals,
-    Matcher, Program, Ready, Requirement, Resource, ResourceContent, Sub,
+    CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals, Matcher,
+    Program, Ready, Requirement, Resource, ResourceContent, Sub,
 };
 use crate::span::Span;
 use crate::value::{Str, Type, Value};
@@ -211,10 +211,7 @@ fn go_type_string(t: &Type) -> String {
         Type::Bool => 'B',
         other => return format!("{{{}}}", other.friendly_name()),
     };
-    format!(
-        "{{{{{{}} %!s(cty.primitiveTypeKind={})}}}}",
-        kind as u32
-    )
+    format!("{{{{{{}} %!s(cty.primitiveTypeKind={})}}}}", kind as u32)
 }
 
 /// Per-request evaluation state.
@@ -439,7 +436,12 @@ impl<'p> Evaluator<'p> {
     }
 
     fn self_object(&self, name: &str) -> Vec<(Str, Value)> {
-        let res = self.inputs.resource.get_attr(name).cloned().unwrap_or_default();
+        let res = self
+            .inputs
+            .resource
+            .get_attr(name)
+            .cloned()
+            .unwrap_or_default();
         let conn = self
             .inputs
             .connection
@@ -641,7 +643,9 @@ impl<'p> Evaluator<'p> {
             diags.extend(nd);
             if failed {
                 diags.push(err_at(
-                    format!("unable to evaluate name expression for resource collection {base_name}"),
+                    format!(
+                        "unable to evaluate name expression for resource collection {base_name}"
+                    ),
                     "",
                     c.name.range,
                 ));
@@ -833,7 +837,11 @@ impl<'p> Evaluator<'p> {
         diags.extend(vd);
         match to_json(&v) {
             Ok(j) => self.contexts.push((key.to_string(), j)),
-            Err(msg) => diags.push(err_at("cannot convert value to interface", msg, c.value.range)),
+            Err(msg) => diags.push(err_at(
+                "cannot convert value to interface",
+                msg,
+                c.value.range,
+            )),
         }
         diags
     }
@@ -1121,7 +1129,8 @@ impl<'p> Evaluator<'p> {
             let sev = |d: &Diagnostic| u8::from(d.severity != Severity::Error);
             let ra = a.subject.or(a.context);
             let rb = b.subject.or(b.context);
-            let fname = |r: Option<Span>| r.map(|r| sm.name(r.file).to_string()).unwrap_or_default();
+            let fname =
+                |r: Option<Span>| r.map(|r| sm.name(r.file).to_string()).unwrap_or_default();
             sev(a)
                 .cmp(&sev(b))
                 .then_with(|| fname(ra).cmp(&fname(rb)))
@@ -1253,12 +1262,9 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
             }
         }
         Value::String(s) => Json::String(s.to_string()),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => Json::Array(
-            s.items
-                .iter()
-                .map(to_json)
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+            Json::Array(s.items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?)
+        }
         Value::Map(f) | Value::Object(f) => {
             let mut m = Map::new();
             for (k, x) in &f.entries {

@@ -18,12 +18,12 @@
 //! Fatal message (Go prefixes evaluator errors with `evaluate hcl: `); the response is
 //! then rebuilt from the request, so nothing the evaluator added leaks out.
 
-use crate::proto::v1;
 use crate::cache::{CacheLimits, ProgramCache};
+use crate::proto::v1;
 use crate::response::{Ready, ResponseBuilder, Severity, Status, fatal_response};
 use crate::vm::Limits;
-use std::sync::OnceLock;
 use prost_types::value::Kind;
+use std::sync::OnceLock;
 
 /// Annotation on an XR that turns debug output on for it.
 pub const DEBUG_ANNOTATION: &str = "hcl.fn.crossplane.io/debug";
@@ -273,13 +273,11 @@ fn evaluate_program(
     let request = crate::request::Request::from_proto(req).map_err(|e| {
         format!(
             "evaluate hcl: {}",
-            crate::diag::Diagnostic::error_no_range(e.to_string(), "")
-                .plain(&compiled.sources)
+            crate::diag::Diagnostic::error_no_range(e.to_string(), "").plain(&compiled.sources)
         )
     })?;
     let inputs = crate::eval::Inputs::from_request(&request);
-    let output =
-        crate::eval::evaluate(&compiled, &inputs, default_limits()).map_err(|f| f.0)?;
+    let output = crate::eval::evaluate(&compiled, &inputs, default_limits()).map_err(|f| f.0)?;
     write_output(output, out)
 }
 
@@ -287,8 +285,9 @@ fn evaluate_program(
 fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result<(), String> {
     use crate::eval::{ResultSeverity, SelectorMatch};
     for (name, body, ready) in &o.resources {
-        let s = crate::response::value_to_struct(body)
-            .map_err(|e| format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}"))?;
+        let s = crate::response::value_to_struct(body).map_err(|e| {
+            format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}")
+        })?;
         out.set_resource(name, s);
         let r = match ready {
             1 => Ready::True,
@@ -298,9 +297,9 @@ fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result<(),
         out.set_ready(name, r);
     }
     if let Some(status) = &o.status
-        && let prost_types::value::Kind::StructValue(s) = json_to_proto(status).kind.unwrap_or(
-            prost_types::value::Kind::StructValue(Default::default()),
-        )
+        && let prost_types::value::Kind::StructValue(s) = json_to_proto(status)
+            .kind
+            .unwrap_or(prost_types::value::Kind::StructValue(Default::default()))
     {
         out.merge_composite_status(s);
     }
@@ -315,9 +314,11 @@ fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result<(),
     for (name, sel) in &o.requirements {
         let matcher = match &sel.matcher {
             SelectorMatch::Name(n) => v1::resource_selector::Match::MatchName(n.clone()),
-            SelectorMatch::Labels(l) => v1::resource_selector::Match::MatchLabels(v1::MatchLabels {
-                labels: l.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            }),
+            SelectorMatch::Labels(l) => {
+                v1::resource_selector::Match::MatchLabels(v1::MatchLabels {
+                    labels: l.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                })
+            }
         };
         out.add_requirement(
             name,
@@ -360,7 +361,10 @@ fn json_to_proto(j: &serde_json::Value) -> prost_types::Value {
             values: a.iter().map(json_to_proto).collect(),
         }),
         serde_json::Value::Object(m) => K::StructValue(prost_types::Struct {
-            fields: m.iter().map(|(k, v)| (k.clone(), json_to_proto(v))).collect(),
+            fields: m
+                .iter()
+                .map(|(k, v)| (k.clone(), json_to_proto(v)))
+                .collect(),
         }),
     };
     prost_types::Value { kind: Some(kind) }

@@ -80,7 +80,7 @@ pub struct Group {
 pub enum Item {
     Group(Group),
     Resource(Resource),
-    Collection(Collection),
+    Collection(Box<Collection>),
     Composite(Composite),
     Context(ContextBlock),
     Requirement(Requirement),
@@ -626,7 +626,9 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         functions: HashMap::new(),
         analysis: Vec::new(),
     };
-    lowerer.lower(sm.clone()).map_err(|diags| LoadError { diags, sources: sm })
+    lowerer
+        .lower(sm.clone())
+        .map_err(|diags| LoadError { diags, sources: sm })
 }
 
 /// Compile the `hcl` text of an `HclInput` (txtar).
@@ -773,7 +775,9 @@ impl<'a> Lowerer<'a> {
                     {
                         found.push(Diagnostic::error(
                             "Call to unknown user function",
-                            format!("There is no function block named {fname:?}; the call always fails."),
+                            format!(
+                                "There is no function block named {fname:?}; the call always fails."
+                            ),
                             x.span,
                         ));
                     }
@@ -909,7 +913,8 @@ impl<'a> Lowerer<'a> {
             let item = match &*b.kind.name {
                 "locals" | "function" => continue,
                 "group" => {
-                    let (c, d) = schema::content(&b.body, &schema::GROUP, schema::missing_item_range(b));
+                    let (c, d) =
+                        schema::content(&b.body, &schema::GROUP, schema::missing_item_range(b));
                     if crate::diag::has_errors(&d) {
                         Item::Fatal(d)
                     } else {
@@ -944,7 +949,11 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_resource(&mut self, b: &'a Block) -> Item {
-        let name: Str = b.labels.first().map(|l| l.value.clone()).unwrap_or_default();
+        let name: Str = b
+            .labels
+            .first()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
         let (c, d) = schema::content(&b.body, &schema::RESOURCE, schema::missing_item_range(b));
         if crate::diag::has_errors(&d) {
             return Item::Fatal(d);
@@ -1005,7 +1014,11 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_collection(&mut self, b: &'a Block) -> Item {
-        let base: Str = b.labels.first().map(|l| l.value.clone()).unwrap_or_default();
+        let base: Str = b
+            .labels
+            .first()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
         let (c, d) = schema::content(&b.body, &schema::RESOURCES, schema::missing_item_range(b));
         if crate::diag::has_errors(&d) {
             return Item::Fatal(d);
@@ -1071,7 +1084,7 @@ impl<'a> Lowerer<'a> {
             subs.push(sub.unwrap_or_else(Sub::Fatal));
         }
         self.scopes.pop(saved);
-        Item::Collection(Collection {
+        Item::Collection(Box::new(Collection {
             base,
             def_range: schema::def_range(b),
             self_slot,
@@ -1082,7 +1095,7 @@ impl<'a> Lowerer<'a> {
             each_slot,
             template,
             subs,
-        })
+        }))
     }
 
     fn lower_composite(&mut self, b: &'a Block) -> Result<Composite, Vec<Diagnostic>> {
@@ -1090,7 +1103,11 @@ impl<'a> Lowerer<'a> {
         if crate::diag::has_errors(&d) {
             return Err(d);
         }
-        let label = b.labels.first().map(|l| l.value.to_string()).unwrap_or_default();
+        let label = b
+            .labels
+            .first()
+            .map(|l| l.value.to_string())
+            .unwrap_or_default();
         let kind = match label.as_str() {
             "status" => CompositeKind::Status,
             "connection" => CompositeKind::Connection,
@@ -1138,7 +1155,11 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_requirement(&mut self, b: &'a Block) -> Item {
-        let name: Str = b.labels.first().map(|l| l.value.clone()).unwrap_or_default();
+        let name: Str = b
+            .labels
+            .first()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
         let def_range = schema::def_range(b);
         let (c, d) = schema::content(&b.body, &schema::REQUIREMENT, schema::missing_item_range(b));
         if crate::diag::has_errors(&d) {
@@ -1152,14 +1173,21 @@ impl<'a> Lowerer<'a> {
         let mut select: Option<&Block> = None;
         for s in c.blocks_of("select") {
             if select.is_some() {
-                return err("multiple select blocks in requirement", schema::def_range(s));
+                return err(
+                    "multiple select blocks in requirement",
+                    schema::def_range(s),
+                );
             }
             select = Some(s);
         }
         let Some(select) = select else {
             return err("no select block in requirement", def_range);
         };
-        let (sc, sd) = schema::content(&select.body, &schema::SELECT, schema::missing_item_range(select));
+        let (sc, sd) = schema::content(
+            &select.body,
+            &schema::SELECT,
+            schema::missing_item_range(select),
+        );
         if crate::diag::has_errors(&sd) {
             return Item::Fatal(sd);
         }
@@ -1213,7 +1241,10 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Function blocks: checked and compiled at load time, as Go does.
-    fn lower_functions(&mut self, blocks: &[&'a Block]) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    fn lower_functions(
+        &mut self,
+        blocks: &[&'a Block],
+    ) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
         struct Decl<'b> {
             id: FnId,
             content: Content<'b>,
@@ -1253,7 +1284,8 @@ impl<'a> Lowerer<'a> {
             }
             let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
             for ab in c.blocks_of("arg") {
-                let (ac, ad) = schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
+                let (ac, ad) =
+                    schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
                 if crate::diag::has_errors(&ad) {
                     return Err(ad);
                 }

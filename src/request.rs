@@ -464,10 +464,10 @@ mod tests {
             "connections",
             "extra_resources",
         ] {
-            assert_eq!(req.get_attr(k).and_then(Value::len), Some(0), "{k}");
+            assert_eq!(req.get_attr(k).and_then(Value::length), Some(0), "{k}");
         }
         assert!(req.get_attr("composite_connection").unwrap().is_null());
-        assert_eq!(req.len(), Some(8));
+        assert_eq!(req.length(), Some(8));
     }
 
     #[test]
@@ -489,7 +489,7 @@ mod tests {
         assert_eq!(v.get_attr("f").unwrap().as_number().unwrap().to_f64(), 0.5);
         let l = v.get_attr("l").unwrap();
         assert!(matches!(l, Value::Tuple(_)));
-        assert_eq!(l.len(), Some(2));
+        assert_eq!(l.length(), Some(2));
         // 0.1 arrives as the decimal 0.1 text, which round-trips to the same double.
         assert_eq!(number_from_json_f64(0.1).unwrap().to_f64(), 0.1);
         assert_eq!(number_from_json_f64(1e300).unwrap().to_f64(), 1e300);
@@ -591,7 +591,10 @@ mod tests {
         );
         let r = Request::from_proto(&req).unwrap();
         assert!(r.extra_resources.get_attr("none").unwrap().is_null());
-        assert_eq!(r.extra_resources.get_attr("some").unwrap().len(), Some(1));
+        assert_eq!(
+            r.extra_resources.get_attr("some").unwrap().length(),
+            Some(1)
+        );
     }
 
     #[test]

@@ -197,7 +197,11 @@ pub fn file_missing_item_range(body: &Body) -> Span {
 
 /// hcl's `Body.Content(schema)`, with its diagnostics in hcl's order: missing required
 /// arguments, label problems, unsupported arguments, unsupported block types.
-pub fn content<'a>(body: &'a Body, schema: &Schema, missing: Span) -> (Content<'a>, Vec<Diagnostic>) {
+pub fn content<'a>(
+    body: &'a Body,
+    schema: &Schema,
+    missing: Span,
+) -> (Content<'a>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut out = Content::default();
     for a in schema.attrs {

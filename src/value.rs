@@ -264,7 +264,7 @@ impl Value {
     }
 
     /// Number of elements of a collection (None for primitives, null, unknown).
-    pub fn len(&self) -> Option<usize> {
+    pub fn length(&self) -> Option<usize> {
         match self {
             Value::List(s) | Value::Set(s) | Value::Tuple(s) => Some(s.items.len()),
             Value::Map(f) | Value::Object(f) => Some(f.entries.len()),

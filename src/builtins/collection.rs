@@ -390,7 +390,7 @@ fn coalescelist(args: &[Value]) -> Result<Value, FuncError> {
         if a.is_unknown() {
             return Ok(Value::Unknown(ret));
         }
-        if a.len().is_some_and(|l| l > 0) {
+        if a.length().is_some_and(|l| l > 0) {
             return Ok(a.clone());
         }
     }
@@ -628,7 +628,7 @@ fn length(args: &[Value]) -> Result<Value, FuncError> {
             Ok(Value::Unknown(Type::Number))
         }
         Type::String => Ok(count(v.as_str().unwrap_or("").graphemes(true).count())),
-        Type::List(_) | Type::Set(_) | Type::Map(_) => Ok(count(v.len().unwrap_or(0))),
+        Type::List(_) | Type::Set(_) | Type::Map(_) => Ok(count(v.length().unwrap_or(0))),
         _ => Err(FuncError::general(
             "argument must be a string, a collection type, or a structural type",
         )),
@@ -1150,7 +1150,7 @@ fn sum(args: &[Value]) -> Result<Value, FuncError> {
     if list.is_unknown() {
         return Ok(Value::Unknown(Type::Number));
     }
-    let n = match list.len() {
+    let n = match list.length() {
         Some(n) => n,
         None => return Err(FuncError::arg(0, "cannot sum noniterable")),
     };

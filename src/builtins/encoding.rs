@@ -1854,7 +1854,7 @@ mod tests {
             FuncError::general("missing header line")
         );
         let v = csvdecode(&[s("only,header")]).unwrap();
-        assert_eq!(v.len(), Some(0));
+        assert_eq!(v.length(), Some(0));
         assert_eq!(
             v.type_of(),
             Type::list(Type::Object(
