@@ -226,7 +226,7 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert!(Cli::try_parse_from(["fn-hcl", "serve"]).is_err());
+        assert!(Cli::try_parse_from(["fn-hcl", "nosuch"]).is_err());
         assert!(run(Command::Version).unwrap().starts_with("fn-hcl "));
     }
 

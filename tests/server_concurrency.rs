@@ -35,6 +35,8 @@ async fn concurrent_calls_match_sequential_calls() {
         ..insecure_args()
     };
     let srv = start(&args).await;
+    // The process-wide program cache registers itself with the metrics on first use.
+    let _ = fn_hcl::function::program_cache();
     let before = fn_hcl::metrics::cache_snapshot();
 
     let mut tasks = Vec::with_capacity(CALLS);

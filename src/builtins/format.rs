@@ -632,7 +632,7 @@ mod tests {
         );
         assert_eq!(
             fmt_err("%d", &[Value::tuple(vec![])]),
-            general("unsupported value for \"%d\" at 0: number required")
+            general("unsupported value for \"%d\" at 0: number required, but have tuple")
         );
     }
 
@@ -718,7 +718,7 @@ mod tests {
         );
         assert_eq!(
             fmt_err("%s", &[Value::tuple(vec![n(1)])]),
-            general("unsupported value for \"%s\" at 0: string required")
+            general("unsupported value for \"%s\" at 0: string required, but have tuple")
         );
         assert_eq!(
             fmt_err("%999999999s", &[s("a")]),

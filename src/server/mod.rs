@@ -321,6 +321,9 @@ pub fn init_logging(debug: bool) {
 /// Runs `fn-hcl serve` until SIGTERM or SIGINT; `Ok` once the server has stopped.
 pub fn serve(args: ServeArgs) -> Result<(), ServeError> {
     init_logging(args.debug);
+    // Create the program cache now, so its counters are on the metrics endpoint from the
+    // first scrape.
+    let _ = crate::function::program_cache();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("fn-hcl")
