@@ -69,6 +69,8 @@ pub struct ProgramCache {
     limits: CacheLimits,
     tick: AtomicU64,
     hasher: ahash::RandomState,
+    /// Test hook: hash every program to this value, to exercise collisions.
+    constant_hash: Option<u64>,
     pub stats: CacheStats,
 }
 
@@ -93,11 +95,15 @@ impl ProgramCache {
                 0xa409_3822_299f_31d0,
                 0x082e_fa98_ec4e_6c89,
             ),
+            constant_hash: None,
             stats: CacheStats::default(),
         }
     }
 
     fn hash(&self, source: &str) -> u64 {
+        if let Some(h) = self.constant_hash {
+            return h;
+        }
         let mut h = self.hasher.build_hasher();
         h.write(source.as_bytes());
         h.finish()
@@ -222,4 +228,92 @@ impl ProgramCache {
 /// the map inconsistent: every mutation is a single insert or remove).
 fn lock(m: &Mutex<Shard>) -> std::sync::MutexGuard<'_, Shard> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::compile_txtar;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    fn prog(i: usize) -> String {
+        format!("-- main.hcl --\nlocals {{\n  x = {i}\n}}\n")
+    }
+
+    #[test]
+    fn compiles_once_then_hits() {
+        let c = ProgramCache::new(CacheLimits::default());
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        let b = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(c.stats.compiles.load(Relaxed), 1);
+        assert_eq!(c.stats.hits.load(Relaxed), 1);
+        assert_eq!(c.stats.misses.load(Relaxed), 1);
+        assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn a_hash_collision_never_returns_the_wrong_program() {
+        let mut c = ProgramCache::new(CacheLimits::default());
+        c.constant_hash = Some(7);
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        let b = c.get_or_compile(&prog(2), compile_txtar).expect("compiles");
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(c.stats.compiles.load(Relaxed), 2);
+        let a2 = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        assert!(Arc::ptr_eq(&a, &a2));
+    }
+
+    #[test]
+    fn compile_errors_are_cached_too() {
+        let c = ProgramCache::new(CacheLimits::default());
+        let bad = "-- main.hcl --\nresource {\n";
+        let e1 = c.get_or_compile(bad, compile_txtar).err().expect("fails");
+        let e2 = c.get_or_compile(bad, compile_txtar).err().expect("fails");
+        assert!(Arc::ptr_eq(&e1, &e2));
+        assert!(e1.message().starts_with("evaluate hcl: main.hcl:"));
+        assert_eq!(c.stats.compiles.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn stays_within_its_entry_bound() {
+        let c = ProgramCache::new(CacheLimits {
+            max_entries: 32,
+            max_bytes: usize::MAX,
+        });
+        for i in 0..1000 {
+            let _ = c.get_or_compile(&prog(i), compile_txtar);
+        }
+        assert!(c.len() <= 32 + SHARDS, "len {}", c.len());
+        assert!(c.stats.evictions.load(Relaxed) >= 1000 - 32 - SHARDS as u64);
+    }
+
+    #[test]
+    fn stays_within_its_byte_bound() {
+        let c = ProgramCache::new(CacheLimits {
+            max_entries: usize::MAX,
+            max_bytes: 64 * 1024,
+        });
+        for i in 0..500 {
+            let _ = c.get_or_compile(&prog(i), compile_txtar);
+        }
+        assert!(c.bytes() <= 64 * 1024 + SHARDS * estimate_bytes(&prog(999)));
+    }
+
+    #[test]
+    fn concurrent_first_calls_compile_once() {
+        let c = Arc::new(ProgramCache::new(CacheLimits::default()));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let c = c.clone();
+                std::thread::spawn(move || c.get_or_compile(&prog(42), compile_txtar).is_ok())
+            })
+            .collect();
+        for t in threads {
+            assert!(t.join().unwrap_or(false));
+        }
+        assert_eq!(c.stats.compiles.load(Relaxed), 1);
+        c.clear();
+        assert!(c.is_empty());
+    }
 }

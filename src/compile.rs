@@ -852,7 +852,7 @@ impl ProgramBuilder {
         for p in &t.parts {
             match p {
                 TemplatePart::Literal { text, span } => {
-                    let k = self.konst(Value::String(text.clone()));
+                    let k = self.konst(Value::string(text.clone()));
                     self.emit(Op::Const(k), *span);
                     parts.push(None);
                 }

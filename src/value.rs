@@ -134,8 +134,19 @@ pub enum Value {
 impl Value {
     pub const NULL: Value = Value::Null(Type::Dynamic);
 
+    /// A string value, in Unicode normal form C as cty makes every string it creates
+    /// (`cty.StringVal`), so lengths, comparisons and output match Go. ASCII (the common
+    /// case) is returned as is without a scan of its characters.
     pub fn string(s: impl Into<Str>) -> Value {
-        Value::String(s.into())
+        let s: Str = s.into();
+        if s.is_ascii() {
+            return Value::String(s);
+        }
+        use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+        match is_nfc_quick(s.chars()) {
+            IsNormalized::Yes => Value::String(s),
+            _ => Value::String(s.nfc().collect::<String>().into()),
+        }
     }
 
     pub fn int(i: i64) -> Value {
@@ -342,6 +353,14 @@ mod tests {
         assert_eq!(f.len(), 2);
         assert_eq!(&*f[0].0, "a");
         assert!(f[1].1.raw_equals(&Value::int(3)));
+    }
+
+    #[test]
+    fn strings_are_nfc_normalized_like_cty() {
+        let decomposed = "e\u{301}";
+        assert_eq!(Value::string(decomposed).as_str(), Some("\u{e9}"));
+        assert_eq!(Value::string("plain").as_str(), Some("plain"));
+        assert_eq!(Value::string("\u{e9}").as_str(), Some("\u{e9}"));
     }
 
     #[test]
