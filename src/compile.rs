@@ -1110,9 +1110,13 @@ impl ProgramBuilder {
         let Some(callee) = callee else {
             let mut names: Vec<&str> = builtins::all().iter().map(|f| f.name).collect();
             names.extend(["try", "can", "invoke"]);
-            let suggestion = match name_suggestion(&name.name, names.into_iter()) {
-                Some(s) => format!(" Did you mean {}?", crate::convert::go_quote(s)),
-                None => String::new(),
+            // A function the DSL leaves out on purpose says why; others get hcl's hint.
+            let suggestion = match builtins::unavailable_reason(&name.name) {
+                Some(why) => format!(" {why}."),
+                None => match name_suggestion(&name.name, names.into_iter()) {
+                    Some(s) => format!(" Did you mean {}?", crate::convert::go_quote(s)),
+                    None => String::new(),
+                },
             };
             let d = Diagnostic::error(
                 "Call to unknown function",

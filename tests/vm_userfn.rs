@@ -320,6 +320,15 @@ fn unknown_function() {
         run("tryy(1)", &[]),
         "unknown(dynamic)\nmain.hcl:1,1-5: Call to unknown function; There is no function named \"tryy\". Did you mean \"try\"?"
     );
+    // Functions left out on purpose say why (the DSL is hermetic and pure).
+    assert_eq!(
+        run("timestamp()", &[]),
+        "unknown(dynamic)\nmain.hcl:1,1-10: Call to unknown function; There is no function named \"timestamp\". impure functions are not available: a function-hcl program must give the same output for the same input."
+    );
+    assert_eq!(
+        run("file(\"x\")", &[]),
+        "unknown(dynamic)\nmain.hcl:1,1-5: Call to unknown function; There is no function named \"file\". file functions are not available: a function-hcl program is evaluated in memory."
+    );
 }
 
 #[test]
