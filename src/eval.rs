@@ -1255,10 +1255,19 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
         Value::Unknown(_) => return Err("value is not known".into()),
         Value::Bool(b) => Json::Bool(*b),
         Value::Number(n) => {
-            let f = n.to_f64();
+            if n.is_infinite() {
+                return Err("cannot serialize infinity as JSON".into());
+            }
+            let f = crate::response::json_f64(n);
             match serde_json::Number::from_f64(f) {
-                Some(n) => Json::Number(n),
-                None => return Err(format!("value {f} cannot be represented in JSON")),
+                Some(x) => Json::Number(x),
+                // Go's json.Unmarshal of the marshalled text overflows float64.
+                None => {
+                    return Err(format!(
+                        "json: cannot unmarshal number {} into Go value of type float64",
+                        n.to_cty_string()
+                    ));
+                }
             }
         }
         Value::String(s) => Json::String(s.to_string()),

@@ -2074,7 +2074,9 @@ impl<'a> Parser<'a> {
             }
         }
         if parts.is_empty() {
-            let at = start_range.start;
+            // Go (hcl v2.24) reports an empty template's literal at the zero-width range
+            // just after its closing marker (`tonumber("")` points after the `""`).
+            let at = end_range.end;
             parts.push(TT::Lit {
                 text: String::new(),
                 span: Span::new(start_range.file, at, at),

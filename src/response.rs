@@ -4,14 +4,30 @@
 //!
 //! Values leave the program the way Go's `ctyjson.Marshal` + `json.Unmarshal` send them:
 //! objects and maps become Structs, lists, sets and tuples become lists, numbers become
-//! float64 (`Number::to_f64`), and an infinity is the error `cannot serialize infinity as
-//! JSON`.
+//! the float64 Go's JSON decoder reads from cty's decimal text ([`json_f64`]), and an
+//! infinity is the error `cannot serialize infinity as JSON`.
 
 use crate::proto::v1;
 use crate::request::MAX_DEPTH;
 use crate::value::Value;
 use prost_types::value::Kind;
 use std::fmt;
+
+/// The float64 a number becomes when it leaves the program. Go marshals the cty number as
+/// its shortest decimal text at the number's own precision and `json.Unmarshal` parses that
+/// text, so the result is the double nearest to the text, which can differ from the double
+/// nearest to the exact value (`pow(2, 64)` leaves as 18446744073709549568, not 2^64).
+/// Integers that fit a double exactly take the fast path.
+pub fn json_f64(n: &crate::number::Number) -> f64 {
+    if let Some(i) = n.to_i64()
+        && i.unsigned_abs() <= (1u64 << 53)
+    {
+        return i as f64;
+    }
+    n.to_cty_string()
+        .parse::<f64>()
+        .unwrap_or_else(|_| n.to_f64())
+}
 
 /// The TTL Crossplane may cache a response for (function-sdk-go's `DefaultTTL`).
 pub const DEFAULT_TTL_SECONDS: i64 = 60;
@@ -86,7 +102,7 @@ fn to_proto_at(v: &Value, depth: usize) -> Result<prost_types::Value, ValueError
             if n.is_infinite() {
                 return Err(ValueError::Infinity);
             }
-            let f = n.to_f64();
+            let f = json_f64(n);
             if f.is_infinite() {
                 return Err(ValueError::OutOfRange(n.to_cty_string()));
             }
@@ -314,6 +330,21 @@ fn skeleton(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn numbers_leave_through_ctys_decimal_text() {
+        use crate::number::Number;
+        // 2^64 at float64 precision prints as 18446744073709550000, which Go re-reads as
+        // the double below 2^64.
+        let p = Number::from_f64(18446744073709551616.0).expect("finite");
+        assert_eq!(json_f64(&p), 18446744073709549568.0);
+        assert_eq!(json_f64(&Number::from_i64(42)), 42.0);
+        let third = Number::from_i64(1)
+            .div(&Number::from_i64(3))
+            .expect("divides");
+        assert_eq!(json_f64(&third), 1.0 / 3.0);
+    }
+
     use super::*;
     use crate::number::Number;
 
