@@ -350,6 +350,25 @@ pub fn index(collection: &Value, key: &Value) -> Result<Value, OpError> {
     if key.is_null() {
         return Err(invalid_index("Can't use a null value as an indexing key."));
     }
+    // Fast paths for known collections and keys that hit: no type is built (a type of a
+    // large request value costs as much as the value). Everything else takes the general
+    // path below, which also produces the messages.
+    match (collection, key) {
+        (Value::List(s) | Value::Tuple(s), Value::Number(n)) => {
+            if let Some(i) = n.to_i64()
+                && let Ok(i) = usize::try_from(i)
+                && let Some(v) = s.items.get(i)
+            {
+                return Ok(v.clone());
+            }
+        }
+        (Value::Map(f) | Value::Object(f), Value::String(k)) => {
+            if let Some(v) = f.get(k) {
+                return Ok(v.clone());
+            }
+        }
+        _ => {}
+    }
     let ty = collection.type_of();
     let kty = key.type_of();
     if kty == Type::Dynamic || ty == Type::Dynamic {
@@ -449,6 +468,12 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
         ));
     }
     const UNSUPPORTED: &str = "Unsupported attribute";
+    // Fast path: a known object or map that has the attribute (see `index`).
+    if let Value::Object(f) | Value::Map(f) = obj
+        && let Some(v) = f.get(name)
+    {
+        return Ok(v.clone());
+    }
     let ty = obj.type_of();
     match &ty {
         Type::Object(attrs) => {
