@@ -568,6 +568,8 @@ pub struct Lowerer<'a> {
     functions: HashMap<String, FnId>,
     analysis: Vec<Diagnostic>,
     types: HashMap<ChunkId, SType>,
+    /// Each user function's args: (name, has a default).
+    fn_args: HashMap<String, Vec<(Str, bool)>>,
 }
 
 /// Build the AST of the default collection name `${self.basename}-${each.key}` in its own
@@ -666,6 +668,7 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         functions: HashMap::new(),
         analysis: Vec::new(),
         types: HashMap::new(),
+        fn_args: HashMap::new(),
     };
     lowerer
         .lower(sm.clone())
@@ -850,6 +853,7 @@ impl<'a> Lowerer<'a> {
                             x.span,
                         ));
                     }
+                    found.extend(self.check_invoke_args(x));
                 } else if n != "try" && n != "can" && crate::builtins::lookup(n).is_none() {
                     let why = crate::builtins::unavailable_reason(n)
                         .map(|r| format!(" {r}."))
@@ -864,6 +868,69 @@ impl<'a> Lowerer<'a> {
             _ => {}
         });
         self.analysis.extend(found);
+    }
+
+    /// `analyze`: an `invoke` of a known function whose argument object certainly does not
+    /// match the function's args (Go fails the call at run time, with these messages).
+    fn check_invoke_args(&self, call: &Expr) -> Vec<Diagnostic> {
+        let ExprKind::Call {
+            name,
+            args,
+            open_paren,
+            ..
+        } = &call.kind
+        else {
+            return Vec::new();
+        };
+        let (Some(fname), Some(arg)) = (args.first().and_then(static_string), args.get(1)) else {
+            return Vec::new();
+        };
+        let Some(params) = self.fn_args.get(&fname) else {
+            return Vec::new();
+        };
+        let range = name.span.to(*open_paren);
+        let fail = |why: String| {
+            Diagnostic::error(
+                "Error in function call",
+                format!("Call to function \"invoke\" failed: {why}."),
+                range,
+            )
+        };
+        let t = crate::types::infer(arg, &self.scopes, &mut Vec::new());
+        if t.certainly_not_object() {
+            return vec![fail(format!(
+                "arguments to user function '{fname}' is not an object, found {t}"
+            ))];
+        }
+        let ExprKind::Object(items) = &arg.kind else {
+            return Vec::new();
+        };
+        let mut keys: Vec<String> = Vec::new();
+        for it in items {
+            match &it.key {
+                ast::ObjectKey::Ident(id) => keys.push(id.name.to_string()),
+                ast::ObjectKey::Expr(k) => match (&k.kind, static_string(k)) {
+                    (ExprKind::Variable(id), _) => keys.push(id.name.to_string()),
+                    (_, Some(s)) => keys.push(s),
+                    _ => return Vec::new(),
+                },
+            }
+        }
+        let mut out = Vec::new();
+        for (p, has_default) in params {
+            if !has_default && !keys.iter().any(|k| **k == **p) {
+                out.push(fail(format!(
+                    "function: {fname}, argument {:?} expected but not supplied",
+                    &**p
+                )));
+            }
+        }
+        for k in &keys {
+            if !params.iter().any(|(p, _)| **p == **k) {
+                out.push(fail(format!("function: {fname}, invalid argument {k:?}")));
+            }
+        }
+        out
     }
 
     fn compile_attr(&mut self, a: &Attribute) -> CAttr {
@@ -1480,6 +1547,10 @@ impl<'a> Lowerer<'a> {
                 ]);
             }
             let arg_names: Vec<Str> = args.iter().map(|(n, _)| n.clone()).collect();
+            self.fn_args.insert(
+                fn_name.clone(),
+                args.iter().map(|(n, d)| (n.clone(), d.is_some())).collect(),
+            );
             let id = self.builder.declare_function(&fn_name, args);
             self.functions.insert(fn_name, id);
             decls.push(Decl {
@@ -1555,6 +1626,12 @@ impl<'a> Lowerer<'a> {
                         }
                         Some(_) => {}
                     }
+                }
+                let mut calls = Vec::new();
+                invokes(&body.expr, &mut calls);
+                for call in calls {
+                    let found = self.check_invoke_args(call);
+                    self.analysis.extend(found);
                 }
                 let ty = crate::types::infer(&body.expr, &self.scopes, &mut self.analysis);
                 let chunk = self.builder.compile_expr(&body.expr, &self.scopes);
