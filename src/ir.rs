@@ -207,6 +207,8 @@ pub enum Matcher {
 /// type of what each slot holds.
 struct Scopes {
     frames: Vec<Vec<(Str, u32)>>,
+    /// Name → the slots declaring it, innermost last (O(1) lookups for huge scopes).
+    by_name: HashMap<Str, Vec<u32>>,
     next: u32,
     max: u32,
     types: Vec<SType>,
@@ -216,6 +218,7 @@ impl Scopes {
     fn new() -> Scopes {
         Scopes {
             frames: vec![Vec::new()],
+            by_name: HashMap::new(),
             next: 0,
             max: 0,
             types: Vec::new(),
@@ -226,8 +229,10 @@ impl Scopes {
         let slot = self.next;
         self.next += 1;
         self.max = self.max.max(self.next);
+        let name: Str = Arc::from(name);
         if let Some(f) = self.frames.last_mut() {
-            f.push((Arc::from(name), slot));
+            f.push((name.clone(), slot));
+            self.by_name.entry(name).or_default().push(slot);
         }
         self.set_type(slot, SType::Dynamic);
         slot
@@ -247,7 +252,16 @@ impl Scopes {
     }
 
     fn pop(&mut self, saved: u32) {
-        self.frames.pop();
+        if let Some(f) = self.frames.pop() {
+            for (name, _) in f {
+                if let Some(v) = self.by_name.get_mut(&name) {
+                    v.pop();
+                    if v.is_empty() {
+                        self.by_name.remove(&name);
+                    }
+                }
+            }
+        }
         self.next = saved;
     }
 
@@ -258,12 +272,7 @@ impl Scopes {
 
 impl Scope for Scopes {
     fn resolve(&self, name: &str) -> Option<u32> {
-        self.frames
-            .iter()
-            .rev()
-            .flat_map(|f| f.iter().rev())
-            .find(|(n, _)| &**n == name)
-            .map(|(_, s)| *s)
+        self.by_name.get(name).and_then(|v| v.last().copied())
     }
 
     fn visible_names(&self) -> Vec<Arc<str>> {
