@@ -781,7 +781,10 @@ impl<'a> Lowerer<'a> {
         let ty = crate::types::infer(e, &self.scopes, &mut self.analysis);
         let chunk = self.builder.compile_expr(e, &self.scopes);
         self.types.insert(chunk, ty);
-        CExpr { chunk, range: e.span }
+        CExpr {
+            chunk,
+            range: e.span,
+        }
     }
 
     /// `analyze`: a block attribute whose static type certainly breaks the rule the
@@ -872,7 +875,8 @@ impl<'a> Lowerer<'a> {
                     let why = crate::builtins::unavailable_reason(n)
                         .map(|r| format!(" {r}."))
                         .or_else(|| {
-                            schema::name_suggestion(n, &names).map(|s| format!(" Did you mean {s:?}?"))
+                            schema::name_suggestion(n, &names)
+                                .map(|s| format!(" Did you mean {s:?}?"))
                         })
                         .unwrap_or_default();
                     found.push(Diagnostic::error(
@@ -1063,8 +1067,13 @@ impl<'a> Lowerer<'a> {
         }
         for &i in &order {
             let expr = self.compile(&attrs[i].expr);
-            let t = self.types.get(&expr.chunk).cloned().unwrap_or(SType::Dynamic);
-            self.scopes.set_type(locals.base + locals.defs.len() as u32, t);
+            let t = self
+                .types
+                .get(&expr.chunk)
+                .cloned()
+                .unwrap_or(SType::Dynamic);
+            self.scopes
+                .set_type(locals.base + locals.defs.len() as u32, t);
             locals.defs.push(LocalDef {
                 name: attrs[i].name.name.clone(),
                 expr,
@@ -1168,10 +1177,7 @@ impl<'a> Lowerer<'a> {
             Some(a) => {
                 let body = self.compile(&a.expr);
                 self.check_type(&body, SType::certainly_not_object, "body", "an object");
-                (
-                    body,
-                    self.builder.compile_traversals(&a.expr, &self.scopes),
-                )
+                (body, self.builder.compile_traversals(&a.expr, &self.scopes))
             }
             None => (
                 self.compile(&Expr {
@@ -1773,11 +1779,7 @@ impl Dumper<'_> {
         } else {
             one
         };
-        format!(
-            "{} = {short} ({})",
-            self.p.type_of(e),
-            sm.range(e.range)
-        )
+        format!("{} = {short} ({})", self.p.type_of(e), sm.range(e.range))
     }
 
     fn attr(&mut self, indent: usize, name: &str, e: &CExpr) {
@@ -1910,7 +1912,9 @@ impl Dumper<'_> {
 /// Where the special variables exist, for diagnostics about using them elsewhere.
 fn special_hint(name: &str) -> Option<&'static str> {
     match name {
-        "self" => Some("`self` exists only in resource and resources blocks (and what they contain)."),
+        "self" => {
+            Some("`self` exists only in resource and resources blocks (and what they contain).")
+        }
         "each" => Some("`each` exists only in a resources block's name and template."),
         "req" => Some("`req` does not exist in a function: pass what it needs as arguments."),
         _ => None,

@@ -271,7 +271,11 @@ impl Inferer<'_> {
     fn operand(&mut self, e: &Expr, want: &Type, which: &str) {
         let t = self.expr(e);
         if Self::mismatch(e, &t, want) {
-            let article = if *want == Type::Number { "a number" } else { "a bool" };
+            let article = if *want == Type::Number {
+                "a number"
+            } else {
+                "a bool"
+            };
             self.warn(
                 "Invalid operand",
                 format!("Unsuitable value for {which} operand: {article} is required."),
@@ -369,9 +373,12 @@ impl Inferer<'_> {
                 self.expr(each);
                 SType::Dynamic
             }
-            ExprKind::Call { name, args, expand_final, .. } => {
-                self.call(name, args, *expand_final, e.span)
-            }
+            ExprKind::Call {
+                name,
+                args,
+                expand_final,
+                ..
+            } => self.call(name, args, *expand_final, e.span),
             ExprKind::Tuple(items) => SType::Tuple(items.iter().map(|x| self.expr(x)).collect()),
             ExprKind::Object(items) => {
                 let mut fields: Vec<(Str, SType)> = Vec::new();
@@ -384,7 +391,9 @@ impl Inferer<'_> {
                             if !kt.is_primitive() && kt != SType::Dynamic {
                                 self.warn(
                                     "Incorrect key type",
-                                    format!("Can't use this value as a key: string required (got {kt})."),
+                                    format!(
+                                        "Can't use this value as a key: string required (got {kt})."
+                                    ),
                                     k.span,
                                 );
                             }
@@ -430,13 +439,19 @@ impl Inferer<'_> {
                 self.operand(lhs, &want, "left");
                 self.operand(rhs, &want, "right");
                 match op {
-                    BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Add | BinaryOp::Sub => {
-                        SType::Number
-                    }
+                    BinaryOp::Mul
+                    | BinaryOp::Div
+                    | BinaryOp::Mod
+                    | BinaryOp::Add
+                    | BinaryOp::Sub => SType::Number,
                     _ => SType::Bool,
                 }
             }
-            ExprKind::Conditional { cond, then, otherwise } => {
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let ct = self.expr(cond);
                 if Self::mismatch(cond, &ct, &Type::Bool) {
                     self.warn(
@@ -523,14 +538,25 @@ impl Inferer<'_> {
                         );
                     }
                 }
-                TemplatePart::If { cond, then, otherwise, .. } => {
+                TemplatePart::If {
+                    cond,
+                    then,
+                    otherwise,
+                    ..
+                } => {
                     self.expr(cond);
                     self.template(then);
                     if let Some(o) = otherwise {
                         self.template(o);
                     }
                 }
-                TemplatePart::For { key_var, value_var, collection, body, .. } => {
+                TemplatePart::For {
+                    key_var,
+                    value_var,
+                    collection,
+                    body,
+                    ..
+                } => {
                     let ct = self.expr(collection);
                     let n = self.bound.len();
                     if let Some(k) = key_var {
@@ -562,13 +588,18 @@ impl Inferer<'_> {
         if fname == "invoke" {
             return SType::Dynamic;
         }
-        let Some(def) = crate::builtins::lookup(fname).and_then(|id| crate::builtins::all().get(id.0 as usize))
+        let Some(def) =
+            crate::builtins::lookup(fname).and_then(|id| crate::builtins::all().get(id.0 as usize))
         else {
             return SType::Dynamic;
         };
         if !expand {
             let min = def.params.len();
-            let max = if def.var_param.is_some() { usize::MAX } else { min };
+            let max = if def.var_param.is_some() {
+                usize::MAX
+            } else {
+                min
+            };
             if args.len() < min {
                 self.warn(
                     "Not enough function arguments",
@@ -731,7 +762,9 @@ mod tests {
         assert_eq!(t, SType::Dynamic);
         assert_eq!(
             w,
-            ["t.hcl:1,12-19: Inconsistent conditional result types; The true and false result expressions must have consistent types: number and tuple [number]."]
+            [
+                "t.hcl:1,12-19: Inconsistent conditional result types; The true and false result expressions must have consistent types: number and tuple [number]."
+            ]
         );
     }
 
@@ -750,11 +783,15 @@ mod tests {
     fn certain_errors_warn() {
         assert_eq!(
             ty("upper([1])").1,
-            ["t.hcl:1,11-14: Invalid function argument; Invalid value for \"str\" parameter: string required, not tuple [number]."]
+            [
+                "t.hcl:1,11-14: Invalid function argument; Invalid value for \"str\" parameter: string required, not tuple [number]."
+            ]
         );
         assert_eq!(
             ty("\"a\" * 2").1,
-            ["t.hcl:1,5-8: Invalid operand; Unsuitable value for left operand: a number is required."]
+            [
+                "t.hcl:1,5-8: Invalid operand; Unsuitable value for left operand: a number is required."
+            ]
         );
         assert!(ty("\"1\" * 2").1.is_empty());
         assert!(ty("req.a * 2").1.is_empty());

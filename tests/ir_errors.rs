@@ -37,7 +37,9 @@ fn analyzed(src: &str) -> Vec<String> {
 fn unknown_top_level_block_fails_to_load() {
     assert_eq!(
         load_error("resourse x {\n  body = {}\n}\n"),
-        ["main.hcl:1,1-9: Unsupported block type; Blocks of type \"resourse\" are not expected here. Did you mean \"resource\"?"]
+        [
+            "main.hcl:1,1-9: Unsupported block type; Blocks of type \"resourse\" are not expected here. Did you mean \"resource\"?"
+        ]
     );
 }
 
@@ -60,7 +62,9 @@ fn unknown_attribute_in_nested_group_is_deferred() {
     assert!(matches!(g.items[0], Item::Fatal(_)));
     assert_eq!(
         d,
-        ["main.hcl:4,5-10: Unsupported argument; An argument named \"lable\" is not expected here."]
+        [
+            "main.hcl:4,5-10: Unsupported argument; An argument named \"lable\" is not expected here."
+        ]
     );
 }
 
@@ -68,7 +72,9 @@ fn unknown_attribute_in_nested_group_is_deferred() {
 fn missing_required_attribute() {
     assert_eq!(
         analyzed("resource x {\n  condition = true\n}\n"),
-        ["main.hcl:1,12-12: Missing required argument; The argument \"body\" is required, but no definition was found."]
+        [
+            "main.hcl:1,12-12: Missing required argument; The argument \"body\" is required, but no definition was found."
+        ]
     );
 }
 
@@ -76,7 +82,9 @@ fn missing_required_attribute() {
 fn duplicate_attribute_fails_to_parse() {
     assert_eq!(
         load_error("resource x {\n  body = {}\n  body = {}\n}\n"),
-        ["main.hcl:3,3-7: Attribute redefined; The argument \"body\" was already set at main.hcl:2,3-7. Each argument may be set only once."]
+        [
+            "main.hcl:3,3-7: Attribute redefined; The argument \"body\" was already set at main.hcl:2,3-7. Each argument may be set only once."
+        ]
     );
 }
 
@@ -84,11 +92,15 @@ fn duplicate_attribute_fails_to_parse() {
 fn wrong_number_of_labels() {
     assert_eq!(
         load_error("resource x y {\n  body = {}\n}\n"),
-        ["main.hcl:1,12-13: Extraneous label for resource; Only 1 labels (name) are expected for resource blocks."]
+        [
+            "main.hcl:1,12-13: Extraneous label for resource; Only 1 labels (name) are expected for resource blocks."
+        ]
     );
     assert_eq!(
         load_error("resource {\n  body = {}\n}\n"),
-        ["main.hcl:1,10-11: Missing name for resource; All resource blocks must have 1 labels (name)."]
+        [
+            "main.hcl:1,10-11: Missing name for resource; All resource blocks must have 1 labels (name)."
+        ]
     );
 }
 
@@ -98,7 +110,9 @@ fn invalid_composite_label() {
     assert!(matches!(p.root.items[0], Item::Composite(_)));
     assert_eq!(
         d,
-        ["main.hcl:1,11-16: invalid composite label: state; A composite block is either `composite status` or `composite connection`."]
+        [
+            "main.hcl:1,11-16: invalid composite label: state; A composite block is either `composite status` or `composite connection`."
+        ]
     );
 }
 
@@ -133,7 +147,9 @@ fn arg_name_not_an_identifier() {
 fn function_inside_a_group() {
     assert_eq!(
         analyzed("group {\n  function f {\n    body = 1\n  }\n}\n"),
-        ["main.hcl:2,3-11: Unsupported block type; Blocks of type \"function\" are not expected here."]
+        [
+            "main.hcl:2,3-11: Unsupported block type; Blocks of type \"function\" are not expected here."
+        ]
     );
 }
 
@@ -183,13 +199,19 @@ fn duplicate_locals_across_blocks_and_files() {
     ];
     let (d, sm) = fn_hcl::analyze::diagnostics(&two);
     let d: Vec<String> = d.iter().map(|x| x.plain(&sm)).collect();
-    assert_eq!(d, ["b.hcl:2,3-8: local \"a\": duplicate local declaration; "]);
+    assert_eq!(
+        d,
+        ["b.hcl:2,3-8: local \"a\": duplicate local declaration; "]
+    );
 }
 
 #[test]
 fn locals_across_files_are_one_scope_in_dependency_order() {
     let two = vec![
-        ("a.hcl".to_string(), "locals {\n  b = a + 1\n}\n".to_string()),
+        (
+            "a.hcl".to_string(),
+            "locals {\n  b = a + 1\n}\n".to_string(),
+        ),
         ("b.hcl".to_string(), "locals {\n  a = 1\n}\n".to_string()),
     ];
     let p = compile_files(&two).expect("loads");
@@ -238,7 +260,9 @@ fn unknown_name_in_a_local_with_hint() {
 fn unknown_name_in_a_body_with_hint() {
     assert_eq!(
         analyzed("locals {\n  name = \"n\"\n}\nresource x {\n  body = { n = nmae }\n}\n"),
-        ["main.hcl:5,16-20: Unknown variable; There is no variable named \"nmae\". Did you mean \"name\"?"]
+        [
+            "main.hcl:5,16-20: Unknown variable; There is no variable named \"nmae\". Did you mean \"name\"?"
+        ]
     );
 }
 
@@ -246,7 +270,9 @@ fn unknown_name_in_a_body_with_hint() {
 fn uses_of_a_broken_scope_are_not_reported_again() {
     // The duplicate makes the scope fatal; `a` and `b` still count as declared.
     assert_eq!(
-        analyzed("locals {\n  a = 1\n  b = a\n}\nlocals {\n  a = 2\n}\nresource x {\n  body = { v = b }\n}\n"),
+        analyzed(
+            "locals {\n  a = 1\n  b = a\n}\nlocals {\n  a = 2\n}\nresource x {\n  body = { v = b }\n}\n"
+        ),
         ["main.hcl:6,3-8: local \"a\": duplicate local declaration; "]
     );
 }
@@ -255,7 +281,9 @@ fn uses_of_a_broken_scope_are_not_reported_again() {
 fn self_in_top_level_locals() {
     assert_eq!(
         analyzed("locals {\n  n = self.name\n}\n"),
-        ["main.hcl:2,7-16: reference to non-existent variable; self. `self` exists only in resource and resources blocks (and what they contain)."]
+        [
+            "main.hcl:2,7-16: reference to non-existent variable; self. `self` exists only in resource and resources blocks (and what they contain)."
+        ]
     );
 }
 
@@ -263,7 +291,9 @@ fn self_in_top_level_locals() {
 fn self_outside_resources() {
     assert_eq!(
         analyzed("composite status {\n  body = { n = self.name }\n}\n"),
-        ["main.hcl:2,16-20: Unknown variable; There is no variable named \"self\". `self` exists only in resource and resources blocks (and what they contain)."]
+        [
+            "main.hcl:2,16-20: Unknown variable; There is no variable named \"self\". `self` exists only in resource and resources blocks (and what they contain)."
+        ]
     );
 }
 
@@ -271,13 +301,17 @@ fn self_outside_resources() {
 fn each_outside_a_template() {
     assert_eq!(
         analyzed("resource x {\n  body = { n = each.key }\n}\n"),
-        ["main.hcl:2,16-20: Unknown variable; There is no variable named \"each\". `each` exists only in a resources block's name and template."]
+        [
+            "main.hcl:2,16-20: Unknown variable; There is no variable named \"each\". `each` exists only in a resources block's name and template."
+        ]
     );
     assert_eq!(
         analyzed(
             "resources xs {\n  for_each = [1]\n  locals {\n    k = each.key\n  }\n  template {\n    body = {}\n  }\n}\n"
         ),
-        ["main.hcl:4,9-17: reference to non-existent variable; each. `each` exists only in a resources block's name and template."]
+        [
+            "main.hcl:4,9-17: reference to non-existent variable; each. `each` exists only in a resources block's name and template."
+        ]
     );
 }
 
@@ -307,7 +341,9 @@ fn req_self_each_in_functions_fail_to_load() {
 fn unknown_req_field() {
     assert_eq!(
         analyzed("resource x {\n  body = { v = req.composit.spec }\n}\n"),
-        ["main.hcl:2,20-28: Unsupported attribute; `req` has no field named \"composit\"; the expression is always incomplete. Did you mean \"composite\"?"]
+        [
+            "main.hcl:2,20-28: Unsupported attribute; `req` has no field named \"composit\"; the expression is always incomplete. Did you mean \"composite\"?"
+        ]
     );
 }
 
@@ -315,7 +351,9 @@ fn unknown_req_field() {
 fn unknown_builtin_function_with_hint() {
     assert_eq!(
         analyzed("resource x {\n  body = { v = uper(\"a\") }\n}\n"),
-        ["main.hcl:2,16-20: Call to unknown function; There is no function named \"uper\". Did you mean \"upper\"?"]
+        [
+            "main.hcl:2,16-20: Call to unknown function; There is no function named \"uper\". Did you mean \"upper\"?"
+        ]
     );
 }
 
@@ -341,7 +379,9 @@ fn invoke_of_a_missing_function_inside_a_function_fails_to_load() {
 fn invoke_of_a_missing_function_in_a_body_is_deferred() {
     assert_eq!(
         analyzed("resource x {\n  body = { v = invoke(\"g\", {}) }\n}\n"),
-        ["main.hcl:2,16-31: Call to unknown user function; There is no function block named \"g\"; the call always fails."]
+        [
+            "main.hcl:2,16-31: Call to unknown user function; There is no function block named \"g\"; the call always fails."
+        ]
     );
 }
 
@@ -400,8 +440,7 @@ fn request_data_is_never_a_certain_error() {
 
 #[test]
 fn analyze_run_reports_and_summarizes() {
-    let (out, errors) =
-        fn_hcl::analyze::run(&files("resource x {\n  body = { n = nmae }\n}\n"));
+    let (out, errors) = fn_hcl::analyze::run(&files("resource x {\n  body = { n = nmae }\n}\n"));
     assert!(errors);
     assert!(out.contains("error: Unknown variable"), "{out}");
     assert!(out.contains("main.hcl:2,16-20"), "{out}");

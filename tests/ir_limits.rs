@@ -12,7 +12,14 @@ fn files(src: String) -> Vec<(String, String)> {
 fn nested_groups(depth: usize) -> String {
     let mut s = String::new();
     for i in 0..depth {
-        s.push_str(&format!("group {{\nlocals {{\n  l{i} = {}\n}}\n", if i == 0 { "1".to_string() } else { format!("l{} + 1", i - 1) }));
+        s.push_str(&format!(
+            "group {{\nlocals {{\n  l{i} = {}\n}}\n",
+            if i == 0 {
+                "1".to_string()
+            } else {
+                format!("l{} + 1", i - 1)
+            }
+        ));
     }
     s.push_str("resource deep {\n  body = { v = l0 }\n}\n");
     for _ in 0..depth {
@@ -92,6 +99,9 @@ fn cycle_through_ten_thousand_locals() {
     s.push_str("}\n");
     let p = compile_files(&files(s)).expect("loads (the cycle is deferred)");
     let err = p.root.locals.error.as_ref().expect("cycle found");
-    assert!(err.summary.starts_with("cycle found: c0 \u{2192} c1 \u{2192} c2"));
+    assert!(
+        err.summary
+            .starts_with("cycle found: c0 \u{2192} c1 \u{2192} c2")
+    );
     assert!(err.summary.ends_with("c9999 \u{2192} c0"));
 }
