@@ -37,6 +37,19 @@ pub struct Program {
     /// The static type of every compiled expression, by chunk (absent: not inferred, as
     /// for function argument defaults).
     pub types: HashMap<ChunkId, SType>,
+    /// The user functions as lowered, in source order (their callable code is in `code`).
+    pub functions: Vec<UserFunction>,
+}
+
+/// A `function` block: args (slots 0..n, in order) with whether each has a default, its
+/// locals (following the args) and its body.
+#[derive(Debug)]
+pub struct UserFunction {
+    pub name: Str,
+    pub args: Vec<(Str, bool)>,
+    pub frame_size: u32,
+    pub locals: Locals,
+    pub body: CExpr,
 }
 
 impl Program {
@@ -579,6 +592,24 @@ pub struct Lowerer<'a> {
     types: HashMap<ChunkId, SType>,
     /// Each user function's args: (name, has a default).
     fn_args: HashMap<String, Vec<(Str, bool)>>,
+    user_functions: Vec<UserFunction>,
+    /// Each lowered user function's body type (what `invoke` of it returns).
+    fn_types: HashMap<String, SType>,
+}
+
+/// The type environment while lowering: slots' types and user functions' result types.
+struct Env<'s> {
+    scopes: &'s Scopes,
+    fns: &'s HashMap<String, SType>,
+}
+
+impl TypeEnv for Env<'_> {
+    fn var_type(&self, name: &str) -> Option<SType> {
+        self.scopes.var_type(name)
+    }
+    fn function_type(&self, name: &str) -> Option<SType> {
+        self.fns.get(name).cloned()
+    }
 }
 
 /// Build the AST of the default collection name `${self.basename}-${each.key}` in its own
@@ -678,6 +709,8 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         analysis: Vec::new(),
         types: HashMap::new(),
         fn_args: HashMap::new(),
+        user_functions: Vec::new(),
+        fn_types: HashMap::new(),
     };
     lowerer
         .lower(sm.clone())
@@ -741,6 +774,7 @@ impl<'a> Lowerer<'a> {
             load_warnings,
             analysis: self.analysis,
             types: self.types,
+            functions: self.user_functions,
         })
     }
 
@@ -778,7 +812,11 @@ impl<'a> Lowerer<'a> {
 
     fn compile(&mut self, e: &Expr) -> CExpr {
         self.analyze_expr(e);
-        let ty = crate::types::infer(e, &self.scopes, &mut self.analysis);
+        let env = Env {
+            scopes: &self.scopes,
+            fns: &self.fn_types,
+        };
+        let ty = crate::types::infer(e, &env, &mut self.analysis);
         let chunk = self.builder.compile_expr(e, &self.scopes);
         self.types.insert(chunk, ty);
         CExpr {
@@ -1433,6 +1471,19 @@ impl<'a> Lowerer<'a> {
         let api_version = self.compile(&av.expr);
         let kind = self.compile(&kd.expr);
         let m = self.compile(&matcher_attr.expr);
+        let not_string = |t: &SType| t.is_known() && *t != SType::String;
+        self.check_type(&api_version, not_string, "selector apiVersion", "a string");
+        self.check_type(&kind, not_string, "selector kind", "a string");
+        if name_attr.is_some() {
+            self.check_type(&m, not_string, "selector matchName", "a string");
+        } else {
+            self.check_type(
+                &m,
+                SType::certainly_not_object,
+                "selector matchLabels",
+                "an object of strings",
+            );
+        }
         let matcher = if name_attr.is_some() {
             Matcher::Name(m)
         } else {
@@ -1656,10 +1707,17 @@ impl<'a> Lowerer<'a> {
                     let found = self.check_invoke_args(call);
                     self.analysis.extend(found);
                 }
-                let ty = crate::types::infer(&body.expr, &self.scopes, &mut self.analysis);
+                let env = Env {
+                    scopes: &self.scopes,
+                    fns: &self.fn_types,
+                };
+                let ty = crate::types::infer(&body.expr, &env, &mut self.analysis);
                 let chunk = self.builder.compile_expr(&body.expr, &self.scopes);
                 self.types.insert(chunk, ty);
-                Ok(chunk)
+                Ok(CExpr {
+                    chunk,
+                    range: body.expr.span,
+                })
             })();
             let frame = self.scopes.max;
             std::mem::swap(&mut self.scopes, &mut scopes);
@@ -1670,7 +1728,18 @@ impl<'a> Lowerer<'a> {
                 .enumerate()
                 .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
                 .collect();
-            self.builder.define_function(d.id, order, body, frame);
+            self.builder.define_function(d.id, order, body.chunk, frame);
+            let name = self.builder_fn_name(d.id);
+            if let Some(t) = self.types.get(&body.chunk) {
+                self.fn_types.insert(name.clone(), t.clone());
+            }
+            self.user_functions.push(UserFunction {
+                args: self.fn_args.get(&name).cloned().unwrap_or_default(),
+                name: Arc::from(name.as_str()),
+                frame_size: frame,
+                locals,
+                body,
+            });
         }
         Ok(warnings)
     }
@@ -1741,6 +1810,27 @@ pub fn dump(p: &Program) -> String {
     d.line(0, &format!("frame: {} slots; @0 = req", p.frame_size));
     for w in &p.load_warnings {
         d.line(0, &format!("load warning: {}", w.plain(&p.sources)));
+    }
+    for f in &p.functions {
+        let args: Vec<String> = f
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, (n, default))| {
+                format!("@{i} {n}{}", if *default { " (default)" } else { "" })
+            })
+            .collect();
+        d.line(
+            0,
+            &format!(
+                "function {} ({} slots; args {})",
+                &*f.name,
+                f.frame_size,
+                args.join(", ")
+            ),
+        );
+        d.locals(1, &f.locals);
+        d.attr(1, "body", &f.body);
     }
     d.group(0, "top level", &p.root);
     if !p.analysis.is_empty() {

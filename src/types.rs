@@ -206,6 +206,11 @@ pub fn cannot_convert(from: &SType, to: &Type) -> bool {
 /// What a variable name refers to while inferring: its static type, if it exists.
 pub trait TypeEnv {
     fn var_type(&self, name: &str) -> Option<SType>;
+    /// The result type of user function `name` (its body's type, inferred with unknown
+    /// args), when known.
+    fn function_type(&self, _name: &str) -> Option<SType> {
+        None
+    }
 }
 
 /// Infer the static type of an expression; certain type errors are pushed to `warnings`
@@ -586,7 +591,11 @@ impl Inferer<'_> {
         }
         let ts: Vec<SType> = args.iter().map(|a| self.expr(a)).collect();
         if fname == "invoke" {
-            return SType::Dynamic;
+            return args
+                .first()
+                .and_then(literal_string)
+                .and_then(|n| self.env.function_type(&n))
+                .unwrap_or(SType::Dynamic);
         }
         let Some(def) =
             crate::builtins::lookup(fname).and_then(|id| crate::builtins::all().get(id.0 as usize))

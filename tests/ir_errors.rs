@@ -449,3 +449,26 @@ fn analyze_run_reports_and_summarizes() {
     assert!(!errors);
     assert_eq!(out, "no problems found\n");
 }
+
+#[test]
+fn requirement_selectors_of_certain_wrong_types_warn() {
+    let src = "requirement cfg {\n  select {\n    apiVersion = 1\n    kind       = \"ConfigMap\"\n    matchLabels = [\"a\"]\n  }\n}\n";
+    assert_eq!(
+        analyzed(src),
+        [
+            "main.hcl:3,18-19: Invalid selector apiVersion; The selector apiVersion must be a string, but this expression is always number.",
+            "main.hcl:5,19-24: Invalid selector matchLabels; The selector matchLabels must be an object of strings, but this expression is always tuple [string].",
+        ]
+    );
+}
+
+#[test]
+fn invoke_has_the_type_of_the_function_body() {
+    let src = "function greet {\n  arg name {}\n  body = \"hello ${name}\"\n}\nresource x {\n  condition = invoke(\"greet\", { name = \"a\" })\n  body = {}\n}\n";
+    assert_eq!(
+        analyzed(src),
+        [
+            "main.hcl:6,15-46: Invalid condition; The condition must be a bool, but this expression is always string."
+        ]
+    );
+}
