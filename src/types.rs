@@ -114,17 +114,40 @@ impl SType {
         self.is_primitive()
     }
 
-    /// The element type of a collection, when all elements share one.
+    /// The type of every element of a collection as it is (a `for` variable, `element`):
+    /// a structural value's elements keep their own types, so only a shared one counts.
     fn element(&self) -> SType {
         match self {
             SType::List(e) | SType::Set(e) | SType::Map(e) => (**e).clone(),
+            SType::Tuple(es) => same(es.iter()),
+            SType::Object(fs) => same(fs.iter().map(|(_, t)| t)),
+            _ => SType::Dynamic,
+        }
+    }
+
+    /// The element type after conversion to a collection (`tolist`, `toset`, `tomap`):
+    /// structural elements are unified.
+    fn converted_element(&self) -> SType {
+        match self {
             SType::Tuple(es) => unify(es).unwrap_or(SType::Dynamic),
             SType::Object(fs) => {
                 let ts: Vec<SType> = fs.iter().map(|(_, t)| t.clone()).collect();
                 unify(&ts).unwrap_or(SType::Dynamic)
             }
-            _ => SType::Dynamic,
+            other => other.element(),
         }
+    }
+}
+
+/// The one type all of `ts` have, else `Dynamic` (also for none).
+fn same<'t>(mut ts: impl Iterator<Item = &'t SType>) -> SType {
+    let Some(first) = ts.next() else {
+        return SType::Dynamic;
+    };
+    if ts.all(|t| t == first) {
+        first.clone()
+    } else {
+        SType::Dynamic
     }
 }
 
@@ -268,7 +291,7 @@ impl Inferer<'_> {
         }
         match (literal_string(e), want) {
             (Some(s), Type::Number) => not_a_number(&s),
-            (Some(s), Type::Bool) => s != "true" && s != "false",
+            (Some(s), Type::Bool) => !matches!(s.as_str(), "true" | "false" | "1" | "0"),
             _ => false,
         }
     }
@@ -442,7 +465,11 @@ impl Inferer<'_> {
                     _ => Type::Number,
                 };
                 self.operand(lhs, &want, "left");
+                // `x != null && x.a`: the right operand may never be needed.
+                let guarded = u32::from(matches!(op, BinaryOp::And | BinaryOp::Or));
+                self.quiet += guarded;
                 self.operand(rhs, &want, "right");
+                self.quiet -= guarded;
                 match op {
                     BinaryOp::Mul
                     | BinaryOp::Div
@@ -465,8 +492,12 @@ impl Inferer<'_> {
                         cond.span,
                     );
                 }
+                // hcl ignores failures in the branch not taken: neither branch's
+                // errors are certain.
+                self.quiet += 1;
                 let a = self.expr(then);
                 let b = self.expr(otherwise);
+                self.quiet -= 1;
                 match unify(&[a.clone(), b.clone()]) {
                     Some(t) => t,
                     None => {
@@ -550,10 +581,12 @@ impl Inferer<'_> {
                     ..
                 } => {
                     self.expr(cond);
+                    self.quiet += 1;
                     self.template(then);
                     if let Some(o) = otherwise {
                         self.template(o);
                     }
+                    self.quiet -= 1;
                 }
                 TemplatePart::For {
                     key_var,
@@ -693,13 +726,16 @@ pub fn return_type(name: &str, args: &[SType]) -> SType {
             SType::Object(fs) => SType::Tuple(fs.iter().map(|_| SType::String).collect()),
             _ => SType::Dynamic,
         },
-        "tolist" => SType::list(first.element()),
-        "toset" => SType::Set(Box::new(first.element())),
-        "tomap" => SType::Map(Box::new(first.element())),
-        "distinct" | "reverse" | "compact" => match first {
+        "tolist" => SType::list(first.converted_element()),
+        "toset" => SType::Set(Box::new(first.converted_element())),
+        "tomap" => SType::Map(Box::new(first.converted_element())),
+        "compact" => SType::list(SType::String),
+        "distinct" => match first {
             SType::List(e) | SType::Set(e) => SType::List(e),
-            SType::Tuple(_) | SType::AnyTuple if name == "reverse" => SType::AnyTuple,
-            _ if name == "compact" => SType::list(SType::String),
+            _ => SType::Dynamic,
+        },
+        "reverse" => match first {
+            SType::List(e) => SType::List(e),
             _ => SType::Dynamic,
         },
         "element" => first.element(),
@@ -808,6 +844,38 @@ mod tests {
         assert_eq!(ty("{ a = 1 }.b").1.len(), 1);
         assert_eq!(ty("length(1)").1.len(), 1);
         assert_eq!(ty("upper()").1.len(), 1);
+    }
+
+    #[test]
+    fn guarded_and_branch_errors_are_not_certain() {
+        assert!(ty("true ? { a = 1 }.b : 0").1.is_empty());
+        assert!(ty("false && { a = 1 }.b").1.is_empty());
+        assert!(ty("\"%{if false}${upper([1])}%{endif}\"").1.is_empty());
+        assert!(ty("\"1\" && true").1.is_empty());
+        assert_eq!(ty("\"yes\" && true").1.len(), 1);
+    }
+
+    #[test]
+    fn structural_elements_keep_their_types() {
+        assert_eq!(ty("element([1, \"a\"], 0)").0, SType::Dynamic);
+        assert_eq!(ty("tolist([1, \"a\"])").0.to_string(), "list of string");
+        assert!(ty("[for v in [true, \"x\"] : v ? 1 : 2]").1.is_empty());
+        assert_eq!(
+            ty("[for v in [[1]] : upper(v)]").1,
+            [
+                "t.hcl:1,29-30: Invalid function argument; Invalid value for \"str\" parameter: string required, not tuple [number]."
+            ]
+        );
+    }
+
+    #[test]
+    fn number_literals_cty_accepts_are_not_flagged() {
+        for s in ["1", "+5", "-1.5", ".5", "5.", "1E3", "1e-3", "Inf", "-inf"] {
+            assert!(ty(&format!("\"{s}\" * 2")).1.is_empty(), "{s}");
+        }
+        for s in ["a", "", " 1", "1x", "0x10"] {
+            assert_eq!(ty(&format!("\"{s}\" * 2")).1.len(), 1, "{s}");
+        }
     }
 
     #[test]
