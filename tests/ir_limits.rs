@@ -49,12 +49,30 @@ fn two_hundred_nested_groups() {
 }
 
 #[test]
+fn deepest_accepted_nesting_fits_a_worker_stack() {
+    // 250 nested groups (near the parser's limit of 256 levels) parsed, lowered, analyzed
+    // and dumped on a 2 MiB stack (what a tokio worker thread gets), in a debug build.
+    let t = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let p = compile_files(&files(nested_groups(250))).expect("loads");
+            assert!(fn_hcl::analyze::analyze(&p).is_empty());
+            dump(&p).len()
+        })
+        .expect("spawns");
+    assert!(t.join().expect("no stack overflow") > 0);
+}
+
+#[test]
 fn nesting_beyond_the_parser_limit_is_a_clear_error() {
     let err = match compile_files(&files(nested_groups(300))) {
         Ok(_) => panic!("300 nested groups must not load"),
         Err(e) => e.message(),
     };
-    assert!(err.contains("nest"), "{err}");
+    assert!(
+        err.contains("Nesting too deep; This construct is nested more than 256 levels deep"),
+        "{err}"
+    );
 }
 
 #[test]
