@@ -1191,6 +1191,8 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
+        self.scopes
+            .set_type(self_slot, self_type(&["connection", "name", "resource"]));
         let content = self.lower_resource_content(&c, true);
         self.scopes.pop(saved);
         Item::Resource(Resource {
@@ -1283,6 +1285,10 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
+        self.scopes.set_type(
+            self_slot,
+            self_type(&["basename", "connections", "resources"]),
+        );
         let locals = self.lower_locals(&c);
         let condition = c.attr("condition").map(|a| self.compile_condition(a));
         let for_each = match c.attr("for_each") {
@@ -1305,6 +1311,8 @@ impl<'a> Lowerer<'a> {
         // collection's: it is the merge of both).
         let iter_saved = self.scopes.push();
         let each_slot = self.scopes.declare("each");
+        self.scopes
+            .set_type(each_slot, self_type(&["key", "value"]));
         let name = match c.attr("name") {
             Some(a) => self.compile(&a.expr),
             None => {
@@ -1312,7 +1320,24 @@ impl<'a> Lowerer<'a> {
                 self.compile(&e)
             }
         };
-        self.scopes.declare("self");
+        self.check_type(
+            &name,
+            |t| t.is_known() && *t != SType::String,
+            "collection name",
+            "a string",
+        );
+        let template_self = self.scopes.declare("self");
+        self.scopes.set_type(
+            template_self,
+            self_type(&[
+                "basename",
+                "connection",
+                "connections",
+                "name",
+                "resource",
+                "resources",
+            ]),
+        );
         let template = self.lower_resource_content(&tc, false);
         self.scopes.pop(iter_saved);
         let mut subs = Vec::new();
@@ -1997,6 +2022,24 @@ impl Dumper<'_> {
         self.attr(indent + 1, "key", &c.key);
         self.attr(indent + 1, "value", &c.value);
     }
+}
+
+/// The static type of `self` (or `each`): an object with these attributes (sorted), where
+/// `name` and `basename` are strings and the rest depends on the request.
+fn self_type(attrs: &[&str]) -> SType {
+    SType::Object(
+        attrs
+            .iter()
+            .map(|a| {
+                let t = if matches!(*a, "name" | "basename") {
+                    SType::String
+                } else {
+                    SType::Dynamic
+                };
+                (Arc::from(*a), t)
+            })
+            .collect(),
+    )
 }
 
 /// Where the special variables exist, for diagnostics about using them elsewhere.

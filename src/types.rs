@@ -344,10 +344,14 @@ impl Inferer<'_> {
                     SType::Object(fs) => match fs.iter().find(|(k, _)| *k == name.name) {
                         Some((_, a)) => a.clone(),
                         None => {
+                            let names: Vec<&str> = fs.iter().map(|(k, _)| &**k).collect();
+                            let hint = crate::schema::name_suggestion(&name.name, &names)
+                                .map(|s| format!(" Did you mean {s:?}?"))
+                                .unwrap_or_default();
                             self.warn(
                                 "Unsupported attribute",
                                 format!(
-                                    "This object does not have an attribute named {:?}.",
+                                    "This object does not have an attribute named {:?}.{hint}",
                                     &*name.name
                                 ),
                                 name.span,

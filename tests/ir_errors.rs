@@ -427,7 +427,7 @@ fn types_flow_through_locals() {
         analyzed(src),
         [
             "main.hcl:8,22-24: Invalid function argument; Invalid value for \"str\" parameter: string required, not tuple [number, number].",
-            "main.hcl:8,33-34: Unsupported attribute; This object does not have an attribute named \"b\".",
+            "main.hcl:8,33-34: Unsupported attribute; This object does not have an attribute named \"b\". Did you mean \"a\"?",
         ]
     );
 }
@@ -469,6 +469,29 @@ fn invoke_has_the_type_of_the_function_body() {
         analyzed(src),
         [
             "main.hcl:6,15-46: Invalid condition; The condition must be a bool, but this expression is always string."
+        ]
+    );
+}
+
+#[test]
+fn self_and_each_have_known_attributes() {
+    let src = "resource x {\n  body = { n = self.nmae }\n}\nresources xs {\n  for_each = [1]\n  name = \"${self.basename}-${each.kye}\"\n  template {\n    body = { n = self.name, b = self.basename, r = self.resources }\n  }\n}\n";
+    assert_eq!(
+        analyzed(src),
+        [
+            "main.hcl:2,21-25: Unsupported attribute; This object does not have an attribute named \"nmae\". Did you mean \"name\"?",
+            "main.hcl:6,35-38: Unsupported attribute; This object does not have an attribute named \"kye\". Did you mean \"key\"?",
+        ]
+    );
+}
+
+#[test]
+fn collection_name_of_a_certain_wrong_type_warns() {
+    let src = "resources xs {\n  for_each = [1]\n  name = 1\n  template {\n    body = {}\n  }\n}\n";
+    assert_eq!(
+        analyzed(src),
+        [
+            "main.hcl:3,10-11: Invalid collection name; The collection name must be a string, but this expression is always number."
         ]
     );
 }
