@@ -1407,6 +1407,12 @@ impl<'a> Lowerer<'a> {
         let saved = self.scopes.push();
         let locals = self.lower_locals(&c);
         let key = self.compile(&k.expr);
+        self.check_type(
+            &key,
+            |t| t.is_known() && *t != SType::String,
+            "context key",
+            "a string",
+        );
         let value = self.compile(&v.expr);
         self.scopes.pop(saved);
         Ok(ContextBlock { locals, key, value })
