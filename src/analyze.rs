@@ -8,8 +8,9 @@ use crate::ir::{Composite, CompositeKind, Group, Item, Locals, Program, Sub};
 use crate::span::SourceMap;
 use std::path::Path;
 
-/// All diagnostics of a compiled program: deferred errors (schema, locals) in block order,
-/// then what lowering found (unknown names, functions, `req` fields).
+/// All diagnostics of a compiled program, once each, in source order: deferred errors
+/// (schema, locals, composite labels) and what lowering found (unknown names, functions,
+/// `req` fields, `invoke` arguments, certain type errors as warnings).
 pub fn analyze(p: &Program) -> Vec<Diagnostic> {
     let mut out = p.load_warnings.clone();
     group(&p.root, &mut out);
@@ -21,13 +22,13 @@ pub fn analyze(p: &Program) -> Vec<Diagnostic> {
 }
 
 fn dedup(v: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = Vec::with_capacity(v.len());
-    for d in v {
-        if !out.contains(&d) {
-            out.push(d);
-        }
-    }
-    out
+    let mut seen = std::collections::HashSet::new();
+    v.into_iter()
+        .filter(|d| {
+            let at = d.subject.map(|s| (s.file.0, s.start.byte, s.end.byte));
+            seen.insert((d.summary.clone(), d.detail.clone(), at))
+        })
+        .collect()
 }
 
 fn locals(l: &Locals, out: &mut Vec<Diagnostic>) {

@@ -11,6 +11,9 @@
 //!
 //! Frame layout: slot 0 is `req`; every scope pushes its variables (`self`, `each`,
 //! locals) on entry, in slot order, and pops them on exit, so sibling scopes reuse slots.
+//!
+//! Every compiled expression also gets its static type ([`crate::types`], in
+//! [`Program::types`]); [`dump`] prints the whole tree for review.
 
 use crate::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
 use crate::compile::{ChunkId, FnId, ProgramBuilder, Scope};

@@ -500,6 +500,8 @@ fn collection_name_of_a_certain_wrong_type_warns() {
 fn context_key_of_a_certain_wrong_type_warns() {
     assert_eq!(
         analyzed("context {\n  key   = 1\n  value = \"v\"\n}\n"),
-        ["main.hcl:2,11-12: Invalid context key; The context key must be a string, but this expression is always number."]
+        [
+            "main.hcl:2,11-12: Invalid context key; The context key must be a string, but this expression is always number."
+        ]
     );
 }

@@ -123,3 +123,18 @@ fn cycle_through_ten_thousand_locals() {
     );
     assert!(err.summary.ends_with("c9999 \u{2192} c0"));
 }
+
+#[test]
+fn thousands_of_diagnostics_are_reported_quickly() {
+    let mut s = String::new();
+    for i in 0..5_000 {
+        s.push_str(&format!(
+            "resource r{i} {{\n  body = {{ v = missing{i} }}\n}}\n"
+        ));
+    }
+    let start = Instant::now();
+    let p = compile_files(&files(s)).expect("loads");
+    let d = fn_hcl::analyze::analyze(&p);
+    assert_eq!(d.len(), 5_000);
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
