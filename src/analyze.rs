@@ -4,39 +4,58 @@
 //! them all.
 
 use crate::diag::{Diagnostic, Severity};
-use crate::ir::{Group, Item, Locals, Program, Sub};
+use crate::ir::{Composite, CompositeKind, Group, Item, Locals, Program, Sub};
 use crate::span::SourceMap;
 use std::path::Path;
 
-/// All diagnostics of a compiled program: deferred errors (schema, locals) in block order,
-/// then what lowering found (unknown names, functions, `req` fields).
+/// All diagnostics of a compiled program, once each, in source order: deferred errors
+/// (schema, locals, composite labels) and what lowering found (unknown names, functions,
+/// `req` fields, `invoke` arguments, certain type errors as warnings).
 pub fn analyze(p: &Program) -> Vec<Diagnostic> {
     let mut out = p.load_warnings.clone();
     group(&p.root, &mut out);
     out.extend(p.analysis.iter().cloned());
-    dedup(out)
+    let mut out = dedup(out);
+    // Source order (file, then position); diagnostics without a range first.
+    out.sort_by_key(|d| d.subject.map(|s| (s.file.0, s.start.byte)));
+    out
 }
 
 fn dedup(v: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = Vec::with_capacity(v.len());
-    for d in v {
-        if !out.contains(&d) {
-            out.push(d);
-        }
-    }
-    out
+    let mut seen = std::collections::HashSet::new();
+    v.into_iter()
+        .filter(|d| {
+            let at = d.subject.map(|s| (s.file.0, s.start.byte, s.end.byte));
+            seen.insert((d.summary.clone(), d.detail.clone(), at))
+        })
+        .collect()
 }
 
 fn locals(l: &Locals, out: &mut Vec<Diagnostic>) {
     if let Some(e) = &l.error {
-        out.push(e.clone());
+        let mut e = e.clone();
+        if let Some(h) = &l.hint {
+            e.detail = format!("{}. {h}", e.detail);
+        }
+        out.push(e);
     }
+}
+
+fn composite(c: &Composite, out: &mut Vec<Diagnostic>) {
+    if let CompositeKind::Invalid(label) = &c.kind {
+        out.push(Diagnostic::error(
+            format!("invalid composite label: {label}"),
+            "A composite block is either `composite status` or `composite connection`.",
+            c.label_range,
+        ));
+    }
+    locals(&c.locals, out);
 }
 
 fn subs(s: &[Sub], out: &mut Vec<Diagnostic>) {
     for x in s {
         match x {
-            Sub::Composite(c) => locals(&c.locals, out),
+            Sub::Composite(c) => composite(c, out),
             Sub::Ready(r) => locals(&r.locals, out),
             Sub::Context(c) => locals(&c.locals, out),
             Sub::Fatal(d) => out.extend(d.iter().cloned()),
@@ -59,7 +78,7 @@ fn group(g: &Group, out: &mut Vec<Diagnostic>) {
                 subs(&c.template.subs, out);
                 subs(&c.subs, out);
             }
-            Item::Composite(c) => locals(&c.locals, out),
+            Item::Composite(c) => composite(c, out),
             Item::Context(c) => locals(&c.locals, out),
             Item::Requirement(r) => locals(&r.locals, out),
             Item::Fatal(d) => out.extend(d.iter().cloned()),
@@ -110,31 +129,35 @@ pub fn load_inputs(paths: &[String]) -> Result<Vec<(String, String)>, String> {
     Ok(files)
 }
 
-/// Run `analyze` over files; returns the rendered report and whether it has errors.
+/// Run `analyze` over files; returns the report (each diagnostic in the rich form, then
+/// a summary line) and whether it has errors.
 pub fn run(files: &[(String, String)]) -> (String, bool) {
-    let mut sm = SourceMap::new();
-    for (n, t) in files {
-        sm.add(n.as_str(), t.as_str());
-    }
-    let diags = match crate::ir::compile_files(files) {
-        Ok(p) => {
-            let d = analyze(&p);
-            return (render(&d, &p.sources), d.iter().any(Diagnostic::is_error));
-        }
-        Err(e) => e.diags,
-    };
+    let (diags, sm) = diagnostics(files);
     let errors = diags.iter().any(|d| d.severity == Severity::Error);
     (render(&diags, &sm), errors)
 }
 
-fn render(diags: &[Diagnostic], sm: &SourceMap) -> String {
-    if diags.is_empty() {
-        return "no problems found\n".to_string();
+/// Every diagnostic of a program given as files (load errors, or [`analyze`]'s list), with
+/// the sources they point into.
+pub fn diagnostics(files: &[(String, String)]) -> (Vec<Diagnostic>, std::sync::Arc<SourceMap>) {
+    match crate::ir::compile_files(files) {
+        Ok(p) => (analyze(&p), p.sources.clone()),
+        Err(e) => (e.diags, e.sources),
     }
-    let mut s = String::new();
-    for d in diags {
-        s.push_str(&d.plain(sm));
-        s.push('\n');
+}
+
+fn render(diags: &[Diagnostic], sm: &SourceMap) -> String {
+    let mut s = crate::diag::render_rich(diags, sm);
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    if diags.is_empty() {
+        s.push_str("no problems found\n");
+    } else {
+        s.push_str(&format!(
+            "{errors} error{}, {warnings} warning{}\n",
+            if errors == 1 { "" } else { "s" },
+            if warnings == 1 { "" } else { "s" }
+        ));
     }
     s
 }

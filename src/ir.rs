@@ -11,12 +11,16 @@
 //!
 //! Frame layout: slot 0 is `req`; every scope pushes its variables (`self`, `each`,
 //! locals) on entry, in slot order, and pops them on exit, so sibling scopes reuse slots.
+//!
+//! Every compiled expression also gets its static type ([`crate::types`], in
+//! [`Program::types`]); [`dump`] prints the whole tree for review.
 
 use crate::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
 use crate::compile::{ChunkId, FnId, ProgramBuilder, Scope};
 use crate::diag::Diagnostic;
 use crate::schema::{self, Content, Schema};
 use crate::span::{FileId, Pos, SourceMap, Span};
+use crate::types::{SType, TypeEnv};
 use crate::value::Str;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,6 +37,29 @@ pub struct Program {
     /// Problems the Go implementation only finds at run time, or never: reported by
     /// `analyze`, not by evaluation.
     pub analysis: Vec<Diagnostic>,
+    /// The static type of every compiled expression, by chunk (absent: not inferred, as
+    /// for function argument defaults).
+    pub types: HashMap<ChunkId, SType>,
+    /// The user functions as lowered, in source order (their callable code is in `code`).
+    pub functions: Vec<UserFunction>,
+}
+
+/// A `function` block: args (slots 0..n, in order) with whether each has a default, its
+/// locals (following the args) and its body.
+#[derive(Debug)]
+pub struct UserFunction {
+    pub name: Str,
+    pub args: Vec<(Str, bool)>,
+    pub frame_size: u32,
+    pub locals: Locals,
+    pub body: CExpr,
+}
+
+impl Program {
+    /// The static type of a compiled expression (`Dynamic` where nothing is known).
+    pub fn type_of(&self, e: &CExpr) -> &SType {
+        self.types.get(&e.chunk).unwrap_or(&SType::Dynamic)
+    }
 }
 
 /// A compiled expression with its source range.
@@ -59,6 +86,8 @@ pub struct Locals {
     /// A problem Go reports when it processes this scope's locals (duplicate, shadowing,
     /// unknown reference, cycle, a block inside `locals`): fatal when reached.
     pub error: Option<Diagnostic>,
+    /// For `analyze`: a "did you mean" hint completing `error` (Go's text has none).
+    pub hint: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -139,6 +168,8 @@ pub struct Collection {
 #[derive(Debug)]
 pub struct Composite {
     pub kind: CompositeKind,
+    /// The label's range (for `analyze` to point at an invalid label).
+    pub label_range: Span,
     pub locals: Locals,
     pub body: CExpr,
 }
@@ -188,19 +219,25 @@ pub enum Matcher {
     Labels(CExpr),
 }
 
-/// Name resolution while lowering: a stack of frames of (name, slot).
+/// Name resolution while lowering: a stack of frames of (name, slot), with the static
+/// type of what each slot holds.
 struct Scopes {
     frames: Vec<Vec<(Str, u32)>>,
+    /// Name → the slots declaring it, innermost last (O(1) lookups for huge scopes).
+    by_name: HashMap<Str, Vec<u32>>,
     next: u32,
     max: u32,
+    types: Vec<SType>,
 }
 
 impl Scopes {
     fn new() -> Scopes {
         Scopes {
             frames: vec![Vec::new()],
+            by_name: HashMap::new(),
             next: 0,
             max: 0,
+            types: Vec::new(),
         }
     }
 
@@ -208,10 +245,21 @@ impl Scopes {
         let slot = self.next;
         self.next += 1;
         self.max = self.max.max(self.next);
+        let name: Str = Arc::from(name);
         if let Some(f) = self.frames.last_mut() {
-            f.push((Arc::from(name), slot));
+            f.push((name.clone(), slot));
+            self.by_name.entry(name).or_default().push(slot);
         }
+        self.set_type(slot, SType::Dynamic);
         slot
+    }
+
+    fn set_type(&mut self, slot: u32, t: SType) {
+        let i = slot as usize;
+        if self.types.len() <= i {
+            self.types.resize(i + 1, SType::Dynamic);
+        }
+        self.types[i] = t;
     }
 
     fn push(&mut self) -> u32 {
@@ -220,7 +268,16 @@ impl Scopes {
     }
 
     fn pop(&mut self, saved: u32) {
-        self.frames.pop();
+        if let Some(f) = self.frames.pop() {
+            for (name, _) in f {
+                if let Some(v) = self.by_name.get_mut(&name) {
+                    v.pop();
+                    if v.is_empty() {
+                        self.by_name.remove(&name);
+                    }
+                }
+            }
+        }
         self.next = saved;
     }
 
@@ -231,12 +288,7 @@ impl Scopes {
 
 impl Scope for Scopes {
     fn resolve(&self, name: &str) -> Option<u32> {
-        self.frames
-            .iter()
-            .rev()
-            .flat_map(|f| f.iter().rev())
-            .find(|(n, _)| &**n == name)
-            .map(|(_, s)| *s)
+        self.by_name.get(name).and_then(|v| v.last().copied())
     }
 
     fn visible_names(&self) -> Vec<Arc<str>> {
@@ -244,6 +296,18 @@ impl Scope for Scopes {
             .iter()
             .flat_map(|f| f.iter().map(|(n, _)| n.clone()))
             .collect()
+    }
+}
+
+impl TypeEnv for Scopes {
+    fn var_type(&self, name: &str) -> Option<SType> {
+        let slot = self.resolve(name)?;
+        Some(
+            self.types
+                .get(slot as usize)
+                .cloned()
+                .unwrap_or(SType::Dynamic),
+        )
     }
 }
 
@@ -528,6 +592,27 @@ pub struct Lowerer<'a> {
     default_name: Expr,
     functions: HashMap<String, FnId>,
     analysis: Vec<Diagnostic>,
+    types: HashMap<ChunkId, SType>,
+    /// Each user function's args: (name, has a default).
+    fn_args: HashMap<String, Vec<(Str, bool)>>,
+    user_functions: Vec<UserFunction>,
+    /// Each lowered user function's body type (what `invoke` of it returns).
+    fn_types: HashMap<String, SType>,
+}
+
+/// The type environment while lowering: slots' types and user functions' result types.
+struct Env<'s> {
+    scopes: &'s Scopes,
+    fns: &'s HashMap<String, SType>,
+}
+
+impl TypeEnv for Env<'_> {
+    fn var_type(&self, name: &str) -> Option<SType> {
+        self.scopes.var_type(name)
+    }
+    fn function_type(&self, name: &str) -> Option<SType> {
+        self.fns.get(name).cloned()
+    }
 }
 
 /// Build the AST of the default collection name `${self.basename}-${each.key}` in its own
@@ -625,6 +710,10 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         default_name: default_name_expr(default_file),
         functions: HashMap::new(),
         analysis: Vec::new(),
+        types: HashMap::new(),
+        fn_args: HashMap::new(),
+        user_functions: Vec::new(),
+        fn_types: HashMap::new(),
     };
     lowerer
         .lower(sm.clone())
@@ -687,6 +776,8 @@ impl<'a> Lowerer<'a> {
             frame_size,
             load_warnings,
             analysis: self.analysis,
+            types: self.types,
+            functions: self.user_functions,
         })
     }
 
@@ -724,10 +815,41 @@ impl<'a> Lowerer<'a> {
 
     fn compile(&mut self, e: &Expr) -> CExpr {
         self.analyze_expr(e);
+        let env = Env {
+            scopes: &self.scopes,
+            fns: &self.fn_types,
+        };
+        let ty = crate::types::infer(e, &env, &mut self.analysis);
+        let chunk = self.builder.compile_expr(e, &self.scopes);
+        self.types.insert(chunk, ty);
         CExpr {
-            chunk: self.builder.compile_expr(e, &self.scopes),
+            chunk,
             range: e.span,
         }
+    }
+
+    /// `analyze`: a block attribute whose static type certainly breaks the rule the
+    /// block applies at run time (condition → bool, body → object, ...).
+    fn check_type(&mut self, e: &CExpr, bad: fn(&SType) -> bool, what: &str, want: &str) {
+        let t = self.types.get(&e.chunk).cloned().unwrap_or(SType::Dynamic);
+        if bad(&t) {
+            self.analysis.push(Diagnostic::warning(
+                format!("Invalid {what}"),
+                format!("The {what} must be {want}, but this expression is always {t}."),
+                e.range,
+            ));
+        }
+    }
+
+    fn compile_condition(&mut self, a: &Attribute) -> CAttr {
+        let c = self.compile_attr(a);
+        self.check_type(
+            &c.expr,
+            |t| *t != SType::Bool && t.is_known(),
+            "condition",
+            "a bool",
+        );
+        c
     }
 
     /// Record what the Go implementation would only find at run time (or never): unknown
@@ -737,9 +859,12 @@ impl<'a> Lowerer<'a> {
             if !self.scopes.has(&v.name) {
                 let names: Vec<Arc<str>> = self.scopes.visible_names();
                 let names: Vec<&str> = names.iter().map(|n| &**n).collect();
-                let hint = schema::name_suggestion(&v.name, &names)
-                    .map(|s| format!(" Did you mean {s:?}?"))
-                    .unwrap_or_default();
+                let hint = match special_hint(&v.name) {
+                    Some(h) => format!(" {h}"),
+                    None => schema::name_suggestion(&v.name, &names)
+                        .map(|s| format!(" Did you mean {s:?}?"))
+                        .unwrap_or_default(),
+                };
                 self.analysis.push(Diagnostic::error(
                     "Unknown variable",
                     format!("There is no variable named {:?}.{hint}", &*v.name),
@@ -781,9 +906,19 @@ impl<'a> Lowerer<'a> {
                             x.span,
                         ));
                     }
+                    found.extend(self.check_invoke_args(x));
                 } else if n != "try" && n != "can" && crate::builtins::lookup(n).is_none() {
+                    let names: Vec<&str> = crate::builtins::all()
+                        .iter()
+                        .map(|f| f.name)
+                        .chain(["try", "can", "invoke"])
+                        .collect();
                     let why = crate::builtins::unavailable_reason(n)
                         .map(|r| format!(" {r}."))
+                        .or_else(|| {
+                            schema::name_suggestion(n, &names)
+                                .map(|s| format!(" Did you mean {s:?}?"))
+                        })
                         .unwrap_or_default();
                     found.push(Diagnostic::error(
                         "Call to unknown function",
@@ -795,6 +930,69 @@ impl<'a> Lowerer<'a> {
             _ => {}
         });
         self.analysis.extend(found);
+    }
+
+    /// `analyze`: an `invoke` of a known function whose argument object certainly does not
+    /// match the function's args (Go fails the call at run time, with these messages).
+    fn check_invoke_args(&self, call: &Expr) -> Vec<Diagnostic> {
+        let ExprKind::Call {
+            name,
+            args,
+            open_paren,
+            ..
+        } = &call.kind
+        else {
+            return Vec::new();
+        };
+        let (Some(fname), Some(arg)) = (args.first().and_then(static_string), args.get(1)) else {
+            return Vec::new();
+        };
+        let Some(params) = self.fn_args.get(&fname) else {
+            return Vec::new();
+        };
+        let range = name.span.to(*open_paren);
+        let fail = |why: String| {
+            Diagnostic::error(
+                "Error in function call",
+                format!("Call to function \"invoke\" failed: {why}."),
+                range,
+            )
+        };
+        let t = crate::types::infer(arg, &self.scopes, &mut Vec::new());
+        if t.certainly_not_object() {
+            return vec![fail(format!(
+                "arguments to user function '{fname}' is not an object, found {t}"
+            ))];
+        }
+        let ExprKind::Object(items) = &arg.kind else {
+            return Vec::new();
+        };
+        let mut keys: Vec<String> = Vec::new();
+        for it in items {
+            match &it.key {
+                ast::ObjectKey::Ident(id) => keys.push(id.name.to_string()),
+                ast::ObjectKey::Expr(k) => match (&k.kind, static_string(k)) {
+                    (ExprKind::Variable(id), _) => keys.push(id.name.to_string()),
+                    (_, Some(s)) => keys.push(s),
+                    _ => return Vec::new(),
+                },
+            }
+        }
+        let mut out = Vec::new();
+        for (p, has_default) in params {
+            if !has_default && !keys.iter().any(|k| **k == **p) {
+                out.push(fail(format!(
+                    "function: {fname}, argument {:?} expected but not supplied",
+                    &**p
+                )));
+            }
+        }
+        for k in &keys {
+            if !params.iter().any(|(p, _)| **p == **k) {
+                out.push(fail(format!("function: {fname}, invalid argument {k:?}")));
+            }
+        }
+        out
     }
 
     fn compile_attr(&mut self, a: &Attribute) -> CAttr {
@@ -817,6 +1015,11 @@ impl<'a> Lowerer<'a> {
             let (a, d) = schema::just_attributes(&b.body);
             if let Some(first) = d.into_iter().next() {
                 locals.error = Some(first);
+                let all: Vec<&Attribute> = content
+                    .blocks_of("locals")
+                    .flat_map(|b| b.body.attributes())
+                    .collect();
+                self.declare_after_error(&all);
                 return locals;
             }
             attrs.extend(a);
@@ -836,6 +1039,7 @@ impl<'a> Lowerer<'a> {
                     )
                     .with_context(a.span),
                 );
+                self.declare_after_error(&attrs);
                 return locals;
             }
             if self.scopes.has(name) {
@@ -843,6 +1047,7 @@ impl<'a> Lowerer<'a> {
                     Diagnostic::error("attempt to shadow variable", name, a.span)
                         .with_context(a.span),
                 );
+                self.declare_after_error(&attrs);
                 return locals;
             }
             index.insert(name, i);
@@ -863,6 +1068,17 @@ impl<'a> Lowerer<'a> {
                         )
                         .with_context(v.traversal),
                     );
+                    let mut names: Vec<Str> = self.scopes.visible_names();
+                    names.extend(attrs.iter().map(|a| a.name.name.clone()));
+                    let names: Vec<&str> = names.iter().map(|n| &**n).collect();
+                    locals.hint = Some(match special_hint(&v.name) {
+                        Some(h) => h.to_string(),
+                        None => schema::name_suggestion(&v.name, &names)
+                            .map(|s| format!("Did you mean {s:?}?"))
+                            .unwrap_or_default(),
+                    })
+                    .filter(|h| !h.is_empty());
+                    self.declare_after_error(&attrs);
                     return locals;
                 }
             }
@@ -883,6 +1099,7 @@ impl<'a> Lowerer<'a> {
                     )
                     .with_context(range),
                 );
+                self.declare_after_error(&attrs);
                 return locals;
             }
         };
@@ -891,12 +1108,29 @@ impl<'a> Lowerer<'a> {
         }
         for &i in &order {
             let expr = self.compile(&attrs[i].expr);
+            let t = self
+                .types
+                .get(&expr.chunk)
+                .cloned()
+                .unwrap_or(SType::Dynamic);
+            self.scopes
+                .set_type(locals.base + locals.defs.len() as u32, t);
             locals.defs.push(LocalDef {
                 name: attrs[i].name.name.clone(),
                 expr,
             });
         }
         locals
+    }
+
+    /// After a locals error (the scope is fatal when reached and never runs), declare its
+    /// names anyway so that `analyze` does not also report every use of them as unknown.
+    fn declare_after_error(&mut self, attrs: &[&Attribute]) {
+        for a in attrs {
+            if !self.scopes.has(&a.name.name) {
+                self.scopes.declare(&a.name.name);
+            }
+        }
     }
 
     /// Lower the blocks of a group body (top level: `cond` is None).
@@ -907,7 +1141,7 @@ impl<'a> Lowerer<'a> {
             blocks: blocks.to_vec(),
         };
         let locals = self.lower_locals(&content);
-        let condition = cond.map(|a| self.compile_attr(a));
+        let condition = cond.map(|a| self.compile_condition(a));
         let mut items = Vec::new();
         for b in blocks {
             let item = match &*b.kind.name {
@@ -960,6 +1194,8 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
+        self.scopes
+            .set_type(self_slot, self_type(&["connection", "name", "resource"]));
         let content = self.lower_resource_content(&c, true);
         self.scopes.pop(saved);
         Item::Resource(Resource {
@@ -974,17 +1210,18 @@ impl<'a> Lowerer<'a> {
         let saved = self.scopes.push();
         let locals = self.lower_locals(c);
         let condition = if with_condition {
-            c.attr("condition").map(|a| self.compile_attr(a))
+            c.attr("condition").map(|a| self.compile_condition(a))
         } else {
             None
         };
         // Content guarantees the required body attribute is present.
         let body_attr = c.attr("body");
         let (body, body_vars) = match body_attr {
-            Some(a) => (
-                self.compile(&a.expr),
-                self.builder.compile_traversals(&a.expr, &self.scopes),
-            ),
+            Some(a) => {
+                let body = self.compile(&a.expr);
+                self.check_type(&body, SType::certainly_not_object, "body", "an object");
+                (body, self.builder.compile_traversals(&a.expr, &self.scopes))
+            }
             None => (
                 self.compile(&Expr {
                     kind: ExprKind::Null,
@@ -1051,10 +1288,23 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
+        self.scopes.set_type(
+            self_slot,
+            self_type(&["basename", "connections", "resources"]),
+        );
         let locals = self.lower_locals(&c);
-        let condition = c.attr("condition").map(|a| self.compile_attr(a));
+        let condition = c.attr("condition").map(|a| self.compile_condition(a));
         let for_each = match c.attr("for_each") {
-            Some(a) => self.compile(&a.expr),
+            Some(a) => {
+                let e = self.compile(&a.expr);
+                self.check_type(
+                    &e,
+                    SType::certainly_not_collection,
+                    "for_each",
+                    "a collection",
+                );
+                e
+            }
             None => self.compile(&Expr {
                 kind: ExprKind::Null,
                 span: schema::missing_item_range(b),
@@ -1064,6 +1314,8 @@ impl<'a> Lowerer<'a> {
         // collection's: it is the merge of both).
         let iter_saved = self.scopes.push();
         let each_slot = self.scopes.declare("each");
+        self.scopes
+            .set_type(each_slot, self_type(&["key", "value"]));
         let name = match c.attr("name") {
             Some(a) => self.compile(&a.expr),
             None => {
@@ -1071,7 +1323,24 @@ impl<'a> Lowerer<'a> {
                 self.compile(&e)
             }
         };
-        self.scopes.declare("self");
+        self.check_type(
+            &name,
+            |t| t.is_known() && *t != SType::String,
+            "collection name",
+            "a string",
+        );
+        let template_self = self.scopes.declare("self");
+        self.scopes.set_type(
+            template_self,
+            self_type(&[
+                "basename",
+                "connection",
+                "connections",
+                "name",
+                "resource",
+                "resources",
+            ]),
+        );
         let template = self.lower_resource_content(&tc, false);
         self.scopes.pop(iter_saved);
         let mut subs = Vec::new();
@@ -1108,19 +1377,26 @@ impl<'a> Lowerer<'a> {
             .first()
             .map(|l| l.value.to_string())
             .unwrap_or_default();
+        let label_range = b.labels.first().map(|l| l.span).unwrap_or(b.kind.span);
         let kind = match label.as_str() {
             "status" => CompositeKind::Status,
             "connection" => CompositeKind::Connection,
             _ => CompositeKind::Invalid(label),
         };
+        let Some(body_attr) = c.attr("body") else {
+            return Err(d);
+        };
         let saved = self.scopes.push();
         let locals = self.lower_locals(&c);
-        let body = match c.attr("body") {
-            Some(a) => self.compile(&a.expr),
-            None => return Err(d),
-        };
+        let body = self.compile(&body_attr.expr);
+        self.check_type(&body, SType::certainly_not_object, "body", "an object");
         self.scopes.pop(saved);
-        Ok(Composite { kind, locals, body })
+        Ok(Composite {
+            kind,
+            label_range,
+            locals,
+            body,
+        })
     }
 
     fn lower_context(&mut self, b: &'a Block) -> Result<ContextBlock, Vec<Diagnostic>> {
@@ -1128,12 +1404,18 @@ impl<'a> Lowerer<'a> {
         if crate::diag::has_errors(&d) {
             return Err(d);
         }
-        let saved = self.scopes.push();
-        let locals = self.lower_locals(&c);
         let (Some(k), Some(v)) = (c.attr("key"), c.attr("value")) else {
             return Err(d);
         };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
         let key = self.compile(&k.expr);
+        self.check_type(
+            &key,
+            |t| t.is_known() && *t != SType::String,
+            "context key",
+            "a string",
+        );
         let value = self.compile(&v.expr);
         self.scopes.pop(saved);
         Ok(ContextBlock { locals, key, value })
@@ -1144,12 +1426,18 @@ impl<'a> Lowerer<'a> {
         if crate::diag::has_errors(&d) {
             return Err(d);
         }
-        let saved = self.scopes.push();
-        let locals = self.lower_locals(&c);
         let Some(v) = c.attr("value") else {
             return Err(d);
         };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
         let value = self.compile(&v.expr);
+        self.check_type(
+            &value,
+            |t| t.is_known() && *t != SType::String,
+            "ready value",
+            "a string",
+        );
         self.scopes.pop(saved);
         Ok(Ready { locals, value })
     }
@@ -1213,10 +1501,23 @@ impl<'a> Lowerer<'a> {
         };
         let saved = self.scopes.push();
         let locals = self.lower_locals(&c);
-        let condition = c.attr("condition").map(|a| self.compile_attr(a));
+        let condition = c.attr("condition").map(|a| self.compile_condition(a));
         let api_version = self.compile(&av.expr);
         let kind = self.compile(&kd.expr);
         let m = self.compile(&matcher_attr.expr);
+        let not_string = |t: &SType| t.is_known() && *t != SType::String;
+        self.check_type(&api_version, not_string, "selector apiVersion", "a string");
+        self.check_type(&kind, not_string, "selector kind", "a string");
+        if name_attr.is_some() {
+            self.check_type(&m, not_string, "selector matchName", "a string");
+        } else {
+            self.check_type(
+                &m,
+                SType::certainly_not_object,
+                "selector matchLabels",
+                "an object of strings",
+            );
+        }
         let matcher = if name_attr.is_some() {
             Matcher::Name(m)
         } else {
@@ -1354,6 +1655,10 @@ impl<'a> Lowerer<'a> {
                 ]);
             }
             let arg_names: Vec<Str> = args.iter().map(|(n, _)| n.clone()).collect();
+            self.fn_args.insert(
+                fn_name.clone(),
+                args.iter().map(|(n, d)| (n.clone(), d.is_some())).collect(),
+            );
             let id = self.builder.declare_function(&fn_name, args);
             self.functions.insert(fn_name, id);
             decls.push(Decl {
@@ -1430,7 +1735,23 @@ impl<'a> Lowerer<'a> {
                         Some(_) => {}
                     }
                 }
-                Ok(self.builder.compile_expr(&body.expr, &self.scopes))
+                let mut calls = Vec::new();
+                invokes(&body.expr, &mut calls);
+                for call in calls {
+                    let found = self.check_invoke_args(call);
+                    self.analysis.extend(found);
+                }
+                let env = Env {
+                    scopes: &self.scopes,
+                    fns: &self.fn_types,
+                };
+                let ty = crate::types::infer(&body.expr, &env, &mut self.analysis);
+                let chunk = self.builder.compile_expr(&body.expr, &self.scopes);
+                self.types.insert(chunk, ty);
+                Ok(CExpr {
+                    chunk,
+                    range: body.expr.span,
+                })
             })();
             let frame = self.scopes.max;
             std::mem::swap(&mut self.scopes, &mut scopes);
@@ -1441,7 +1762,18 @@ impl<'a> Lowerer<'a> {
                 .enumerate()
                 .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
                 .collect();
-            self.builder.define_function(d.id, order, body, frame);
+            self.builder.define_function(d.id, order, body.chunk, frame);
+            let name = self.builder_fn_name(d.id);
+            if let Some(t) = self.types.get(&body.chunk) {
+                self.fn_types.insert(name.clone(), t.clone());
+            }
+            self.user_functions.push(UserFunction {
+                args: self.fn_args.get(&name).cloned().unwrap_or_default(),
+                name: Arc::from(name.as_str()),
+                frame_size: frame,
+                locals,
+                body,
+            });
         }
         Ok(warnings)
     }
@@ -1498,6 +1830,237 @@ fn topo_order(deps: &[Vec<usize>]) -> Result<Vec<usize>, Vec<usize>> {
         }
     }
     Ok(order)
+}
+
+/// A readable dump of a program's IR, for reviewers and golden tests: the block tree
+/// with each scope's frame slots (`@n`), locals in evaluation order, the static type and
+/// source of every attribute, the errors deferred to where Go raises them, and what
+/// `analyze` found while lowering.
+pub fn dump(p: &Program) -> String {
+    let mut d = Dumper {
+        p,
+        out: String::new(),
+    };
+    d.line(0, &format!("frame: {} slots; @0 = req", p.frame_size));
+    for w in &p.load_warnings {
+        d.line(0, &format!("load warning: {}", w.plain(&p.sources)));
+    }
+    for f in &p.functions {
+        let args: Vec<String> = f
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, (n, default))| {
+                format!("@{i} {n}{}", if *default { " (default)" } else { "" })
+            })
+            .collect();
+        d.line(
+            0,
+            &format!(
+                "function {} ({} slots; args {})",
+                &*f.name,
+                f.frame_size,
+                args.join(", ")
+            ),
+        );
+        d.locals(1, &f.locals);
+        d.attr(1, "body", &f.body);
+    }
+    d.group(0, "top level", &p.root);
+    if !p.analysis.is_empty() {
+        d.line(0, "analysis:");
+        for a in &p.analysis {
+            d.line(1, &a.plain(&p.sources));
+        }
+    }
+    d.out
+}
+
+struct Dumper<'p> {
+    p: &'p Program,
+    out: String,
+}
+
+impl Dumper<'_> {
+    fn line(&mut self, indent: usize, text: &str) {
+        for _ in 0..indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// `TYPE = SOURCE (RANGE)` for an expression, its source on one line, shortened.
+    fn expr(&self, e: &CExpr) -> String {
+        let sm = &self.p.sources;
+        let text = sm
+            .get(e.range.file)
+            .and_then(|f| f.text.get(e.range.bytes()))
+            .unwrap_or("");
+        let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let short = if one.chars().count() > 48 {
+            format!("{}...", one.chars().take(45).collect::<String>())
+        } else {
+            one
+        };
+        format!("{} = {short} ({})", self.p.type_of(e), sm.range(e.range))
+    }
+
+    fn attr(&mut self, indent: usize, name: &str, e: &CExpr) {
+        let s = format!("{name}: {}", self.expr(e));
+        self.line(indent, &s);
+    }
+
+    fn fatal(&mut self, indent: usize, ds: &[Diagnostic]) {
+        for x in ds {
+            let s = format!("deferred error: {}", x.plain(&self.p.sources));
+            self.line(indent, &s);
+        }
+    }
+
+    fn locals(&mut self, indent: usize, l: &Locals) {
+        if let Some(e) = &l.error {
+            let s = format!("locals: deferred error: {}", e.plain(&self.p.sources));
+            self.line(indent, &s);
+            return;
+        }
+        for (i, def) in l.defs.iter().enumerate() {
+            let s = format!(
+                "local @{} {}: {}",
+                l.base + i as u32,
+                &*def.name,
+                self.expr(&def.expr)
+            );
+            self.line(indent, &s);
+        }
+    }
+
+    fn group(&mut self, indent: usize, title: &str, g: &Group) {
+        self.line(indent, title);
+        let i = indent + 1;
+        self.locals(i, &g.locals);
+        if let Some(c) = &g.condition {
+            self.attr(i, "condition", &c.expr);
+        }
+        for item in &g.items {
+            match item {
+                Item::Group(sub) => self.group(i, "group", sub),
+                Item::Resource(r) => {
+                    let s = format!("resource {:?} (self @{})", &*r.name, r.self_slot);
+                    self.line(i, &s);
+                    self.content(i + 1, &r.content);
+                }
+                Item::Collection(c) => {
+                    let s = format!(
+                        "resources {:?} (self @{}, each @{}, template self @{})",
+                        &*c.base,
+                        c.self_slot,
+                        c.each_slot,
+                        c.each_slot + 1
+                    );
+                    self.line(i, &s);
+                    self.locals(i + 1, &c.locals);
+                    if let Some(cond) = &c.condition {
+                        self.attr(i + 1, "condition", &cond.expr);
+                    }
+                    self.attr(i + 1, "for_each", &c.for_each);
+                    self.attr(i + 1, "name", &c.name);
+                    self.line(i + 1, "template");
+                    self.content(i + 2, &c.template);
+                    self.subs(i + 1, &c.subs);
+                }
+                Item::Composite(c) => self.composite(i, c),
+                Item::Context(c) => self.context(i, c),
+                Item::Requirement(r) => {
+                    let s = format!("requirement {:?}", &*r.name);
+                    self.line(i, &s);
+                    self.locals(i + 1, &r.locals);
+                    if let Some(cond) = &r.condition {
+                        self.attr(i + 1, "condition", &cond.expr);
+                    }
+                    self.attr(i + 1, "apiVersion", &r.api_version);
+                    self.attr(i + 1, "kind", &r.kind);
+                    match &r.matcher {
+                        Matcher::Name(m) => self.attr(i + 1, "matchName", m),
+                        Matcher::Labels(m) => self.attr(i + 1, "matchLabels", m),
+                    }
+                }
+                Item::Fatal(ds) => self.fatal(i, ds),
+            }
+        }
+    }
+
+    fn content(&mut self, indent: usize, c: &ResourceContent) {
+        self.locals(indent, &c.locals);
+        if let Some(cond) = &c.condition {
+            self.attr(indent, "condition", &cond.expr);
+        }
+        self.attr(indent, "body", &c.body);
+        self.subs(indent, &c.subs);
+    }
+
+    fn subs(&mut self, indent: usize, subs: &[Sub]) {
+        for s in subs {
+            match s {
+                Sub::Composite(c) => self.composite(indent, c),
+                Sub::Ready(r) => {
+                    self.line(indent, "ready");
+                    self.locals(indent + 1, &r.locals);
+                    self.attr(indent + 1, "value", &r.value);
+                }
+                Sub::Context(c) => self.context(indent, c),
+                Sub::Fatal(ds) => self.fatal(indent, ds),
+            }
+        }
+    }
+
+    fn composite(&mut self, indent: usize, c: &Composite) {
+        let label = match &c.kind {
+            CompositeKind::Status => "status".to_string(),
+            CompositeKind::Connection => "connection".to_string(),
+            CompositeKind::Invalid(l) => format!("{l:?} (invalid: deferred error)"),
+        };
+        self.line(indent, &format!("composite {label}"));
+        self.locals(indent + 1, &c.locals);
+        self.attr(indent + 1, "body", &c.body);
+    }
+
+    fn context(&mut self, indent: usize, c: &ContextBlock) {
+        self.line(indent, "context");
+        self.locals(indent + 1, &c.locals);
+        self.attr(indent + 1, "key", &c.key);
+        self.attr(indent + 1, "value", &c.value);
+    }
+}
+
+/// The static type of `self` (or `each`): an object with these attributes (sorted), where
+/// `name` and `basename` are strings and the rest depends on the request.
+fn self_type(attrs: &[&str]) -> SType {
+    SType::Object(
+        attrs
+            .iter()
+            .map(|a| {
+                let t = if matches!(*a, "name" | "basename") {
+                    SType::String
+                } else {
+                    SType::Dynamic
+                };
+                (Arc::from(*a), t)
+            })
+            .collect(),
+    )
+}
+
+/// Where the special variables exist, for diagnostics about using them elsewhere.
+fn special_hint(name: &str) -> Option<&'static str> {
+    match name {
+        "self" => {
+            Some("`self` exists only in resource and resources blocks (and what they contain).")
+        }
+        "each" => Some("`each` exists only in a resources block's name and template."),
+        "req" => Some("`req` does not exist in a function: pass what it needs as arguments."),
+        _ => None,
+    }
 }
 
 /// The fields of `req`.

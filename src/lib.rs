@@ -33,6 +33,7 @@ pub mod schema;
 pub mod server;
 pub mod span;
 pub mod txtar;
+pub mod types;
 pub mod value;
 pub mod value_ops;
 pub mod vm;

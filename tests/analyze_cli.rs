@@ -1,0 +1,98 @@
+//! `fn-hcl analyze` as a user runs it: txtar on stdin (`-`) and a directory of `.hcl`
+//! files; rich diagnostics, a summary line, exit 1 on errors and 0 otherwise.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn analyze_stdin(txtar: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["analyze", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs fn-hcl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(txtar.as_bytes())
+        .expect("writes stdin");
+    child.wait_with_output().expect("finishes")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const GOOD: &str = "-- main.hcl --\nlocals {\n  name = \"app\"\n}\n-- more.hcl --\nresource r {\n  body = { name = name }\n}\n";
+
+const BAD: &str = "-- main.hcl --\nlocals {\n  name = \"app\"\n}\nresource r {\n  body = { name = nmae, up = upper([1]) }\n}\n";
+
+#[test]
+fn good_program_on_stdin_exits_zero() {
+    let o = analyze_stdin(GOOD);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(stdout(&o), "no problems found\n");
+}
+
+#[test]
+fn bad_program_on_stdin_exits_one_with_rich_diagnostics() {
+    let o = analyze_stdin(BAD);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("error: Unknown variable"), "{out}");
+    assert!(out.contains("main.hcl:5:19"), "{out}");
+    assert!(
+        out.contains("  body = { name = nmae, up = upper([1]) }"),
+        "{out}"
+    );
+    assert!(
+        out.contains("There is no variable named \"nmae\". Did you mean \"name\"?"),
+        "{out}"
+    );
+    assert!(out.contains("warning: Invalid function argument"), "{out}");
+    assert!(out.ends_with("1 error, 1 warning\n"), "{out}");
+}
+
+#[test]
+fn warnings_alone_exit_zero() {
+    let o = analyze_stdin("-- main.hcl --\nresource r {\n  body = [1]\n}\n");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("warning: Invalid body"), "{out}");
+    assert!(out.ends_with("0 errors, 1 warning\n"), "{out}");
+}
+
+#[test]
+fn directory_of_hcl_files() {
+    let dir = std::env::temp_dir().join(format!("fn-hcl-analyze-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("a.hcl"), "locals {\n  a = 1\n}\n").expect("write");
+    std::fs::write(dir.join("b.hcl"), "locals {\n  b = a + c\n}\n").expect("write");
+    std::fs::write(dir.join("notes.txt"), "not hcl").expect("write");
+    let o = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .arg("analyze")
+        .arg(&dir)
+        .output()
+        .expect("runs fn-hcl");
+    let out = stdout(&o);
+    let b = dir.join("b.hcl").display().to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("error: reference to non-existent variable"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("{b}:2:11")), "{out}");
+    assert!(out.ends_with("1 error, 0 warnings\n"), "{out}");
+}
+
+#[test]
+fn load_errors_are_reported_too() {
+    let o = analyze_stdin("-- main.hcl --\nresourse r {\n}\n");
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("error: Unsupported block type"), "{out}");
+    assert!(out.contains("Did you mean \"resource\"?"), "{out}");
+}

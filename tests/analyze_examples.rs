@@ -1,0 +1,62 @@
+//! Every example composition in the shared conformance corpus analyzes clean: the `hcl`
+//! of its `HclInput` step compiles and `analyze` reports no errors (and no warnings).
+
+use fn_hcl::protojson::Json;
+use std::path::PathBuf;
+
+/// The shared directory: env `FN_HCL_SHARED`, else `../shared` next to the crate, else
+/// `/work/shared`; `None` when none exists (the test then skips).
+fn shared_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("FN_HCL_SHARED").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+        Some(PathBuf::from("/work/shared")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_dir())
+}
+
+/// The `hcl` text of every `HclInput` object in a YAML tree.
+fn hcl_inputs(j: &Json, out: &mut Vec<String>) {
+    match j {
+        Json::Object(m) => {
+            if matches!(m.get("kind"), Some(Json::String(k)) if k == "HclInput")
+                && let Some(Json::String(h)) = m.get("hcl")
+            {
+                out.push(h.clone());
+            }
+            m.values().for_each(|v| hcl_inputs(v, out));
+        }
+        Json::Array(a) => a.iter().for_each(|v| hcl_inputs(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn conformance_examples_analyze_clean() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("skipping: no shared directory");
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(shared.join("conformance/examples")) else {
+        eprintln!("skipping: no conformance examples");
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    dirs.sort();
+    let mut checked = 0;
+    for dir in dirs {
+        let Ok(text) = std::fs::read_to_string(dir.join("composition.yaml")) else {
+            continue;
+        };
+        let docs = fn_hcl::yaml::load_all(&text).expect("composition.yaml is YAML");
+        let mut inputs = Vec::new();
+        docs.iter().for_each(|d| hcl_inputs(d, &mut inputs));
+        assert_eq!(inputs.len(), 1, "{}: one HclInput", dir.display());
+        let files = fn_hcl::txtar::parse(&inputs[0]).expect("txtar");
+        let (diags, sm) = fn_hcl::analyze::diagnostics(&files);
+        let shown: Vec<String> = diags.iter().map(|d| d.plain(&sm)).collect();
+        assert!(shown.is_empty(), "{}: {shown:#?}", dir.display());
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} examples found");
+}

@@ -1,0 +1,140 @@
+//! Hostile shapes: deep nesting of groups and blocks, thousands of locals in one scope,
+//! long dependency chains. Lowering, analysis and the dump must neither overflow the stack
+//! nor take long; nesting beyond the parser's limit is a clear error.
+
+use fn_hcl::ir::{Item, compile_files, dump};
+use std::time::{Duration, Instant};
+
+fn files(src: String) -> Vec<(String, String)> {
+    vec![("main.hcl".to_string(), src)]
+}
+
+fn nested_groups(depth: usize) -> String {
+    let mut s = String::new();
+    for i in 0..depth {
+        s.push_str(&format!(
+            "group {{\nlocals {{\n  l{i} = {}\n}}\n",
+            if i == 0 {
+                "1".to_string()
+            } else {
+                format!("l{} + 1", i - 1)
+            }
+        ));
+    }
+    s.push_str("resource deep {\n  body = { v = l0 }\n}\n");
+    for _ in 0..depth {
+        s.push_str("}\n");
+    }
+    s
+}
+
+#[test]
+fn two_hundred_nested_groups() {
+    let start = Instant::now();
+    let p = compile_files(&files(nested_groups(200))).expect("loads");
+    let diags = fn_hcl::analyze::analyze(&p);
+    assert!(diags.is_empty(), "{diags:?}");
+    let d = dump(&p);
+    assert!(d.contains("resource \"deep\" (self @201)"), "{d}");
+    // The innermost group's local sits in slot 200.
+    assert!(d.contains("local @200 l199: number"), "{d}");
+    let mut depth = 0;
+    let mut g = &p.root;
+    while let Some(Item::Group(inner)) = g.items.first() {
+        depth += 1;
+        g = inner;
+    }
+    assert_eq!(depth, 200);
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn deepest_accepted_nesting_fits_a_worker_stack() {
+    // 250 nested groups (near the parser's limit of 256 levels) parsed, lowered, analyzed
+    // and dumped on a 2 MiB stack (what a tokio worker thread gets), in a debug build.
+    let t = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let p = compile_files(&files(nested_groups(250))).expect("loads");
+            assert!(fn_hcl::analyze::analyze(&p).is_empty());
+            dump(&p).len()
+        })
+        .expect("spawns");
+    assert!(t.join().expect("no stack overflow") > 0);
+}
+
+#[test]
+fn nesting_beyond_the_parser_limit_is_a_clear_error() {
+    let err = match compile_files(&files(nested_groups(300))) {
+        Ok(_) => panic!("300 nested groups must not load"),
+        Err(e) => e.message(),
+    };
+    assert!(
+        err.contains("Nesting too deep; This construct is nested more than 256 levels deep"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ten_thousand_locals_in_one_scope() {
+    let mut s = String::from("locals {\n");
+    for i in 0..10_000 {
+        s.push_str(&format!("  v{i} = \"{i}\"\n"));
+    }
+    s.push_str("}\nresource r {\n  body = { last = v9999 }\n}\n");
+    let start = Instant::now();
+    let p = compile_files(&files(s)).expect("loads");
+    assert_eq!(p.root.locals.defs.len(), 10_000);
+    assert!(fn_hcl::analyze::analyze(&p).is_empty());
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn dependency_chain_of_ten_thousand_locals() {
+    // Written last-first, so that dependency order is the reverse of the text.
+    let mut s = String::from("locals {\n");
+    for i in (1..10_000).rev() {
+        s.push_str(&format!("  c{i} = c{} + 1\n", i - 1));
+    }
+    s.push_str("  c0 = 0\n}\n");
+    let start = Instant::now();
+    let p = compile_files(&files(s)).expect("loads");
+    let names: Vec<&str> = p.root.locals.defs.iter().map(|d| &*d.name).collect();
+    assert_eq!(names.first(), Some(&"c0"));
+    assert_eq!(names.last(), Some(&"c9999"));
+    assert!(fn_hcl::analyze::analyze(&p).is_empty());
+    let last = &p.root.locals.defs[9_999].expr;
+    assert_eq!(p.type_of(last).to_string(), "number");
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn cycle_through_ten_thousand_locals() {
+    let mut s = String::from("locals {\n");
+    for i in 0..10_000 {
+        s.push_str(&format!("  c{i} = c{}\n", (i + 1) % 10_000));
+    }
+    s.push_str("}\n");
+    let p = compile_files(&files(s)).expect("loads (the cycle is deferred)");
+    let err = p.root.locals.error.as_ref().expect("cycle found");
+    assert!(
+        err.summary
+            .starts_with("cycle found: c0 \u{2192} c1 \u{2192} c2")
+    );
+    assert!(err.summary.ends_with("c9999 \u{2192} c0"));
+}
+
+#[test]
+fn thousands_of_diagnostics_are_reported_quickly() {
+    let mut s = String::new();
+    for i in 0..5_000 {
+        s.push_str(&format!(
+            "resource r{i} {{\n  body = {{ v = missing{i} }}\n}}\n"
+        ));
+    }
+    let start = Instant::now();
+    let p = compile_files(&files(s)).expect("loads");
+    let d = fn_hcl::analyze::analyze(&p);
+    assert_eq!(d.len(), 5_000);
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
