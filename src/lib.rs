@@ -17,6 +17,7 @@ pub mod cty_yaml;
 pub mod diag;
 pub mod disasm;
 pub mod eval;
+pub mod grammar;
 pub mod function;
 pub mod ir;
 pub mod json;
