@@ -31,21 +31,7 @@ pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Parses one file of the source map as an hcl config body (hcl's `ParseConfig`).
 /// Any diagnostic is an error: the result is either a complete tree or the diagnostics.
-///
-/// Valid programs take the LR grammar ([`crate::grammar`]), which builds the same tree;
-/// on any grammar error the hand parser below reparses the same tokens for hcl's
-/// diagnostics.
 pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>> {
-    parse_file_with(sm, file, true)
-}
-
-/// [`parse_file`] with the hand parser only (no grammar fast path): for the differential
-/// tests and benchmarks.
-pub fn parse_file_hand(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>> {
-    parse_file_with(sm, file, false)
-}
-
-fn parse_file_with(sm: &SourceMap, file: FileId, grammar: bool) -> Result<File, Vec<Diagnostic>> {
     let Some(f) = sm.get(file) else {
         return Err(vec![Diagnostic::error_no_range(
             "Missing source file",
@@ -56,9 +42,6 @@ fn parse_file_with(sm: &SourceMap, file: FileId, grammar: bool) -> Result<File, 
         return Err(vec![d]);
     }
     let toks = lexer::tokenize(&f.text, file);
-    if grammar && let Ok(parsed) = crate::grammar::parse_tokens(&f.text, &toks) {
-        return Ok(parsed);
-    }
     let mut diags = lexer::check_invalid_tokens(&toks);
     let mut p = Parser::new(&f.text, &f.name, toks);
     let body = p.parse_body(K::Eof);

@@ -1,5 +1,5 @@
 //! Differential tests: the LR grammar (`fn_hcl::grammar`) and the hand-written parser
-//! (`fn_hcl::parser::parse_file_hand`) must agree on every input: both accept it and build
+//! (`fn_hcl::parser::parse_file`) must agree on every input: both accept it and build
 //! identical trees (spans included), or both reject it.
 //!
 //! Inputs: every HCL text of the shared corpus (the `hcl` code blocks of `spec/` and
@@ -11,7 +11,7 @@
 //! `/work/shared`; when none exists that test prints a note and passes.
 
 use fn_hcl::grammar;
-use fn_hcl::parser::parse_file_hand;
+use fn_hcl::parser::parse_file as parse_file_hand;
 use fn_hcl::span::SourceMap;
 use fn_hcl::txtar;
 use proptest::prelude::*;
@@ -83,9 +83,7 @@ fn hcl_blocks(md: &str) -> Vec<String> {
         match &mut cur {
             None => {
                 let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
-                if fence.len() >= 3
-                    && t[fence.len()..].split_whitespace().next() == Some("hcl")
-                {
+                if fence.len() >= 3 && t[fence.len()..].split_whitespace().next() == Some("hcl") {
                     cur = Some((fence, String::new()));
                 }
             }
@@ -194,7 +192,8 @@ fn leaf() -> BoxedStrategy<String> {
 fn template_body(inner: BoxedStrategy<String>, depth: u32) -> BoxedStrategy<String> {
     let lit = prop::sample::select(LITS).prop_map(str::to_string);
     let strip = || prop::sample::select(&["", "~"][..]);
-    let interp = (strip(), inner.clone(), strip()).prop_map(|(a, e, b)| format!("${{{a} {e} {b}}}"));
+    let interp =
+        (strip(), inner.clone(), strip()).prop_map(|(a, e, b)| format!("${{{a} {e} {b}}}"));
     if depth == 0 {
         return prop::collection::vec(prop_oneof![lit, interp], 0..4)
             .prop_map(|v| v.concat())
@@ -212,10 +211,14 @@ fn template_body(inner: BoxedStrategy<String>, depth: u32) -> BoxedStrategy<Stri
             Some(e) => format!("%{{{s1} if {c} {s1}}}{t}%{{ else }}{e}%{{{s2} endif {s2}}}"),
             None => format!("%{{{s1} if {c} }}{t}%{{ endif {s2}}}"),
         });
-    let forr = (inner, nested).prop_map(|(c, b)| format!("%{{ for k, v in {c} ~}}{b}%{{~ endfor }}"));
-    prop::collection::vec(prop_oneof![3 => lit, 3 => interp, 1 => iff, 1 => forr], 0..4)
-        .prop_map(|v| v.concat())
-        .boxed()
+    let forr =
+        (inner, nested).prop_map(|(c, b)| format!("%{{ for k, v in {c} ~}}{b}%{{~ endfor }}"));
+    prop::collection::vec(
+        prop_oneof![3 => lit, 3 => interp, 1 => iff, 1 => forr],
+        0..4,
+    )
+    .prop_map(|v| v.concat())
+    .boxed()
 }
 
 fn expr() -> BoxedStrategy<String> {
@@ -236,7 +239,21 @@ fn expr() -> BoxedStrategy<String> {
                 (inner.clone(), inner.clone(), inner.clone())
                     .prop_map(|(c, t, f)| format!("{c} ? {t} : {f}")),
                 (gap(), inner.clone(), gap()).prop_map(|(a, e, b)| format!("({a}{e}{b})")),
-                (inner.clone(), prop::sample::select(&[".b", ".0", ".*.c", "[*].d", ".*", "[*]", ".*.0.e", "[*][0].f[*]"][..]))
+                (
+                    inner.clone(),
+                    prop::sample::select(
+                        &[
+                            ".b",
+                            ".0",
+                            ".*.c",
+                            "[*].d",
+                            ".*",
+                            "[*]",
+                            ".*.0.e",
+                            "[*][0].f[*]"
+                        ][..]
+                    )
+                )
                     .prop_map(|(e, s)| format!("{e}{s}")),
                 (inner.clone(), gap(), inner.clone()).prop_map(|(e, g, k)| format!("{e}[{g}{k}]")),
                 (list(inner.clone()), any::<bool>()).prop_map(|(v, trailing)| {
@@ -247,7 +264,11 @@ fn expr() -> BoxedStrategy<String> {
                     s.push(']');
                     s
                 }),
-                (prop::sample::select(&["f", "upper", "ns::g"][..]), list(inner.clone()), any::<bool>())
+                (
+                    prop::sample::select(&["f", "upper", "ns::g"][..]),
+                    list(inner.clone()),
+                    any::<bool>()
+                )
                     .prop_map(|(n, v, expand)| {
                         let dots = if expand && !v.is_empty() { "..." } else { "" };
                         format!("{n}({}{dots})", v.join(","))
@@ -275,18 +296,32 @@ fn expr() -> BoxedStrategy<String> {
                             .collect();
                         format!("{{{lead}{body}}}")
                     }),
-                (gap(), inner.clone(), inner.clone(), prop::option::of(inner.clone()))
+                (
+                    gap(),
+                    inner.clone(),
+                    inner.clone(),
+                    prop::option::of(inner.clone())
+                )
                     .prop_map(|(g, c, v, cond)| {
                         let cond = cond.map(|c| format!(" if {c}")).unwrap_or_default();
                         format!("[{g}for k, v in {c} :{g}{v}{cond}]")
                     }),
-                (gap(), inner.clone(), inner.clone(), inner.clone(), any::<bool>())
+                (
+                    gap(),
+                    inner.clone(),
+                    inner.clone(),
+                    inner.clone(),
+                    any::<bool>()
+                )
                     .prop_map(|(g, c, k, v, group)| {
                         let dots = if group { "..." } else { "" };
                         format!("{{{g}for v in {c} : {k} =>{g}{v}{dots}}}")
                     }),
                 template_body(inner.clone(), 1).prop_map(|t| format!("\"{t}\"")),
-                (prop::sample::select(&["<<EOT", "<<-EOT"][..]), template_body(inner.clone(), 1))
+                (
+                    prop::sample::select(&["<<EOT", "<<-EOT"][..]),
+                    template_body(inner.clone(), 1)
+                )
                     .prop_map(|(intro, t)| {
                         let t = t.replace("\\n", "\n").replace(['"', '\\'], "");
                         format!("[{intro}\n    {t}\n  line two\n  EOT\n]")
@@ -297,10 +332,16 @@ fn expr() -> BoxedStrategy<String> {
 }
 
 fn body(depth: u32) -> BoxedStrategy<String> {
-    let attr = (prop::sample::select(NAMES), expr(), prop::sample::select(&["\n", " # c\n", "\n\n"][..]))
+    let attr = (
+        prop::sample::select(NAMES),
+        expr(),
+        prop::sample::select(&["\n", " # c\n", "\n\n"][..]),
+    )
         .prop_map(|(n, e, end)| format!("{n} = {e}{end}"));
-    let one_line = (prop::sample::select(NAMES), expr()).prop_map(|(n, e)| format!("blk {{ {n} = {e} }}\n"));
-    let comment = prop::sample::select(&["# note\n", "\n", "/* block */\n"][..]).prop_map(str::to_string);
+    let one_line =
+        (prop::sample::select(NAMES), expr()).prop_map(|(n, e)| format!("blk {{ {n} = {e} }}\n"));
+    let comment =
+        prop::sample::select(&["# note\n", "\n", "/* block */\n"][..]).prop_map(str::to_string);
     if depth == 0 {
         return prop::collection::vec(prop_oneof![4 => attr, 1 => one_line, 1 => comment], 0..4)
             .prop_map(|v| v.concat())
@@ -312,9 +353,12 @@ fn body(depth: u32) -> BoxedStrategy<String> {
         body(depth - 1),
     )
         .prop_map(|(kind, labels, b)| format!("{kind}{labels} {{\n{b}}}\n"));
-    prop::collection::vec(prop_oneof![4 => attr, 1 => one_line, 1 => comment, 2 => block], 0..4)
-        .prop_map(|v| v.concat())
-        .boxed()
+    prop::collection::vec(
+        prop_oneof![4 => attr, 1 => one_line, 1 => comment, 2 => block],
+        0..4,
+    )
+    .prop_map(|v| v.concat())
+    .boxed()
 }
 
 /// Small edits that usually break a program: delete, duplicate or insert a token.
@@ -331,7 +375,9 @@ fn mutate(src: &str, at: usize, kind: u8) -> String {
         }
         1 => out.insert(i, chars[i]),
         2 => {
-            let ins = ["\n", "{", "}", "(", "]", ",", "=", "for ", "\"", "${", "%{", "~", "."];
+            let ins = [
+                "\n", "{", "}", "(", "]", ",", "=", "for ", "\"", "${", "%{", "~", ".",
+            ];
             let s = ins[(at / chars.len().max(1)) % ins.len()];
             for (j, c) in s.chars().enumerate() {
                 out.insert(i + j, c);
@@ -434,4 +480,52 @@ fn hand_picked_corner_cases_agree() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Throughput of both parsers on the valid corpus texts (each wrapped in its own block,
+/// repeated to about 1 MB). Ignored by default: run it in an optimized build, e.g.
+/// `cargo test --release --test grammar_diff -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn timing_grammar_vs_hand() {
+    let Some(shared) = shared_dir() else {
+        return;
+    };
+    let mut src = String::new();
+    let valid: Vec<String> = corpus(&shared)
+        .into_iter()
+        .filter(|(_, name, text)| agree(name, text) == Ok(true))
+        .map(|(_, _, text)| text)
+        .collect();
+    let mut i = 0;
+    while src.len() < 1 << 20 {
+        for t in &valid {
+            src.push_str(&format!("wrap_{i} {{\n{t}\n}}\n"));
+            i += 1;
+        }
+    }
+    let mut sm = SourceMap::new();
+    let f = sm.add("big.hcl", src.as_str());
+    assert_eq!(agree("big.hcl", &src), Ok(true));
+    let mb = src.len() as f64 / (1 << 20) as f64;
+    let time = |label: &str, run: &dyn Fn() -> bool| {
+        let n = 10;
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            assert!(run());
+        }
+        let secs = start.elapsed().as_secs_f64() / n as f64;
+        eprintln!(
+            "{label}: {:.1} ms per {mb:.2} MB, {:.1} MB/s",
+            secs * 1e3,
+            mb / secs
+        );
+    };
+    time("tokenize", &|| !fn_hcl::lexer::tokenize(&src, f).is_empty());
+    time("hand parser (with tokenize)", &|| {
+        parse_file_hand(&sm, f).is_ok()
+    });
+    time("grammar (with tokenize)", &|| {
+        grammar::parse_file(&sm, f).is_ok()
+    });
 }
