@@ -57,12 +57,34 @@ pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, ()> {
     parse_tokens(&f.text, &raw)
 }
 
+/// Parses one file of the source map as a standalone expression with the LR grammar:
+/// exactly the tree of [`crate::parser::parse_expression`] (hcl's `ParseExpression`,
+/// where newlines are insignificant), or `Err` where that reports an error.
+#[allow(clippy::result_unit_err)]
+pub fn parse_expression(sm: &SourceMap, file: FileId) -> Result<Expr, ()> {
+    let f = sm.get(file).ok_or(())?;
+    if f.text.len() > MAX_INPUT_BYTES {
+        return Err(());
+    }
+    let raw = lexer::tokenize(&f.text, file);
+    let toks = filter(&f.text, &raw, Frame::NoNl(K::Eof))?;
+    let cx = Cx {
+        src: &f.text,
+        toks: &toks,
+    };
+    let input = toks.iter().enumerate().map(|(i, t)| Ok((i, *t, i + 1)));
+    hcl_lr::ExpressionParser::new()
+        .parse(&cx, input)
+        .map(|x| x.e)
+        .map_err(|_| ())
+}
+
 /// Parses an already tokenized file (the tokens of [`lexer::tokenize`], ending with
 /// `Eof`), so that a caller that falls back to the hand parser lexes only once.
 #[allow(clippy::result_unit_err)]
 pub fn parse_tokens(src: &str, raw: &[Token]) -> Result<File, ()> {
     let eof = raw.last().filter(|t| t.kind == K::Eof).ok_or(())?.span;
-    let toks = filter(src, raw)?;
+    let toks = filter(src, raw, Frame::Body { expr: false })?;
     let cx = Cx { src, toks: &toks };
     let input = toks.iter().enumerate().map(|(i, t)| Ok((i, *t, i + 1)));
     let items = hcl_lr::FileParser::new()
@@ -159,12 +181,13 @@ enum Frame {
     Template,
 }
 
-/// Turns the lexer's tokens into the grammar's, as described in the module docs.
+/// Turns the lexer's tokens into the grammar's, as described in the module docs; `outer`
+/// is the context of the whole input (a body, or a standalone expression).
 /// Invalid tokens (which hcl always reports) fail at once.
-fn filter(src: &str, raw: &[Token]) -> Result<Vec<Tk>, ()> {
+fn filter(src: &str, raw: &[Token], outer: Frame) -> Result<Vec<Tk>, ()> {
     let text = |t: &Token| src.get(t.span.bytes()).unwrap_or("");
     let mut out = Vec::with_capacity(raw.len());
-    let mut frames = vec![Frame::Body { expr: false }];
+    let mut frames = vec![outer];
     let mut after_control = false;
     for (i, t) in raw.iter().enumerate() {
         let top = frames
@@ -414,6 +437,8 @@ pub enum Piece {
         open: Tk,
         close: Tk,
     },
+    /// The pieces inside a directive, kept as a group so that nesting costs no copying.
+    Group(Vec<Piece>),
 }
 
 /// A run of template pieces and the deepest directive nesting inside it.
@@ -980,20 +1005,20 @@ impl<'s> Cx<'s> {
         e2: Tk,
     ) -> R<Pieces> {
         let mut depth = then.depth;
-        let mut v = Vec::with_capacity(then.v.len() + 2);
+        let mut v = Vec::with_capacity(5);
         v.push(Piece::If {
             open: o,
             cond,
             close: e,
         });
-        v.extend(then.v);
+        v.push(Piece::Group(then.v));
         if let Some((o3, e3, f)) = otherwise {
             depth = depth.max(f.depth);
             v.push(Piece::Else {
                 open: o3,
                 close: e3,
             });
-            v.extend(f.v);
+            v.push(Piece::Group(f.v));
         }
         v.push(Piece::EndIf {
             open: o2,
@@ -1011,13 +1036,13 @@ impl<'s> Cx<'s> {
         o2: Tk,
         e2: Tk,
     ) -> R<Pieces> {
-        let mut v = Vec::with_capacity(body.v.len() + 2);
+        let mut v = Vec::with_capacity(3);
         v.push(Piece::For {
             open: o,
             head,
             close: e,
         });
-        v.extend(body.v);
+        v.push(Piece::Group(body.v));
         v.push(Piece::EndFor {
             open: o2,
             close: e2,
@@ -1068,7 +1093,19 @@ impl<'s> Cx<'s> {
         let mut flat: Vec<Flat> = Vec::with_capacity(pieces.len());
         let mut ltrim_next = false;
         let mut next_can_trim_prev = false;
-        for piece in pieces {
+        let mut groups = vec![pieces.into_iter()];
+        while let Some(group) = groups.last_mut() {
+            let Some(piece) = group.next() else {
+                groups.pop();
+                continue;
+            };
+            let piece = match piece {
+                Piece::Group(inner) => {
+                    groups.push(inner.into_iter());
+                    continue;
+                }
+                p => p,
+            };
             let ltrim = std::mem::take(&mut ltrim_next);
             let can_trim_prev = std::mem::take(&mut next_can_trim_prev);
             let (open, close) = match &piece {
@@ -1089,6 +1126,7 @@ impl<'s> Cx<'s> {
                 | Piece::EndIf { open, close }
                 | Piece::For { open, close, .. }
                 | Piece::EndFor { open, close } => (*open, *close),
+                Piece::Group(_) => return fail(),
             };
             if can_trim_prev
                 && self.text(open).ends_with('~')
@@ -1108,7 +1146,7 @@ impl<'s> Cx<'s> {
                 Piece::EndIf { .. } => Flat::EndIf { span },
                 Piece::For { head, .. } => Flat::For { head, span },
                 Piece::EndFor { .. } => Flat::EndFor { span },
-                Piece::Lit(_) => return fail(),
+                Piece::Lit(_) | Piece::Group(_) => return fail(),
             });
         }
         Ok(flat)
@@ -1497,6 +1535,30 @@ mod tests {
     }
 
     #[test]
+    fn standalone_expressions() {
+        for (src, ok) in [
+            ("a +\n b", true),
+            ("{\n a = 1\n b = [\n 2 ]\n}", true),
+            ("\n x.y[*].z \n", true),
+            ("\"${a}\"", true),
+            ("1 2", false),
+            ("{ a = 1 b = 2 }", false),
+            ("", false),
+        ] {
+            let mut sm = SourceMap::new();
+            let f = sm.add("expr.hcl", src);
+            let g = parse_expression(&sm, f);
+            let h = crate::parser::parse_expression(&sm, f);
+            assert_eq!(h.is_ok(), ok, "hand parser on {src:?}");
+            match (g, h) {
+                (Ok(g), Ok(h)) => assert_eq!(g, h, "trees differ for {src:?}"),
+                (Err(()), Err(_)) => {}
+                (g, _) => panic!("grammar disagrees on {src:?}: {g:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn limits_match_the_hand_parser() {
         for n in [200usize, 254, 255, 256, 257, 300] {
             let src = format!("a = {}1{}\n", "[".repeat(n), "]".repeat(n));
@@ -1528,5 +1590,10 @@ mod tests {
         rejects(&deep);
         let long = format!("a = x{}\n", " + x".repeat(200_000));
         rejects(&long);
+        let n = 100_000;
+        let directives = format!("a = \"{}x{}\"\n", "%{if c}".repeat(n), "%{endif}".repeat(n));
+        rejects(&directives);
+        let blocks = format!("{}{}", "b {\n".repeat(n), "}\n".repeat(n));
+        rejects(&blocks);
     }
 }

@@ -410,6 +410,42 @@ proptest! {
     }
 }
 
+/// Like [`agree`], for standalone expressions (hcl's `ParseExpression`).
+fn agree_expr(src: &str) -> Result<bool, String> {
+    let mut sm = SourceMap::new();
+    let f = sm.add("expr.hcl", src);
+    match (
+        grammar::parse_expression(&sm, f),
+        fn_hcl::parser::parse_expression(&sm, f),
+    ) {
+        (Ok(g), Ok(h)) if g == h => Ok(true),
+        (Ok(g), Ok(h)) => Err(format!(
+            "trees differ for {src:?}\n grammar: {g:?}\n hand:    {h:?}"
+        )),
+        (Err(()), Err(_)) => Ok(false),
+        (Ok(_), Err(_)) => Err(format!("grammar accepts, hand parser rejects {src:?}")),
+        (Err(()), Ok(_)) => Err(format!("grammar rejects, hand parser accepts {src:?}")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 160,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn generated_expressions_parse_identically(src in expr()) {
+        agree_expr(&src).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn mutated_expressions_agree(src in expr(), at in any::<usize>(), kind in any::<u8>()) {
+        agree_expr(&mutate(&src, at, kind)).map_err(TestCaseError::fail)?;
+    }
+}
+
 #[test]
 fn generated_programs_are_mostly_valid() {
     // The generator must exercise the success path, not only rejections.
