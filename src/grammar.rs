@@ -1036,17 +1036,18 @@ impl<'s> Cx<'s> {
         o2: Tk,
         e2: Tk,
     ) -> R<Pieces> {
-        let mut v = Vec::with_capacity(3);
-        v.push(Piece::For {
-            open: o,
-            head,
-            close: e,
-        });
-        v.push(Piece::Group(body.v));
-        v.push(Piece::EndFor {
-            open: o2,
-            close: e2,
-        });
+        let v = vec![
+            Piece::For {
+                open: o,
+                head,
+                close: e,
+            },
+            Piece::Group(body.v),
+            Piece::EndFor {
+                open: o2,
+                close: e2,
+            },
+        ];
         self.directive(v, body.depth)
     }
 
