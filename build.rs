@@ -7,9 +7,12 @@ fn main() {
     println!("cargo:rerun-if-changed=grammar");
     println!("cargo:rerun-if-changed=proto");
     if Path::new("grammar").join("hcl.lalrpop").exists() {
+        // The grammar lives in `grammar/`, not `src/`: process that directory and write
+        // the generated parser to OUT_DIR (kept out of git), where
+        // `lalrpop_util::lalrpop_mod!` in src/grammar.rs includes it as `/hcl.rs`.
         lalrpop::Configuration::new()
-            .use_cargo_dir_conventions()
-            .process()
+            .set_out_dir(std::env::var("OUT_DIR").expect("OUT_DIR"))
+            .process_dir("grammar")
             .expect("lalrpop grammar");
     }
     proto();

@@ -18,6 +18,7 @@ pub mod diag;
 pub mod disasm;
 pub mod eval;
 pub mod function;
+pub mod grammar;
 pub mod ir;
 pub mod json;
 pub mod lexer;
