@@ -103,7 +103,9 @@ fn first_diff(exp: &Value, got: &Value, path: &str) -> Option<String> {
             for k in keys {
                 let p = format!("{path}.{k}");
                 match (a.get(k), b.get(k)) {
-                    (Some(x), None) => return Some(format!("{p}: missing (expected {})", short(x))),
+                    (Some(x), None) => {
+                        return Some(format!("{p}: missing (expected {})", short(x)));
+                    }
                     (None, Some(y)) => return Some(format!("{p}: unexpected {}", short(y))),
                     (Some(x), Some(y)) => {
                         if let Some(d) = first_diff(x, y, &p) {
@@ -277,7 +279,10 @@ fn harness_reads_comment_and_sections() {
     assert_eq!(secs.len(), 2);
     assert_eq!(secs[0], ("main.hcl".to_string(), "locals {}\n".to_string()));
     let req = build_request(&secs).unwrap();
-    let hcl = req.get("input").and_then(|i| i.get("hcl")).and_then(Json::as_str);
+    let hcl = req
+        .get("input")
+        .and_then(|i| i.get("hcl"))
+        .and_then(Json::as_str);
     assert_eq!(hcl, Some("-- main.hcl --\nlocals {}\n"));
     assert_eq!(
         blessed_text("c\n-- a --\nx\n-- response.json --\nold\n", "{}"),
