@@ -1248,17 +1248,30 @@ fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<V
     Some(Value::object(fields))
 }
 
+/// encoding/json's error for a number that does not fit a float64.
+const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
+
 /// A value as Go sees it after `ctyjson.Marshal` + `json.Unmarshal` into `any`.
 pub fn to_json(v: &Value) -> Result<Json, String> {
     Ok(match v {
         Value::Null(_) => Json::Null,
         Value::Unknown(_) => return Err("value is not known".into()),
         Value::Bool(b) => Json::Bool(*b),
+        // ctyjson.Marshal refuses infinities with this message before Go ever sees a float.
+        Value::Number(n) if n.is_infinite() => {
+            return Err("cannot serialize infinity as JSON".into());
+        }
         Value::Number(n) => {
             let f = n.to_f64();
             match serde_json::Number::from_f64(f) {
                 Some(n) => Json::Number(n),
-                None => return Err(format!("value {f} cannot be represented in JSON")),
+                // Marshalled as exact decimal text, then refused by encoding/json's float64.
+                None => {
+                    return Err(format!(
+                        "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
+                        n.to_cty_string()
+                    ));
+                }
             }
         }
         Value::String(s) => Json::String(s.to_string()),
@@ -1277,7 +1290,16 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
 
 /// function-hcl's `attributesToValueMap` conversion to a Go object. Ok(None) for null.
 fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
-    let j = to_json(v).map_err(|e| format!("error marshaling cty value: {e}"))?;
+    let j = to_json(v).map_err(|e| {
+        // ctyjson.Marshal fails on unknowns and infinities; a finite number too big for a
+        // float64 fails later, in json.Unmarshal.
+        let stage = if e.starts_with(GO_FLOAT_UNMARSHAL) {
+            "unmarshaling"
+        } else {
+            "marshaling"
+        };
+        format!("error {stage} cty value: {e}")
+    })?;
     match j {
         Json::Object(m) => Ok(Some(m)),
         Json::Null => Ok(None),
