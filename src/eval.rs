@@ -204,14 +204,36 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
 }
 
 /// Go's `%s` formatting of a cty.Type, which function-hcl prints in one error message.
+/// fmt prints the `Type{typeImpl}` struct field by field (no Stringer is reachable through
+/// the unexported field): `{` + the impl struct (its empty `typeImplSigil` is `{}`) + `}`,
+/// maps with sorted keys, and an object's nil `AttrOptional` map as `map[]`.
 fn go_type_string(t: &Type) -> String {
-    let kind = match t {
-        Type::String => 'S',
-        Type::Number => 'N',
-        Type::Bool => 'B',
-        other => return format!("{{{}}}", other.friendly_name()),
+    let inner = match t {
+        Type::String | Type::Number | Type::Bool => {
+            let kind = match t {
+                Type::String => 'S',
+                Type::Number => 'N',
+                _ => 'B',
+            };
+            format!("{{}} %!s(cty.primitiveTypeKind={})", kind as u32)
+        }
+        Type::Dynamic => "{}".to_string(),
+        Type::List(e) | Type::Set(e) | Type::Map(e) => format!("{{}} {}", go_type_string(e)),
+        Type::Tuple(es) => {
+            let items: Vec<String> = es.iter().map(go_type_string).collect();
+            format!("{{}} [{}]", items.join(" "))
+        }
+        Type::Object(attrs) => {
+            let mut sorted: Vec<&(Str, Type)> = attrs.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            let items: Vec<String> = sorted
+                .iter()
+                .map(|(k, t)| format!("{k}:{}", go_type_string(t)))
+                .collect();
+            format!("{{}} map[{}] map[]", items.join(" "))
+        }
     };
-    format!("{{{{{{}} %!s(cty.primitiveTypeKind={})}}}}", kind as u32)
+    format!("{{{{{inner}}}}}")
 }
 
 /// Per-request evaluation state.
@@ -1431,6 +1453,25 @@ mod tests {
         assert_eq!(
             go_type_string(&Type::Bool),
             "{{{} %!s(cty.primitiveTypeKind=66)}}"
+        );
+        use std::sync::Arc;
+        assert_eq!(go_type_string(&Type::Dynamic), "{{{}}}");
+        assert_eq!(
+            go_type_string(&Type::list(Type::String)),
+            "{{{} {{{} %!s(cty.primitiveTypeKind=83)}}}}"
+        );
+        assert_eq!(
+            go_type_string(&Type::Tuple(Arc::from(vec![Type::Number, Type::Bool]))),
+            "{{{} [{{{} %!s(cty.primitiveTypeKind=78)}} {{{} %!s(cty.primitiveTypeKind=66)}}]}}"
+        );
+        assert_eq!(go_type_string(&Type::empty_object()), "{{{} map[] map[]}}");
+        let obj = Type::Object(Arc::from(vec![
+            ("z".into(), Type::Bool),
+            ("a".into(), Type::Dynamic),
+        ]));
+        assert_eq!(
+            go_type_string(&obj),
+            "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"
         );
     }
 
