@@ -525,7 +525,10 @@ impl<'p> Evaluator<'p> {
                 let v = self.eval_chunk(*chunk, &mut td);
                 ds.extend(td);
                 if v.contains_unknown() {
-                    incomplete.push(source_or_unknown(&self.program.sources, *sp));
+                    let source = source_or_unknown(&self.program.sources, *sp);
+                    let mut paths = Vec::new();
+                    unknown_paths(&v, &mut String::new(), &mut paths);
+                    incomplete.extend(paths.iter().map(|p| format!("{source}{p}")));
                 }
             }
             let unknown = incomplete.join(", ");
@@ -1270,6 +1273,47 @@ fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<V
     Some(Value::object(fields))
 }
 
+/// function-hcl's `findUnknownPaths` and `path2String`: where the unknowns inside a value are,
+/// in cty.Walk order (attributes and map keys sorted, elements in order), as `.attr`,
+/// `[key]` (unquoted) or `[index]`. A wholly unknown value gives one empty path.
+fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
+    let visit = |step: &str, x: &Value, path: &mut String, out: &mut Vec<String>| {
+        let len = path.len();
+        path.push_str(step);
+        unknown_paths(x, path, out);
+        path.truncate(len);
+    };
+    match v {
+        Value::Unknown(_) => out.push(path.clone()),
+        Value::Object(f) => {
+            for (k, x) in &f.entries {
+                visit(&format!(".{k}"), x, path, out);
+            }
+        }
+        Value::Map(f) => {
+            for (k, x) in &f.entries {
+                visit(&format!("[{k}]"), x, path, out);
+            }
+        }
+        Value::List(s) | Value::Tuple(s) => {
+            for (i, x) in s.items.iter().enumerate() {
+                visit(&format!("[{i}]"), x, path, out);
+            }
+        }
+        Value::Set(s) => {
+            for x in &s.items {
+                let step = match x {
+                    Value::String(k) => format!("[{k}]"),
+                    Value::Number(n) => format!("[{}]", n.text(b'f', 0)),
+                    _ => "<?>".to_string(),
+                };
+                visit(&step, x, path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// encoding/json's error for a number that does not fit a float64.
 const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
 
@@ -1473,6 +1517,31 @@ mod tests {
             go_type_string(&obj),
             "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"
         );
+    }
+
+    #[test]
+    fn unknown_paths_follow_cty_walk() {
+        let unknown = Value::Unknown(Type::Dynamic);
+        let mut out = Vec::new();
+        unknown_paths(&unknown, &mut String::new(), &mut out);
+        assert_eq!(out, vec![String::new()]);
+        let v = Value::object(vec![
+            ("b".into(), Value::int(1)),
+            (
+                "a".into(),
+                Value::tuple(vec![Value::int(0), unknown.clone()]),
+            ),
+            (
+                "m".into(),
+                Value::object(vec![("k.1".into(), unknown.clone())]),
+            ),
+        ]);
+        let mut out = Vec::new();
+        unknown_paths(&v, &mut String::new(), &mut out);
+        assert_eq!(out, vec![".a[1]".to_string(), ".m.k.1".to_string()]);
+        let mut out = Vec::new();
+        unknown_paths(&Value::int(3), &mut String::new(), &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -15,7 +15,12 @@
 //! reviewed (`git diff tests/cases`) against what the Go implementation and DESIGN.md say the
 //! answer must be; never accept a blessed file blindly, or the corpus stops testing anything.
 //! A case whose expected response was written by hand because fn-hcl is known to be wrong
-//! must not be re-blessed.
+//! starts its comment with `KNOWN FAILURE`; blessing skips it, so it keeps failing until the
+//! code is fixed (then drop the marker).
+//!
+//! The same files also run through `../shared/tools/case-conformance BINARY tests/cases`;
+//! keep request scalars that YAML 1.1 and 1.2 read differently (`on`, `yes`, `n`, ...)
+//! quoted or out of the requests, so that PyYAML and fn-hcl build the same request.
 
 use fn_hcl::protojson::{Json, parse_document, request_from_json, response_to_json, to_pretty};
 use serde_json::Value;
@@ -145,6 +150,41 @@ fn first_diff(exp: &Value, got: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// Top-level members in the order that matters most (the conformance README's order), then
+/// anything else, so the first difference reported is the most important one.
+const PRIORITY: [&str; 6] = [
+    "desired",
+    "context",
+    "requirements",
+    "conditions",
+    "results",
+    "meta",
+];
+
+fn first_response_diff(exp: &Value, got: &Value) -> Option<String> {
+    let (Value::Object(a), Value::Object(b)) = (exp, got) else {
+        return first_diff(exp, got, "");
+    };
+    for key in PRIORITY {
+        let p = format!(".{key}");
+        match (a.get(key), b.get(key)) {
+            (Some(x), Some(y)) => {
+                if let Some(d) = first_diff(x, y, &p) {
+                    return Some(d);
+                }
+            }
+            (Some(x), None) => return Some(format!("{p}: missing (expected {})", short(x))),
+            (None, Some(y)) => return Some(format!("{p}: unexpected {}", short(y))),
+            (None, None) => {}
+        }
+    }
+    first_diff(exp, got, "")
+}
+
+/// Cases whose comment starts with this hold a hand-written expectation that fn-hcl does not
+/// meet yet; blessing never overwrites them.
+const KNOWN_FAILURE: &str = "KNOWN FAILURE";
+
 fn case_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
@@ -199,7 +239,9 @@ fn corpus_cases() {
                 continue;
             }
         };
-        if bless {
+        if bless && text.starts_with(KNOWN_FAILURE) {
+            eprintln!("not blessed {name}: its expectation is hand-written (KNOWN FAILURE)");
+        } else if bless {
             let new = blessed_text(&text, &actual);
             if new != text {
                 if let Err(e) = std::fs::write(path, new) {
@@ -230,7 +272,7 @@ fn corpus_cases() {
                 continue;
             }
         };
-        if let Some(d) = first_diff(&exp, &got, "") {
+        if let Some(d) = first_response_diff(&exp, &got) {
             failures.push(format!("{name}\n    {d}"));
         }
     }
