@@ -204,14 +204,36 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
 }
 
 /// Go's `%s` formatting of a cty.Type, which function-hcl prints in one error message.
+/// fmt prints the `Type{typeImpl}` struct field by field (no Stringer is reachable through
+/// the unexported field): `{` + the impl struct (its empty `typeImplSigil` is `{}`) + `}`,
+/// maps with sorted keys, and an object's nil `AttrOptional` map as `map[]`.
 fn go_type_string(t: &Type) -> String {
-    let kind = match t {
-        Type::String => 'S',
-        Type::Number => 'N',
-        Type::Bool => 'B',
-        other => return format!("{{{}}}", other.friendly_name()),
+    let inner = match t {
+        Type::String | Type::Number | Type::Bool => {
+            let kind = match t {
+                Type::String => 'S',
+                Type::Number => 'N',
+                _ => 'B',
+            };
+            format!("{{}} %!s(cty.primitiveTypeKind={})", kind as u32)
+        }
+        Type::Dynamic => "{}".to_string(),
+        Type::List(e) | Type::Set(e) | Type::Map(e) => format!("{{}} {}", go_type_string(e)),
+        Type::Tuple(es) => {
+            let items: Vec<String> = es.iter().map(go_type_string).collect();
+            format!("{{}} [{}]", items.join(" "))
+        }
+        Type::Object(attrs) => {
+            let mut sorted: Vec<&(Str, Type)> = attrs.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            let items: Vec<String> = sorted
+                .iter()
+                .map(|(k, t)| format!("{k}:{}", go_type_string(t)))
+                .collect();
+            format!("{{}} map[{}] map[]", items.join(" "))
+        }
     };
-    format!("{{{{{{}} %!s(cty.primitiveTypeKind={})}}}}", kind as u32)
+    format!("{{{{{inner}}}}}")
 }
 
 /// Per-request evaluation state.
@@ -503,7 +525,10 @@ impl<'p> Evaluator<'p> {
                 let v = self.eval_chunk(*chunk, &mut td);
                 ds.extend(td);
                 if v.contains_unknown() {
-                    incomplete.push(source_or_unknown(&self.program.sources, *sp));
+                    let source = source_or_unknown(&self.program.sources, *sp);
+                    let mut paths = Vec::new();
+                    unknown_paths(&v, &mut String::new(), &mut paths);
+                    incomplete.extend(paths.iter().map(|p| format!("{source}{p}")));
                 }
             }
             let unknown = incomplete.join(", ");
@@ -1248,23 +1273,68 @@ fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<V
     Some(Value::object(fields))
 }
 
+/// function-hcl's `findUnknownPaths` and `path2String`: where the unknowns inside a value are,
+/// in cty.Walk order (attributes and map keys sorted, elements in order), as `.attr`,
+/// `[key]` (unquoted) or `[index]`. A wholly unknown value gives one empty path.
+fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
+    let visit = |step: &str, x: &Value, path: &mut String, out: &mut Vec<String>| {
+        let len = path.len();
+        path.push_str(step);
+        unknown_paths(x, path, out);
+        path.truncate(len);
+    };
+    match v {
+        Value::Unknown(_) => out.push(path.clone()),
+        Value::Object(f) => {
+            for (k, x) in &f.entries {
+                visit(&format!(".{k}"), x, path, out);
+            }
+        }
+        Value::Map(f) => {
+            for (k, x) in &f.entries {
+                visit(&format!("[{k}]"), x, path, out);
+            }
+        }
+        Value::List(s) | Value::Tuple(s) => {
+            for (i, x) in s.items.iter().enumerate() {
+                visit(&format!("[{i}]"), x, path, out);
+            }
+        }
+        Value::Set(s) => {
+            for x in &s.items {
+                let step = match x {
+                    Value::String(k) => format!("[{k}]"),
+                    Value::Number(n) => format!("[{}]", n.text(b'f', 0)),
+                    _ => "<?>".to_string(),
+                };
+                visit(&step, x, path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// encoding/json's error for a number that does not fit a float64.
+const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
+
 /// A value as Go sees it after `ctyjson.Marshal` + `json.Unmarshal` into `any`.
 pub fn to_json(v: &Value) -> Result<Json, String> {
     Ok(match v {
         Value::Null(_) => Json::Null,
         Value::Unknown(_) => return Err("value is not known".into()),
         Value::Bool(b) => Json::Bool(*b),
+        // ctyjson.Marshal refuses infinities with this message before Go ever sees a float.
+        Value::Number(n) if n.is_infinite() => {
+            return Err("cannot serialize infinity as JSON".into());
+        }
         Value::Number(n) => {
-            if n.is_infinite() {
-                return Err("cannot serialize infinity as JSON".into());
-            }
             let f = crate::response::json_f64(n);
             match serde_json::Number::from_f64(f) {
-                Some(x) => Json::Number(x),
-                // Go's json.Unmarshal of the marshalled text overflows float64.
+                Some(n) => Json::Number(n),
+                // Marshalled as exact decimal text, then refused by encoding/json's float64.
                 None => {
                     return Err(format!(
-                        "json: cannot unmarshal number {} into Go value of type float64",
+                        "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
                         n.to_cty_string()
                     ));
                 }
@@ -1286,7 +1356,16 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
 
 /// function-hcl's `attributesToValueMap` conversion to a Go object. Ok(None) for null.
 fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
-    let j = to_json(v).map_err(|e| format!("error marshaling cty value: {e}"))?;
+    let j = to_json(v).map_err(|e| {
+        // ctyjson.Marshal fails on unknowns and infinities; a finite number too big for a
+        // float64 fails later, in json.Unmarshal.
+        let stage = if e.starts_with(GO_FLOAT_UNMARSHAL) {
+            "unmarshaling"
+        } else {
+            "marshaling"
+        };
+        format!("error {stage} cty value: {e}")
+    })?;
     match j {
         Json::Object(m) => Ok(Some(m)),
         Json::Null => Ok(None),
@@ -1419,6 +1498,50 @@ mod tests {
             go_type_string(&Type::Bool),
             "{{{} %!s(cty.primitiveTypeKind=66)}}"
         );
+        use std::sync::Arc;
+        assert_eq!(go_type_string(&Type::Dynamic), "{{{}}}");
+        assert_eq!(
+            go_type_string(&Type::list(Type::String)),
+            "{{{} {{{} %!s(cty.primitiveTypeKind=83)}}}}"
+        );
+        assert_eq!(
+            go_type_string(&Type::Tuple(Arc::from(vec![Type::Number, Type::Bool]))),
+            "{{{} [{{{} %!s(cty.primitiveTypeKind=78)}} {{{} %!s(cty.primitiveTypeKind=66)}}]}}"
+        );
+        assert_eq!(go_type_string(&Type::empty_object()), "{{{} map[] map[]}}");
+        let obj = Type::Object(Arc::from(vec![
+            ("z".into(), Type::Bool),
+            ("a".into(), Type::Dynamic),
+        ]));
+        assert_eq!(
+            go_type_string(&obj),
+            "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"
+        );
+    }
+
+    #[test]
+    fn unknown_paths_follow_cty_walk() {
+        let unknown = Value::Unknown(Type::Dynamic);
+        let mut out = Vec::new();
+        unknown_paths(&unknown, &mut String::new(), &mut out);
+        assert_eq!(out, vec![String::new()]);
+        let v = Value::object(vec![
+            ("b".into(), Value::int(1)),
+            (
+                "a".into(),
+                Value::tuple(vec![Value::int(0), unknown.clone()]),
+            ),
+            (
+                "m".into(),
+                Value::object(vec![("k.1".into(), unknown.clone())]),
+            ),
+        ]);
+        let mut out = Vec::new();
+        unknown_paths(&v, &mut String::new(), &mut out);
+        assert_eq!(out, vec![".a[1]".to_string(), ".m.k.1".to_string()]);
+        let mut out = Vec::new();
+        unknown_paths(&Value::int(3), &mut String::new(), &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]
