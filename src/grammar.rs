@@ -1064,7 +1064,8 @@ impl<'s> Cx<'s> {
     pub fn template(&self, o: Tk, pieces: Pieces, c: Tk) -> R<X> {
         let mut flat = self.flatten(pieces.v)?;
         if flat.is_empty() {
-            let at = c.span.start;
+            // As the hand parser: the zero-width range just after the closing marker.
+            let at = c.span.end;
             flat.push(Flat::Lit(FlatLit {
                 text: String::new(),
                 span: Span::new(c.span.file, at, at),

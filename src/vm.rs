@@ -1662,7 +1662,17 @@ impl<'p> Vm<'p> {
                 break;
             }
         }
-        if result.is_none() && args.iter().any(Value::contains_unknown) {
+        // cty returns an unknown result for an unknown argument; an argument that only
+        // contains unknowns is passed on, and the function decides. The functions listed
+        // in `passes_nested_unknowns` move elements around without looking into them (so a
+        // known part stays known: `merge(a, {x = unknown}).y`, `length(...)`); every other
+        // function here treats such an argument as unknown, which is what cty's
+        // implementations of them do with a value that is not wholly known.
+        if result.is_none()
+            && args.iter().any(|a| {
+                a.is_unknown() || (a.contains_unknown() && !passes_nested_unknowns(def.name))
+            })
+        {
             return Ok(DYN);
         }
         if result.is_none() && def.name == "range" {
@@ -1775,8 +1785,9 @@ impl<'p> Vm<'p> {
             );
             return Ok(DYN);
         }
-        // cty calls a function only with wholly known arguments (invoke allows no unknowns).
-        if args.contains_unknown() || self.type_only > 0 {
+        // An unknown argument object gives an unknown result (cty's Call); unknowns inside
+        // it are passed to the function, whose body decides (an unused one doesn't matter).
+        if args.is_unknown() || self.type_only > 0 {
             return Ok(DYN);
         }
         self.depth += 1;
@@ -2063,6 +2074,28 @@ fn describe_mismatch(t: &Type, f: &Type) -> String {
         return "At least one deeply-nested attribute or element is not compatible across both the 'true' and the 'false' value".into();
     }
     format!("The 'true' value is {tn}, but the 'false' value is {fname}")
+}
+
+/// Built-ins whose implementations only move elements of their collection arguments, so
+/// an unknown element stays where it is and the rest of the result is known (cty's
+/// behaviour for them).
+fn passes_nested_unknowns(name: &str) -> bool {
+    matches!(
+        name,
+        "merge"
+            | "length"
+            | "keys"
+            | "values"
+            | "lookup"
+            | "element"
+            | "concat"
+            | "slice"
+            | "reverse"
+            | "coalesce"
+            | "coalescelist"
+            | "tolist"
+            | "tomap"
+    )
 }
 
 #[cfg(test)]

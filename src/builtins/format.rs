@@ -692,7 +692,10 @@ mod tests {
         assert_eq!(fmt_ok("%.0s", &[s("abc")]), "abc");
         assert_eq!(fmt_ok("%.10s", &[s("abc")]), "abc");
         // Width counts grapheme clusters, not bytes or code points.
-        assert_eq!(fmt_ok("%4s|", &[s("\u{1f44d}\u{1f3fd}")]), "   \u{1f44d}\u{1f3fd}|");
+        assert_eq!(
+            fmt_ok("%4s|", &[s("\u{1f44d}\u{1f3fd}")]),
+            "   \u{1f44d}\u{1f3fd}|"
+        );
         assert_eq!(fmt_ok("%-4s|", &[s("✓")]), "✓   |");
         assert_eq!(fmt_ok("%04s", &[s("ab")]), "00ab");
         assert_eq!(fmt_ok("%-04s|", &[s("ab")]), "ab00|");
