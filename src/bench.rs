@@ -261,7 +261,10 @@ mod tests {
                 assert_eq!(r.n, 3);
                 assert!(r.ns_per_op > 0.0, "{mode:?} cold={cold}: {r}");
                 assert!(r.allocs_per_op >= 1.0, "{mode:?} cold={cold}: {r}");
-                assert!(r.bytes_per_op >= r.allocs_per_op, "{mode:?} cold={cold}: {r}");
+                assert!(
+                    r.bytes_per_op >= r.allocs_per_op,
+                    "{mode:?} cold={cold}: {r}"
+                );
             }
         }
     }

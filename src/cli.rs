@@ -235,7 +235,15 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let c = Cli::try_parse_from([
-            "fn-hcl", "bench", "--request", "r.json", "--n", "50", "--mode", "eval", "--cold",
+            "fn-hcl",
+            "bench",
+            "--request",
+            "r.json",
+            "--n",
+            "50",
+            "--mode",
+            "eval",
+            "--cold",
         ])
         .unwrap();
         match c.command {
@@ -247,7 +255,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let c = Cli::try_parse_from(["fn-hcl", "bench", "--request", "r.json"]).unwrap();
-        assert!(matches!(c.command, Command::Bench(b) if b.mode == crate::bench::Mode::Wire && !b.cold));
+        assert!(
+            matches!(c.command, Command::Bench(b) if b.mode == crate::bench::Mode::Wire && !b.cold)
+        );
         let c = Cli::try_parse_from([
             "fn-hcl",
             "loadgen",

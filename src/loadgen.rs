@@ -103,29 +103,16 @@ impl std::fmt::Display for Summary {
             writeln!(f, "first error   {e}")?;
         }
         writeln!(f, "fatal results {}", self.fatal)?;
-        for (label, q) in [
-            ("p50", 0.5),
-            ("p90", 0.9),
-            ("p99", 0.99),
-            ("p99.9", 0.999),
-        ] {
+        for (label, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
             writeln!(f, "latency {label:<6}{}", ms(self.percentile(q)))?;
         }
         writeln!(f, "latency max   {}", ms(self.latencies.last().copied()))?;
         if let Some(kib) = self.server_peak_rss_kib {
-            writeln!(
-                f,
-                "server peak RSS (VmHWM) {:.1} MiB",
-                kib as f64 / 1024.0
-            )?;
+            writeln!(f, "server peak RSS (VmHWM) {:.1} MiB", kib as f64 / 1024.0)?;
         }
         if let Some(cpu) = self.server_cpu_secs {
             let secs = self.elapsed.as_secs_f64().max(1e-9);
-            writeln!(
-                f,
-                "server CPU    {cpu:.1} s ({:.2} cores busy)",
-                cpu / secs
-            )?;
+            writeln!(f, "server CPU    {cpu:.1} s ({:.2} cores busy)", cpu / secs)?;
         }
         Ok(())
     }
@@ -305,7 +292,9 @@ pub async fn drive(
                 }
                 Err(e) => {
                     summary.errors += 1;
-                    summary.first_error.get_or_insert(format!("worker failed: {e}"));
+                    summary
+                        .first_error
+                        .get_or_insert(format!("worker failed: {e}"));
                 }
             }
         }

@@ -358,7 +358,9 @@ fn observed_body(name: &str, kind: &str, collection: Option<(&str, usize)>, i: u
     for k in 0..40 {
         at_provider.insert(
             format!("attribute{k:02}"),
-            json!(format!("value of attribute {k} of {name}, as reported by the provider")),
+            json!(format!(
+                "value of attribute {k} of {name}, as reported by the provider"
+            )),
         );
     }
     at_provider.insert(
@@ -367,7 +369,11 @@ fn observed_body(name: &str, kind: &str, collection: Option<(&str, usize)>, i: u
     );
     at_provider.insert(
         "rules".into(),
-        json!((0..10).map(|r| json!({ "id": r, "status": "Enabled", "expiration": { "days": 30 + r } })).collect::<Vec<_>>()),
+        json!(
+            (0..10)
+                .map(|r| json!({ "id": r, "status": "Enabled", "expiration": { "days": 30 + r } }))
+                .collect::<Vec<_>>()
+        ),
     );
     json!({
         "apiVersion": "platform.example.org/v1",
@@ -417,7 +423,11 @@ pub fn observed() -> Workload {
     for i in 0..50 {
         add(format!("res-{i}"), "Bucket", None);
     }
-    for (base, kind, prefix) in [("user", "User", "u"), ("queue", "Queue", "q"), ("record", "Record", "r")] {
+    for (base, kind, prefix) in [
+        ("user", "User", "u"),
+        ("queue", "Queue", "q"),
+        ("record", "Record", "r"),
+    ] {
         for i in 0..100 {
             add(format!("{base}-{prefix}{i:03}"), kind, Some((base, i)));
         }
