@@ -1,4 +1,5 @@
-//! The command line: `fn-hcl eval`, `fn-hcl render` and `fn-hcl version`.
+//! The command line: `fn-hcl eval`, `render`, `serve`, `analyze`, `bench`, `loadgen` and
+//! `version`.
 //!
 //! `eval` is the Go function's `RunFunction` over one request file, for scripting and the
 //! conformance harness: it exits 0 whenever a response was produced (even one carrying a
@@ -62,6 +63,11 @@ pub enum Command {
         /// Files or directories (default: the current directory).
         paths: Vec<String>,
     },
+    /// Run one request N times in-process and print ns/op, allocations/op and bytes/op.
+    Bench(crate::bench::BenchArgs),
+    /// Drive a running `fn-hcl serve --insecure` on loopback with concurrent clients and
+    /// print requests/s, latency percentiles, errors and the server's peak RSS.
+    Loadgen(crate::loadgen::LoadgenArgs),
     /// Print the version.
     Version,
 }
@@ -159,6 +165,8 @@ pub fn run(cmd: Command) -> Result<String, String> {
                 .map_err(|e| format!("cannot render composite resource: {e}"))?;
             Ok(render::to_yaml(&docs))
         }
+        Command::Bench(args) => crate::bench::run(&args),
+        Command::Loadgen(args) => crate::loadgen::run(&args),
         Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
         Command::Serve(_) | Command::Analyze { .. } => {
             Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
@@ -223,6 +231,53 @@ mod tests {
                 assert_eq!(observed, Some(PathBuf::from("obs.yaml")));
                 assert_eq!(extra, Some(PathBuf::from("extra.yaml")));
                 assert_eq!(context_files, ["a=x.json", "b=y.json"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = Cli::try_parse_from([
+            "fn-hcl",
+            "bench",
+            "--request",
+            "r.json",
+            "--n",
+            "50",
+            "--mode",
+            "eval",
+            "--cold",
+        ])
+        .unwrap();
+        match c.command {
+            Command::Bench(b) => {
+                assert_eq!((b.request.as_str(), b.n), ("r.json", 50));
+                assert_eq!(b.mode, crate::bench::Mode::Eval);
+                assert!(b.cold);
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = Cli::try_parse_from(["fn-hcl", "bench", "--request", "r.json"]).unwrap();
+        assert!(
+            matches!(c.command, Command::Bench(b) if b.mode == crate::bench::Mode::Wire && !b.cold)
+        );
+        let c = Cli::try_parse_from([
+            "fn-hcl",
+            "loadgen",
+            "--address",
+            "127.0.0.1:9443",
+            "--request",
+            "r.json",
+            "--connections",
+            "8",
+            "--duration",
+            "5s",
+            "--server-pid",
+            "42",
+        ])
+        .unwrap();
+        match c.command {
+            Command::Loadgen(l) => {
+                assert_eq!(l.connections, 8);
+                assert_eq!(l.duration, std::time::Duration::from_secs(5));
+                assert_eq!(l.server_pid, Some(42));
             }
             other => panic!("{other:?}"),
         }

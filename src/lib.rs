@@ -8,6 +8,7 @@
 
 pub mod analyze;
 pub mod ast;
+pub mod bench;
 pub mod builtins;
 pub mod cache;
 pub mod cli;
@@ -22,6 +23,7 @@ pub mod grammar;
 pub mod ir;
 pub mod json;
 pub mod lexer;
+pub mod loadgen;
 pub mod metrics;
 pub mod number;
 pub mod parser;

@@ -1,5 +1,10 @@
 //! The `fn-hcl` binary: see [`fn_hcl::cli`].
 
+/// Counts allocations only while `fn-hcl bench` measures; otherwise one relaxed load per
+/// allocation on top of the system allocator.
+#[global_allocator]
+static ALLOC: fn_hcl::bench::CountingAlloc = fn_hcl::bench::CountingAlloc;
+
 fn main() -> std::process::ExitCode {
     fn_hcl::cli::main()
 }

@@ -350,14 +350,14 @@ pub fn index(collection: &Value, key: &Value) -> Result<Value, OpError> {
     if key.is_null() {
         return Err(invalid_index("Can't use a null value as an indexing key."));
     }
-    // Fast paths for known collections and keys that hit: no type is built (a type of a
-    // large request value costs as much as the value). Everything else takes the general
-    // path below, which also produces the messages.
+    // Fast path (as in `get_attr`): an element that is there, found without computing the
+    // collection's deep type; misses, conversions and unknowns take the typed path below.
     match (collection, key) {
         (Value::List(s) | Value::Tuple(s), Value::Number(n)) => {
-            if let Some(i) = n.to_i64()
-                && let Ok(i) = usize::try_from(i)
-                && let Some(v) = s.items.get(i)
+            if let Some(v) = n
+                .to_i64()
+                .and_then(|i| usize::try_from(i).ok())
+                .and_then(|i| s.items.get(i))
             {
                 return Ok(v.clone());
             }
@@ -467,13 +467,15 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
             "This value is null, so it does not have any attributes.".into(),
         ));
     }
-    const UNSUPPORTED: &str = "Unsupported attribute";
-    // Fast path: a known object or map that has the attribute (see `index`).
+    // Fast path: a known object or map that has the attribute answers without computing
+    // its type, which walks the whole value (`req.composite.x` would cost the size of the
+    // XR on every access). Everything else, errors included, takes the typed path below.
     if let Value::Object(f) | Value::Map(f) = obj
         && let Some(v) = f.get(name)
     {
         return Ok(v.clone());
     }
+    const UNSUPPORTED: &str = "Unsupported attribute";
     let ty = obj.type_of();
     match &ty {
         Type::Object(attrs) => {

@@ -1,0 +1,219 @@
+//! The whole pipeline, stage by stage, on the generated workloads (see `workloads/`):
+//! lex+parse (bytes/s), IR+compile (per program), request → values (`req` and the
+//! observed state as VM values), evaluation on a warm cache, the handler from request
+//! bytes to response bytes (warm and cold cache), and protobuf decode+encode alone of the
+//! same request and response (the floor no evaluator can beat).
+//!
+//! Before criterion runs, it prints the allocations and bytes allocated per warm request of
+//! every workload (this binary's global allocator counts them).
+//!
+//! `cargo bench --bench pipeline` (short settings are built in; criterion's flags such as
+//! `--measurement-time` override them). `FN_HCL_WRITE_WORKLOADS=DIR cargo bench --bench
+//! pipeline` only writes each workload's request to `DIR/<name>.json` (for `fn-hcl bench`
+//! and `fn-hcl loadgen`) and exits.
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use fn_hcl::bench::{CountingAlloc, Mode, bench_request};
+use fn_hcl::eval::{Inputs, evaluate};
+use fn_hcl::function::{default_limits, program_cache, run_function};
+use fn_hcl::proto::v1;
+use fn_hcl::span::SourceMap;
+use prost::Message;
+use std::hint::black_box;
+use std::time::Duration;
+
+#[path = "workloads/mod.rs"]
+mod workloads;
+use workloads::Workload;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+fn write_workloads(dir: &str) {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        panic!("cannot create {dir}: {e}");
+    }
+    for w in workloads::all() {
+        let path = format!("{dir}/{}.json", w.name);
+        if let Err(e) = std::fs::write(&path, &w.text) {
+            panic!("cannot write {path}: {e}");
+        }
+        println!("{path}: {} bytes of protobuf", w.bytes.len());
+    }
+}
+
+/// Checks that a workload runs cleanly: a benchmark of the failure path would mislead.
+fn check(w: &Workload) -> v1::RunFunctionResponse {
+    let rsp = run_function(&w.request);
+    for r in &rsp.results {
+        if r.severity == fn_hcl::response::Severity::Fatal as i32 {
+            panic!("workload {}: Fatal result: {}", w.name, r.message);
+        }
+    }
+    rsp
+}
+
+/// Allocations per warm request, printed for the README's table.
+fn report_allocations(all: &[Workload]) {
+    println!("allocations per warm request (counting global allocator):");
+    for w in all {
+        let n = if w.bytes.len() > 1 << 20 || w.name == "scale-10000" {
+            5
+        } else {
+            50
+        };
+        for mode in [Mode::Wire, Mode::Handler, Mode::Eval] {
+            match bench_request(&w.request, mode, false, n) {
+                Ok(r) => println!(
+                    "  {:<12} {:<8} {:>12.0} allocs/op {:>14.0} B/op {:>12.0} ns/op",
+                    w.name,
+                    format!("{mode:?}").to_lowercase(),
+                    r.allocs_per_op,
+                    r.bytes_per_op,
+                    r.ns_per_op
+                ),
+                Err(e) => panic!("workload {}: {e}", w.name),
+            }
+        }
+    }
+}
+
+fn program_files(hcl: &str) -> (SourceMap, Vec<fn_hcl::span::FileId>, u64) {
+    let files = match fn_hcl::txtar::parse(hcl) {
+        Ok(f) => f,
+        Err(e) => panic!("txtar: {e}"),
+    };
+    let mut sm = SourceMap::new();
+    let mut ids = Vec::new();
+    let mut bytes = 0;
+    for (name, text) in &files {
+        bytes += text.len() as u64;
+        ids.push(sm.add(name.as_str(), text.as_str()));
+    }
+    (sm, ids, bytes)
+}
+
+fn benches(c: &mut Criterion, all: &[Workload]) {
+    // Distinct programs: observed shares fleet's, the scale workloads share one.
+    let programs: Vec<&Workload> = all
+        .iter()
+        .filter(|w| matches!(w.name.as_str(), "small" | "fleet" | "scale-10"))
+        .collect();
+
+    let mut g = c.benchmark_group("parse");
+    for w in &programs {
+        let (sm, ids, bytes) = program_files(&w.hcl);
+        g.throughput(Throughput::Bytes(bytes));
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| {
+                ids.iter()
+                    .map(|&f| fn_hcl::parser::parse_file(black_box(&sm), f).is_ok() as usize)
+                    .sum::<usize>()
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("compile");
+    for w in &programs {
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| fn_hcl::ir::compile_txtar(black_box(&w.hcl)).is_ok())
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("request_values");
+    for w in all {
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| {
+                let r = fn_hcl::request::Request::from_proto(black_box(&w.request));
+                r.map(|r| Inputs::from_request(&r))
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("eval_warm");
+    for w in all {
+        let program = match fn_hcl::ir::compile_txtar(&w.hcl) {
+            Ok(p) => p,
+            Err(e) => panic!("{}: {}", w.name, e.message()),
+        };
+        let request = match fn_hcl::request::Request::from_proto(&w.request) {
+            Ok(r) => r,
+            Err(e) => panic!("{}: {e}", w.name),
+        };
+        let inputs = Inputs::from_request(&request);
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| evaluate(&program, black_box(&inputs), default_limits()).is_ok())
+        });
+    }
+    g.finish();
+
+    let wire = |bytes: &[u8]| {
+        let req = v1::RunFunctionRequest::decode(bytes).map(|r| run_function(&r));
+        req.map(|r| r.encode_to_vec().len())
+    };
+    let mut g = c.benchmark_group("wire_warm");
+    for w in all {
+        g.throughput(Throughput::Bytes(w.bytes.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| wire(black_box(&w.bytes)))
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("wire_cold");
+    for w in all {
+        g.throughput(Throughput::Bytes(w.bytes.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| {
+                program_cache().clear();
+                wire(black_box(&w.bytes))
+            })
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("protobuf_floor");
+    for w in all {
+        let rsp = check(w);
+        g.throughput(Throughput::Bytes(w.bytes.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| {
+                let req = v1::RunFunctionRequest::decode(black_box(w.bytes.as_slice()));
+                (req.is_ok(), black_box(&rsp).encode_to_vec().len())
+            })
+        });
+    }
+    g.finish();
+}
+
+fn main() {
+    if let Ok(dir) = std::env::var("FN_HCL_WRITE_WORKLOADS") {
+        write_workloads(&dir);
+        return;
+    }
+    let all = workloads::all();
+    for w in &all {
+        let rsp = check(w);
+        println!(
+            "workload {:<12} request {:>9} B, response {:>9} B, {} desired resources",
+            w.name,
+            w.bytes.len(),
+            rsp.encoded_len(),
+            rsp.desired.as_ref().map_or(0, |d| d.resources.len())
+        );
+    }
+    // `cargo bench` passes `--bench`; without it criterion only tests each bench once.
+    if std::env::args().any(|a| a == "--bench") {
+        report_allocations(&all);
+    }
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10)
+        .configure_from_args();
+    benches(&mut c, &all);
+    c.final_summary();
+}
