@@ -376,9 +376,7 @@ impl ProgramBuilder {
     /// hcl's `Variables()` of an expression: each root traversal (`req.resource.x`, a local
     /// name, ...) with its range, compiled on its own chunk.
     pub fn compile_traversals(&mut self, e: &Expr, scope: &dyn Scope) -> Vec<(Span, ChunkId)> {
-        let mut found = Vec::new();
-        collect_traversals(e, &mut Vec::new(), &mut found);
-        found
+        crate::ir::traversals(e)
             .into_iter()
             .map(|t| {
                 let start = self.begin_chunk();
@@ -1254,8 +1252,7 @@ impl ProgramBuilder {
                 self.emit(Op::TryBegin, e.span);
                 let mut ends = Vec::new();
                 for a in args {
-                    let mut travs = Vec::new();
-                    collect_traversals(a, &mut Vec::new(), &mut travs);
+                    let travs = crate::ir::traversals(a);
                     if !travs.is_empty() {
                         for t in travs {
                             self.emit(Op::Mark, t.span);
@@ -1434,138 +1431,6 @@ pub fn static_string(e: &Expr) -> Option<Str> {
         ExprKind::Template(t) => literal_template(t).map(Str::from),
         ExprKind::TemplateWrap(inner) | ExprKind::Paren(inner) => static_string(inner),
         _ => None,
-    }
-}
-
-/// hcl's `Variables()`: the root traversals of an expression, skipping names bound by `for`
-/// expressions inside it.
-fn collect_traversals<'a>(e: &'a Expr, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
-    match &e.kind {
-        ExprKind::Variable(id) => {
-            if !bound.contains(&id.name) {
-                out.push(e);
-            }
-        }
-        ExprKind::GetAttr { .. } | ExprKind::Index { .. } => {
-            // Find the base of the traversal chain.
-            let mut base = e;
-            loop {
-                match &base.kind {
-                    ExprKind::GetAttr { obj, .. } => base = obj,
-                    ExprKind::Index { obj, key, legacy } => {
-                        if *legacy || is_literal_key(key) {
-                            base = obj;
-                        } else {
-                            // A non-literal index ends the traversal: the part below is its own.
-                            collect_traversals(obj, bound, out);
-                            collect_traversals(key, bound, out);
-                            return;
-                        }
-                    }
-                    _ => break,
-                }
-            }
-            match &base.kind {
-                ExprKind::Variable(id) => {
-                    if !bound.contains(&id.name) {
-                        out.push(e);
-                    }
-                }
-                _ => collect_traversals(base, bound, out),
-            }
-        }
-        ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_) | ExprKind::SplatItem => {}
-        ExprKind::Template(t) => collect_template(t, bound, out),
-        ExprKind::TemplateWrap(i) | ExprKind::Paren(i) => collect_traversals(i, bound, out),
-        ExprKind::Splat { source, each, .. } => {
-            collect_traversals(source, bound, out);
-            collect_traversals(each, bound, out);
-        }
-        ExprKind::Call { args, .. } => {
-            for a in args {
-                collect_traversals(a, bound, out);
-            }
-        }
-        ExprKind::Tuple(items) => {
-            for i in items {
-                collect_traversals(i, bound, out);
-            }
-        }
-        ExprKind::Object(items) => {
-            for it in items {
-                if let ObjectKey::Expr(k) = &it.key {
-                    collect_traversals(k, bound, out);
-                }
-                collect_traversals(&it.value, bound, out);
-            }
-        }
-        ExprKind::Unary { operand, .. } => collect_traversals(operand, bound, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            collect_traversals(lhs, bound, out);
-            collect_traversals(rhs, bound, out);
-        }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => {
-            collect_traversals(cond, bound, out);
-            collect_traversals(then, bound, out);
-            collect_traversals(otherwise, bound, out);
-        }
-        ExprKind::For(f) => {
-            collect_traversals(&f.collection, bound, out);
-            let n = bound.len();
-            if let Some(k) = &f.key_var {
-                bound.push(k.name.clone());
-            }
-            bound.push(f.value_var.name.clone());
-            if let Some(k) = &f.key_expr {
-                collect_traversals(k, bound, out);
-            }
-            collect_traversals(&f.value_expr, bound, out);
-            if let Some(c) = &f.cond {
-                collect_traversals(c, bound, out);
-            }
-            bound.truncate(n);
-        }
-    }
-}
-
-fn collect_template<'a>(t: &'a Template, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
-    for p in &t.parts {
-        match p {
-            TemplatePart::Literal { .. } => {}
-            TemplatePart::Interp(e) => collect_traversals(e, bound, out),
-            TemplatePart::If {
-                cond,
-                then,
-                otherwise,
-                ..
-            } => {
-                collect_traversals(cond, bound, out);
-                collect_template(then, bound, out);
-                if let Some(o) = otherwise {
-                    collect_template(o, bound, out);
-                }
-            }
-            TemplatePart::For {
-                key_var,
-                value_var,
-                collection,
-                body,
-                ..
-            } => {
-                collect_traversals(collection, bound, out);
-                let n = bound.len();
-                if let Some(k) = key_var {
-                    bound.push(k.name.clone());
-                }
-                bound.push(value_var.name.clone());
-                collect_template(body, bound, out);
-                bound.truncate(n);
-            }
-        }
     }
 }
 

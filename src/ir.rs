@@ -322,6 +322,22 @@ pub struct VarRef {
 /// hcl's `Variables()`: root traversals in source order, without the names a `for`
 /// expression declares for its own body.
 pub fn variables(e: &Expr) -> Vec<VarRef> {
+    traversals(e)
+        .into_iter()
+        .filter_map(|t| {
+            traversal_root(t).map(|root| VarRef {
+                name: root.name.clone(),
+                root: root.span,
+                traversal: t.span,
+            })
+        })
+        .collect()
+}
+
+/// The root traversal expressions of hcl's `Variables()` (each a variable with its chain
+/// of attribute and literal-index steps), in source order; the compiler compiles each on
+/// its own to explain incomplete blocks.
+pub fn traversals(e: &Expr) -> Vec<&Expr> {
     let mut out = Vec::new();
     let mut bound: Vec<Str> = Vec::new();
     walk_vars(e, &mut bound, &mut out);
@@ -350,14 +366,10 @@ fn is_literal_key(e: &Expr) -> bool {
     }
 }
 
-fn walk_vars(e: &Expr, bound: &mut Vec<Str>, out: &mut Vec<VarRef>) {
+fn walk_vars<'a>(e: &'a Expr, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
     if let Some(root) = traversal_root(e) {
         if !bound.iter().any(|b| **b == *root.name) {
-            out.push(VarRef {
-                name: root.name.clone(),
-                root: root.span,
-                traversal: e.span,
-            });
+            out.push(e);
         }
         return;
     }
@@ -421,7 +433,7 @@ fn walk_vars(e: &Expr, bound: &mut Vec<Str>, out: &mut Vec<VarRef>) {
     }
 }
 
-fn walk_template(t: &ast::Template, bound: &mut Vec<Str>, out: &mut Vec<VarRef>) {
+fn walk_template<'a>(t: &'a ast::Template, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
     for p in &t.parts {
         match p {
             TemplatePart::Literal { .. } => {}
