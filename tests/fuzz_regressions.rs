@@ -10,7 +10,6 @@
 mod checks;
 
 use checks::EvalOutcome;
-use fn_hcl::proto::v1;
 use prost::Message;
 use std::path::{Path, PathBuf};
 
@@ -80,7 +79,9 @@ fn eval_budgets_stop_a_runaway_program_quickly() {
     let start = std::time::Instant::now();
     let program = b"locals {\n  x = [for i in range(1000) : [for j in range(1000) : i * j]]\n}\n";
     match checks::eval(program) {
-        EvalOutcome::Budget(m) => assert!(m.starts_with("evaluate hcl: evaluation budget exceeded")),
+        EvalOutcome::Budget(m) => {
+            assert!(m.starts_with("evaluate hcl: evaluation budget exceeded"))
+        }
         other => panic!("expected a budget error, got {other:?}"),
     }
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
@@ -162,11 +163,18 @@ fn write_seed_corpus() {
         programs.push((format!("tests-{i}"), format!("-- main.hcl --\n{s}")));
     }
     let base = checks::fixed_request();
-    put("request", "fixed", &checks::with_program(base.clone(), checks::FIXED_PROGRAM).encode_to_vec());
+    put(
+        "request",
+        "fixed",
+        &checks::with_program(base.clone(), checks::FIXED_PROGRAM).encode_to_vec(),
+    );
     if let Some(shared) = shared_dir() {
         let conf = shared.join("conformance");
         for f in files_in(&conf.join("cases")) {
-            let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let text = std::fs::read_to_string(&f).unwrap_or_default();
             let (hcl, req) = case_parts(&text);
             for (sec, data) in &hcl {
@@ -181,7 +189,11 @@ fn write_seed_corpus() {
                 put("request", &name, &r.encode_to_vec());
             }
         }
-        for d in std::fs::read_dir(conf.join("examples")).into_iter().flatten().flatten() {
+        for d in std::fs::read_dir(conf.join("examples"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let main = d.path().join("src/main.hcl");
             if let Ok(t) = std::fs::read_to_string(&main) {
                 let name = format!("example-{}", d.file_name().to_string_lossy());

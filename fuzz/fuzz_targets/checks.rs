@@ -213,7 +213,9 @@ pub fn with_program(mut req: v1::RunFunctionRequest, hcl: &str) -> v1::RunFuncti
         kind: Some(Kind::StringValue(v.to_string())),
     };
     let mut input = prost_types::Struct::default();
-    input.fields.insert("apiVersion".into(), s("function-hcl/v1"));
+    input
+        .fields
+        .insert("apiVersion".into(), s("function-hcl/v1"));
     input.fields.insert("kind".into(), s("HclInput"));
     input.fields.insert("source".into(), s("Inline"));
     input.fields.insert("hcl".into(), s(hcl));
