@@ -1,0 +1,238 @@
+//! The body of every fuzz target, shared with `tests/fuzz_regressions.rs` (which replays
+//! committed inputs through the same checks on the stable toolchain). Each function takes
+//! the raw fuzz input and panics only on a bug: a panic in fn-hcl, or a broken invariant.
+#![allow(dead_code)]
+
+use fn_hcl::diag::{plain_all, render_rich};
+use fn_hcl::eval::{Inputs, evaluate};
+use fn_hcl::function::{SUCCESS_MESSAGE, has_txtar_files, run_function};
+use fn_hcl::ir::{compile_files, compile_txtar};
+use fn_hcl::lexer::{TokenKind, check_invalid_tokens, tokenize};
+use fn_hcl::parser::{parse_expression, parse_file};
+use fn_hcl::proto::v1;
+use fn_hcl::request::Request;
+use fn_hcl::span::{FileId, SourceMap};
+use fn_hcl::vm::Limits;
+use prost::Message;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// `lex`: any UTF-8 text ends with one Eof token, tokens come in order and stay inside the
+/// input, and the invalid-token check never panics.
+pub fn lex(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let toks = tokenize(text, FileId(0));
+    assert_eq!(toks.last().map(|t| t.kind), Some(TokenKind::Eof));
+    let mut prev = 0;
+    for t in &toks {
+        assert!(t.span.start.byte <= t.span.end.byte);
+        assert!(prev <= t.span.start.byte);
+        assert!(text.get(t.span.bytes()).is_some());
+        prev = t.span.end.byte;
+    }
+    let _ = check_invalid_tokens(&toks);
+}
+
+/// `parse`: any input (also txtar archives and invalid UTF-8) gives a tree or
+/// diagnostics, which must print both ways.
+pub fn parse(data: &[u8]) {
+    let _ = fn_hcl::txtar::parse_bytes(data);
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut sm = SourceMap::new();
+    let f = sm.add("main.hcl", text);
+    if let Err(diags) = parse_file(&sm, f) {
+        assert!(!diags.is_empty(), "a failed parse without diagnostics");
+        let _ = plain_all(&diags, &sm);
+        let _ = render_rich(&diags, &sm);
+    }
+    let _ = parse_expression(&sm, f);
+}
+
+/// `compile`: text to IR to bytecode, as txtar (the service's path) and as one file named
+/// main.hcl. A load error must carry diagnostics and print; a program must disassemble.
+pub fn compile(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    match compile_txtar(text) {
+        Ok(p) => {
+            for c in 0..p.code.chunk_count() {
+                let id = fn_hcl::compile::ChunkId(u32::try_from(c).unwrap_or(u32::MAX));
+                let _ = fn_hcl::disasm::disassemble(&p.code, id);
+            }
+        }
+        Err(e) => {
+            let _ = e.message();
+        }
+    }
+    if let Err(e) = compile_files(&[("main.hcl".to_string(), text.to_string())]) {
+        assert!(!e.diags.is_empty(), "a failed load without diagnostics");
+        let _ = e.message();
+    }
+}
+
+/// `eval`: an arbitrary program (txtar, or one file wrapped as `main.hcl`) against the
+/// fixed request, under [`fuzz_limits`]. A program that stays inside them also goes
+/// through `run_function`, the service's whole path (under its own, larger budgets).
+/// Returns what happened, for the regression tests.
+pub fn eval(data: &[u8]) -> EvalOutcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return EvalOutcome::NotUtf8;
+    };
+    let program = if has_txtar_files(text) {
+        text.to_string()
+    } else {
+        format!("-- main.hcl --\n{text}")
+    };
+    let compiled = match compile_txtar(&program) {
+        Ok(c) => c,
+        Err(e) => return EvalOutcome::LoadError(e.message()),
+    };
+    let f = fixed();
+    match evaluate(&compiled, &f.inputs, fuzz_limits()) {
+        Err(fatal) if fatal.0.contains("budget exceeded") => EvalOutcome::Budget(fatal.0),
+        _ => {
+            let rsp = run_function(&with_program(f.req.clone(), &program));
+            check_response(&rsp);
+            EvalOutcome::Response(Box::new(rsp))
+        }
+    }
+}
+
+/// What [`eval`] saw.
+#[derive(Debug)]
+pub enum EvalOutcome {
+    NotUtf8,
+    LoadError(String),
+    Budget(String),
+    Response(Box<v1::RunFunctionResponse>),
+}
+
+/// `request`: bytes decoded as a RunFunctionRequest (as the gRPC server does) and handled
+/// once as they are (their own input, usually none or invalid; a raw program runs under
+/// the service's budgets) and once with [`FIXED_PROGRAM`] as input, so that request
+/// decoding reaches the evaluator. Returns the second response (None if undecodable).
+pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
+    let req = v1::RunFunctionRequest::decode(data).ok()?;
+    check_response(&run_function(&req));
+    let rsp = run_function(&with_program(req, FIXED_PROGRAM));
+    check_response(&rsp);
+    Some(rsp)
+}
+
+/// The observed state every `eval` input runs against: an XR with a few typed fields, one
+/// observed composed resource with connection details, and a context key.
+pub const FIXED_REQUEST: &str = r#"{
+  "meta": {"tag": "fuzz"},
+  "observed": {
+    "composite": {
+      "resource": {
+        "apiVersion": "example.com/v1", "kind": "XApp",
+        "metadata": {"name": "demo", "labels": {"team": "a"}},
+        "spec": {"parameters": {"region": "eu", "count": 3, "items": ["x", "y"],
+                 "flags": {"on": true, "ratio": 0.5}}}
+      }
+    },
+    "resources": {
+      "bucket": {
+        "resource": {"apiVersion": "s3/v1", "kind": "Bucket", "metadata": {"name": "b"},
+                     "status": {"atProvider": {"arn": "arn:x"}}},
+        "connectionDetails": {"password": "c2VjcmV0"}
+      }
+    }
+  },
+  "context": {"apiextensions.crossplane.io/environment": {"env": "dev"}}
+}"#;
+
+/// A valid program that reads the request and composes one resource.
+pub const FIXED_PROGRAM: &str = r#"-- main.hcl --
+locals {
+  params = req.composite.spec.parameters
+  name   = "${req.composite.metadata.name}-${try(params.region, "none")}"
+}
+resource cm {
+  body = {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    metadata   = { name = name }
+    data       = { n = tostring(length(try(params.items, []))), j = jsonencode(req.composite) }
+  }
+  composite status {
+    body = { seen = try(req.resource.bucket.status.atProvider.arn, null) }
+  }
+}
+"#;
+
+/// Budgets far below the service's defaults: any program inside them runs in
+/// milliseconds, so a slow input cannot stall the fuzzer.
+pub fn fuzz_limits() -> Limits {
+    Limits {
+        max_instructions: 200_000,
+        max_alloc_elements: 100_000,
+        max_alloc_bytes: 4 << 20,
+        max_wall: Duration::from_secs(1),
+        max_depth: 100,
+    }
+}
+
+struct Fixed {
+    req: v1::RunFunctionRequest,
+    inputs: Inputs,
+}
+
+static FIXED: OnceLock<Fixed> = OnceLock::new();
+
+fn fixed() -> &'static Fixed {
+    FIXED.get_or_init(|| {
+        let req = match fn_hcl::protojson::request_from_text(FIXED_REQUEST) {
+            Ok(r) => r,
+            Err(e) => panic!("the fixed request does not decode: {e}"),
+        };
+        let decoded = match Request::from_proto(&req) {
+            Ok(r) => r,
+            Err(e) => panic!("the fixed request is invalid: {e}"),
+        };
+        let inputs = Inputs::from_request(&decoded);
+        Fixed { req, inputs }
+    })
+}
+
+/// The fixed request.
+pub fn fixed_request() -> v1::RunFunctionRequest {
+    fixed().req.clone()
+}
+
+/// `req` with its input replaced by an `HclInput` carrying `hcl`.
+pub fn with_program(mut req: v1::RunFunctionRequest, hcl: &str) -> v1::RunFunctionRequest {
+    use prost_types::value::Kind;
+    let s = |v: &str| prost_types::Value {
+        kind: Some(Kind::StringValue(v.to_string())),
+    };
+    let mut input = prost_types::Struct::default();
+    input
+        .fields
+        .insert("apiVersion".into(), s("function-hcl/v1"));
+    input.fields.insert("kind".into(), s("HclInput"));
+    input.fields.insert("source".into(), s("Inline"));
+    input.fields.insert("hcl".into(), s(hcl));
+    req.input = Some(input);
+    req
+}
+
+/// A response ends with the final Normal result of a success, or is one Fatal result:
+/// anything else means `run_function` lost track of its outcome. It must also encode.
+pub fn check_response(rsp: &v1::RunFunctionResponse) {
+    let fatal = v1::Severity::Fatal as i32;
+    match rsp.results.last() {
+        None => panic!("a response without results"),
+        Some(r) if r.severity == fatal => {
+            assert_eq!(rsp.results.len(), 1, "a fatal response carries one result")
+        }
+        Some(r) => assert_eq!(r.message, SUCCESS_MESSAGE),
+    }
+    let _ = rsp.encode_to_vec();
+}

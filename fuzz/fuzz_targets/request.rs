@@ -1,0 +1,9 @@
+//! Fuzz target `request`: see `checks::request` (shared with tests/fuzz_regressions.rs).
+#![no_main]
+
+#[path = "checks.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = checks::request(data);
+});

@@ -1,0 +1,3 @@
+locals {
+  broken = "unterminated
+}

@@ -1,0 +1,218 @@
+//! Fuzzing on the stable toolchain: every committed fuzz input (the seed corpus in
+//! `fuzz/seeds/<target>/` and the minimized findings in `tests/fuzz_regressions/<target>/`)
+//! replays through the very checks the cargo-fuzz targets run (`fuzz/fuzz_targets/checks.rs`),
+//! and each finding has its own test of the result it must give.
+//!
+//! `write_seed_corpus` (ignored; run by `fuzz/seed.sh`) builds the full seed corpus from the
+//! conformance data and the HCL in `tests/` into `$FUZZ_SEED_OUT/<target>/`.
+
+#[path = "../fuzz/fuzz_targets/checks.rs"]
+mod checks;
+
+use checks::EvalOutcome;
+use prost::Message;
+use std::path::{Path, PathBuf};
+
+const TARGETS: [&str; 5] = ["lex", "parse", "compile", "eval", "request"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.is_file());
+    v.sort();
+    v
+}
+
+fn run_target(target: &str, data: &[u8]) {
+    match target {
+        "lex" => checks::lex(data),
+        "parse" => checks::parse(data),
+        "compile" => checks::compile(data),
+        "eval" => {
+            checks::eval(data);
+        }
+        "request" => {
+            checks::request(data);
+        }
+        other => panic!("unknown fuzz target {other}"),
+    }
+}
+
+#[test]
+fn committed_fuzz_inputs_replay_without_panics() {
+    for target in TARGETS {
+        let seeds = files_in(&root().join("fuzz/seeds").join(target));
+        assert!(!seeds.is_empty(), "no committed seeds for {target}");
+        let found = files_in(&root().join("tests/fuzz_regressions").join(target));
+        for f in seeds.iter().chain(&found) {
+            let data = std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let outcome = std::panic::catch_unwind(|| run_target(target, &data));
+            assert!(outcome.is_ok(), "{target} panicked on {}", f.display());
+        }
+    }
+}
+
+#[test]
+fn the_fixed_program_succeeds_against_the_fixed_request() {
+    let rsp = checks::request(&checks::fixed_request().encode_to_vec());
+    let rsp = rsp.expect("the fixed request decodes");
+    assert_eq!(
+        rsp.results.last().map(|r| r.message.as_str()),
+        Some(fn_hcl::function::SUCCESS_MESSAGE)
+    );
+    let cm = rsp
+        .desired
+        .as_ref()
+        .and_then(|d| d.resources.get("cm"))
+        .and_then(|r| r.resource.as_ref())
+        .and_then(|b| b.fields.get("metadata"));
+    assert!(cm.is_some(), "resource cm is composed: {rsp:?}");
+}
+
+#[test]
+fn eval_budgets_stop_a_runaway_program_quickly() {
+    let start = std::time::Instant::now();
+    let program = b"locals {\n  x = [for i in range(1000) : [for j in range(1000) : i * j]]\n}\n";
+    match checks::eval(program) {
+        EvalOutcome::Budget(m) => {
+            assert!(m.starts_with("evaluate hcl: evaluation budget exceeded"))
+        }
+        other => panic!("expected a budget error, got {other:?}"),
+    }
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}
+
+// ---------------------------------------------------------------------------------------
+// The seed corpus
+
+fn shared_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("FN_HCL_SHARED") {
+        return Some(PathBuf::from(d));
+    }
+    [root().join("../shared"), PathBuf::from("/work/shared")]
+        .into_iter()
+        .find(|p| p.join("conformance").is_dir())
+}
+
+/// The HCL sections of a conformance case, and its request (input not set).
+fn case_parts(text: &str) -> (Vec<(String, String)>, Option<String>) {
+    let Ok(sections) = fn_hcl::txtar::parse(text) else {
+        return (Vec::new(), None);
+    };
+    let mut hcl = Vec::new();
+    let mut req = None;
+    for (name, data) in sections {
+        match name.as_str() {
+            "request.yaml" => req = Some(data),
+            "response.json" | "input.yaml" => {}
+            _ => hcl.push((name, data)),
+        }
+    }
+    (hcl, req)
+}
+
+fn txtar_of(files: &[(String, String)]) -> String {
+    files
+        .iter()
+        .map(|(n, d)| format!("-- {n} --\n{d}"))
+        .collect()
+}
+
+/// Raw string literals of the integration tests that look like HCL.
+fn test_snippets() -> Vec<String> {
+    let re = regex::Regex::new(r##"(?s)r#"(.*?)"#"##).expect("a valid regex");
+    let mut out = Vec::new();
+    for f in files_in(&root().join("tests")) {
+        if f.extension().is_none_or(|e| e != "rs") || f.ends_with("fuzz_regressions.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for c in re.captures_iter(&text) {
+            let s = &c[1];
+            if s.len() > 8 && (s.contains('=') || s.contains('{')) {
+                out.push(s.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "writes the seed corpus; run by fuzz/seed.sh"]
+fn write_seed_corpus() {
+    let Ok(out) = std::env::var("FUZZ_SEED_OUT") else {
+        panic!("set FUZZ_SEED_OUT to the corpus directory");
+    };
+    let out = PathBuf::from(out);
+    let mut written = std::collections::BTreeMap::<&str, usize>::new();
+    let mut put = |target: &'static str, name: &str, data: &[u8]| {
+        let dir = out.join(target);
+        std::fs::create_dir_all(&dir).expect("create the corpus directory");
+        std::fs::write(dir.join(name), data).expect("write a seed");
+        *written.entry(target).or_default() += 1;
+    };
+    let mut texts: Vec<(String, String)> = Vec::new(); // (name, one HCL file)
+    let mut programs: Vec<(String, String)> = Vec::new(); // (name, txtar)
+    for (i, s) in test_snippets().into_iter().enumerate() {
+        texts.push((format!("tests-{i}"), s.clone()));
+        programs.push((format!("tests-{i}"), format!("-- main.hcl --\n{s}")));
+    }
+    let base = checks::fixed_request();
+    put(
+        "request",
+        "fixed",
+        &checks::with_program(base.clone(), checks::FIXED_PROGRAM).encode_to_vec(),
+    );
+    if let Some(shared) = shared_dir() {
+        let conf = shared.join("conformance");
+        for f in files_in(&conf.join("cases")) {
+            let name = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let (hcl, req) = case_parts(&text);
+            for (sec, data) in &hcl {
+                texts.push((format!("{name}-{sec}"), data.clone()));
+            }
+            let program = txtar_of(&hcl);
+            if !hcl.is_empty() {
+                programs.push((name.clone(), program.clone()));
+            }
+            if let Some(r) = req.and_then(|r| fn_hcl::protojson::request_from_text(&r).ok()) {
+                let r = checks::with_program(r, &program);
+                put("request", &name, &r.encode_to_vec());
+            }
+        }
+        for d in std::fs::read_dir(conf.join("examples"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let main = d.path().join("src/main.hcl");
+            if let Ok(t) = std::fs::read_to_string(&main) {
+                let name = format!("example-{}", d.file_name().to_string_lossy());
+                programs.push((name.clone(), format!("-- main.hcl --\n{t}")));
+                texts.push((name, t));
+            }
+        }
+    }
+    for (n, t) in &texts {
+        put("lex", n, t.as_bytes());
+        put("parse", n, t.as_bytes());
+    }
+    for (n, p) in &programs {
+        put("compile", n, p.as_bytes());
+        put("eval", n, p.as_bytes());
+    }
+    for t in TARGETS {
+        let n = written.get(t).copied().unwrap_or(0);
+        println!("{t}: {n} seeds");
+        assert!(n > 0, "no seeds for {t}");
+    }
+}
