@@ -121,10 +121,42 @@ pub fn load_inputs(paths: &[String]) -> Result<Vec<(String, String)>, String> {
             let text = std::fs::read_to_string(path).map_err(|e| format!("{p}: {e}"))?;
             if path.extension().is_some_and(|e| e == "hcl") {
                 files.push((p.clone(), text));
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                files.extend(composition_programs(&text).map_err(|e| format!("{p}: {e}"))?);
             } else {
                 files.extend(crate::txtar::parse(&text)?);
             }
         }
+    }
+    Ok(files)
+}
+
+/// The programs of a Composition YAML file: the txtar `hcl` of every pipeline step whose
+/// input is an `HclInput` (all steps' files together, as one program per step would be
+/// analyzed the same way).
+fn composition_programs(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut files = Vec::new();
+    for doc in crate::yaml::load_documents(text)? {
+        let steps = doc
+            .get("spec")
+            .and_then(|s| s.get("pipeline"))
+            .and_then(|p| match p {
+                crate::protojson::Json::Array(a) => Some(a.as_slice()),
+                _ => None,
+            })
+            .unwrap_or(&[]);
+        for step in steps {
+            if let Some(hcl) = step
+                .get("input")
+                .and_then(|i| i.get("hcl"))
+                .and_then(|h| h.as_str())
+            {
+                files.extend(crate::txtar::parse(hcl)?);
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err("no pipeline step with an HclInput `hcl` program found".into());
     }
     Ok(files)
 }

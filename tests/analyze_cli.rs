@@ -96,3 +96,33 @@ fn load_errors_are_reported_too() {
     assert!(out.contains("error: Unsupported block type"), "{out}");
     assert!(out.contains("Did you mean \"resource\"?"), "{out}");
 }
+
+#[test]
+fn composition_yaml_programs_are_analyzed() {
+    let manifest = env!("CARGO_MANIFEST_DIR");
+    let ok = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .arg("analyze")
+        .arg(format!("{manifest}/examples/webapp/composition.yaml"))
+        .output()
+        .expect("runs fn-hcl");
+    assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
+    assert_eq!(stdout(&ok), "no problems found\n");
+
+    let dir = std::env::temp_dir().join(format!("fn-hcl-analyze-yaml-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("composition.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nspec:\n  pipeline:\n  - step: hcl\n    input:\n      hcl: |\n        -- main.hcl --\n        locals {\n          a = nosuch\n        }\n",
+    )
+    .expect("write");
+    let o = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .arg("analyze")
+        .arg(&bad)
+        .output()
+        .expect("runs fn-hcl");
+    let out = stdout(&o);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("reference to non-existent variable"), "{out}");
+}
