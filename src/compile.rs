@@ -1401,7 +1401,7 @@ fn literal_template(t: &Template) -> Option<String> {
 }
 
 /// A key hcl's parser would make a traversal step: a literal value or a literal string.
-fn is_literal_key(key: &Expr) -> bool {
+pub fn is_literal_key(key: &Expr) -> bool {
     match &key.kind {
         ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_) => true,
         ExprKind::Template(t) => literal_template(t).is_some(),
@@ -1442,7 +1442,7 @@ pub fn name_suggestion<'a>(
 ) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let d = levenshtein(given, c);
+        let d = crate::schema::levenshtein(given, c);
         if d < 3 {
             match best {
                 Some((bd, bs)) if (bd, bs) <= (d, c) => {}
@@ -1451,25 +1451,6 @@ pub fn name_suggestion<'a>(
         }
     }
     best.map(|(_, s)| s)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) >= 3 {
-        return 3;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -1481,7 +1462,7 @@ mod tests {
         let names = ["name", "names", "other"];
         assert_eq!(name_suggestion("nmae", names.into_iter()), Some("name"));
         assert_eq!(name_suggestion("zzzzzz", names.into_iter()), None);
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("", "ab"), 2);
+        assert_eq!(crate::schema::levenshtein("kitten", "sitting"), 3);
+        assert_eq!(crate::schema::levenshtein("", "ab"), 2);
     }
 }

@@ -37,6 +37,11 @@ impl Diagnostic {
         }
     }
 
+    /// function-hcl's `ToErrorDiag`: an error whose subject and context are one range.
+    pub fn error_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) -> Self {
+        Diagnostic::error(summary, detail, range).with_context(range)
+    }
+
     pub fn error_no_range(summary: impl Into<String>, detail: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Error,

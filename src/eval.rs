@@ -928,9 +928,8 @@ impl<'p> Evaluator<'p> {
 
     fn requirement_inner(&mut self, r: &Requirement) -> Diags {
         let name = &r.name;
-        let fail = |summary: String, range: Span| {
-            vec![err_at(summary, &**name, range).with_context(range)]
-        };
+        let fail =
+            |summary: String, range: Span| vec![Diagnostic::error_at(summary, &**name, range)];
         if self.requirement_names.contains(name) {
             return fail("multiple requirements with name".into(), r.def_range);
         }

@@ -350,19 +350,10 @@ fn traversal_root(e: &Expr) -> Option<&ast::Ident> {
     match &e.kind {
         ExprKind::Variable(id) => Some(id),
         ExprKind::GetAttr { obj, .. } => traversal_root(obj),
-        ExprKind::Index { obj, key, .. } if is_literal_key(key) => traversal_root(obj),
+        ExprKind::Index { obj, key, .. } if crate::compile::is_literal_key(key) => {
+            traversal_root(obj)
+        }
         _ => None,
-    }
-}
-
-fn is_literal_key(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Number(_) | ExprKind::Bool(_) | ExprKind::Null => true,
-        ExprKind::Template(t) => t
-            .parts
-            .iter()
-            .all(|p| matches!(p, TemplatePart::Literal { .. })),
-        _ => false,
     }
 }
 
@@ -577,24 +568,9 @@ pub fn is_constant(e: &Expr) -> bool {
     constant
 }
 
-/// The string value of an expression that is a constant string (a template made only of
-/// literals): how function-hcl accepts an `invoke` name.
-pub fn static_string(e: &Expr) -> Option<String> {
-    match &e.kind {
-        ExprKind::Template(t) => {
-            let mut s = String::new();
-            for p in &t.parts {
-                match p {
-                    TemplatePart::Literal { text, .. } => s.push_str(text),
-                    _ => return None,
-                }
-            }
-            Some(s)
-        }
-        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => static_string(x),
-        _ => None,
-    }
-}
+/// The value of a constant string expression (a template of literals), as function-hcl
+/// accepts an `invoke` name: the compiler's [`crate::compile::static_string`].
+pub use crate::compile::static_string;
 
 /// Lowers a parsed program.
 pub struct Lowerer<'a> {
@@ -804,14 +780,11 @@ impl<'a> Lowerer<'a> {
                             && let Some(first) = args.first()
                             && static_string(first).is_none()
                         {
-                            return Some(
-                                Diagnostic::error(
-                                    "user function invocation is not via a static string",
-                                    "",
-                                    first.span,
-                                )
-                                .with_context(first.span),
-                            );
+                            return Some(Diagnostic::error_at(
+                                "user function invocation is not via a static string",
+                                "",
+                                first.span,
+                            ));
                         }
                     }
                 }
@@ -877,7 +850,7 @@ impl<'a> Lowerer<'a> {
                         .map(|s| format!(" Did you mean {s:?}?"))
                         .unwrap_or_default(),
                 };
-                self.analysis.push(Diagnostic::error(
+                self.analysis.push(Diagnostic::error_at(
                     "Unknown variable",
                     format!("There is no variable named {:?}.{hint}", &*v.name),
                     v.root,
@@ -908,7 +881,7 @@ impl<'a> Lowerer<'a> {
                 let n = &*name.name;
                 if n == "invoke" {
                     if let Some(fname) = args.first().and_then(static_string)
-                        && !self.functions.contains_key(&fname)
+                        && !self.functions.contains_key(&*fname)
                     {
                         found.push(Diagnostic::error(
                             "Call to unknown user function",
@@ -959,7 +932,7 @@ impl<'a> Lowerer<'a> {
         let (Some(fname), Some(arg)) = (args.first().and_then(static_string), args.get(1)) else {
             return Vec::new();
         };
-        let Some(params) = self.fn_args.get(&fname) else {
+        let Some(params) = self.fn_args.get(&*fname) else {
             return Vec::new();
         };
         let range = name.span.to(*open_paren);
@@ -985,7 +958,7 @@ impl<'a> Lowerer<'a> {
                 ast::ObjectKey::Ident(id) => keys.push(id.name.to_string()),
                 ast::ObjectKey::Expr(k) => match (&k.kind, static_string(k)) {
                     (ExprKind::Variable(id), _) => keys.push(id.name.to_string()),
-                    (_, Some(s)) => keys.push(s),
+                    (_, Some(s)) => keys.push(s.to_string()),
                     _ => return Vec::new(),
                 },
             }
@@ -1043,22 +1016,20 @@ impl<'a> Lowerer<'a> {
         for (i, a) in attrs.iter().enumerate() {
             let name = &*a.name.name;
             if index.contains_key(name) {
-                locals.error = Some(
-                    Diagnostic::error(
-                        format!("local {name:?}: duplicate local declaration"),
-                        "",
-                        a.span,
-                    )
-                    .with_context(a.span),
-                );
+                locals.error = Some(Diagnostic::error(
+                    format!("local {name:?}: duplicate local declaration"),
+                    "",
+                    a.span,
+                ));
                 self.declare_after_error(&attrs);
                 return locals;
             }
             if self.scopes.has(name) {
-                locals.error = Some(
-                    Diagnostic::error("attempt to shadow variable", name, a.span)
-                        .with_context(a.span),
-                );
+                locals.error = Some(Diagnostic::error_at(
+                    "attempt to shadow variable",
+                    name,
+                    a.span,
+                ));
                 self.declare_after_error(&attrs);
                 return locals;
             }
@@ -1072,14 +1043,11 @@ impl<'a> Lowerer<'a> {
                 if let Some(&j) = index.get(&*v.name) {
                     d.push(j);
                 } else if !self.scopes.has(&v.name) {
-                    locals.error = Some(
-                        Diagnostic::error(
-                            "reference to non-existent variable",
-                            &*v.name,
-                            v.traversal,
-                        )
-                        .with_context(v.traversal),
-                    );
+                    locals.error = Some(Diagnostic::error_at(
+                        "reference to non-existent variable",
+                        &*v.name,
+                        v.traversal,
+                    ));
                     let mut names: Vec<Str> = self.scopes.visible_names();
                     names.extend(attrs.iter().map(|a| a.name.name.clone()));
                     let names: Vec<&str> = names.iter().map(|n| &**n).collect();
@@ -1103,14 +1071,11 @@ impl<'a> Lowerer<'a> {
                 let names: Vec<&str> = cycle.iter().map(|&i| &*attrs[i].name.name).collect();
                 let last = *cycle.last().unwrap_or(&0);
                 let range = attrs[last].expr.span;
-                locals.error = Some(
-                    Diagnostic::error(
-                        format!("cycle found: {}", names.join(" \u{2192} ")),
-                        "",
-                        range,
-                    )
-                    .with_context(range),
-                );
+                locals.error = Some(Diagnostic::error_at(
+                    format!("cycle found: {}", names.join(" \u{2192} ")),
+                    "",
+                    range,
+                ));
                 self.declare_after_error(&attrs);
                 return locals;
             }
@@ -1178,7 +1143,7 @@ impl<'a> Lowerer<'a> {
                     Err(d) => Item::Fatal(d),
                 },
                 "requirement" => self.lower_requirement(b),
-                other => Item::Fatal(vec![Diagnostic::error(
+                other => Item::Fatal(vec![Diagnostic::error_at(
                     format!("unsupported block type {other}"),
                     "",
                     schema::def_range(b),
@@ -1466,9 +1431,7 @@ impl<'a> Lowerer<'a> {
             return Item::Fatal(d);
         }
         let err = |summary: &str, range: Span| {
-            Item::Fatal(vec![
-                Diagnostic::error(summary, &*name, range).with_context(range),
-            ])
+            Item::Fatal(vec![Diagnostic::error(summary, &*name, range)])
         };
         let mut select: Option<&Block> = None;
         for s in c.blocks_of("select") {
@@ -1574,26 +1537,20 @@ impl<'a> Lowerer<'a> {
             let fn_name = label.map(|l| l.value.to_string()).unwrap_or_default();
             let label_range = label.map(|l| l.span).unwrap_or(b.kind.span);
             if !schema::is_identifier(&fn_name) {
-                return Err(vec![
-                    Diagnostic::error(
-                        format!("function {fn_name:?} : name must be an identifier"),
-                        "",
-                        label_range,
-                    )
-                    .with_context(label_range),
-                ]);
+                return Err(vec![Diagnostic::error_at(
+                    format!("function {fn_name:?} : name must be an identifier"),
+                    "",
+                    label_range,
+                )]);
             }
             if let Some(da) = c.attr("description")
                 && static_string(&da.expr).is_none()
             {
-                return Err(vec![
-                    Diagnostic::error(
-                        format!("function {fn_name} : description is not a constant string"),
-                        "",
-                        da.span,
-                    )
-                    .with_context(da.span),
-                ]);
+                return Err(vec![Diagnostic::error_at(
+                    format!("function {fn_name} : description is not a constant string"),
+                    "",
+                    da.span,
+                )]);
             }
             let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
             for ab in c.blocks_of("arg") {
@@ -1606,40 +1563,37 @@ impl<'a> Lowerer<'a> {
                 let arg_name = al.map(|l| l.value.to_string()).unwrap_or_default();
                 let arg_range = al.map(|l| l.span).unwrap_or(ab.kind.span);
                 if !schema::is_identifier(&arg_name) {
-                    return Err(vec![
-                        Diagnostic::error(
-                            format!("function {fn_name:?}, arg {arg_name:?} : name must be an identifier"),
-                            "",
-                            arg_range,
-                        )
-                        .with_context(arg_range),
-                    ]);
+                    return Err(vec![Diagnostic::error_at(
+                        format!(
+                            "function {fn_name:?}, arg {arg_name:?} : name must be an identifier"
+                        ),
+                        "",
+                        arg_range,
+                    )]);
                 }
                 if let Some(da) = ac.attr("description")
                     && static_string(&da.expr).is_none()
                 {
-                    return Err(vec![
-                        Diagnostic::error(
-                            format!("function {fn_name:?}, arg {arg_name:?} : description is not a constant string"),
-                            "",
-                            da.span,
-                        )
-                        .with_context(da.span),
-                    ]);
+                    return Err(vec![Diagnostic::error_at(
+                        format!(
+                            "function {fn_name:?}, arg {arg_name:?} : description is not a constant string"
+                        ),
+                        "",
+                        da.span,
+                    )]);
                 }
                 let default = match ac.attr("default") {
                     Some(da) => {
                         // Go evaluates a default with no variables and no functions: any
                         // reference or call makes it "not a constant".
                         if !is_constant(&da.expr) {
-                            return Err(vec![
-                                Diagnostic::error(
-                                    format!("function {fn_name:?}, args {arg_name:?}: default is not a constant"),
-                                    "",
-                                    da.span,
-                                )
-                                .with_context(da.span),
-                            ]);
+                            return Err(vec![Diagnostic::error_at(
+                                format!(
+                                    "function {fn_name:?}, args {arg_name:?}: default is not a constant"
+                                ),
+                                "",
+                                da.span,
+                            )]);
                         }
                         let empty = Scopes::new();
                         Some(self.builder.compile_expr(&da.expr, &empty))
@@ -1648,23 +1602,21 @@ impl<'a> Lowerer<'a> {
                 };
                 if args.iter().any(|(n, _)| **n == *arg_name) {
                     let dr = schema::def_range(ab);
-                    return Err(vec![
-                        Diagnostic::error(
-                            format!("function {fn_name}: duplicate definition of argument"),
-                            arg_name,
-                            dr,
-                        )
-                        .with_context(dr),
-                    ]);
+                    return Err(vec![Diagnostic::error_at(
+                        format!("function {fn_name}: duplicate definition of argument"),
+                        arg_name,
+                        dr,
+                    )]);
                 }
                 args.push((Arc::from(arg_name.as_str()), default));
             }
             if self.functions.contains_key(&fn_name) {
                 let dr = schema::def_range(b);
-                return Err(vec![
-                    Diagnostic::error("duplicate function declaration", &*fn_name, dr)
-                        .with_context(dr),
-                ]);
+                return Err(vec![Diagnostic::error_at(
+                    "duplicate function declaration",
+                    &*fn_name,
+                    dr,
+                )]);
             }
             let arg_names: Vec<Str> = args.iter().map(|(n, _)| n.clone()).collect();
             self.fn_args.insert(
@@ -1697,14 +1649,11 @@ impl<'a> Lowerer<'a> {
                 let fn_name = self.builder_fn_name(d.id);
                 for v in variables(&body.expr) {
                     if !self.scopes.has(&v.name) {
-                        return Err(vec![
-                            Diagnostic::error(
-                                format!("function {fn_name}: reference to non-existent variable"),
-                                &*v.name,
-                                v.traversal,
-                            )
-                            .with_context(v.traversal),
-                        ]);
+                        return Err(vec![Diagnostic::error_at(
+                            format!("function {fn_name}: reference to non-existent variable"),
+                            &*v.name,
+                            v.traversal,
+                        )]);
                     }
                 }
                 let mut calls = Vec::new();
@@ -1715,7 +1664,7 @@ impl<'a> Lowerer<'a> {
                     };
                     if args.len() != 2 {
                         return Err(vec![
-                            Diagnostic::error(
+                            Diagnostic::error_at(
                                 "user function invocation has incorrect number of arguments",
                                 format!("want 2, got {}", args.len()),
                                 call.span,
@@ -1725,24 +1674,18 @@ impl<'a> Lowerer<'a> {
                     }
                     match static_string(&args[0]) {
                         None => {
-                            return Err(vec![
-                                Diagnostic::error(
-                                    "user function invocation is not via a static string",
-                                    "",
-                                    args[0].span,
-                                )
-                                .with_context(args[0].span),
-                            ]);
+                            return Err(vec![Diagnostic::error(
+                                "user function invocation is not via a static string",
+                                "",
+                                args[0].span,
+                            )]);
                         }
-                        Some(n) if !self.functions.contains_key(&n) => {
-                            return Err(vec![
-                                Diagnostic::error(
-                                    format!("invoke called on unknown function: {n:?}"),
-                                    "",
-                                    args[0].span,
-                                )
-                                .with_context(args[0].span),
-                            ]);
+                        Some(n) if !self.functions.contains_key(&*n) => {
+                            return Err(vec![Diagnostic::error_at(
+                                format!("invoke called on unknown function: {n:?}"),
+                                "",
+                                args[0].span,
+                            )]);
                         }
                         Some(_) => {}
                     }

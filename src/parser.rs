@@ -1976,7 +1976,7 @@ impl<'a> Parser<'a> {
                                 "Invalid escape sequence",
                                 format!(
                                     "The symbol {} is not a valid escape sequence selector.",
-                                    go_quote(rest)
+                                    crate::convert::go_quote(rest)
                                 ),
                                 rng,
                             );
@@ -2250,10 +2250,12 @@ impl<'a> Parser<'a> {
             }
             _ => {
                 if !self.recovery {
-                    let suggestion =
-                        name_suggestion(kw_text, &["if", "for", "else", "endif", "endfor"])
-                            .map(|s| format!(" Did you mean {s:?}?"))
-                            .unwrap_or_default();
+                    let suggestion = crate::schema::name_suggestion(
+                        kw_text,
+                        &["if", "for", "else", "endif", "endfor"],
+                    )
+                    .map(|s| format!(" Did you mean {s:?}?"))
+                    .unwrap_or_default();
                     self.err(
                         "Invalid template control keyword",
                         format!("{kw_text:?} is not a valid template control keyword.{suggestion}"),
@@ -2642,61 +2644,6 @@ fn advance(mut pos: crate::span::Pos, text: &str) -> crate::span::Pos {
         }
     }
     pos
-}
-
-/// Go's `%q` for a short string.
-fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32))
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32))
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// hcl's `nameSuggestion`: the first candidate within Levenshtein distance 2.
-fn name_suggestion<'s>(given: &str, suggestions: &[&'s str]) -> Option<&'s str> {
-    suggestions
-        .iter()
-        .copied()
-        .find(|s| levenshtein(given, s) < 3)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 /// Calls `f` on each direct sub-expression of `e` together with how many levels below

@@ -153,12 +153,13 @@ impl<'a> Content<'a> {
     }
 }
 
-/// hcl's `nameSuggestion`: the first candidate within Levenshtein distance 3.
-pub fn name_suggestion(given: &str, candidates: &[&str]) -> Option<String> {
+/// hcl's `nameSuggestion`: the first candidate within Levenshtein distance 3 (schema
+/// candidates come in schema order, as in Go).
+pub fn name_suggestion<'s>(given: &str, candidates: &[&'s str]) -> Option<&'s str> {
     candidates
         .iter()
+        .copied()
         .find(|c| levenshtein(given, c) < 3)
-        .map(|c| c.to_string())
 }
 
 /// Levenshtein distance over characters.
@@ -341,7 +342,7 @@ mod tests {
         assert_eq!(levenshtein("", "abc"), 3);
         assert_eq!(
             name_suggestion("resourse", &["locals", "resource"]),
-            Some("resource".into())
+            Some("resource")
         );
         assert_eq!(name_suggestion("xyzzy", &["locals"]), None);
     }

@@ -179,7 +179,11 @@ fn parseint(args: &[Value]) -> Result<Value, FuncError> {
     let fail = || {
         FuncError::arg(
             0,
-            format!("cannot parse {} as a base {} integer", go_quote(s), base),
+            format!(
+                "cannot parse {} as a base {} integer",
+                crate::convert::go_quote(s),
+                base
+            ),
         )
     };
     let i = parse_big_int(s, base as u32).ok_or_else(fail)?;
@@ -223,49 +227,6 @@ fn parse_big_int(s: &str, base: u32) -> Option<BigInt> {
     let mag = BigUint::from_radix_be(&digits, base)?;
     let i = BigInt::from(mag);
     Some(if neg && !i.is_zero() { -i } else { i })
-}
-
-/// Go's `%q` for a string (`strconv.Quote`): printable characters as they are, the usual
-/// escapes, `\xNN` for other bytes below 0x80 and `\uNNNN`/`\UNNNNNNNN` for other runes.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() || is_go_unprintable(c) => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Runes Go's `strconv.IsPrint` rejects beyond the control characters: spaces other than
-/// U+0020, format characters, surrogates and private use / unassigned planes (an
-/// approximation of Go's tables for the common cases).
-fn is_go_unprintable(c: char) -> bool {
-    let u = c as u32;
-    matches!(u,
-        0x00a0 | 0x00ad | 0x1680 | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x206f
-        | 0x3000 | 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff | 0xf0000..=0x10ffff)
 }
 
 #[cfg(test)]
@@ -514,8 +475,8 @@ mod tests {
 
     #[test]
     fn go_quote_escapes() {
-        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-        assert_eq!(go_quote("\u{1}é"), "\"\\x01é\"");
-        assert_eq!(go_quote("\u{a0}"), "\"\\u00a0\"");
+        assert_eq!(crate::convert::go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+        assert_eq!(crate::convert::go_quote("\u{1}é"), "\"\\x01é\"");
+        assert_eq!(crate::convert::go_quote("\u{a0}"), "\"\\u00a0\"");
     }
 }
