@@ -558,7 +558,7 @@ impl<'p> Evaluator<'p> {
             return diags;
         }
         diags.extend(ds);
-        let body = match with_annotations(out, annotations).filter(|b| to_json(b).is_ok()) {
+        let body = match with_annotations(out, annotations).filter(json_ready) {
             Some(b) => b,
             None => {
                 diags.push(err_at(
@@ -1316,6 +1316,19 @@ fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
 /// encoding/json's error for a number that does not fit a float64.
 const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
 
+/// True if `to_json` would succeed (every number finite as a float64, nothing unknown),
+/// checked without building the JSON tree: resource bodies are converted once, to protobuf,
+/// by the response.
+fn json_ready(v: &Value) -> bool {
+    match v {
+        Value::Unknown(_) => false,
+        Value::Number(n) => !n.is_infinite() && crate::response::json_f64(n).is_finite(),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(json_ready),
+        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| json_ready(x)),
+        Value::Null(_) | Value::Bool(_) | Value::String(_) => true,
+    }
+}
+
 /// A value as Go sees it after `ctyjson.Marshal` + `json.Unmarshal` into `any`.
 pub fn to_json(v: &Value) -> Result<Json, String> {
     Ok(match v {
@@ -1551,6 +1564,22 @@ mod tests {
         assert!(iterations(&Value::string("x")).is_none());
         assert!(iterations(&Value::NULL).is_none());
         assert!(iterations(&Value::Unknown(Type::Dynamic)).is_none());
+    }
+
+    #[test]
+    fn json_ready_agrees_with_to_json() {
+        use crate::number::Number;
+        let inf = Value::Number(Number::infinity(false));
+        let huge = Value::Number(Number::parse("1e400").expect("parses"));
+        for v in [
+            Value::object(vec![("a".into(), Value::int(1))]),
+            Value::tuple(vec![inf.clone()]),
+            Value::object(vec![("x".into(), huge)]),
+            Value::tuple(vec![Value::Unknown(Type::Dynamic)]),
+            Value::NULL,
+        ] {
+            assert_eq!(json_ready(&v), to_json(&v).is_ok(), "{v:?}");
+        }
     }
 
     #[test]
