@@ -7,7 +7,10 @@
 //!   templates, `merge`, `format`, `for` expressions and a user function;
 //! - `observed`: the `fleet` program in steady state: 500 observed resources (a request of
 //!   a few MB), of which the program reads only a few fields;
-//! - `scale-N`: one collection of N resources (10, 100, 1,000, 10,000).
+//! - `scale-N`: one collection of N resources (10, 100, 1,000, 10,000);
+//! - `collection-200` and `collection-200-observed`: the shape of the issue's Go reference
+//!   figures: a program rendering 200 resources from a collection, first reconcile and in
+//!   steady state with all 200 observed (a request of about 290 KB).
 //!
 //! Shared by `benches/pipeline.rs` through `#[path]`; `FN_HCL_WRITE_WORKLOADS=DIR cargo
 //! bench --bench pipeline` writes every request to `DIR/<name>.json`.
@@ -60,6 +63,8 @@ pub fn all() -> Vec<Workload> {
     for n in SCALES {
         v.push(scale(n));
     }
+    v.push(collection(200, false));
+    v.push(collection(200, true));
     v
 }
 
@@ -445,9 +450,9 @@ pub fn observed() -> Workload {
     Workload::new("observed", fleet_program(), json)
 }
 
-/// One collection of `n` resources built from the XR's list of `n` items.
-pub fn scale(n: usize) -> Workload {
-    let hcl = r#"-- main.hcl --
+/// The program of `scale-N` and `collection-200`: one collection over the XR's items.
+fn collection_program() -> String {
+    r#"-- main.hcl --
 locals {
   params = req.composite.spec.parameters
   tags   = { team = params.team, env = params.env }
@@ -477,10 +482,20 @@ composite status {
   }
 }
 "#
-    .to_string();
-    let items: Vec<Json> = (0..n)
+    .to_string()
+}
+
+/// The XR's list of `n` items for [`collection_program`].
+fn collection_items(n: usize) -> Vec<Json> {
+    (0..n)
         .map(|i| json!({ "name": format!("i{i:05}"), "size": 10 + i % 90, "zones": ["a", "b"] }))
-        .collect();
+        .collect()
+}
+
+/// One collection of `n` resources built from the XR's list of `n` items.
+pub fn scale(n: usize) -> Workload {
+    let hcl = collection_program();
+    let items = collection_items(n);
     let json = json!({
         "observed": { "composite": { "resource": xr("scale", json!({
             "parameters": { "team": "platform", "env": "prod", "region": "eu-west-1", "items": items }
@@ -488,4 +503,76 @@ composite status {
         "desired": {},
     });
     Workload::new(&format!("scale-{n}"), hcl, json)
+}
+
+/// The observed state of collection member `i` as a provider reports it: the desired body
+/// plus Crossplane's metadata and a short status (about 1.4 KB).
+fn collection_observed_body(i: usize) -> Json {
+    let name = format!("i{i:05}");
+    json!({
+        "apiVersion": "platform.example.org/v1",
+        "kind": "Item",
+        "metadata": {
+            "name": format!("coll-{name}"),
+            "annotations": {
+                "crossplane.io/composition-resource-name": format!("item-{name}"),
+                "crossplane.io/external-name": format!("coll-{name}"),
+                "hcl.fn.crossplane.io/collection-base-name": "item",
+                "hcl.fn.crossplane.io/collection-index": format!("s{i:06}"),
+            },
+            "labels": { "team": "platform", "env": "prod", "index": i.to_string(),
+                        "crossplane.io/composite": "coll" },
+            "generation": 1,
+            "resourceVersion": format!("{}", 200_000 + i),
+            "uid": format!("00000000-0000-4000-8000-{i:012}"),
+            "managedFields": [
+                { "manager": "crossplane", "operation": "Apply", "apiVersion": "platform.example.org/v1",
+                  "fieldsType": "FieldsV1", "fieldsV1": { "f:spec": { "f:forProvider": {} } } }
+            ],
+        },
+        "spec": {
+            "forProvider": { "size": format!("{}Gi", 10 + i % 90), "zones": ["eu-west-1a", "eu-west-1b"] },
+            "providerConfigRef": { "name": "default" },
+            "deletionPolicy": "Delete",
+        },
+        "status": {
+            "atProvider": { "id": format!("id-{name}"), "arn": format!("arn:aws:example:::coll-{name}") },
+            "conditions": [
+                { "type": "Ready", "status": "True", "reason": "Available",
+                  "lastTransitionTime": "2026-11-20T10:00:00Z" },
+                { "type": "Synced", "status": "True", "reason": "ReconcileSuccess",
+                  "lastTransitionTime": "2026-11-20T10:00:00Z" },
+            ],
+        },
+    })
+}
+
+/// The `scale` program over `n` items, named `collection-N`, optionally in steady state with
+/// every member observed (`collection-N-observed`).
+pub fn collection(n: usize, observed: bool) -> Workload {
+    let mut resources = serde_json::Map::new();
+    if observed {
+        for i in 0..n {
+            resources.insert(
+                format!("item-i{i:05}"),
+                json!({ "resource": collection_observed_body(i) }),
+            );
+        }
+    }
+    let json = json!({
+        "observed": {
+            "composite": { "resource": xr("coll", json!({
+                "parameters": { "team": "platform", "env": "prod", "region": "eu-west-1",
+                                "items": collection_items(n) }
+            })) },
+            "resources": resources,
+        },
+        "desired": {},
+    });
+    let name = if observed {
+        format!("collection-{n}-observed")
+    } else {
+        format!("collection-{n}")
+    };
+    Workload::new(&name, collection_program(), json)
 }
