@@ -254,10 +254,7 @@ pub fn run_function_builder(req: &v1::RunFunctionRequest) -> ResponseBuilder {
             out.ensure_desired();
             out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
             if debug {
-                eprint!(
-                    "{}",
-                    crate::render::debug_response_text(&out.to_response())
-                );
+                eprint!("{}", crate::render::debug_response_text(&out.to_response()));
             }
             out
         }

@@ -165,7 +165,7 @@ pub struct ResponseBuilder {
     rsp: v1::RunFunctionResponse,
     /// The program's desired resources, in the order they were set.
     bodies: Vec<Body>,
-    body_index: HashMap<crate::value::Str, usize>,
+    body_index: HashMap<crate::value::Str, usize, ahash::RandomState>,
     /// The measurements of every body (see [`Plan`]).
     plan: Plan,
 }
@@ -212,7 +212,7 @@ impl ResponseBuilder {
         ResponseBuilder {
             rsp: skeleton(req),
             bodies: Vec::new(),
-            body_index: HashMap::new(),
+            body_index: HashMap::default(),
             plan: Plan::default(),
         }
     }
@@ -248,7 +248,10 @@ impl ResponseBuilder {
                 return Err(e);
             }
         };
-        self.desired().resources.remove(&*name);
+        let resources = &mut self.desired().resources;
+        if !resources.is_empty() {
+            resources.remove(&*name);
+        }
         let b = Body {
             name: name.clone(),
             value: body,
@@ -257,10 +260,10 @@ impl ResponseBuilder {
             sizes_at,
             floats_at,
         };
-        match self.body_index.get(&name) {
-            Some(&i) => self.bodies[i] = b,
-            None => {
-                self.body_index.insert(name, self.bodies.len());
+        match self.body_index.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => self.bodies[*e.get()] = b,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(self.bodies.len());
                 self.bodies.push(b);
             }
         }
@@ -545,7 +548,11 @@ impl ResponseBuilder {
 /// Bytes of one `resources` map entry (State field 2) whose Resource has `len` content
 /// bytes (0: a default Resource, left out).
 fn resource_entry_len(name: &str, len: usize) -> usize {
-    let value = if len == 0 { 0 } else { wire::delimited_len(len) };
+    let value = if len == 0 {
+        0
+    } else {
+        wire::delimited_len(len)
+    };
     wire::delimited_len(wire::map_key_len(name) + value)
 }
 
@@ -615,7 +622,11 @@ mod wire {
 
     /// Bytes of a map entry's string key as prost writes it (an empty key is omitted).
     pub fn map_key_len(k: &str) -> usize {
-        if k.is_empty() { 0 } else { delimited_len(k.len()) }
+        if k.is_empty() {
+            0
+        } else {
+            delimited_len(k.len())
+        }
     }
 
     pub fn put_map_key(buf: &mut Vec<u8>, k: &str) {
@@ -663,9 +674,20 @@ struct PlanReader<'a> {
     floats: &'a [f64],
 }
 
+/// Marks the size of a Struct whose entries break the sorted invariant (see
+/// [`struct_order`]), so the writing pass need not compare the keys again.
+const UNSORTED: usize = 1 << (usize::BITS - 1);
+
 impl PlanReader<'_> {
     fn peek_size(&self) -> usize {
-        self.sizes.first().copied().unwrap_or(0)
+        self.sizes.first().copied().unwrap_or(0) & !UNSORTED
+    }
+
+    /// Takes a Struct's size; true if its entries are sorted.
+    fn take_struct(&mut self) -> bool {
+        let sorted = self.sizes.first().is_none_or(|s| s & UNSORTED == 0);
+        self.take_size();
+        sorted
     }
 
     fn take_size(&mut self) {
@@ -729,7 +751,8 @@ fn measure_struct(
     let slot = plan.sizes.len();
     plan.sizes.push(0);
     let mut len = 0;
-    if sorted_unique(entries) {
+    let sorted = sorted_unique(entries);
+    if sorted {
         for (k, x) in entries {
             len += field_entry_len(k, measure_value(x, depth, plan)?);
         }
@@ -746,7 +769,7 @@ fn measure_struct(
             len += field_entry_len(k, measure_value(x, depth, plan)?);
         }
     }
-    plan.sizes[slot] = len;
+    plan.sizes[slot] = if sorted { len } else { len | UNSORTED };
     Ok(len)
 }
 
@@ -803,8 +826,7 @@ fn planned_value_len(v: &Value, r: &PlanReader<'_>) -> usize {
 
 /// Writes the content of a measured Struct (its `fields` entries).
 fn write_struct(entries: &[(crate::value::Str, Value)], r: &mut PlanReader<'_>, buf: &mut Vec<u8>) {
-    r.take_size();
-    if sorted_unique(entries) {
+    if r.take_struct() {
         for (k, x) in entries {
             write_field_entry(k, x, r, buf);
         }
@@ -1037,8 +1059,9 @@ mod tests {
     fn direct_bytes(v: &Value) -> Result<Vec<u8>, ValueError> {
         let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
         b.set_resource_value("r".into(), v.clone())?;
-        let rsp = <v1::RunFunctionResponse as prost::Message>::decode(b.finish_encoded().as_slice())
-            .expect("direct bytes decode");
+        let rsp =
+            <v1::RunFunctionResponse as prost::Message>::decode(b.finish_encoded().as_slice())
+                .expect("direct bytes decode");
         let body = rsp.desired.expect("desired").resources["r"]
             .resource
             .clone()
@@ -1097,13 +1120,19 @@ mod tests {
                 ("ü".into(), Value::string("")),
             ]),
             Value::object(vec![
-                ("big".into(), Value::tuple((0..300).map(Value::int).collect())),
+                (
+                    "big".into(),
+                    Value::tuple((0..300).map(Value::int).collect()),
+                ),
                 ("nested".into(), nested),
                 (
                     "map".into(),
                     Value::map(
                         crate::value::Type::String,
-                        vec![("z".into(), big_string(5000)), ("a".into(), Value::string("x"))],
+                        vec![
+                            ("z".into(), big_string(5000)),
+                            ("a".into(), Value::string("x")),
+                        ],
                     ),
                 ),
             ]),
@@ -1137,7 +1166,10 @@ mod tests {
                 ("a".into(), Value::Unknown(crate::value::Type::Number)),
             ],
         }));
-        assert_eq!(direct_bytes(&bad).unwrap_err(), prost_bytes(&bad).unwrap_err());
+        assert_eq!(
+            direct_bytes(&bad).unwrap_err(),
+            prost_bytes(&bad).unwrap_err()
+        );
     }
 
     #[test]
@@ -1169,7 +1201,10 @@ mod tests {
                 ("b".into(), Value::Unknown(crate::value::Type::Number)),
             ]),
             Value::object(vec![
-                ("a".into(), Value::tuple(vec![Value::Unknown(crate::value::Type::Bool)])),
+                (
+                    "a".into(),
+                    Value::tuple(vec![Value::Unknown(crate::value::Type::Bool)]),
+                ),
                 ("b".into(), Value::Number(Number::infinity(true))),
             ]),
             Value::object(vec![("n".into(), Value::Number(huge))]),
@@ -1181,14 +1216,24 @@ mod tests {
                 panic!("value_to_struct accepts a bad value")
             };
             let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
-            b.set_resource_value("ok".into(), Value::object(vec![("a".into(), Value::int(1))]))
-                .unwrap();
-            assert_eq!(b.set_resource_value("r".into(), v.clone()), Err(want), "{v:?}");
+            b.set_resource_value(
+                "ok".into(),
+                Value::object(vec![("a".into(), Value::int(1))]),
+            )
+            .unwrap();
+            assert_eq!(
+                b.set_resource_value("r".into(), v.clone()),
+                Err(want),
+                "{v:?}"
+            );
             // A refused body leaves the builder as it was.
             assert!(!b.has_resource("r"));
             let mut expect = ResponseBuilder::new(&v1::RunFunctionRequest::default());
             expect
-                .set_resource_value("ok".into(), Value::object(vec![("a".into(), Value::int(1))]))
+                .set_resource_value(
+                    "ok".into(),
+                    Value::object(vec![("a".into(), Value::int(1))]),
+                )
                 .unwrap();
             assert_eq!(b.finish_encoded(), expect.finish_encoded());
         }
@@ -1197,9 +1242,8 @@ mod tests {
     /// A request whose desired state already holds resources, a composite with status and
     /// connection details, and context.
     fn upstream_request() -> v1::RunFunctionRequest {
-        let body = |n: i64| {
-            value_to_struct(&Value::object(vec![("n".into(), Value::int(n))])).unwrap()
-        };
+        let body =
+            |n: i64| value_to_struct(&Value::object(vec![("n".into(), Value::int(n))])).unwrap();
         let mut resources = std::collections::HashMap::new();
         for (name, ready) in [("kept", 1), ("replaced", 2), ("empty", 0)] {
             resources.insert(
@@ -1236,16 +1280,21 @@ mod tests {
         for (i, v) in sample_bodies().into_iter().enumerate() {
             b.set_resource_value(format!("body-{i}").into(), v).unwrap();
         }
-        b.set_resource_value("replaced".into(), Value::object(vec![])).unwrap();
+        b.set_resource_value("replaced".into(), Value::object(vec![]))
+            .unwrap();
         assert!(b.set_ready("replaced", Ready::True));
         assert!(b.set_ready("kept", Ready::False));
         assert!(b.set_ready("body-1", Ready::False));
         // Values then messages and back, under one name.
-        b.set_resource_value("twice".into(), Value::object(vec![])).unwrap();
+        b.set_resource_value("twice".into(), Value::object(vec![]))
+            .unwrap();
         b.set_resource("twice", prost_types::Struct::default());
         b.set_resource("thrice", prost_types::Struct::default());
-        b.set_resource_value("thrice".into(), Value::object(vec![("t".into(), Value::int(3))]))
-            .unwrap();
+        b.set_resource_value(
+            "thrice".into(),
+            Value::object(vec![("t".into(), Value::int(3))]),
+        )
+        .unwrap();
         b.merge_composite_status(
             value_to_struct(&Value::object(vec![("s".into(), Value::int(1))])).unwrap(),
         );
@@ -1288,7 +1337,8 @@ mod tests {
             }),
             ..Default::default()
         });
-        b.set_resource_value("only".into(), sample_bodies().swap_remove(1)).unwrap();
+        b.set_resource_value("only".into(), sample_bodies().swap_remove(1))
+            .unwrap();
         b.set_ready("only", Ready::True);
         b.add_result(Severity::Normal, "ok", None);
         let rsp = b.clone().finish();
