@@ -17,6 +17,11 @@
 //! `run_function` then appends the final Normal result. An `Err` carries the complete
 //! Fatal message (Go prefixes evaluator errors with `evaluate hcl: `); the response is
 //! then rebuilt from the request, so nothing the evaluator added leaks out.
+//!
+//! [`run_function_encoded`] is the same call answering with the response's wire bytes,
+//! written from the program's values without intermediate protobuf trees (for the server);
+//! [`run_function_builder`] repeats `run_function`'s steps (tests/encode_direct.rs checks
+//! that both give the same response).
 
 use crate::cache::{CacheLimits, ProgramCache};
 use crate::proto::v1;

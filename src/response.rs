@@ -6,6 +6,12 @@
 //! objects and maps become Structs, lists, sets and tuples become lists, numbers become
 //! the float64 Go's JSON decoder reads from cty's decimal text ([`json_f64`]), and an
 //! infinity is the error `cannot serialize infinity as JSON`.
+//!
+//! The program's resource bodies (most of a response's bytes) are not converted to prost
+//! messages on the server's path: the builder keeps them as values, checks them when they
+//! are set (the same errors [`value_to_struct`] gives), and
+//! [`ResponseBuilder::finish_encoded`] writes the protobuf wire bytes straight from them in
+//! two passes (measure the lengths, then write into one buffer of the exact size).
 
 use crate::proto::v1;
 use crate::request::MAX_DEPTH;
