@@ -2,7 +2,9 @@
 //! lex+parse (bytes/s), IR+compile (per program), request → values (`req` and the
 //! observed state as VM values), evaluation on a warm cache, the handler from request
 //! bytes to response bytes (warm and cold cache), and protobuf decode+encode alone of the
-//! same request and response (the floor no evaluator can beat).
+//! same request and response (the floor no evaluator can beat), and the response's
+//! desired resources encoded both ways (`encode_prost`: value → prost Struct → bytes, the
+//! old path; `encode_direct`: value → bytes, `ResponseBuilder::finish_encoded`).
 //!
 //! Before criterion runs, it prints the allocations and bytes allocated per warm request of
 //! every workload (this binary's global allocator counts them).
@@ -10,13 +12,15 @@
 //! `cargo bench --bench pipeline` (short settings are built in; criterion's flags such as
 //! `--measurement-time` override them). `FN_HCL_WRITE_WORKLOADS=DIR cargo bench --bench
 //! pipeline` only writes each workload's request to `DIR/<name>.json` (for `fn-hcl bench`
-//! and `fn-hcl loadgen`) and exits.
+//! and `fn-hcl loadgen`) and exits. `FN_HCL_WORKLOADS=fleet,scale-1000` runs only the
+//! named workloads.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use fn_hcl::bench::{CountingAlloc, Mode, bench_request};
 use fn_hcl::eval::{Inputs, evaluate};
 use fn_hcl::function::{default_limits, program_cache, run_function};
 use fn_hcl::proto::v1;
+use fn_hcl::response::ResponseBuilder;
 use fn_hcl::span::SourceMap;
 use prost::Message;
 use std::hint::black_box;
@@ -91,6 +95,89 @@ fn program_files(hcl: &str) -> (SourceMap, Vec<fn_hcl::span::FileId>, u64) {
         ids.push(sm.add(name.as_str(), text.as_str()));
     }
     (sm, ids, bytes)
+}
+
+/// The evaluated output of a workload, ready for the encode stages.
+fn evaluated(w: &Workload) -> fn_hcl::eval::Output {
+    let program = match fn_hcl::ir::compile_txtar(&w.hcl) {
+        Ok(p) => p,
+        Err(e) => panic!("{}: {}", w.name, e.message()),
+    };
+    let request = match fn_hcl::request::Request::from_proto(&w.request) {
+        Ok(r) => r,
+        Err(e) => panic!("{}: {e}", w.name),
+    };
+    match evaluate(&program, &Inputs::from_request(&request), default_limits()) {
+        Ok(o) => o,
+        Err(e) => panic!("{}: {}", w.name, e.0),
+    }
+}
+
+/// The old response path for the desired resources: each body to a prost Struct, then
+/// prost's encoding of the whole response.
+fn encode_prost(req: &v1::RunFunctionRequest, out: &fn_hcl::eval::Output) -> Vec<u8> {
+    let mut b = ResponseBuilder::new(req);
+    for (name, body, ready) in &out.resources {
+        match fn_hcl::response::value_to_struct(body) {
+            Ok(s) => b.set_resource(name, s),
+            Err(e) => panic!("{name}: {e}"),
+        }
+        b.set_ready(name, ready_of(*ready));
+    }
+    b.finish().encode_to_vec()
+}
+
+/// The direct path: bodies stay values and the response bytes are written from them.
+fn encode_direct(req: &v1::RunFunctionRequest, out: &fn_hcl::eval::Output) -> Vec<u8> {
+    let mut b = ResponseBuilder::new(req);
+    for (name, body, ready) in &out.resources {
+        if let Err(e) = b.set_resource_value(name.clone(), body.clone()) {
+            panic!("{name}: {e}");
+        }
+        b.set_ready(name, ready_of(*ready));
+    }
+    b.finish_encoded()
+}
+
+fn ready_of(r: i32) -> fn_hcl::response::Ready {
+    match r {
+        1 => fn_hcl::response::Ready::True,
+        2 => fn_hcl::response::Ready::False,
+        _ => fn_hcl::response::Ready::Unspecified,
+    }
+}
+
+/// Allocations of one response encoding each way, printed for the README's table.
+fn report_encode_allocations(all: &[Workload]) {
+    println!("allocations per response encoding (desired resources):");
+    for w in all {
+        let out = evaluated(w);
+        for (label, f) in [
+            ("prost", encode_prost as fn(&_, &_) -> Vec<u8>),
+            ("direct", encode_direct),
+        ] {
+            let (bytes, allocs, b) = fn_hcl::bench::measure(|| f(&w.request, &out));
+            println!(
+                "  {:<12} {:<7} {:>9} allocs {:>12} B allocated, {} B out",
+                w.name,
+                label,
+                allocs,
+                b,
+                bytes.len()
+            );
+        }
+        // The whole handler (warm cache) with the response encoded each way.
+        let ((), a0, b0) = fn_hcl::bench::measure(|| {
+            black_box(run_function(&w.request).encode_to_vec());
+        });
+        let ((), a1, b1) = fn_hcl::bench::measure(|| {
+            black_box(fn_hcl::function::run_function_encoded(&w.request));
+        });
+        println!(
+            "  {:<12} handler+encode: prost {a0} allocs {b0} B, direct {a1} allocs {b1} B",
+            w.name
+        );
+    }
 }
 
 fn benches(c: &mut Criterion, all: &[Workload]) {
@@ -187,6 +274,20 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
         });
     }
     g.finish();
+
+    for (group, f) in [
+        ("encode_prost", encode_prost as fn(&_, &_) -> Vec<u8>),
+        ("encode_direct", encode_direct),
+    ] {
+        let mut g = c.benchmark_group(group);
+        for w in all {
+            let out = evaluated(w);
+            g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+                b.iter(|| f(black_box(&w.request), black_box(&out)).len())
+            });
+        }
+        g.finish();
+    }
 }
 
 fn main() {
@@ -194,7 +295,12 @@ fn main() {
         write_workloads(&dir);
         return;
     }
-    let all = workloads::all();
+    // FN_HCL_WORKLOADS=fleet,scale-1000 keeps only those workloads (e.g. under callgrind,
+    // where the large ones exceed the evaluation time budget).
+    let mut all = workloads::all();
+    if let Ok(only) = std::env::var("FN_HCL_WORKLOADS") {
+        all.retain(|w| only.split(',').any(|n| n == w.name));
+    }
     for w in &all {
         let rsp = check(w);
         println!(
@@ -208,6 +314,7 @@ fn main() {
     // `cargo bench` passes `--bench`; without it criterion only tests each bench once.
     if std::env::args().any(|a| a == "--bench") {
         report_allocations(&all);
+        report_encode_allocations(&all);
     }
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))

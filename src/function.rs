@@ -17,6 +17,11 @@
 //! `run_function` then appends the final Normal result. An `Err` carries the complete
 //! Fatal message (Go prefixes evaluator errors with `evaluate hcl: `); the response is
 //! then rebuilt from the request, so nothing the evaluator added leaks out.
+//!
+//! [`run_function_encoded`] is the same call answering with the response's wire bytes,
+//! written from the program's values without intermediate protobuf trees (for the server);
+//! [`run_function_builder`] repeats `run_function`'s steps (tests/encode_direct.rs checks
+//! that both give the same response).
 
 use crate::cache::{CacheLimits, ProgramCache};
 use crate::proto::v1;
@@ -216,6 +221,52 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     }
 }
 
+/// Runs the function for one request and returns the response as protobuf wire bytes,
+/// written straight from the program's values (no intermediate protobuf tree for the
+/// desired resources). The bytes decode to exactly the message [`run_function`] returns;
+/// the server's codec can send them as they are.
+pub fn run_function_encoded(req: &v1::RunFunctionRequest) -> Vec<u8> {
+    run_function_builder(req).finish_encoded()
+}
+
+/// [`run_function`]'s checks and evaluation, stopping at the response builder, so the
+/// caller picks the form: [`ResponseBuilder::finish`] (a message, what `run_function`
+/// returns) or [`ResponseBuilder::finish_encoded`] (wire bytes). A failure is a builder
+/// holding the Fatal response.
+pub fn run_function_builder(req: &v1::RunFunctionRequest) -> ResponseBuilder {
+    let fatal = |message: String| {
+        let mut b = ResponseBuilder::new(req);
+        b.add_result(Severity::Fatal, message, None);
+        b
+    };
+    let input = match HclInput::from_request(req) {
+        Ok(i) => i,
+        Err(e) => return fatal(e),
+    };
+    if input.hcl.is_empty() {
+        return fatal("input HCL was not specified".to_string());
+    }
+    let debug = input.debug_requested(req);
+    if debug {
+        eprint!("{}", crate::render::debug_request_text(req));
+    }
+    if !has_txtar_files(&input.hcl) {
+        return fatal("no HCL input files found, are you using the txtar format?".to_string());
+    }
+    let mut out = ResponseBuilder::new(req);
+    match evaluate_program(&input.hcl, req, &mut out) {
+        Ok(()) => {
+            out.ensure_desired();
+            out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
+            if debug {
+                eprint!("{}", crate::render::debug_response_text(&out.to_response()));
+            }
+            out
+        }
+        Err(message) => fatal(message),
+    }
+}
+
 /// The process-wide program cache: every call of one program shares its compilation.
 pub fn program_cache() -> &'static ProgramCache {
     CACHE.get_or_init(|| {
@@ -281,20 +332,20 @@ fn evaluate_program(
     write_output(output, out)
 }
 
-/// Copy an evaluation's output into the response.
-fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result<(), String> {
+/// Copies an evaluation's output into the response (the program's resource bodies move
+/// into the builder as values).
+pub fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result<(), String> {
     use crate::eval::{ResultSeverity, SelectorMatch};
-    for (name, body, ready) in &o.resources {
-        let s = crate::response::value_to_struct(body).map_err(|e| {
+    for (name, body, ready) in o.resources {
+        out.set_resource_value(name.clone(), body).map_err(|e| {
             format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}")
         })?;
-        out.set_resource(name, s);
         let r = match ready {
             1 => Ready::True,
             2 => Ready::False,
             _ => Ready::Unspecified,
         };
-        out.set_ready(name, r);
+        out.set_ready(&name, r);
     }
     if let Some(status) = &o.status
         && let prost_types::value::Kind::StructValue(s) = json_to_proto(status)

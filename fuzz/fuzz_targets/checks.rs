@@ -5,7 +5,7 @@
 
 use fn_hcl::diag::{plain_all, render_rich};
 use fn_hcl::eval::{Inputs, evaluate};
-use fn_hcl::function::{SUCCESS_MESSAGE, has_txtar_files, run_function};
+use fn_hcl::function::{SUCCESS_MESSAGE, has_txtar_files, run_function, run_function_encoded};
 use fn_hcl::ir::{compile_files, compile_txtar};
 use fn_hcl::lexer::{TokenKind, check_invalid_tokens, tokenize};
 use fn_hcl::parser::{parse_expression, parse_file};
@@ -96,8 +96,10 @@ pub fn eval(data: &[u8]) -> EvalOutcome {
     match evaluate(&compiled, &f.inputs, fuzz_limits()) {
         Err(fatal) if fatal.0.contains("budget exceeded") => EvalOutcome::Budget(fatal.0),
         _ => {
-            let rsp = run_function(&with_program(f.req.clone(), &program));
+            let req = with_program(f.req.clone(), &program);
+            let rsp = run_function(&req);
             check_response(&rsp);
+            check_encoded(&req, &rsp);
             EvalOutcome::Response(Box::new(rsp))
         }
     }
@@ -118,9 +120,13 @@ pub enum EvalOutcome {
 /// decoding reaches the evaluator. Returns the second response (None if undecodable).
 pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
     let req = v1::RunFunctionRequest::decode(data).ok()?;
-    check_response(&run_function(&req));
-    let rsp = run_function(&with_program(req, FIXED_PROGRAM));
+    let rsp = run_function(&req);
     check_response(&rsp);
+    check_encoded(&req, &rsp);
+    let req = with_program(req, FIXED_PROGRAM);
+    let rsp = run_function(&req);
+    check_response(&rsp);
+    check_encoded(&req, &rsp);
     Some(rsp)
 }
 
@@ -225,6 +231,24 @@ pub fn with_program(mut req: v1::RunFunctionRequest, hcl: &str) -> v1::RunFuncti
 
 /// A response ends with the final Normal result of a success, or is one Fatal result:
 /// anything else means `run_function` lost track of its outcome. It must also encode.
+/// The server's direct encoding of the same call decodes to the same message (and has the
+/// same length; prost's decoder refuses nesting deeper than 100 messages, which programs
+/// can produce, so only the length is compared then).
+pub fn check_encoded(req: &v1::RunFunctionRequest, rsp: &v1::RunFunctionResponse) {
+    let bytes = run_function_encoded(req);
+    assert_eq!(bytes.len(), rsp.encoded_len(), "direct encoding length");
+    match v1::RunFunctionResponse::decode(bytes.as_slice()) {
+        Ok(decoded) => assert!(
+            decoded == *rsp,
+            "direct encoding decodes to another message"
+        ),
+        Err(e) => assert!(
+            e.to_string().contains("recursion limit"),
+            "direct encoding does not decode: {e}"
+        ),
+    }
+}
+
 pub fn check_response(rsp: &v1::RunFunctionResponse) {
     let fatal = v1::Severity::Fatal as i32;
     match rsp.results.last() {

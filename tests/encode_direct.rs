@@ -1,0 +1,328 @@
+//! Differential test of the direct response encoding: for every case of `tests/cases`, of
+//! the shared conformance corpus (`../shared/conformance/cases`, when present) and the
+//! benchmark workloads, the bytes of `function::run_function_encoded` must decode to exactly
+//! the message `function::run_function` returns, and equal prost's encoding of that message
+//! byte for byte once the entries of the protocol's `map<...>` fields (Rust HashMaps, which
+//! prost writes in a random order) are put in one order on both sides.
+
+use fn_hcl::function::{run_function, run_function_encoded};
+use fn_hcl::proto::v1;
+use fn_hcl::protojson::{Json, parse_document, request_from_json};
+use prost::Message;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[path = "../benches/workloads/mod.rs"]
+#[allow(dead_code)]
+mod workloads;
+
+/// Sections of a txtar file (the comment before the first marker dropped).
+fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let marker = line
+            .trim_end()
+            .strip_prefix("-- ")
+            .and_then(|r| r.strip_suffix(" --"))
+            .map(str::trim)
+            .filter(|n| !n.is_empty());
+        match marker {
+            Some(name) => out.push((name.to_string(), String::new())),
+            None => {
+                if let Some(last) = out.last_mut() {
+                    last.1.push_str(line);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The request of a case, built as `tests/cases.rs` and case-conformance build it.
+fn case_request(text: &str) -> Result<v1::RunFunctionRequest, String> {
+    const SPECIAL: [&str; 3] = ["request.yaml", "response.json", "input.yaml"];
+    let secs = sections(text);
+    let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let hcl: String = secs
+        .iter()
+        .filter(|(k, _)| !SPECIAL.contains(&k.as_str()))
+        .map(|(k, v)| format!("-- {k} --\n{v}"))
+        .collect();
+    let mut req = match parse_document(get("request.yaml").unwrap_or(""))? {
+        Json::Object(m) => m,
+        Json::Null => BTreeMap::new(),
+        other => return Err(format!("request.yaml is not a mapping: {other:?}")),
+    };
+    let input = match get("input.yaml") {
+        Some(y) => parse_document(y)?,
+        None => {
+            let mut m = BTreeMap::new();
+            m.insert("apiVersion".into(), Json::String("function-hcl/v1".into()));
+            m.insert("kind".into(), Json::String("HclInput".into()));
+            m.insert("source".into(), Json::String("Inline".into()));
+            m.insert("hcl".into(), Json::String(hcl));
+            Json::Object(m)
+        }
+    };
+    req.insert("input".into(), input);
+    request_from_json(&Json::Object(req)).map_err(|e| e.to_string())
+}
+
+fn case_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "txtar"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Message types whose fields the canonical form descends into.
+#[derive(Clone, Copy)]
+enum Msg {
+    Response,
+    State,
+    Resource,
+    Requirements,
+    Selector,
+    MatchLabels,
+    /// A map entry whose value (field 2) is of the given type.
+    Entry(&'static Msg),
+    /// Kept as it is (Structs are BTreeMaps: prost's order is already deterministic).
+    Opaque,
+}
+
+/// What field `field` of `m` holds, and whether it is a map (entries sorted).
+fn field_type(m: Msg, field: u64) -> (Msg, bool) {
+    match (m, field) {
+        (Msg::Response, 2) => (Msg::State, false),
+        (Msg::Response, 5) => (Msg::Requirements, false),
+        (Msg::State, 1) => (Msg::Resource, false),
+        (Msg::State, 2) => (Msg::Entry(&Msg::Resource), true),
+        (Msg::Resource, 2) => (Msg::Opaque, true),
+        (Msg::Requirements, 1 | 2) => (Msg::Entry(&Msg::Selector), true),
+        (Msg::Requirements, 3) => (Msg::Opaque, true),
+        (Msg::Selector, 4) => (Msg::MatchLabels, false),
+        (Msg::MatchLabels, 1) => (Msg::Opaque, true),
+        (Msg::Entry(v), 2) => (*v, false),
+        _ => (Msg::Opaque, false),
+    }
+}
+
+fn varint(b: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = b[*at];
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The message's bytes with the entries of every map field sorted (by their canonical
+/// bytes); everything else as it was, byte for byte.
+fn canonical(b: &[u8], m: Msg) -> Vec<u8> {
+    if matches!(m, Msg::Opaque) {
+        return b.to_vec();
+    }
+    let mut out = Vec::new();
+    let mut group: Vec<Vec<u8>> = Vec::new();
+    let mut group_field = None;
+    let mut at = 0;
+    while at < b.len() {
+        let start = at;
+        let key = varint(b, &mut at);
+        let (field, wt) = (key >> 3, key & 7);
+        let mut chunk = Vec::new();
+        let mut is_map = false;
+        match wt {
+            0 => {
+                varint(b, &mut at);
+                chunk.extend_from_slice(&b[start..at]);
+            }
+            1 => {
+                at += 8;
+                chunk.extend_from_slice(&b[start..at]);
+            }
+            5 => {
+                at += 4;
+                chunk.extend_from_slice(&b[start..at]);
+            }
+            2 => {
+                let len = varint(b, &mut at) as usize;
+                let payload = &b[at..at + len];
+                at += len;
+                let (ty, map) = field_type(m, field);
+                is_map = map;
+                let inner = canonical(payload, ty);
+                put_varint(&mut chunk, key);
+                put_varint(&mut chunk, inner.len() as u64);
+                chunk.extend_from_slice(&inner);
+            }
+            other => panic!("unexpected wire type {other}"),
+        }
+        if group_field.is_some() && group_field != Some(field) {
+            group.sort();
+            out.extend(group.drain(..).flatten());
+            group_field = None;
+        }
+        if is_map {
+            group_field = Some(field);
+            group.push(chunk);
+        } else {
+            out.extend_from_slice(&chunk);
+        }
+    }
+    group.sort();
+    out.extend(group.into_iter().flatten());
+    out
+}
+
+/// Checks one request; returns a description of the first difference.
+fn check(name: &str, req: &v1::RunFunctionRequest) -> Result<(), String> {
+    let message = run_function(req);
+    let bytes = run_function_encoded(req);
+    let decoded = v1::RunFunctionResponse::decode(bytes.as_slice())
+        .map_err(|e| format!("{name}: direct bytes do not decode: {e}"))?;
+    if decoded != message {
+        let cut = |m: &v1::RunFunctionResponse| {
+            let s = format!("{m:?}");
+            s.chars().take(2000).collect::<String>()
+        };
+        return Err(format!(
+            "{name}: direct bytes decode to a different message\n  direct: {}\n  prost:  {}",
+            cut(&decoded),
+            cut(&message)
+        ));
+    }
+    let prost = message.encode_to_vec();
+    if bytes.len() != prost.len() {
+        return Err(format!(
+            "{name}: {} bytes direct, {} bytes prost",
+            bytes.len(),
+            prost.len()
+        ));
+    }
+    if canonical(&bytes, Msg::Response) != canonical(&prost, Msg::Response) {
+        return Err(format!("{name}: bytes differ beyond map-entry order"));
+    }
+    Ok(())
+}
+
+fn check_dir(dir: &Path) -> usize {
+    let files = case_files(dir);
+    let mut failures = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let name = f.display().to_string();
+        match case_request(&text) {
+            // A request that does not decode is the CLI's error, not a response.
+            Err(_) => {}
+            Ok(req) => {
+                if let Err(e) = check(&name, &req) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    files.len()
+}
+
+#[test]
+fn own_cases_encode_identically() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    assert!(check_dir(&dir) > 100);
+}
+
+#[test]
+fn conformance_cases_encode_identically() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // CI has shared/ beside the clone; a worktree of /work/main has it two levels up.
+    let dir = [
+        root.join("../shared/conformance/cases"),
+        root.join("../../shared/conformance/cases"),
+    ]
+    .into_iter()
+    .find(|d| d.is_dir());
+    match dir {
+        Some(d) => {
+            assert!(check_dir(&d) > 100);
+        }
+        None => eprintln!("shared/conformance/cases not found: skipped"),
+    }
+}
+
+#[test]
+fn workloads_encode_identically() {
+    for w in [
+        workloads::small(),
+        workloads::fleet(),
+        workloads::observed(),
+        workloads::scale(100),
+    ] {
+        if let Err(e) = check(&w.name, &w.request) {
+            panic!("{e}");
+        }
+    }
+}
+
+#[test]
+fn canonical_form_sorts_only_map_entries() {
+    // Two map entries in either order are one canonical form; repeated fields are not.
+    let mut a = v1::State::default();
+    for n in ["a", "b", "c"] {
+        a.resources.insert(n.to_string(), v1::Resource::default());
+    }
+    let bytes = a.encode_to_vec();
+    let mut swapped = Vec::new();
+    // Entries are `0x12 len 0x0a 1 <name>`: five bytes each.
+    for chunk in bytes.chunks(5).rev() {
+        swapped.extend_from_slice(chunk);
+    }
+    assert_ne!(bytes, swapped);
+    assert_eq!(
+        canonical(&bytes, Msg::State),
+        canonical(&swapped, Msg::State)
+    );
+    let r1 = v1::RunFunctionResponse {
+        results: vec![
+            v1::Result {
+                message: "x".into(),
+                ..Default::default()
+            },
+            v1::Result {
+                message: "y".into(),
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let mut r2 = r1.clone();
+    r2.results.reverse();
+    assert_ne!(
+        canonical(&r1.encode_to_vec(), Msg::Response),
+        canonical(&r2.encode_to_vec(), Msg::Response)
+    );
+}
