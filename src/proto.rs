@@ -56,6 +56,327 @@ pub fn response_from_v1beta1(
     transcode(rsp)
 }
 
+/// A `RunFunctionRequest` (v1 or v1beta1: the wire format is the same) decoded with the
+/// observed composed resources' bodies left as bytes (see `crate::request::RawBody`).
+///
+/// [`LazyRequest::decode`] accepts exactly the byte strings prost's eager decode of
+/// [`v1::RunFunctionRequest`] accepts, and its errors are prost's.
+#[derive(Clone, Debug, Default)]
+pub struct LazyRequest {
+    /// Every field of the request, except that each `observed.resources[*].resource` is
+    /// unset: those bodies are in `bodies`.
+    pub envelope: v1::RunFunctionRequest,
+    /// The observed composed resources' bodies, by name (same keys as
+    /// `envelope.observed.resources`).
+    pub bodies: std::collections::HashMap<String, crate::request::RawBody>,
+}
+
+/// `observed` (State) with lazy resources.
+#[derive(Debug, Default)]
+struct LazyState {
+    composite: Option<v1::Resource>,
+    resources: std::collections::HashMap<String, LazyResource>,
+}
+
+/// An observed composed resource whose body stays bytes.
+#[derive(Debug, Default, PartialEq)]
+struct LazyResource {
+    body: crate::request::RawBody,
+    connection_details: std::collections::HashMap<String, Vec<u8>>,
+    ready: i32,
+}
+
+#[allow(deprecated)]
+fn reject() -> prost::DecodeError {
+    prost::DecodeError::new("invalid observed resource body")
+}
+
+impl Message for LazyState {
+    fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
+        use prost::encoding::{hash_map, message, string};
+        if let Some(c) = &self.composite {
+            message::encode(1, c, buf);
+        }
+        hash_map::encode(
+            string::encode,
+            string::encoded_len,
+            message::encode,
+            message::encoded_len,
+            2,
+            &self.resources,
+            buf,
+        );
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: prost::encoding::WireType,
+        buf: &mut impl prost::bytes::Buf,
+        ctx: prost::encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        use prost::encoding::{hash_map, message, skip_field, string};
+        match tag {
+            1 => message::merge(
+                wire_type,
+                self.composite.get_or_insert_with(Default::default),
+                buf,
+                ctx,
+            ),
+            2 => hash_map::merge(string::merge, message::merge, &mut self.resources, buf, ctx),
+            _ => skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        use prost::encoding::{hash_map, message, string};
+        self.composite
+            .as_ref()
+            .map_or(0, |c| message::encoded_len(1, c))
+            + hash_map::encoded_len(
+                string::encoded_len,
+                message::encoded_len,
+                2,
+                &self.resources,
+            )
+    }
+
+    fn clear(&mut self) {
+        *self = LazyState::default();
+    }
+}
+
+impl Message for LazyResource {
+    fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
+        use prost::encoding::{bytes, encode_key, encode_varint, hash_map, int32, string};
+        if self.body.is_present() {
+            encode_key(1, prost::encoding::WireType::LengthDelimited, buf);
+            encode_varint(self.body.bytes().len() as u64, buf);
+            buf.put_slice(self.body.bytes());
+        }
+        hash_map::encode(
+            string::encode,
+            string::encoded_len,
+            bytes::encode,
+            bytes::encoded_len,
+            2,
+            &self.connection_details,
+            buf,
+        );
+        if self.ready != 0 {
+            int32::encode(3, &self.ready, buf);
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: prost::encoding::WireType,
+        buf: &mut impl prost::bytes::Buf,
+        ctx: prost::encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        use prost::encoding::{bytes, check_wire_type, decode_varint, hash_map, int32};
+        use prost::encoding::{skip_field, string};
+        match tag {
+            1 => {
+                // prost's `message::merge` of the body Struct, keeping the bytes: its
+                // recursion budget here is known (crate::request::BODY_BUDGET + 1 > 0).
+                check_wire_type(prost::encoding::WireType::LengthDelimited, wire_type)?;
+                let len = decode_varint(buf)?;
+                if len > buf.remaining() as u64 {
+                    return Err(reject());
+                }
+                let piece = buf.copy_to_bytes(len as usize);
+                self.body.push(piece).map_err(|_| reject())
+            }
+            2 => hash_map::merge(
+                string::merge,
+                bytes::merge,
+                &mut self.connection_details,
+                buf,
+                ctx,
+            ),
+            3 => int32::merge(wire_type, &mut self.ready, buf, ctx),
+            _ => skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        use prost::encoding::{bytes, encoded_len_varint, hash_map, int32, key_len, string};
+        let body = if self.body.is_present() {
+            let n = self.body.bytes().len();
+            key_len(1) + encoded_len_varint(n as u64) + n
+        } else {
+            0
+        };
+        let ready = if self.ready != 0 {
+            int32::encoded_len(3, &self.ready)
+        } else {
+            0
+        };
+        body + hash_map::encoded_len(
+            string::encoded_len,
+            bytes::encoded_len,
+            2,
+            &self.connection_details,
+        ) + ready
+    }
+
+    fn clear(&mut self) {
+        *self = LazyResource::default();
+    }
+}
+
+/// The field number of `observed` in `RunFunctionRequest`.
+const OBSERVED_TAG: u32 = 2;
+
+impl LazyRequest {
+    /// Decodes request bytes (shared, not copied: the bodies are slices of `bytes`).
+    /// On malformed input the error is the one prost's eager decode gives; should the
+    /// eager decode accept what the lazy one refused, its result is used.
+    pub fn decode(bytes: prost::bytes::Bytes) -> Result<LazyRequest, prost::DecodeError> {
+        match Self::decode_lazy(bytes.clone()) {
+            Ok(r) => Ok(r),
+            Err(_) => v1::RunFunctionRequest::decode(bytes).map(|full| Self::from_full(&full)),
+        }
+    }
+
+    fn decode_lazy(mut buf: prost::bytes::Bytes) -> Result<LazyRequest, prost::DecodeError> {
+        use prost::bytes::Buf;
+        let ctx = prost::encoding::DecodeContext::default();
+        let mut envelope = v1::RunFunctionRequest::default();
+        let mut observed: Option<LazyState> = None;
+        while buf.has_remaining() {
+            let (tag, wire_type) = prost::encoding::decode_key(&mut buf)?;
+            if tag == OBSERVED_TAG {
+                prost::encoding::message::merge(
+                    wire_type,
+                    observed.get_or_insert_with(Default::default),
+                    &mut buf,
+                    ctx.clone(),
+                )?;
+            } else {
+                envelope.merge_field(tag, wire_type, &mut buf, ctx.clone())?;
+            }
+        }
+        let mut bodies = std::collections::HashMap::new();
+        if let Some(o) = observed {
+            let mut resources = std::collections::HashMap::with_capacity(o.resources.len());
+            bodies.reserve(o.resources.len());
+            for (name, r) in o.resources {
+                bodies.insert(name.clone(), r.body);
+                resources.insert(
+                    name,
+                    v1::Resource {
+                        resource: None,
+                        connection_details: r.connection_details,
+                        ready: r.ready,
+                    },
+                );
+            }
+            envelope.observed = Some(v1::State {
+                composite: o.composite,
+                resources,
+            });
+        }
+        Ok(LazyRequest { envelope, bodies })
+    }
+
+    /// The lazy form of a decoded request (its bodies encoded again).
+    pub fn from_full(req: &v1::RunFunctionRequest) -> LazyRequest {
+        let mut envelope = req.clone();
+        let mut bodies = std::collections::HashMap::new();
+        if let Some(o) = envelope.observed.as_mut() {
+            for (name, r) in o.resources.iter_mut() {
+                let mut body = crate::request::RawBody::default();
+                if let Some(s) = r.resource.take() {
+                    body.set_decoded(s);
+                }
+                bodies.insert(name.clone(), body);
+            }
+        }
+        LazyRequest { envelope, bodies }
+    }
+
+    /// The whole request, every body decoded (for the debug dumps: a rare path).
+    pub fn to_full(&self) -> Result<v1::RunFunctionRequest, prost::DecodeError> {
+        let mut full = self.envelope.clone();
+        if let Some(o) = full.observed.as_mut() {
+            for (name, r) in o.resources.iter_mut() {
+                if let Some(b) = self.bodies.get(name) {
+                    r.resource = b.to_struct()?;
+                }
+            }
+        }
+        Ok(full)
+    }
+}
+
+/// The gRPC codec of the FunctionRunnerService (both versions): requests decode into a
+/// [`LazyRequest`], responses encode any prost message `T` (a response type, or one that
+/// writes bytes already encoded).
+#[derive(Debug)]
+pub struct LazyCodec<T>(std::marker::PhantomData<T>);
+
+impl<T> Default for LazyCodec<T> {
+    fn default() -> Self {
+        LazyCodec(std::marker::PhantomData)
+    }
+}
+
+impl<T: Message + Send + 'static> tonic::codec::Codec for LazyCodec<T> {
+    type Encode = T;
+    type Decode = LazyRequest;
+    type Encoder = LazyEncoder<T>;
+    type Decoder = LazyDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        LazyEncoder(std::marker::PhantomData)
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        LazyDecoder
+    }
+}
+
+/// Encodes responses as tonic-prost does.
+#[derive(Debug)]
+pub struct LazyEncoder<T>(std::marker::PhantomData<T>);
+
+impl<T: Message> tonic::codec::Encoder for LazyEncoder<T> {
+    type Item = T;
+    type Error = tonic::Status;
+
+    fn encode(
+        &mut self,
+        item: T,
+        buf: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        item.encode(buf)
+            .map_err(|e| tonic::Status::internal(format!("cannot encode the response: {e}")))
+    }
+}
+
+/// Decodes requests into [`LazyRequest`]s (errors as tonic-prost reports them).
+#[derive(Debug)]
+pub struct LazyDecoder;
+
+impl tonic::codec::Decoder for LazyDecoder {
+    type Item = LazyRequest;
+    type Error = tonic::Status;
+
+    fn decode(
+        &mut self,
+        buf: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<LazyRequest>, tonic::Status> {
+        use prost::bytes::Buf;
+        let bytes = buf.copy_to_bytes(buf.remaining());
+        LazyRequest::decode(bytes)
+            .map(Some)
+            .map_err(|e| tonic::Status::internal(e.to_string()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
