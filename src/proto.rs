@@ -241,6 +241,13 @@ impl LazyRequest {
         }
     }
 
+    /// The lazy decoder alone, without the fallback to prost: for tests that check it
+    /// accepts exactly what prost accepts.
+    #[doc(hidden)]
+    pub fn decode_lazy_only(bytes: prost::bytes::Bytes) -> Result<LazyRequest, prost::DecodeError> {
+        Self::decode_lazy(bytes)
+    }
+
     fn decode_lazy(mut buf: prost::bytes::Bytes) -> Result<LazyRequest, prost::DecodeError> {
         use prost::bytes::Buf;
         let ctx = prost::encoding::DecodeContext::default();

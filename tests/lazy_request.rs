@@ -286,6 +286,8 @@ fn with_raw_body(req: &v1::RunFunctionRequest, body: &[u8]) -> Vec<u8> {
 /// prost and the lazy decoder agree on `bytes`; when both accept, so do the responses.
 fn check_bytes(bytes: &[u8], what: &str) {
     let eager = v1::RunFunctionRequest::decode(bytes);
+    let alone = LazyRequest::decode_lazy_only(Bytes::copy_from_slice(bytes));
+    assert_eq!(alone.is_ok(), eager.is_ok(), "{what}: the lazy decoder alone disagrees with prost");
     let lazy = LazyRequest::decode(Bytes::copy_from_slice(bytes));
     match (&eager, &lazy) {
         (Ok(e), Ok(_)) => {
@@ -500,4 +502,58 @@ fn the_request_round_trips_and_bodies_decode_on_demand() {
         r.resource.as_fields().map(|f| f.len()),
         eager.resource.as_fields().map(|f| f.len())
     );
+}
+
+/// Byte-level mutations of a request with observed bodies (a deterministic xorshift):
+/// the lazy decoder accepts and rejects exactly as prost does, with prost's errors, and
+/// the accepted ones answer the same.
+#[test]
+fn mutated_requests_match_prost() {
+    let base = request(PROGRAMS[5], observed_set(None)).encode_to_vec();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut accepted, mut rejected) = (0, 0);
+    for i in 0..3000 {
+        let mut b = base.clone();
+        for _ in 0..(1 + next() % 3) {
+            let at = (next() % b.len() as u64) as usize;
+            match next() % 4 {
+                0 => b[at] = next() as u8,
+                1 => b[at] ^= 1 << (next() % 8),
+                2 => {
+                    b.remove(at);
+                }
+                _ => b.insert(at, next() as u8),
+            }
+        }
+        let eager = v1::RunFunctionRequest::decode(b.as_slice());
+        let lazy = LazyRequest::decode(Bytes::copy_from_slice(&b));
+        let alone = LazyRequest::decode_lazy_only(Bytes::copy_from_slice(&b));
+        assert_eq!(alone.is_ok(), eager.is_ok(), "mutation {i}: {b:?}");
+        match (&eager, &lazy) {
+            (Ok(e), Ok(l)) => {
+                accepted += 1;
+                if i % 10 == 0 {
+                    let a = run_function(e);
+                    let c = fn_hcl::function::run_function_lazy(l);
+                    assert!(a == c, "mutation {i}: responses differ\n{a:?}\n{c:?}");
+                }
+            }
+            (Err(a), Err(c)) => {
+                rejected += 1;
+                assert_eq!(a.to_string(), c.to_string(), "mutation {i}");
+            }
+            _ => panic!(
+                "mutation {i}: prost {:?}, lazy {:?}: {b:?}",
+                eager.as_ref().err(),
+                lazy.as_ref().err()
+            ),
+        }
+    }
+    assert!(accepted > 100 && rejected > 100, "{accepted} accepted, {rejected} rejected");
 }
