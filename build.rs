@@ -52,7 +52,10 @@ fn proto() {
 /// `OUT_DIR/<package>.FunctionRunnerService.rs` (included by src/server/lazy.rs).
 fn lazy_services() {
     use tonic_prost_build::manual::{Builder, Method, Service};
-    for package in ["apiextensions.fn.proto.v1", "apiextensions.fn.proto.v1beta1"] {
+    for package in [
+        "apiextensions.fn.proto.v1",
+        "apiextensions.fn.proto.v1beta1",
+    ] {
         let service = Service::builder()
             .name("FunctionRunnerService")
             .package(package)

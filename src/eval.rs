@@ -497,9 +497,8 @@ impl<'p> Evaluator<'p> {
     fn resource(&mut self, r: &Resource) -> Diags {
         let base = self.frame.len();
         debug_assert_eq!(base as u32, r.self_slot);
-        let self_obj = Value::object(
-            self.self_object(&r.name, self.program.reads.own_body(&r.content)),
-        );
+        let self_obj =
+            Value::object(self.self_object(&r.name, self.program.reads.own_body(&r.content)));
         let out = self.add_resource(&r.name, &r.content, self_obj, None);
         self.frame.truncate(base);
         out

@@ -370,10 +370,16 @@ resource a {
             ("body = { n = self.resource.status }", true),
             ("body = { n = self }", true),
             ("body = { n = self[\"resource\"] }", true),
-            ("body = { n = 1 }\n  ready {\n    value = self.resource.ready\n  }", true),
+            (
+                "body = { n = 1 }\n  ready {\n    value = self.resource.ready\n  }",
+                true,
+            ),
             ("locals {\n    s = self\n  }\n  body = { n = s.name }", true),
             ("condition = self.resource != null\n  body = {}", true),
-            ("body = { n = 1 }\n  composite status {\n    body = { x = self.resource.x }\n  }", true),
+            (
+                "body = { n = 1 }\n  composite status {\n    body = { x = self.resource.x }\n  }",
+                true,
+            ),
         ] {
             let src = format!("resource a {{\n  {body}\n}}");
             let p = crate::ir::compile_txtar(&format!("-- main.hcl --\n{src}"))
@@ -399,12 +405,27 @@ resource a {
     fn collection_self() {
         for (coll, tmpl, own, members) in [
             ("", "n = self.name", false, false),
-            ("", "n = self.basename, c = self.connection, d = self.connections", false, false),
+            (
+                "",
+                "n = self.basename, c = self.connection, d = self.connections",
+                false,
+                false,
+            ),
             ("", "n = self.resource.status", true, false),
             ("", "n = self.resources[0]", false, true),
             ("", "n = self", true, true),
-            ("locals {\n    r = self.resources\n  }", "n = 1", false, true),
-            ("locals {\n    r = self.basename\n  }", "n = 1", false, false),
+            (
+                "locals {\n    r = self.resources\n  }",
+                "n = 1",
+                false,
+                true,
+            ),
+            (
+                "locals {\n    r = self.basename\n  }",
+                "n = 1",
+                false,
+                false,
+            ),
             ("locals {\n    r = self\n  }", "n = 1", false, true),
         ] {
             let src = format!(

@@ -690,7 +690,10 @@ fn scan_struct<'a>(
             Some(v) => scan_value(v, e - 1, child, depth, st)?,
             // A missing value is null.
             None => {
-                if matches!(child, Role::Metadata | Role::Annotations | Role::Annotation(_)) {
+                if matches!(
+                    child,
+                    Role::Metadata | Role::Annotations | Role::Annotation(_)
+                ) {
                     st.exact = true;
                 }
             }
@@ -731,19 +734,13 @@ fn scan_value<'a>(
             3 => {
                 want(wt, WireType::LengthDelimited)?;
                 let s = rd.string()?;
-                match role {
-                    Role::Annotation(1) => {
-                        if st.base.replace(s).is_some() {
-                            st.exact = true;
-                        }
-                    }
-                    Role::Annotation(2) => {
-                        if st.index.replace(s).is_some() {
-                            st.exact = true;
-                        }
-                    }
-                    _ => {}
-                }
+                let seen = match role {
+                    Role::Annotation(1) => st.base.replace(s).is_some(),
+                    Role::Annotation(2) => st.index.replace(s).is_some(),
+                    _ => false,
+                };
+                // Given twice (two entries, or two strings in one value): exact path.
+                st.exact |= seen;
             }
             5 | 6 => {
                 want(wt, WireType::LengthDelimited)?;
@@ -758,7 +755,11 @@ fn scan_value<'a>(
                     };
                     scan_struct(inner, budget - 1, r, depth + 1, st)?;
                 } else {
-                    let r = if role == Role::Exempt { role } else { Role::Plain };
+                    let r = if role == Role::Exempt {
+                        role
+                    } else {
+                        Role::Plain
+                    };
                     scan_list(inner, budget - 1, r, depth + 1, st)?;
                 }
             }
@@ -986,7 +987,11 @@ impl RawBody {
     }
 
     /// The collection annotations, as `collection_annotations` finds them.
-    fn collection(&self, name: &str, value: Option<&Value>) -> Result<Option<(Str, Str)>, RequestError> {
+    fn collection(
+        &self,
+        name: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<(Str, Str)>, RequestError> {
         match value {
             Some(v) => collection_annotations(name, v),
             None => Ok(self.scan.collection.clone()),
@@ -1016,7 +1021,10 @@ impl ObservedBodies {
 
     /// How many bodies have been turned into values so far (for tests and benchmarks).
     pub fn decoded(&self) -> usize {
-        self.entries.iter().filter(|(_, _, c)| c.get().is_some()).count()
+        self.entries
+            .iter()
+            .filter(|(_, _, c)| c.get().is_some())
+            .count()
     }
 }
 
@@ -1064,11 +1072,8 @@ impl Request {
         let composite = resource_body(xr)?;
         let composite_connection = connection_value(xr.map(|r| &r.connection_details));
 
-        let mut names: Vec<(&str, &RawBody)> = req
-            .bodies
-            .iter()
-            .map(|(k, v)| (k.as_str(), v))
-            .collect();
+        let mut names: Vec<(&str, &RawBody)> =
+            req.bodies.iter().map(|(k, v)| (k.as_str(), v)).collect();
         names.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)> =
             Vec::with_capacity(names.len());
@@ -1101,16 +1106,17 @@ impl Request {
         let mut connection = Vec::with_capacity(names.len());
         let conns = observed.map(|o| &o.resources);
         for (name, _, _) in &bodies.entries {
-            let needed = all
-                || needs.name(name)
-                || member_of.get(&**name).is_some_and(|b| needs.base(b));
+            let needed =
+                all || needs.name(name) || member_of.get(&**name).is_some_and(|b| needs.base(b));
             let body = if needed {
                 bodies.get(name).unwrap_or_default()
             } else {
                 Value::NULL
             };
             resource.push((name.clone(), body));
-            let details = conns.and_then(|c| c.get(&**name)).map(|r| &r.connection_details);
+            let details = conns
+                .and_then(|c| c.get(&**name))
+                .map(|r| &r.connection_details);
             connection.push((name.clone(), connection_value(details)));
         }
         let resource = Value::object_sorted(resource);

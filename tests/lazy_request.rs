@@ -210,12 +210,32 @@ const PROGRAMS: &[&str] = &[
 
 fn observed_set(bad: Option<prost_types::Struct>) -> Vec<(&'static str, prost_types::Struct)> {
     let mut v = vec![
-        ("b", st(vec![("kind", s("B")), ("spec", o(vec![("v", n(0.1))]))])),
-        ("web-0", member("web", "s000000", vec![("spec", o(vec![("v", n(1.0))]))])),
-        ("web-1", member("web", "s000001", vec![("spec", o(vec![("v", n(2.5))]))])),
-        ("plain", st(vec![("kind", s("P")), ("list", prost_types::Value {
-            kind: Some(Kind::ListValue(prost_types::ListValue { values: vec![n(1.0), s("é"), o(vec![])] })),
-        })])),
+        (
+            "b",
+            st(vec![("kind", s("B")), ("spec", o(vec![("v", n(0.1))]))]),
+        ),
+        (
+            "web-0",
+            member("web", "s000000", vec![("spec", o(vec![("v", n(1.0))]))]),
+        ),
+        (
+            "web-1",
+            member("web", "s000001", vec![("spec", o(vec![("v", n(2.5))]))]),
+        ),
+        (
+            "plain",
+            st(vec![
+                ("kind", s("P")),
+                (
+                    "list",
+                    prost_types::Value {
+                        kind: Some(Kind::ListValue(prost_types::ListValue {
+                            values: vec![n(1.0), s("é"), o(vec![])],
+                        })),
+                    },
+                ),
+            ]),
+        ),
     ];
     if let Some(b) = bad {
         v.push(("unread", b));
@@ -235,23 +255,49 @@ fn bad_data_in_unread_bodies_is_the_same_fatal() {
     let bad_bodies = vec![
         st(vec![("x", n(f64::NAN))]),
         st(vec![("x", o(vec![("y", n(f64::INFINITY))]))]),
-        st(vec![("x", prost_types::Value {
-            kind: Some(Kind::ListValue(prost_types::ListValue { values: vec![n(f64::NEG_INFINITY)] })),
-        })]),
+        st(vec![(
+            "x",
+            prost_types::Value {
+                kind: Some(Kind::ListValue(prost_types::ListValue {
+                    values: vec![n(f64::NEG_INFINITY)],
+                })),
+            },
+        )]),
         // annotations that are not a map of strings
-        st(vec![("metadata", o(vec![("annotations", o(vec![("a", n(1.0))]))]))]),
+        st(vec![(
+            "metadata",
+            o(vec![("annotations", o(vec![("a", n(1.0))]))]),
+        )]),
         st(vec![("metadata", o(vec![("annotations", s("x"))]))]),
         st(vec![("metadata", s("x"))]),
         st(vec![("metadata", prost_types::Value { kind: None })]),
         // NaN under managedFields is dropped, not an error
         st(vec![("metadata", o(vec![("managedFields", n(f64::NAN))]))]),
         // a collection member with an empty base name, or no index
-        st(vec![("metadata", o(vec![("annotations", o(vec![("hcl.fn.crossplane.io/collection-base-name", s(""))]))]))]),
-        st(vec![("metadata", o(vec![("annotations", o(vec![("hcl.fn.crossplane.io/collection-base-name", s("web"))]))]))]),
+        st(vec![(
+            "metadata",
+            o(vec![(
+                "annotations",
+                o(vec![("hcl.fn.crossplane.io/collection-base-name", s(""))]),
+            )]),
+        )]),
+        st(vec![(
+            "metadata",
+            o(vec![(
+                "annotations",
+                o(vec![(
+                    "hcl.fn.crossplane.io/collection-base-name",
+                    s("web"),
+                )]),
+            )]),
+        )]),
     ];
     for (i, bad) in bad_bodies.into_iter().enumerate() {
         for p in PROGRAMS {
-            assert_same(&request(p, observed_set(Some(bad.clone()))), &format!("bad body {i}: {p}"));
+            assert_same(
+                &request(p, observed_set(Some(bad.clone()))),
+                &format!("bad body {i}: {p}"),
+            );
         }
     }
 }
@@ -287,7 +333,11 @@ fn with_raw_body(req: &v1::RunFunctionRequest, body: &[u8]) -> Vec<u8> {
 fn check_bytes(bytes: &[u8], what: &str) {
     let eager = v1::RunFunctionRequest::decode(bytes);
     let alone = LazyRequest::decode_lazy_only(Bytes::copy_from_slice(bytes));
-    assert_eq!(alone.is_ok(), eager.is_ok(), "{what}: the lazy decoder alone disagrees with prost");
+    assert_eq!(
+        alone.is_ok(),
+        eager.is_ok(),
+        "{what}: the lazy decoder alone disagrees with prost"
+    );
     let lazy = LazyRequest::decode(Bytes::copy_from_slice(bytes));
     match (&eager, &lazy) {
         (Ok(e), Ok(_)) => {
@@ -341,7 +391,12 @@ fn malformed_and_irregular_bodies_match_prost() {
         ("truncated", entry("a", &str_val(b"x"))[..4].to_vec()),
         ("length past the end", vec![0x0a, 0x7f, 0x01]),
         ("bad wire type for string", entry("a", &[0x18, 0x01])),
-        ("bad varint", vec![0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
+        (
+            "bad varint",
+            vec![
+                0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+            ],
+        ),
         ("unknown fields", {
             let mut v = key(7, 0);
             v.push(5);
@@ -390,21 +445,30 @@ fn malformed_and_irregular_bodies_match_prost() {
             v.extend(entry("a", &num(f64::NAN)));
             v
         }),
-        ("two kinds in one value", entry("a", &{
-            let mut x = num(f64::NAN);
-            x.extend(str_val(b"s"));
-            x
-        })),
-        ("two structs in one value merge", entry("a", &{
-            let mut x = len_field(5, &entry("p", &num(1.0)));
-            x.extend(len_field(5, &entry("q", &num(2.0))));
-            x
-        })),
-        ("two lists in one value append", entry("a", &{
-            let mut x = len_field(6, &len_field(1, &num(1.0)));
-            x.extend(len_field(6, &len_field(1, &num(2.0))));
-            x
-        })),
+        (
+            "two kinds in one value",
+            entry("a", &{
+                let mut x = num(f64::NAN);
+                x.extend(str_val(b"s"));
+                x
+            }),
+        ),
+        (
+            "two structs in one value merge",
+            entry("a", &{
+                let mut x = len_field(5, &entry("p", &num(1.0)));
+                x.extend(len_field(5, &entry("q", &num(2.0))));
+                x
+            }),
+        ),
+        (
+            "two lists in one value append",
+            entry("a", &{
+                let mut x = len_field(6, &len_field(1, &num(1.0)));
+                x.extend(len_field(6, &len_field(1, &num(2.0))));
+                x
+            }),
+        ),
         ("entry without key or value", len_field(1, &[])),
         ("value given twice in an entry", {
             let mut e = len_field(1, b"a");
@@ -453,14 +517,20 @@ fn recursion_limit_is_prosts() {
         for _ in 0..depth {
             l = len_field(6, &len_field(1, &l));
         }
-        check_bytes(&with_raw_body(&base, &entry("top", &l)), &format!("lists {depth}"));
+        check_bytes(
+            &with_raw_body(&base, &entry("top", &l)),
+            &format!("lists {depth}"),
+        );
         // an unknown field at the bottom (prost's skip_field checks the limit too)
         let mut u: Vec<u8> = key(9, 0);
         u.push(1);
         for _ in 0..depth {
             u = len_field(6, &len_field(1, &u));
         }
-        check_bytes(&with_raw_body(&base, &entry("top", &u)), &format!("unknown {depth}"));
+        check_bytes(
+            &with_raw_body(&base, &entry("top", &u)),
+            &format!("unknown {depth}"),
+        );
     }
 }
 
@@ -555,5 +625,8 @@ fn mutated_requests_match_prost() {
             ),
         }
     }
-    assert!(accepted > 100 && rejected > 100, "{accepted} accepted, {rejected} rejected");
+    assert!(
+        accepted > 100 && rejected > 100,
+        "{accepted} accepted, {rejected} rejected"
+    );
 }

@@ -124,12 +124,20 @@ pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
     let alone =
         fn_hcl::proto::LazyRequest::decode_lazy_only(prost::bytes::Bytes::copy_from_slice(data));
     let eager = v1::RunFunctionRequest::decode(data);
-    assert_eq!(alone.is_ok(), eager.is_ok(), "the lazy decoder alone disagrees with prost");
+    assert_eq!(
+        alone.is_ok(),
+        eager.is_ok(),
+        "the lazy decoder alone disagrees with prost"
+    );
     let req = match eager {
         Ok(r) => r,
         Err(e) => {
             let lazy_err = lazy.err().map(|l| l.to_string());
-            assert_eq!(lazy_err, Some(e.to_string()), "lazy decode accepted what prost refused");
+            assert_eq!(
+                lazy_err,
+                Some(e.to_string()),
+                "lazy decode accepted what prost refused"
+            );
             return None;
         }
     };
@@ -143,7 +151,10 @@ pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
     let rsp = run_function(&req);
     check_response(&rsp);
     let lazy = fn_hcl::function::run_function_bytes(req.encode_to_vec().into());
-    same_answer(&rsp, &lazy.unwrap_or_else(|e| panic!("lazy decode refused a re-encoded request: {e}")));
+    same_answer(
+        &rsp,
+        &lazy.unwrap_or_else(|e| panic!("lazy decode refused a re-encoded request: {e}")),
+    );
     Some(rsp)
 }
 

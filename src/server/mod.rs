@@ -272,7 +272,9 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
         let signal = async move {
             let _ = stop_rx.await;
             health.set_not_serving::<V1Server<FunctionService>>().await;
-            health.set_not_serving::<V1beta1Server<FunctionService>>().await;
+            health
+                .set_not_serving::<V1beta1Server<FunctionService>>()
+                .await;
             health
                 .set_service_status("", tonic_health::ServingStatus::NotServing)
                 .await;

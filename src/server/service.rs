@@ -242,11 +242,7 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
     let dump = debug::wanted(shared.debug, req);
     // The dumps show the whole request: decode every body (a rare path; the bodies were
     // checked when the request was decoded).
-    let full = if dump {
-        call.req.to_full().ok()
-    } else {
-        None
-    };
+    let full = if dump { call.req.to_full().ok() } else { None };
     let full_req = full.as_ref().unwrap_or(req);
     if dump {
         write_stderr(&debug::request_dump(full_req));
@@ -332,10 +328,7 @@ fn write_stderr(text: &str) {
 
 #[tonic::async_trait]
 impl super::lazy::v1::function_runner_service_server::FunctionRunnerService for FunctionService {
-    async fn run_function(
-        &self,
-        request: Request<LazyRequest>,
-    ) -> Result<Response<Reply>, Status> {
+    async fn run_function(&self, request: Request<LazyRequest>) -> Result<Response<Reply>, Status> {
         let deadline = deadline_of(&request);
         let call = Call {
             version: ApiVersion::V1,
@@ -349,10 +342,7 @@ impl super::lazy::v1::function_runner_service_server::FunctionRunnerService for 
 impl super::lazy::v1beta1::function_runner_service_server::FunctionRunnerService
     for FunctionService
 {
-    async fn run_function(
-        &self,
-        request: Request<LazyRequest>,
-    ) -> Result<Response<Reply>, Status> {
+    async fn run_function(&self, request: Request<LazyRequest>) -> Result<Response<Reply>, Status> {
         let deadline = deadline_of(&request);
         let call = Call {
             version: ApiVersion::V1beta1,
@@ -435,10 +425,9 @@ mod tests {
             panic!("expected an answer");
         };
         // The bytes read as a v1beta1 response.
-        let beta = crate::proto::v1beta1::RunFunctionResponse::decode(
-            rsp.encode_to_vec().as_slice(),
-        )
-        .expect("v1beta1 response");
+        let beta =
+            crate::proto::v1beta1::RunFunctionResponse::decode(rsp.encode_to_vec().as_slice())
+                .expect("v1beta1 response");
         assert_eq!(beta.meta.map(|m| m.tag), Some("b".to_string()));
     }
 
@@ -447,7 +436,10 @@ mod tests {
         let svc = FunctionService::new(shared(true));
         let deadline = Instant::now() + Duration::from_millis(50);
         let r = svc
-            .run(call(ApiVersion::V1, "fn-hcl-test:sleep-ms=400"), Some(deadline))
+            .run(
+                call(ApiVersion::V1, "fn-hcl-test:sleep-ms=400"),
+                Some(deadline),
+            )
             .await;
         let Err(status) = r else {
             panic!("expected an error");
