@@ -10,7 +10,9 @@
 //! ```
 //!
 //! `program` is the input's `hcl` text (txtar). The evaluator builds `req` with
-//! [`crate::request::Request::from_proto`] when it is ready to (Go builds it after parsing,
+//! [`crate::request::Request::from_proto`] (or, on the server's path, from the request
+//! bytes with [`crate::request::Request::from_lazy`], decoding only the observed bodies the
+//! program can read) when it is ready to (Go builds it after parsing,
 //! so parse errors win over bad request data), and on success has added to `out` the
 //! desired resources, readiness, composite status/connection, context keys, requirements,
 //! its discard warnings and the FullyResolved/HclDiagnostics conditions and result.

@@ -1135,7 +1135,8 @@ impl Request {
             connections: Value::object_sorted(coll_connections),
             extra_resources,
             collections,
-            bodies: Some(std::sync::Arc::new(bodies)),
+            // With no observed resources there is nothing to defer.
+            bodies: (!bodies.entries.is_empty()).then(|| std::sync::Arc::new(bodies)),
         })
     }
 }
