@@ -1322,6 +1322,132 @@ mod tests {
         );
     }
 
+    /// Random bodies (keys that matter to the eager path included, edge-case numbers,
+    /// strings that are not NFC): the scan plus the direct decoder give exactly the eager
+    /// conversion's value or error, and the same collection annotations.
+    #[test]
+    fn direct_decoder_matches_the_eager_conversion() {
+        use prost::Message as _;
+        const KEYS: [&str; 8] = [
+            "metadata",
+            "annotations",
+            "managedFields",
+            ANNOTATION_BASE_NAME,
+            ANNOTATION_INDEX,
+            "spec",
+            "e\u{301}",
+            "",
+        ];
+        const NUMS: [f64; 12] = [
+            0.0,
+            -0.0,
+            0.1,
+            1e300,
+            5e-324,
+            9_007_199_254_740_993.0,
+            -42.0,
+            1.5,
+            f64::MAX,
+            f64::NAN,
+            f64::INFINITY,
+            123_456.789,
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        fn gen_value(rnd: &mut dyn FnMut(u64) -> u64, depth: u32) -> prost_types::Value {
+            let k = if depth > 4 { rnd(5) } else { rnd(8) };
+            let kind = match k {
+                0 => None,
+                1 => Some(Kind::NullValue(0)),
+                2 => Some(Kind::BoolValue(rnd(2) == 0)),
+                3 => Some(Kind::NumberValue(if rnd(12) == 0 {
+                    NUMS[rnd(12) as usize]
+                } else {
+                    NUMS[rnd(9) as usize]
+                })),
+                4 => Some(Kind::StringValue(
+                    ["s000001", "web", "", "e\u{301}", "x"][rnd(5) as usize].into(),
+                )),
+                5 | 6 => Some(Kind::StructValue(gen_struct(rnd, depth + 1))),
+                _ => Some(Kind::ListValue(prost_types::ListValue {
+                    values: (0..rnd(3)).map(|_| gen_value(rnd, depth + 1)).collect(),
+                })),
+            };
+            prost_types::Value { kind }
+        }
+        fn gen_struct(rnd: &mut dyn FnMut(u64) -> u64, depth: u32) -> Struct {
+            Struct {
+                fields: (0..rnd(5))
+                    .map(|_| (KEYS[rnd(8) as usize].to_string(), gen_value(rnd, depth)))
+                    .collect(),
+            }
+        }
+        let (mut exact, mut regular, mut members) = (0, 0, 0);
+        for i in 0..3000 {
+            let mut s = gen_struct(&mut rnd, 0);
+            if i % 3 == 0 {
+                // A likely collection member: string annotations, sometimes one that is not.
+                let sv = |v: &str| prost_types::Value {
+                    kind: Some(Kind::StringValue(v.into())),
+                };
+                let mut ann = gen_struct(&mut rnd, 3);
+                ann.fields
+                    .retain(|_, v| rnd(8) == 0 || matches!(v.kind, Some(Kind::StringValue(_))));
+                ann.fields.insert(
+                    ANNOTATION_BASE_NAME.into(),
+                    sv(["web", "", "e\u{301}"][rnd(3) as usize]),
+                );
+                if rnd(3) > 0 {
+                    ann.fields.insert(ANNOTATION_INDEX.into(), sv("s000002"));
+                }
+                let mut meta = gen_struct(&mut rnd, 2);
+                meta.fields.insert(
+                    "annotations".into(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(ann)),
+                    },
+                );
+                s.fields.insert(
+                    "metadata".into(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(meta)),
+                    },
+                );
+            }
+            let bytes = s.encode_to_vec();
+            let eager = struct_body(Some(&s));
+            let raw = RawBody {
+                scan: scan_body(&bytes, BODY_BUDGET).expect("valid bytes"),
+                bytes: bytes.into(),
+                present: true,
+            };
+            if raw.scan.exact {
+                exact += 1;
+            } else {
+                regular += 1;
+            }
+            let lazy = raw.value();
+            assert_eq!(format!("{lazy:?}"), format!("{eager:?}"), "case {i}: {s:?}");
+            if let Ok(v) = &eager {
+                let want = collection_annotations("n", v);
+                let exact_value = raw.scan.exact.then(|| v.clone());
+                let got = raw.collection("n", exact_value.as_ref());
+                assert_eq!(got, want, "case {i}: {s:?}");
+                members += usize::from(matches!(want, Ok(Some(_))));
+            }
+        }
+        assert!(
+            exact > 100 && regular > 100,
+            "{exact} exact, {regular} regular"
+        );
+        assert!(members > 0, "no collection member generated");
+    }
+
     #[test]
     fn bad_annotations_are_errors() {
         let mut observed = v1::State::default();
