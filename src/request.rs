@@ -498,8 +498,9 @@ enum Role {
 #[derive(Default)]
 struct ScanState<'a> {
     exact: bool,
-    base: Option<&'a str>,
-    index: Option<&'a str>,
+    /// The collection annotations' values (checked UTF-8).
+    base: Option<&'a [u8]>,
+    index: Option<&'a [u8]>,
 }
 
 /// A cursor over protobuf wire data, with prost's own varint and key decoding.
@@ -510,12 +511,40 @@ impl<'a> Rd<'a> {
         self.0.is_empty()
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<u64, Reject> {
+        // One byte (most keys and lengths here) inline; longer ones as prost decodes them.
+        if let Some((&b, rest)) = self.0.split_first()
+            && b < 0x80
+        {
+            self.0 = rest;
+            return Ok(u64::from(b));
+        }
         prost::encoding::decode_varint(&mut self.0).map_err(|_| Reject)
     }
 
+    /// A field key, with prost's checks (`decode_key`): a key above u32::MAX, wire types
+    /// 6 and 7 and tag 0 are errors.
+    #[inline]
     fn key(&mut self) -> Result<(u32, WireType), Reject> {
-        prost::encoding::decode_key(&mut self.0).map_err(|_| Reject)
+        let key = self.varint()?;
+        if key > u64::from(u32::MAX) {
+            return Err(Reject);
+        }
+        let wt = match key & 7 {
+            0 => WireType::Varint,
+            1 => WireType::SixtyFourBit,
+            2 => WireType::LengthDelimited,
+            3 => WireType::StartGroup,
+            4 => WireType::EndGroup,
+            5 => WireType::ThirtyTwoBit,
+            _ => return Err(Reject),
+        };
+        let tag = (key >> 3) as u32;
+        if tag == 0 {
+            return Err(Reject);
+        }
+        Ok((tag, wt))
     }
 
     fn fixed(&mut self, n: usize) -> Result<&'a [u8], Reject> {
@@ -536,6 +565,19 @@ impl<'a> Rd<'a> {
         self.fixed(len as usize)
     }
 
+    /// A string field's bytes, checked to be UTF-8 as prost checks them.
+    #[inline]
+    fn text(&mut self) -> Result<&'a [u8], Reject> {
+        let b = self.bytes()?;
+        // ASCII (the common case, checked word by word) is UTF-8.
+        if b.is_ascii() || std::str::from_utf8(b).is_ok() {
+            Ok(b)
+        } else {
+            Err(Reject)
+        }
+    }
+
+    /// A string field (for the decoder, after the scan checked it).
     fn string(&mut self) -> Result<&'a str, Reject> {
         std::str::from_utf8(self.bytes()?).map_err(|_| Reject)
     }
@@ -585,15 +627,18 @@ fn skip(rd: &mut Rd<'_>, wt: WireType, tag: u32, budget: u32) -> Result<(), Reje
 pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
     let mut st = ScanState::default();
     scan_struct(bytes, budget, Role::Root, 1, &mut st)?;
+    fn text(b: Option<&[u8]>) -> &str {
+        std::str::from_utf8(b.unwrap_or_default()).unwrap_or_default()
+    }
     let collection = match (st.exact, st.base) {
         (false, Some(b)) => {
             // As `collection_annotations` sees them: strings made by `Value::string`.
-            let base = Value::string(b);
+            let base = Value::string(text(Some(b)));
             let base = base.as_str().unwrap_or_default();
             if base.is_empty() {
                 None
             } else {
-                let index = Value::string(st.index.unwrap_or_default());
+                let index = Value::string(text(st.index));
                 Some((
                     Str::from(base),
                     Str::from(index.as_str().unwrap_or_default()),
@@ -634,14 +679,14 @@ fn scan_struct<'a>(
         let entry = rd.bytes()?;
         let e = budget - 1;
         let mut er = Rd(entry);
-        let (mut key, mut keys) = ("", 0u32);
+        let (mut key, mut keys): (&[u8], u32) = (b"", 0);
         let (mut value, mut values) = (None, 0u32);
         while !er.done() {
             let (t, w) = er.key()?;
             match t {
                 1 => {
                     want(w, WireType::LengthDelimited)?;
-                    key = er.string()?;
+                    key = er.text()?;
                     keys += 1;
                 }
                 2 => {
@@ -666,20 +711,22 @@ fn scan_struct<'a>(
             st.exact = true;
         }
         let child = match role {
-            Role::Root if key == "metadata" => {
+            Role::Root if key == b"metadata" => {
                 metadata += 1;
                 Role::Metadata
             }
-            Role::Metadata if key == "annotations" => {
+            Role::Metadata if key == b"annotations" => {
                 annotations += 1;
                 Role::Annotations
             }
-            Role::Metadata if key == "managedFields" => Role::Exempt,
+            Role::Metadata if key == b"managedFields" => Role::Exempt,
             Role::Annotations => {
-                let which = match key {
-                    ANNOTATION_BASE_NAME => 1,
-                    ANNOTATION_INDEX => 2,
-                    _ => 0,
+                let which = if key == ANNOTATION_BASE_NAME.as_bytes() {
+                    1
+                } else if key == ANNOTATION_INDEX.as_bytes() {
+                    2
+                } else {
+                    0
                 };
                 Role::Annotation(which)
             }
@@ -733,7 +780,7 @@ fn scan_value<'a>(
             }
             3 => {
                 want(wt, WireType::LengthDelimited)?;
-                let s = rd.string()?;
+                let s = rd.text()?;
                 let seen = match role {
                     Role::Annotation(1) => st.base.replace(s).is_some(),
                     Role::Annotation(2) => st.index.replace(s).is_some(),
