@@ -70,9 +70,9 @@ pub struct LazyRequest {
     /// Every field of the request, except that each `observed.resources[*].resource` is
     /// unset: those bodies are in `bodies`.
     pub envelope: v1::RunFunctionRequest,
-    /// The observed composed resources' bodies, by name (same keys as
+    /// The observed composed resources' bodies, sorted by name (the same names as
     /// `envelope.observed.resources`).
-    pub bodies: std::collections::HashMap<String, crate::request::RawBody>,
+    pub bodies: Vec<(crate::value::Str, crate::request::RawBody)>,
 }
 
 /// `observed` (State) with lazy resources.
@@ -270,12 +270,12 @@ impl LazyRequest {
                 envelope.merge_field(tag, wire_type, &mut buf, ctx.clone())?;
             }
         }
-        let mut bodies = std::collections::HashMap::new();
+        let mut bodies = Vec::new();
         if let Some(o) = observed {
             let mut resources = std::collections::HashMap::with_capacity(o.resources.len());
             bodies.reserve(o.resources.len());
             for (name, r) in o.resources {
-                bodies.insert(name.clone(), r.body);
+                bodies.push((crate::value::Str::from(name.as_str()), r.body));
                 resources.insert(
                     name,
                     v1::Resource {
@@ -290,22 +290,24 @@ impl LazyRequest {
                 resources,
             });
         }
+        bodies.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(LazyRequest { envelope, bodies })
     }
 
     /// The lazy form of a decoded request (its bodies encoded again).
     pub fn from_full(req: &v1::RunFunctionRequest) -> LazyRequest {
         let mut envelope = req.clone();
-        let mut bodies = std::collections::HashMap::new();
+        let mut bodies = Vec::new();
         if let Some(o) = envelope.observed.as_mut() {
             for (name, r) in o.resources.iter_mut() {
                 let mut body = crate::request::RawBody::default();
                 if let Some(s) = r.resource.take() {
                     body.set_decoded(s);
                 }
-                bodies.insert(name.clone(), body);
+                bodies.push((crate::value::Str::from(name.as_str()), body));
             }
         }
+        bodies.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         LazyRequest { envelope, bodies }
     }
 
@@ -314,8 +316,11 @@ impl LazyRequest {
         let mut full = self.envelope.clone();
         if let Some(o) = full.observed.as_mut() {
             for (name, r) in o.resources.iter_mut() {
-                if let Some(b) = self.bodies.get(name) {
-                    r.resource = b.to_struct()?;
+                if let Ok(i) = self
+                    .bodies
+                    .binary_search_by(|(n, _)| (**n).cmp(name.as_str()))
+                {
+                    r.resource = self.bodies[i].1.to_struct()?;
                 }
             }
         }

@@ -633,16 +633,15 @@ pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
     let collection = match (st.exact, st.base) {
         (false, Some(b)) => {
             // As `collection_annotations` sees them: strings made by `Value::string`.
-            let base = Value::string(text(Some(b)));
-            let base = base.as_str().unwrap_or_default();
+            let as_str = |v: Value| match v {
+                Value::String(s) => s,
+                _ => Str::from(""),
+            };
+            let base = as_str(Value::string(text(Some(b))));
             if base.is_empty() {
                 None
             } else {
-                let index = Value::string(text(st.index));
-                Some((
-                    Str::from(base),
-                    Str::from(index.as_str().unwrap_or_default()),
-                ))
+                Some((base, as_str(Value::string(text(st.index)))))
             }
         }
         _ => None,
@@ -1119,42 +1118,45 @@ impl Request {
         let composite = resource_body(xr)?;
         let composite_connection = connection_value(xr.map(|r| &r.connection_details));
 
-        let mut names: Vec<(&str, &RawBody)> =
-            req.bodies.iter().map(|(k, v)| (k.as_str(), v)).collect();
-        names.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)> =
-            Vec::with_capacity(names.len());
+        let n = req.bodies.len();
+        let mut entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)> = Vec::with_capacity(n);
         let mut by_base: BTreeMap<Str, Vec<CollectionMember>> = BTreeMap::new();
-        let mut member_of: HashMap<&str, Str> = HashMap::new();
-        for (name, raw) in &names {
+        // The collection each body belongs to (by position in `entries`).
+        let mut member_of: Vec<Option<Str>> = Vec::with_capacity(n);
+        for (name, raw) in &req.bodies {
             let cell = std::sync::OnceLock::new();
             let exact = if raw.scan.exact {
                 Some(raw.value()?)
             } else {
                 None
             };
-            let name_s: Str = Str::from(*name);
-            if let Some((base, index)) = raw.collection(name, exact.as_ref())? {
-                member_of.insert(name, base.clone());
-                by_base.entry(base).or_default().push(CollectionMember {
-                    name: name_s.clone(),
-                    index,
-                });
-            }
+            let base = match raw.collection(name, exact.as_ref())? {
+                Some((base, index)) => {
+                    by_base
+                        .entry(base.clone())
+                        .or_default()
+                        .push(CollectionMember {
+                            name: name.clone(),
+                            index,
+                        });
+                    Some(base)
+                }
+                None => None,
+            };
+            member_of.push(base);
             if let Some(v) = exact {
                 let _ = cell.set(v);
             }
-            entries.push((name_s, (*raw).clone(), cell));
+            entries.push((name.clone(), raw.clone(), cell));
         }
         let bodies = ObservedBodies { entries };
 
         let all = needs.all();
-        let mut resource = Vec::with_capacity(names.len());
-        let mut connection = Vec::with_capacity(names.len());
+        let mut resource = Vec::with_capacity(n);
+        let mut connection = Vec::with_capacity(n);
         let conns = observed.map(|o| &o.resources);
-        for (name, _, _) in &bodies.entries {
-            let needed =
-                all || needs.name(name) || member_of.get(&**name).is_some_and(|b| needs.base(b));
+        for ((name, _, _), base) in bodies.entries.iter().zip(&member_of) {
+            let needed = all || needs.name(name) || base.as_ref().is_some_and(|b| needs.base(b));
             let body = if needed {
                 bodies.get(name).unwrap_or_default()
             } else {
