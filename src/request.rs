@@ -511,7 +511,7 @@ impl<'a> Rd<'a> {
         self.0.is_empty()
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, Reject> {
         // One byte (most keys and lengths here) inline; longer ones as prost decodes them.
         if let Some((&b, rest)) = self.0.split_first()
@@ -525,7 +525,7 @@ impl<'a> Rd<'a> {
 
     /// A field key, with prost's checks (`decode_key`): a key above u32::MAX, wire types
     /// 6 and 7 and tag 0 are errors.
-    #[inline]
+    #[inline(always)]
     fn key(&mut self) -> Result<(u32, WireType), Reject> {
         let key = self.varint()?;
         if key > u64::from(u32::MAX) {
@@ -547,6 +547,7 @@ impl<'a> Rd<'a> {
         Ok((tag, wt))
     }
 
+    #[inline(always)]
     fn fixed(&mut self, n: usize) -> Result<&'a [u8], Reject> {
         if self.0.len() < n {
             return Err(Reject);
@@ -557,6 +558,7 @@ impl<'a> Rd<'a> {
     }
 
     /// A length-delimited payload (its length must fit in what is left).
+    #[inline(always)]
     fn bytes(&mut self) -> Result<&'a [u8], Reject> {
         let len = self.varint()?;
         if len > self.0.len() as u64 {
@@ -566,7 +568,7 @@ impl<'a> Rd<'a> {
     }
 
     /// A string field's bytes, checked to be UTF-8 as prost checks them.
-    #[inline]
+    #[inline(always)]
     fn text(&mut self) -> Result<&'a [u8], Reject> {
         let b = self.bytes()?;
         // ASCII (the common case, checked word by word) is UTF-8.
