@@ -442,6 +442,38 @@ resource a {
     }
 
     #[test]
+    fn every_block_kind_is_scanned() {
+        let r = reads(
+            r#"locals {
+  l = req.resources.fromlocal
+}
+group {
+  condition = req.resource.cond != null
+  composite status {
+    body = { x = req.resource.status.a }
+  }
+  context {
+    key   = "k"
+    value = req.resource.ctx.v
+  }
+  requirement r {
+    select {
+      apiVersion = "v1"
+      kind       = req.resource.req.kind
+      matchName  = "n"
+    }
+  }
+}
+resource a {
+  body = { x = false ? req.resource.untaken.x : 1 }
+}"#,
+        );
+        assert!(!r.all);
+        assert_eq!(names(&r), ["cond", "ctx", "req", "status", "untaken"]);
+        assert_eq!(bases(&r), ["fromlocal"]);
+    }
+
+    #[test]
     fn default_reads_everything() {
         let r = Reads::default();
         assert!(r.all);
