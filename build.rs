@@ -42,4 +42,36 @@ fn proto() {
         )
         .compile_protos(&files, &[Path::new("proto")])
         .expect("protobuf codegen");
+    lazy_services();
+}
+
+/// The FunctionRunnerService of both versions as the server runs it: the same method
+/// paths as the generated services, with `crate::proto::LazyCodec`, whose requests keep
+/// the observed bodies as bytes (`crate::proto::LazyRequest`). v1 and v1beta1 share the
+/// wire format, so both answer with a v1 response message. Written to
+/// `OUT_DIR/<package>.FunctionRunnerService.rs` (included by src/server/lazy.rs).
+fn lazy_services() {
+    use tonic_prost_build::manual::{Builder, Method, Service};
+    for package in [
+        "apiextensions.fn.proto.v1",
+        "apiextensions.fn.proto.v1beta1",
+    ] {
+        let service = Service::builder()
+            .name("FunctionRunnerService")
+            .package(package)
+            .method(
+                Method::builder()
+                    .name("run_function")
+                    .route_name("RunFunction")
+                    .input_type("crate::proto::LazyRequest")
+                    .output_type("crate::server::lazy::Reply")
+                    .codec_path("crate::proto::LazyCodec")
+                    .build(),
+            )
+            .build();
+        Builder::new()
+            .build_client(false)
+            .build_server(true)
+            .compile(&[service]);
+    }
 }

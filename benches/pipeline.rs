@@ -66,7 +66,7 @@ fn report_allocations(all: &[Workload]) {
         } else {
             50
         };
-        for mode in [Mode::Wire, Mode::Handler, Mode::Eval] {
+        for mode in [Mode::Wire, Mode::WireEager, Mode::Handler, Mode::Eval] {
             match bench_request(&w.request, mode, false, n) {
                 Ok(r) => println!(
                     "  {:<12} {:<8} {:>12.0} allocs/op {:>14.0} B/op {:>12.0} ns/op",
@@ -220,6 +220,28 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
     }
     g.finish();
 
+    // The server's request path: prost-compatible decode with the observed bodies kept as
+    // bytes, then `req` with only the bodies the program reads turned into values.
+    let mut g = c.benchmark_group("request_lazy");
+    for w in all {
+        let reads = match fn_hcl::ir::compile_txtar(&w.hcl) {
+            Ok(p) => p.reads,
+            Err(e) => panic!("{}: {}", w.name, e.message()),
+        };
+        let bytes = prost::bytes::Bytes::from(w.bytes.clone());
+        g.throughput(Throughput::Bytes(w.bytes.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| {
+                let lazy = fn_hcl::proto::LazyRequest::decode(black_box(bytes.clone()));
+                lazy.ok().map(|l| {
+                    fn_hcl::request::Request::from_lazy(&l, &reads)
+                        .map(|r| Inputs::from_request(&r))
+                })
+            })
+        });
+    }
+    g.finish();
+
     let mut g = c.benchmark_group("eval_warm");
     for w in all {
         let program = match fn_hcl::ir::compile_txtar(&w.hcl) {
@@ -246,6 +268,20 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
         g.throughput(Throughput::Bytes(w.bytes.len() as u64));
         g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
             b.iter(|| wire(black_box(&w.bytes)))
+        });
+    }
+    g.finish();
+
+    // The same through the lazy request path (what `fn-hcl serve` runs).
+    let mut g = c.benchmark_group("wire_lazy_warm");
+    for w in all {
+        let bytes = prost::bytes::Bytes::from(w.bytes.clone());
+        g.throughput(Throughput::Bytes(w.bytes.len() as u64));
+        g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
+            b.iter(|| {
+                fn_hcl::function::run_function_bytes(black_box(bytes.clone()))
+                    .map(|r| r.encode_to_vec().len())
+            })
         });
     }
     g.finish();

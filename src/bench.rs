@@ -84,9 +84,13 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, u64, u64) {
 /// What one iteration runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
-    /// Protobuf decode of the request bytes, the handler, protobuf encode of the response.
+    /// Request bytes → response bytes as the server does it: the request decoded with its
+    /// observed bodies left as bytes (`function::run_function_bytes`), encode of the response.
     #[default]
     Wire,
+    /// The same with prost's eager decode of the whole request and `run_function`
+    /// (what the server did before the lazy request path; kept for comparison).
+    WireEager,
     /// The handler (`RunFunction`) on a decoded request.
     Handler,
     /// Evaluation of the compiled program only (the request already converted to values).
@@ -144,6 +148,7 @@ pub fn run(args: &BenchArgs) -> Result<String, String> {
     let report = bench_request(&req, args.mode, args.cold, args.n.max(1))?;
     let mode = match args.mode {
         Mode::Wire => "wire",
+        Mode::WireEager => "wire-eager",
         Mode::Handler => "handler",
         Mode::Eval => "eval",
     };
@@ -174,6 +179,19 @@ pub fn bench_request(
     };
     let (elapsed, allocs, bytes) = match mode {
         Mode::Wire => {
+            let bytes = prost::bytes::Bytes::from(req.encode_to_vec());
+            let once = || {
+                crate::function::run_function_bytes(bytes.clone())
+                    .map(|r| r.encode_to_vec())
+                    .map_err(|e| format!("cannot decode the request: {e}"))
+            };
+            black_box(once()?);
+            timed(n, || {
+                cold_cache();
+                black_box(once())
+            })
+        }
+        Mode::WireEager => {
             let bytes = req.encode_to_vec();
             let once = || {
                 let decoded = v1::RunFunctionRequest::decode(bytes.as_slice())

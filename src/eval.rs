@@ -36,6 +36,9 @@ pub struct Inputs {
     pub resources: Value,
     /// `req.connections`: their connection details.
     pub connections: Value,
+    /// The observed bodies as the request carried them, decoded on first use, when
+    /// `resource` holds only the bodies the program reads (`None`: it holds them all).
+    pub bodies: Option<std::sync::Arc<crate::request::ObservedBodies>>,
 }
 
 impl Inputs {
@@ -47,6 +50,15 @@ impl Inputs {
             connection: r.connection.clone(),
             resources: r.resources.clone(),
             connections: r.connections.clone(),
+            bodies: r.bodies.clone(),
+        }
+    }
+
+    /// The observed body of `name` (`self.resource`; null when not observed).
+    fn observed_body(&self, name: &str) -> Value {
+        match &self.bodies {
+            Some(b) => b.get(name).unwrap_or_default(),
+            None => self.resource.get_attr(name).cloned().unwrap_or_default(),
         }
     }
 
@@ -457,13 +469,18 @@ impl<'p> Evaluator<'p> {
         diags
     }
 
-    fn self_object(&self, name: &str) -> Vec<(Str, Value)> {
-        let res = self
-            .inputs
-            .resource
-            .get_attr(name)
-            .cloned()
-            .unwrap_or_default();
+    /// `self` of a resource named `name`; `own_body`: whether the block can read
+    /// `self.resource` (`crate::reads`): if not, it may hold a placeholder.
+    fn self_object(&self, name: &str, own_body: bool) -> Vec<(Str, Value)> {
+        let res = if own_body {
+            self.inputs.observed_body(name)
+        } else {
+            self.inputs
+                .resource
+                .get_attr(name)
+                .cloned()
+                .unwrap_or_default()
+        };
         let conn = self
             .inputs
             .connection
@@ -480,7 +497,8 @@ impl<'p> Evaluator<'p> {
     fn resource(&mut self, r: &Resource) -> Diags {
         let base = self.frame.len();
         debug_assert_eq!(base as u32, r.self_slot);
-        let self_obj = Value::object(self.self_object(&r.name));
+        let self_obj =
+            Value::object(self.self_object(&r.name, self.program.reads.own_body(&r.content)));
         let out = self.add_resource(&r.name, &r.content, self_obj, None);
         self.frame.truncate(base);
         out
@@ -596,6 +614,7 @@ impl<'p> Evaluator<'p> {
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
         let base_name = &c.base;
+        let own_body = self.program.reads.own_body(&c.template);
         let resources = self
             .inputs
             .resources
@@ -690,7 +709,7 @@ impl<'p> Evaluator<'p> {
                 }
             };
             let mut self_fields = coll_self.clone();
-            self_fields.extend(self.self_object(&name));
+            self_fields.extend(self.self_object(&name, own_body));
             let ds = self.add_resource(
                 &name,
                 &c.template,

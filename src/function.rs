@@ -10,7 +10,9 @@
 //! ```
 //!
 //! `program` is the input's `hcl` text (txtar). The evaluator builds `req` with
-//! [`crate::request::Request::from_proto`] when it is ready to (Go builds it after parsing,
+//! [`crate::request::Request::from_proto`] (or, on the server's path, from the request
+//! bytes with [`crate::request::Request::from_lazy`], decoding only the observed bodies the
+//! program can read) when it is ready to (Go builds it after parsing,
 //! so parse errors win over bad request data), and on success has added to `out` the
 //! desired resources, readiness, composite status/connection, context keys, requirements,
 //! its discard warnings and the FullyResolved/HclDiagnostics conditions and result.
@@ -186,6 +188,37 @@ pub fn has_txtar_files(text: &str) -> bool {
 /// Runs the function for one request. Always answers with a response: a failure is a
 /// response with one Fatal result (never a panic, never a gRPC error).
 pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
+    run(req, Source::Eager(req))
+}
+
+/// Runs the function for one request given as protobuf bytes (what gRPC delivers): the
+/// request is decoded with its observed bodies left as bytes, and only the bodies the
+/// program can read become values. The response is `run_function`'s for the same request;
+/// the error is prost's, for bytes that are not a RunFunctionRequest.
+pub fn run_function_bytes(
+    bytes: prost::bytes::Bytes,
+) -> Result<v1::RunFunctionResponse, prost::DecodeError> {
+    let req = crate::proto::LazyRequest::decode(bytes)?;
+    Ok(run_function_lazy(&req))
+}
+
+/// [`run_function`] for a request decoded by [`crate::proto::LazyRequest::decode`].
+pub fn run_function_lazy(req: &crate::proto::LazyRequest) -> v1::RunFunctionResponse {
+    run(&req.envelope, Source::Lazy(req))
+}
+
+/// Where `req`'s observed bodies come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// Decoded with the rest of the request.
+    Eager(&'a v1::RunFunctionRequest),
+    /// Still bytes (the envelope has no bodies).
+    Lazy(&'a crate::proto::LazyRequest),
+}
+
+/// One call; `req` is the request, or its envelope without observed bodies (enough for
+/// everything but `req` itself and the debug dump).
+fn run(req: &v1::RunFunctionRequest, source: Source<'_>) -> v1::RunFunctionResponse {
     let input = match HclInput::from_request(req) {
         Ok(i) => i,
         Err(e) => return fatal_response(req, e),
@@ -198,7 +231,16 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     // do not interleave and the block stays extractable as txtar.
     let debug = input.debug_requested(req);
     if debug {
-        eprint!("{}", crate::render::debug_request_text(req));
+        let text = match source {
+            Source::Eager(full) => crate::render::debug_request_text(full),
+            // The dump shows every body: decode them all (a rare path). The bodies were
+            // checked when the request was decoded, so this cannot fail.
+            Source::Lazy(lazy) => match lazy.to_full() {
+                Ok(full) => crate::render::debug_request_text(&full),
+                Err(_) => crate::render::debug_request_text(req),
+            },
+        };
+        eprint!("{text}");
     }
     if !has_txtar_files(&input.hcl) {
         return fatal_response(
@@ -207,7 +249,7 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
         );
     }
     let mut out = ResponseBuilder::new(req);
-    match evaluate_program(&input.hcl, req, &mut out) {
+    match evaluate_program(&input.hcl, source, &mut out) {
         Ok(()) => {
             out.ensure_desired();
             out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
@@ -315,13 +357,17 @@ pub fn default_limits() -> Limits {
 /// write what the program produced into `out`. `Err` is the complete Fatal message.
 fn evaluate_program(
     program: &str,
-    req: &v1::RunFunctionRequest,
+    source: Source<'_>,
     out: &mut ResponseBuilder,
 ) -> Result<(), String> {
     let compiled = program_cache()
         .get_or_compile(program, crate::ir::compile_txtar)
         .map_err(|e| e.message())?;
-    let request = crate::request::Request::from_proto(req).map_err(|e| {
+    let request = match source {
+        Source::Eager(req) => crate::request::Request::from_proto(req),
+        Source::Lazy(req) => crate::request::Request::from_lazy(req, &compiled.reads),
+    };
+    let request = request.map_err(|e| {
         format!(
             "evaluate hcl: {}",
             crate::diag::Diagnostic::error_no_range(e.to_string(), "").plain(&compiled.sources)

@@ -42,6 +42,8 @@ pub struct Program {
     pub types: HashMap<ChunkId, SType>,
     /// The user functions as lowered, in source order (their callable code is in `code`).
     pub functions: Vec<UserFunction>,
+    /// Which observed bodies the program can read (the request path decodes only those).
+    pub reads: crate::reads::Reads,
 }
 
 /// A `function` block: args (slots 0..n, in order) with whether each has a default, its
@@ -757,7 +759,7 @@ impl<'a> Lowerer<'a> {
             .collect();
         let root = self.lower_group_blocks(None, &others);
         let frame_size = self.scopes.max.max(1);
-        Ok(Program {
+        let mut program = Program {
             sources: sm,
             code: self.builder.finish(),
             root,
@@ -766,7 +768,10 @@ impl<'a> Lowerer<'a> {
             analysis: self.analysis,
             types: self.types,
             functions: self.user_functions,
-        })
+            reads: crate::reads::Reads::default(),
+        };
+        program.reads = crate::reads::Reads::of(&program);
+        Ok(program)
     }
 
     fn check_static_invokes(&self, body: &Body) -> Option<Diagnostic> {

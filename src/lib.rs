@@ -29,6 +29,7 @@ pub mod number;
 pub mod parser;
 pub mod proto;
 pub mod protojson;
+pub mod reads;
 pub mod render;
 pub mod request;
 pub mod response;

@@ -101,6 +101,9 @@ pub struct Request {
     pub extra_resources: Value,
     /// Collections found among the observed resources, sorted by base name.
     pub collections: Vec<Collection>,
+    /// The observed bodies as the request carried them, when `resource` holds only the
+    /// ones a program reads ([`Request::from_lazy`]); `None` when it holds them all.
+    pub bodies: Option<std::sync::Arc<ObservedBodies>>,
 }
 
 impl Request {
@@ -135,44 +138,9 @@ impl Request {
         }
         let resource = Value::object(resource);
         let connection = Value::object(connection);
-
-        let mut collections = Vec::with_capacity(by_base.len());
-        let mut coll_resources = Vec::with_capacity(by_base.len());
-        let mut coll_connections = Vec::with_capacity(by_base.len());
-        for (base_name, mut members) in by_base {
-            members.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.name.cmp(&b.name)));
-            let bodies = members
-                .iter()
-                .map(|m| resource.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
-                .collect();
-            let conns = members
-                .iter()
-                .map(|m| connection.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
-                .collect();
-            coll_resources.push((base_name.clone(), Value::tuple(bodies)));
-            coll_connections.push((base_name.clone(), Value::tuple(conns)));
-            collections.push(Collection { base_name, members });
-        }
-
-        let extra_resources = Value::object(
-            merged_extra_resources(req)
-                .into_iter()
-                .map(|(name, items)| {
-                    let v = if items.is_empty() {
-                        Value::NULL
-                    } else {
-                        Value::tuple(
-                            items
-                                .iter()
-                                .map(|r| resource_body(Some(r)))
-                                .collect::<Result<Vec<_>, _>>()?,
-                        )
-                    };
-                    Ok((Str::from(name), v))
-                })
-                .collect::<Result<Vec<_>, RequestError>>()?,
-        );
-
+        let (collections, coll_resources, coll_connections) =
+            group_collections(by_base, &resource, &connection);
+        let extra_resources = extra_resources_value(req)?;
         Ok(Request {
             context,
             composite,
@@ -183,6 +151,7 @@ impl Request {
             connections: Value::object_sorted(coll_connections),
             extra_resources,
             collections,
+            bodies: None,
         })
     }
 
@@ -203,9 +172,13 @@ impl Request {
         ])
     }
 
-    /// The observed body of the composed resource `name` (`self.resource`), if observed.
-    pub fn observed_resource(&self, name: &str) -> Option<&Value> {
-        self.resource.get_attr(name)
+    /// The observed body of the composed resource `name` (`self.resource`), if observed
+    /// (decoded now when it was deferred).
+    pub fn observed_resource(&self, name: &str) -> Option<Value> {
+        match &self.bodies {
+            Some(b) => b.get(name),
+            None => self.resource.get_attr(name).cloned(),
+        }
     }
 
     /// The observed connection details of `name` (`self.connection`; null when it has none).
@@ -251,9 +224,65 @@ fn merged_extra_resources(req: &v1::RunFunctionRequest) -> BTreeMap<&str, &[v1::
     out
 }
 
+/// Collections sorted by base name, their member bodies and connection details, from the
+/// members found among the observed resources.
+type Grouped = (Vec<Collection>, Vec<(Str, Value)>, Vec<(Str, Value)>);
+
+fn group_collections(
+    by_base: BTreeMap<Str, Vec<CollectionMember>>,
+    resource: &Value,
+    connection: &Value,
+) -> Grouped {
+    let mut collections = Vec::with_capacity(by_base.len());
+    let mut coll_resources = Vec::with_capacity(by_base.len());
+    let mut coll_connections = Vec::with_capacity(by_base.len());
+    for (base_name, mut members) in by_base {
+        members.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.name.cmp(&b.name)));
+        let bodies = members
+            .iter()
+            .map(|m| resource.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+            .collect();
+        let conns = members
+            .iter()
+            .map(|m| connection.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+            .collect();
+        coll_resources.push((base_name.clone(), Value::tuple(bodies)));
+        coll_connections.push((base_name.clone(), Value::tuple(conns)));
+        collections.push(Collection { base_name, members });
+    }
+    (collections, coll_resources, coll_connections)
+}
+
+/// `req.extra_resources`.
+fn extra_resources_value(req: &v1::RunFunctionRequest) -> Result<Value, RequestError> {
+    Ok(Value::object(
+        merged_extra_resources(req)
+            .into_iter()
+            .map(|(name, items)| {
+                let v = if items.is_empty() {
+                    Value::NULL
+                } else {
+                    Value::tuple(
+                        items
+                            .iter()
+                            .map(|r| resource_body(Some(r)))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    )
+                };
+                Ok((Str::from(name), v))
+            })
+            .collect::<Result<Vec<_>, RequestError>>()?,
+    ))
+}
+
 /// A resource body as a value, without `metadata.managedFields`; `{}` when absent.
 fn resource_body(r: Option<&v1::Resource>) -> Result<Value, RequestError> {
-    let Some(s) = r.and_then(|r| r.resource.as_ref()) else {
+    struct_body(r.and_then(|r| r.resource.as_ref()))
+}
+
+/// A body `Struct` as a value, without `metadata.managedFields`; `{}` when absent.
+fn struct_body(s: Option<&prost_types::Struct>) -> Result<Value, RequestError> {
+    let Some(s) = s else {
         return Ok(Value::object(Vec::new()));
     };
     let mut entries = Vec::with_capacity(s.fields.len());
@@ -414,6 +443,753 @@ pub fn number_from_json_f64(f: f64) -> Result<Number, RequestError> {
     }
     let text = format!("{f:e}");
     Number::parse(&text).ok_or(RequestError::UnsupportedNumber(text))
+}
+
+// ---- Observed bodies read lazily from the request bytes ----
+//
+// The gRPC fast path decodes the request envelope eagerly but keeps every observed
+// composed resource's body (a `google.protobuf.Struct`) as its bytes (see
+// `crate::proto::LazyRequest`). [`scan_body`] checks those bytes once, without building
+// anything: it accepts exactly what prost's decoder accepts at that position (wire
+// format, UTF-8, prost's recursion limit) and finds what `Request::from_proto` would need
+// from a body it never reads (a NaN or ±Inf number is a Fatal error in Go even there, and
+// the collection annotations group members). [`decode_body`] then turns only the bodies
+// a program can read into values, in one pass, with the eager path's results.
+//
+// Anything unusual (a field of a `Value` or map entry given twice, where protobuf merges,
+// a non-finite number, annotations that are not a map of strings, deep nesting) marks the
+// body `exact`: it is then decoded with prost and converted by the eager code, so every
+// outcome, error or not, is the eager path's.
+
+/// prost's recursion budget left for the fields of an observed body's `Struct`: the
+/// request (100) → `observed` State (99) → `resources` map entry (98) → Resource (97)
+/// → `resource` Struct (96). Checked against prost by the tests.
+pub(crate) const BODY_BUDGET: u32 = 96;
+
+/// A byte string prost would reject (the exact error comes from prost itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reject;
+
+/// What [`scan_body`] found in a body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BodyScan {
+    /// Convert this body with prost and the eager code (see above).
+    pub exact: bool,
+    /// The collection annotations (base name, index), when the body names a base.
+    pub collection: Option<(Str, Str)>,
+}
+
+/// The role of a value in the body, for what the scan must look at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// The body's top-level `Struct`.
+    Root,
+    /// `metadata` (its `Value`, and its `Struct`).
+    Metadata,
+    /// `metadata.annotations`.
+    Annotations,
+    /// One annotation: 0 other, 1 collection base name, 2 collection index.
+    Annotation(u8),
+    /// `metadata.managedFields`: dropped by the eager path, only validated here.
+    Exempt,
+    Plain,
+}
+
+#[derive(Default)]
+struct ScanState<'a> {
+    exact: bool,
+    /// The collection annotations' values (checked UTF-8).
+    base: Option<&'a [u8]>,
+    index: Option<&'a [u8]>,
+}
+
+/// A cursor over protobuf wire data, with prost's own varint and key decoding.
+struct Rd<'a>(&'a [u8]);
+
+impl<'a> Rd<'a> {
+    fn done(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    #[inline(always)]
+    fn varint(&mut self) -> Result<u64, Reject> {
+        // One byte (most keys and lengths here) inline; longer ones as prost decodes them.
+        if let Some((&b, rest)) = self.0.split_first()
+            && b < 0x80
+        {
+            self.0 = rest;
+            return Ok(u64::from(b));
+        }
+        prost::encoding::decode_varint(&mut self.0).map_err(|_| Reject)
+    }
+
+    /// A field key, with prost's checks (`decode_key`): a key above u32::MAX, wire types
+    /// 6 and 7 and tag 0 are errors.
+    #[inline(always)]
+    fn key(&mut self) -> Result<(u32, WireType), Reject> {
+        let key = self.varint()?;
+        if key > u64::from(u32::MAX) {
+            return Err(Reject);
+        }
+        let wt = match key & 7 {
+            0 => WireType::Varint,
+            1 => WireType::SixtyFourBit,
+            2 => WireType::LengthDelimited,
+            3 => WireType::StartGroup,
+            4 => WireType::EndGroup,
+            5 => WireType::ThirtyTwoBit,
+            _ => return Err(Reject),
+        };
+        let tag = (key >> 3) as u32;
+        if tag == 0 {
+            return Err(Reject);
+        }
+        Ok((tag, wt))
+    }
+
+    #[inline(always)]
+    fn fixed(&mut self, n: usize) -> Result<&'a [u8], Reject> {
+        if self.0.len() < n {
+            return Err(Reject);
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+
+    /// A length-delimited payload (its length must fit in what is left).
+    #[inline(always)]
+    fn bytes(&mut self) -> Result<&'a [u8], Reject> {
+        let len = self.varint()?;
+        if len > self.0.len() as u64 {
+            return Err(Reject);
+        }
+        self.fixed(len as usize)
+    }
+
+    /// A string field's bytes, checked to be UTF-8 as prost checks them.
+    #[inline(always)]
+    fn text(&mut self) -> Result<&'a [u8], Reject> {
+        let b = self.bytes()?;
+        // ASCII (the common case, checked word by word) is UTF-8.
+        if b.is_ascii() || std::str::from_utf8(b).is_ok() {
+            Ok(b)
+        } else {
+            Err(Reject)
+        }
+    }
+
+    /// A string field (for the decoder, after the scan checked it).
+    fn string(&mut self) -> Result<&'a str, Reject> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| Reject)
+    }
+}
+
+use prost::encoding::WireType;
+
+fn want(wt: WireType, expected: WireType) -> Result<(), Reject> {
+    if wt == expected { Ok(()) } else { Err(Reject) }
+}
+
+/// prost's `skip_field` with `budget` as its recursion budget.
+fn skip(rd: &mut Rd<'_>, wt: WireType, tag: u32, budget: u32) -> Result<(), Reject> {
+    if budget == 0 {
+        return Err(Reject);
+    }
+    match wt {
+        WireType::Varint => {
+            rd.varint()?;
+        }
+        WireType::ThirtyTwoBit => {
+            rd.fixed(4)?;
+        }
+        WireType::SixtyFourBit => {
+            rd.fixed(8)?;
+        }
+        WireType::LengthDelimited => {
+            rd.bytes()?;
+        }
+        WireType::StartGroup => loop {
+            let (t, w) = rd.key()?;
+            if w == WireType::EndGroup {
+                if t != tag {
+                    return Err(Reject);
+                }
+                break;
+            }
+            skip(rd, w, t, budget - 1)?;
+        },
+        WireType::EndGroup => return Err(Reject),
+    }
+    Ok(())
+}
+
+/// Checks the bytes of an observed body (`Struct` fields, with `budget` as prost's
+/// recursion budget for them) and finds what the eager path needs from it.
+pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
+    let mut st = ScanState::default();
+    scan_struct(bytes, budget, Role::Root, 1, &mut st)?;
+    fn text(b: Option<&[u8]>) -> &str {
+        std::str::from_utf8(b.unwrap_or_default()).unwrap_or_default()
+    }
+    let collection = match (st.exact, st.base) {
+        (false, Some(b)) => {
+            // As `collection_annotations` sees them: strings made by `Value::string`.
+            let as_str = |v: Value| match v {
+                Value::String(s) => s,
+                _ => Str::from(""),
+            };
+            let base = as_str(Value::string(text(Some(b))));
+            if base.is_empty() {
+                None
+            } else {
+                Some((base, as_str(Value::string(text(st.index)))))
+            }
+        }
+        _ => None,
+    };
+    Ok(BodyScan {
+        exact: st.exact,
+        collection,
+    })
+}
+
+/// The fields of a `Struct` (budget: prost's, for these fields).
+fn scan_struct<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    if depth > MAX_DEPTH / 2 {
+        st.exact = true;
+    }
+    let mut rd = Rd(b);
+    let (mut metadata, mut annotations) = (0u32, 0u32);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, budget)?;
+            continue;
+        }
+        // A map field: prost reads a length whatever the wire type says.
+        if budget == 0 {
+            return Err(Reject);
+        }
+        let entry = rd.bytes()?;
+        let e = budget - 1;
+        let mut er = Rd(entry);
+        let (mut key, mut keys): (&[u8], u32) = (b"", 0);
+        let (mut value, mut values) = (None, 0u32);
+        while !er.done() {
+            let (t, w) = er.key()?;
+            match t {
+                1 => {
+                    want(w, WireType::LengthDelimited)?;
+                    key = er.text()?;
+                    keys += 1;
+                }
+                2 => {
+                    want(w, WireType::LengthDelimited)?;
+                    if e == 0 {
+                        return Err(Reject);
+                    }
+                    let v = er.bytes()?;
+                    values += 1;
+                    if values > 1 {
+                        // Merged with the earlier one by prost: validate, convert exactly.
+                        st.exact = true;
+                        scan_value(v, e - 1, Role::Exempt, depth, st)?;
+                    } else {
+                        value = Some(v);
+                    }
+                }
+                _ => skip(&mut er, w, t, e)?,
+            }
+        }
+        if keys > 1 || values > 1 {
+            st.exact = true;
+        }
+        let child = match role {
+            Role::Root if key == b"metadata" => {
+                metadata += 1;
+                Role::Metadata
+            }
+            Role::Metadata if key == b"annotations" => {
+                annotations += 1;
+                Role::Annotations
+            }
+            Role::Metadata if key == b"managedFields" => Role::Exempt,
+            Role::Annotations => {
+                let which = if key == ANNOTATION_BASE_NAME.as_bytes() {
+                    1
+                } else if key == ANNOTATION_INDEX.as_bytes() {
+                    2
+                } else {
+                    0
+                };
+                Role::Annotation(which)
+            }
+            Role::Exempt => Role::Exempt,
+            _ => Role::Plain,
+        };
+        match value {
+            Some(v) => scan_value(v, e - 1, child, depth, st)?,
+            // A missing value is null.
+            None => {
+                if matches!(
+                    child,
+                    Role::Metadata | Role::Annotations | Role::Annotation(_)
+                ) {
+                    st.exact = true;
+                }
+            }
+        }
+    }
+    if metadata > 1 || annotations > 1 {
+        st.exact = true;
+    }
+    Ok(())
+}
+
+/// The fields of a `Value` (budget: prost's, for these fields).
+fn scan_value<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    let mut rd = Rd(b);
+    let (mut kinds, mut last) = (0u32, 0u32);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        match tag {
+            1 | 4 => {
+                want(wt, WireType::Varint)?;
+                rd.varint()?;
+            }
+            2 => {
+                want(wt, WireType::SixtyFourBit)?;
+                let raw = rd.fixed(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(raw);
+                if !f64::from_le_bytes(a).is_finite() && role != Role::Exempt {
+                    st.exact = true;
+                }
+            }
+            3 => {
+                want(wt, WireType::LengthDelimited)?;
+                let s = rd.text()?;
+                let seen = match role {
+                    Role::Annotation(1) => st.base.replace(s).is_some(),
+                    Role::Annotation(2) => st.index.replace(s).is_some(),
+                    _ => false,
+                };
+                // Given twice (two entries, or two strings in one value): exact path.
+                st.exact |= seen;
+            }
+            5 | 6 => {
+                want(wt, WireType::LengthDelimited)?;
+                if budget == 0 {
+                    return Err(Reject);
+                }
+                let inner = rd.bytes()?;
+                if tag == 5 {
+                    let r = match role {
+                        Role::Metadata | Role::Annotations | Role::Exempt => role,
+                        _ => Role::Plain,
+                    };
+                    scan_struct(inner, budget - 1, r, depth + 1, st)?;
+                } else {
+                    let r = if role == Role::Exempt {
+                        role
+                    } else {
+                        Role::Plain
+                    };
+                    scan_list(inner, budget - 1, r, depth + 1, st)?;
+                }
+            }
+            _ => {
+                skip(&mut rd, wt, tag, budget)?;
+                continue;
+            }
+        }
+        kinds += 1;
+        last = tag;
+    }
+    let expected = match role {
+        Role::Metadata | Role::Annotations => Some(5),
+        Role::Annotation(_) => Some(3),
+        _ => None,
+    };
+    // A oneof set twice merges or replaces; metadata, annotations and annotation values
+    // of another kind are errors: both are left to the exact path.
+    if kinds > 1 || expected.is_some_and(|k| kinds != 1 || last != k) {
+        st.exact = true;
+    }
+    Ok(())
+}
+
+/// The fields of a `ListValue` (budget: prost's, for these fields).
+fn scan_list<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    if depth > MAX_DEPTH / 2 {
+        st.exact = true;
+    }
+    let mut rd = Rd(b);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, budget)?;
+            continue;
+        }
+        want(wt, WireType::LengthDelimited)?;
+        if budget == 0 {
+            return Err(Reject);
+        }
+        let v = rd.bytes()?;
+        scan_value(v, budget - 1, role, depth, st)?;
+    }
+    Ok(())
+}
+
+/// The value of a body [`scan_body`] accepted without marking it `exact`: the same value
+/// `Request::from_proto` makes of it (`metadata.managedFields` dropped).
+pub(crate) fn decode_body(bytes: &[u8]) -> Result<Value, RequestError> {
+    decode_struct(bytes, Role::Root, 1)
+}
+
+fn decode_struct(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestError> {
+    if depth > MAX_DEPTH {
+        return Err(RequestError::TooDeep);
+    }
+    let mut rd = Rd(b);
+    let mut entries = Vec::new();
+    while !rd.done() {
+        let Ok((tag, wt)) = rd.key() else { break };
+        if tag != 1 {
+            if skip(&mut rd, wt, tag, u32::MAX).is_err() {
+                break;
+            }
+            continue;
+        }
+        let Ok(entry) = rd.bytes() else { break };
+        let mut er = Rd(entry);
+        let (mut key, mut value) = ("", None);
+        while !er.done() {
+            let Ok((t, w)) = er.key() else { break };
+            match t {
+                1 => key = er.string().unwrap_or_default(),
+                2 => value = er.bytes().ok(),
+                _ => {
+                    if skip(&mut er, w, t, u32::MAX).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let child = match role {
+            Role::Root if key == "metadata" => Role::Metadata,
+            Role::Metadata if key == "managedFields" => continue,
+            _ => Role::Plain,
+        };
+        let v = match value {
+            Some(v) => decode_value(v, child, depth)?,
+            None => Value::NULL,
+        };
+        entries.push((Str::from(key), v));
+    }
+    Ok(Value::object(entries))
+}
+
+fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestError> {
+    let mut rd = Rd(b);
+    let mut out = Value::NULL;
+    while !rd.done() {
+        let Ok((tag, wt)) = rd.key() else { break };
+        out = match tag {
+            1 => {
+                let _ = rd.varint();
+                Value::NULL
+            }
+            2 => {
+                let mut a = [0u8; 8];
+                if let Ok(raw) = rd.fixed(8) {
+                    a.copy_from_slice(raw);
+                }
+                Value::Number(number_from_json_f64(f64::from_le_bytes(a))?)
+            }
+            3 => Value::string(rd.string().unwrap_or_default()),
+            4 => Value::Bool(rd.varint().unwrap_or_default() != 0),
+            5 => decode_struct(rd.bytes().unwrap_or_default(), role, depth + 1)?,
+            6 => {
+                if depth + 1 > MAX_DEPTH {
+                    return Err(RequestError::TooDeep);
+                }
+                let mut items = Vec::new();
+                let mut lr = Rd(rd.bytes().unwrap_or_default());
+                while !lr.done() {
+                    let Ok((t, w)) = lr.key() else { break };
+                    if t == 1 {
+                        items.push(decode_value(
+                            lr.bytes().unwrap_or_default(),
+                            Role::Plain,
+                            depth + 1,
+                        )?);
+                    } else if skip(&mut lr, w, t, u32::MAX).is_err() {
+                        break;
+                    }
+                }
+                Value::tuple(items)
+            }
+            _ => {
+                if skip(&mut rd, wt, tag, u32::MAX).is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// An observed composed resource's body as the request carried it: the bytes of its
+/// `google.protobuf.Struct` (shared with the request buffer, not copied).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawBody {
+    bytes: prost::bytes::Bytes,
+    /// Whether the request had the field at all (`resource` unset vs an empty Struct).
+    present: bool,
+    scan: BodyScan,
+}
+
+impl RawBody {
+    /// Adds one occurrence of the `resource` field (protobuf merges repeated occurrences
+    /// of a message field, which is the same as concatenating them).
+    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes) -> Result<(), Reject> {
+        let scan = scan_body(&piece, BODY_BUDGET)?;
+        if !self.present {
+            self.bytes = piece;
+            self.scan = scan;
+            self.present = true;
+        } else {
+            let mut joined = Vec::with_capacity(self.bytes.len() + piece.len());
+            joined.extend_from_slice(&self.bytes);
+            joined.extend_from_slice(&piece);
+            self.bytes = joined.into();
+            self.scan = BodyScan {
+                exact: true,
+                collection: None,
+            };
+        }
+        Ok(())
+    }
+
+    /// A body from a decoded `Struct` (encoded again; for requests that arrive decoded,
+    /// with bodies nested within prost's recursion limit).
+    pub(crate) fn set_decoded(&mut self, s: prost_types::Struct) {
+        use prost::Message as _;
+        let bytes = s.encode_to_vec();
+        self.scan = scan_body(&bytes, u32::MAX / 2).unwrap_or(BodyScan {
+            exact: true,
+            collection: None,
+        });
+        self.bytes = bytes.into();
+        self.present = true;
+    }
+
+    /// The encoded `Struct`.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Whether the resource carried a body at all.
+    pub fn is_present(&self) -> bool {
+        self.present
+    }
+
+    /// The body as prost decodes it (`None` when the resource had none).
+    pub fn to_struct(&self) -> Result<Option<prost_types::Struct>, prost::DecodeError> {
+        use prost::Message as _;
+        if !self.present {
+            return Ok(None);
+        }
+        prost_types::Struct::decode(self.bytes.as_ref()).map(Some)
+    }
+
+    /// The body as a value, exactly as `Request::from_proto` makes it.
+    fn value(&self) -> Result<Value, RequestError> {
+        if !self.scan.exact {
+            return decode_body(&self.bytes);
+        }
+        // The scan accepted these bytes with a smaller budget than a fresh decode has.
+        let s = self.to_struct().ok().flatten();
+        struct_body(s.as_ref())
+    }
+
+    /// The collection annotations, as `collection_annotations` finds them.
+    fn collection(
+        &self,
+        name: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<(Str, Str)>, RequestError> {
+        match value {
+            Some(v) => collection_annotations(name, v),
+            None => Ok(self.scan.collection.clone()),
+        }
+    }
+}
+
+/// The observed bodies of one request, decoded on first use (at most once each).
+#[derive(Debug, Default)]
+pub struct ObservedBodies {
+    /// Sorted by name.
+    entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)>,
+}
+
+impl ObservedBodies {
+    /// The body of `name` as a value (decoded now if it was not yet), if observed.
+    pub fn get(&self, name: &str) -> Option<Value> {
+        let i = self
+            .entries
+            .binary_search_by(|(n, _, _)| (**n).cmp(name))
+            .ok()?;
+        let (_, raw, cell) = &self.entries[i];
+        // The scan ruled out every error for bodies it did not mark exact, and exact ones
+        // were converted (and their errors reported) while building the request.
+        Some(cell.get_or_init(|| raw.value().unwrap_or_default()).clone())
+    }
+
+    /// How many bodies have been turned into values so far (for tests and benchmarks).
+    pub fn decoded(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|(_, _, c)| c.get().is_some())
+            .count()
+    }
+}
+
+/// Which observed bodies a request must turn into values up front (see `crate::reads`).
+pub trait BodyNeeds {
+    /// Every body.
+    fn all(&self) -> bool;
+    /// The body of the observed resource `name`, read as `req.resource.NAME`.
+    fn name(&self, name: &str) -> bool;
+    /// The bodies of the members of collection `base`.
+    fn base(&self, base: &str) -> bool;
+}
+
+/// Every body is needed (what a program that was not analysed gets).
+pub struct AllBodies;
+
+impl BodyNeeds for AllBodies {
+    fn all(&self) -> bool {
+        true
+    }
+    fn name(&self, _: &str) -> bool {
+        true
+    }
+    fn base(&self, _: &str) -> bool {
+        true
+    }
+}
+
+impl Request {
+    /// Builds `req` from a request whose observed bodies are still bytes, turning into
+    /// values only the bodies `needs` names; the others are placeholders (null) that the
+    /// program cannot reach, and [`Request::bodies`] decodes any of them on demand. The
+    /// outcome (values read, errors) is `from_proto`'s for the same request.
+    pub fn from_lazy(
+        req: &crate::proto::LazyRequest,
+        needs: &dyn BodyNeeds,
+    ) -> Result<Request, RequestError> {
+        let env = &req.envelope;
+        let context = match &env.context {
+            Some(s) => struct_to_value(s)?,
+            None => Value::object(Vec::new()),
+        };
+        let observed = env.observed.as_ref();
+        let xr = observed.and_then(|o| o.composite.as_ref());
+        let composite = resource_body(xr)?;
+        let composite_connection = connection_value(xr.map(|r| &r.connection_details));
+
+        let n = req.bodies.len();
+        let mut entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)> = Vec::with_capacity(n);
+        let mut by_base: BTreeMap<Str, Vec<CollectionMember>> = BTreeMap::new();
+        // The collection each body belongs to (by position in `entries`).
+        let mut member_of: Vec<Option<Str>> = Vec::with_capacity(n);
+        for (name, raw) in &req.bodies {
+            let cell = std::sync::OnceLock::new();
+            let exact = if raw.scan.exact {
+                Some(raw.value()?)
+            } else {
+                None
+            };
+            let base = match raw.collection(name, exact.as_ref())? {
+                Some((base, index)) => {
+                    by_base
+                        .entry(base.clone())
+                        .or_default()
+                        .push(CollectionMember {
+                            name: name.clone(),
+                            index,
+                        });
+                    Some(base)
+                }
+                None => None,
+            };
+            member_of.push(base);
+            if let Some(v) = exact {
+                let _ = cell.set(v);
+            }
+            entries.push((name.clone(), raw.clone(), cell));
+        }
+        let bodies = ObservedBodies { entries };
+
+        let all = needs.all();
+        let mut resource = Vec::with_capacity(n);
+        let mut connection = Vec::with_capacity(n);
+        let conns = observed.map(|o| &o.resources);
+        for ((name, _, _), base) in bodies.entries.iter().zip(&member_of) {
+            let needed = all || needs.name(name) || base.as_ref().is_some_and(|b| needs.base(b));
+            let body = if needed {
+                bodies.get(name).unwrap_or_default()
+            } else {
+                Value::NULL
+            };
+            resource.push((name.clone(), body));
+            let details = conns
+                .and_then(|c| c.get(&**name))
+                .map(|r| &r.connection_details);
+            connection.push((name.clone(), connection_value(details)));
+        }
+        let resource = Value::object_sorted(resource);
+        let connection = Value::object_sorted(connection);
+
+        let (collections, coll_resources, coll_connections) =
+            group_collections(by_base, &resource, &connection);
+        let extra_resources = extra_resources_value(env)?;
+        Ok(Request {
+            context,
+            composite,
+            composite_connection,
+            resource,
+            connection,
+            resources: Value::object_sorted(coll_resources),
+            connections: Value::object_sorted(coll_connections),
+            extra_resources,
+            collections,
+            // With no observed resources there is nothing to defer.
+            bodies: (!bodies.entries.is_empty()).then(|| std::sync::Arc::new(bodies)),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -595,6 +1371,132 @@ mod tests {
             r.extra_resources.get_attr("some").unwrap().length(),
             Some(1)
         );
+    }
+
+    /// Random bodies (keys that matter to the eager path included, edge-case numbers,
+    /// strings that are not NFC): the scan plus the direct decoder give exactly the eager
+    /// conversion's value or error, and the same collection annotations.
+    #[test]
+    fn direct_decoder_matches_the_eager_conversion() {
+        use prost::Message as _;
+        const KEYS: [&str; 8] = [
+            "metadata",
+            "annotations",
+            "managedFields",
+            ANNOTATION_BASE_NAME,
+            ANNOTATION_INDEX,
+            "spec",
+            "e\u{301}",
+            "",
+        ];
+        const NUMS: [f64; 12] = [
+            0.0,
+            -0.0,
+            0.1,
+            1e300,
+            5e-324,
+            9_007_199_254_740_993.0,
+            -42.0,
+            1.5,
+            f64::MAX,
+            f64::NAN,
+            f64::INFINITY,
+            123_456.789,
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        fn gen_value(rnd: &mut dyn FnMut(u64) -> u64, depth: u32) -> prost_types::Value {
+            let k = if depth > 4 { rnd(5) } else { rnd(8) };
+            let kind = match k {
+                0 => None,
+                1 => Some(Kind::NullValue(0)),
+                2 => Some(Kind::BoolValue(rnd(2) == 0)),
+                3 => Some(Kind::NumberValue(if rnd(12) == 0 {
+                    NUMS[rnd(12) as usize]
+                } else {
+                    NUMS[rnd(9) as usize]
+                })),
+                4 => Some(Kind::StringValue(
+                    ["s000001", "web", "", "e\u{301}", "x"][rnd(5) as usize].into(),
+                )),
+                5 | 6 => Some(Kind::StructValue(gen_struct(rnd, depth + 1))),
+                _ => Some(Kind::ListValue(prost_types::ListValue {
+                    values: (0..rnd(3)).map(|_| gen_value(rnd, depth + 1)).collect(),
+                })),
+            };
+            prost_types::Value { kind }
+        }
+        fn gen_struct(rnd: &mut dyn FnMut(u64) -> u64, depth: u32) -> Struct {
+            Struct {
+                fields: (0..rnd(5))
+                    .map(|_| (KEYS[rnd(8) as usize].to_string(), gen_value(rnd, depth)))
+                    .collect(),
+            }
+        }
+        let (mut exact, mut regular, mut members) = (0, 0, 0);
+        for i in 0..3000 {
+            let mut s = gen_struct(&mut rnd, 0);
+            if i % 3 == 0 {
+                // A likely collection member: string annotations, sometimes one that is not.
+                let sv = |v: &str| prost_types::Value {
+                    kind: Some(Kind::StringValue(v.into())),
+                };
+                let mut ann = gen_struct(&mut rnd, 3);
+                ann.fields
+                    .retain(|_, v| rnd(8) == 0 || matches!(v.kind, Some(Kind::StringValue(_))));
+                ann.fields.insert(
+                    ANNOTATION_BASE_NAME.into(),
+                    sv(["web", "", "e\u{301}"][rnd(3) as usize]),
+                );
+                if rnd(3) > 0 {
+                    ann.fields.insert(ANNOTATION_INDEX.into(), sv("s000002"));
+                }
+                let mut meta = gen_struct(&mut rnd, 2);
+                meta.fields.insert(
+                    "annotations".into(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(ann)),
+                    },
+                );
+                s.fields.insert(
+                    "metadata".into(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(meta)),
+                    },
+                );
+            }
+            let bytes = s.encode_to_vec();
+            let eager = struct_body(Some(&s));
+            let raw = RawBody {
+                scan: scan_body(&bytes, BODY_BUDGET).expect("valid bytes"),
+                bytes: bytes.into(),
+                present: true,
+            };
+            if raw.scan.exact {
+                exact += 1;
+            } else {
+                regular += 1;
+            }
+            let lazy = raw.value();
+            assert_eq!(format!("{lazy:?}"), format!("{eager:?}"), "case {i}: {s:?}");
+            if let Ok(v) = &eager {
+                let want = collection_annotations("n", v);
+                let exact_value = raw.scan.exact.then(|| v.clone());
+                let got = raw.collection("n", exact_value.as_ref());
+                assert_eq!(got, want, "case {i}: {s:?}");
+                members += usize::from(matches!(want, Ok(Some(_))));
+            }
+        }
+        assert!(
+            exact > 100 && regular > 100,
+            "{exact} exact, {regular} regular"
+        );
+        assert!(members > 0, "no collection member generated");
     }
 
     #[test]

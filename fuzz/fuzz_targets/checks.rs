@@ -118,16 +118,67 @@ pub enum EvalOutcome {
 /// once as they are (their own input, usually none or invalid; a raw program runs under
 /// the service's budgets) and once with [`FIXED_PROGRAM`] as input, so that request
 /// decoding reaches the evaluator. Returns the second response (None if undecodable).
+///
+/// Differential: the lazy decoder (the server's, observed bodies kept as bytes) must accept
+/// exactly what prost accepts, with prost's error, and answer both calls as `run_function`.
 pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
-    let req = v1::RunFunctionRequest::decode(data).ok()?;
+    let lazy = fn_hcl::proto::LazyRequest::decode(prost::bytes::Bytes::copy_from_slice(data));
+    let alone =
+        fn_hcl::proto::LazyRequest::decode_lazy_only(prost::bytes::Bytes::copy_from_slice(data));
+    let eager = v1::RunFunctionRequest::decode(data);
+    assert_eq!(
+        alone.is_ok(),
+        eager.is_ok(),
+        "the lazy decoder alone disagrees with prost"
+    );
+    let req = match eager {
+        Ok(r) => r,
+        Err(e) => {
+            let lazy_err = lazy.err().map(|l| l.to_string());
+            assert_eq!(
+                lazy_err,
+                Some(e.to_string()),
+                "lazy decode accepted what prost refused"
+            );
+            return None;
+        }
+    };
+    let Ok(lazy) = lazy else {
+        panic!("lazy decode refused what prost accepted");
+    };
     let rsp = run_function(&req);
     check_response(&rsp);
     check_encoded(&req, &rsp);
+    same_answer(&rsp, &fn_hcl::function::run_function_lazy(&lazy));
     let req = with_program(req, FIXED_PROGRAM);
     let rsp = run_function(&req);
     check_response(&rsp);
     check_encoded(&req, &rsp);
+    let lazy = fn_hcl::function::run_function_bytes(req.encode_to_vec().into());
+    same_answer(
+        &rsp,
+        &lazy.unwrap_or_else(|e| panic!("lazy decode refused a re-encoded request: {e}")),
+    );
     Some(rsp)
+}
+
+/// The eager and lazy answers agree. The one tolerated difference: with several bad
+/// observed bodies, which one's error is reported (the eager path takes them in hash-map
+/// order, which varies between runs).
+fn same_answer(eager: &v1::RunFunctionResponse, lazy: &v1::RunFunctionResponse) {
+    if eager == lazy {
+        return;
+    }
+    let request_error = |r: &v1::RunFunctionResponse| {
+        r.results.len() == 1
+            && ["marshal variables to json: ", "get base collections: "]
+                .iter()
+                .any(|p| r.results[0].message.contains(p))
+    };
+    assert!(
+        request_error(eager) && request_error(lazy),
+        "the lazy request path answered differently:\n{eager:?}\n{lazy:?}"
+    );
 }
 
 /// The observed state every `eval` input runs against: an XR with a few typed fields, one

@@ -8,6 +8,7 @@
 //! within `--grace-period`.
 
 pub mod debug;
+pub mod lazy;
 pub mod service;
 
 use std::net::SocketAddr;
@@ -23,7 +24,8 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
 use crate::metrics::{self, Metrics};
-use crate::proto::{v1, v1beta1};
+use lazy::v1::function_runner_service_server::FunctionRunnerServiceServer as V1Server;
+use lazy::v1beta1::function_runner_service_server::FunctionRunnerServiceServer as V1beta1Server;
 use service::{FunctionService, Shared};
 
 /// Flags of `fn-hcl serve` (the Go function SDK's, plus a few of fn-hcl's own).
@@ -225,18 +227,13 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
         test_hooks: args.enable_test_hooks,
     });
     let svc = FunctionService::new(shared);
-    let v1svc = v1::function_runner_service_server::FunctionRunnerServiceServer::new(svc.clone())
-        .max_decoding_message_size(max_recv);
-    let v1beta1svc = v1beta1::function_runner_service_server::FunctionRunnerServiceServer::new(svc)
-        .max_decoding_message_size(max_recv);
+    // Requests decode with their observed bodies left as bytes (see `lazy`).
+    let v1svc = V1Server::new(svc.clone()).max_decoding_message_size(max_recv);
+    let v1beta1svc = V1beta1Server::new(svc).max_decoding_message_size(max_recv);
 
     let (health, health_svc) = tonic_health::server::health_reporter();
-    health
-        .set_serving::<v1::function_runner_service_server::FunctionRunnerServiceServer<FunctionService>>()
-        .await;
-    health
-        .set_serving::<v1beta1::function_runner_service_server::FunctionRunnerServiceServer<FunctionService>>()
-        .await;
+    health.set_serving::<V1Server<FunctionService>>().await;
+    health.set_serving::<V1beta1Server<FunctionService>>().await;
 
     let reflection = || {
         tonic_reflection::server::Builder::configure()
@@ -274,13 +271,10 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
     let task = tokio::spawn(async move {
         let signal = async move {
             let _ = stop_rx.await;
-            type V1 =
-                v1::function_runner_service_server::FunctionRunnerServiceServer<FunctionService>;
-            type V1beta1 = v1beta1::function_runner_service_server::FunctionRunnerServiceServer<
-                FunctionService,
-            >;
-            health.set_not_serving::<V1>().await;
-            health.set_not_serving::<V1beta1>().await;
+            health.set_not_serving::<V1Server<FunctionService>>().await;
+            health
+                .set_not_serving::<V1beta1Server<FunctionService>>()
+                .await;
             health
                 .set_service_status("", tonic_health::ServingStatus::NotServing)
                 .await;

@@ -9,7 +9,6 @@
 //! evaluation API takes no deadline): it finishes within its own budgets, holding its slot
 //! so the CPU bound stays true, and its answer is dropped.
 
-use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,8 +17,9 @@ use tokio::sync::Semaphore;
 use tonic::{Request, Response, Status};
 
 use super::debug;
+use super::lazy::Reply;
 use crate::metrics::{ApiVersion, ErrorKind, Metrics};
-use crate::proto::{self, v1, v1beta1};
+use crate::proto::{LazyRequest, v1};
 
 /// Request tags that trigger test behaviour when the server runs with test hooks enabled
 /// (`--enable-test-hooks`, hidden; never in production).
@@ -67,30 +67,28 @@ impl FunctionService {
     }
 }
 
-enum Call {
-    V1(v1::RunFunctionRequest),
-    V1beta1(v1beta1::RunFunctionRequest),
+/// One call: its protocol version and its request (v1 and v1beta1 requests have the same
+/// wire format, so both decode into the same [`LazyRequest`], and both are answered with
+/// the same response message).
+struct Call {
+    version: ApiVersion,
+    req: LazyRequest,
 }
 
-enum Answer {
-    V1(v1::RunFunctionResponse),
-    V1beta1(v1beta1::RunFunctionResponse),
-}
+type Answer = Reply;
 
 impl Call {
     fn version(&self) -> ApiVersion {
-        match self {
-            Call::V1(_) => ApiVersion::V1,
-            Call::V1beta1(_) => ApiVersion::V1beta1,
-        }
+        self.version
     }
 
     fn tag(&self) -> &str {
-        match self {
-            Call::V1(r) => r.meta.as_ref().map(|m| m.tag.as_str()),
-            Call::V1beta1(r) => r.meta.as_ref().map(|m| m.tag.as_str()),
-        }
-        .unwrap_or_default()
+        self.req
+            .envelope
+            .meta
+            .as_ref()
+            .map(|m| m.tag.as_str())
+            .unwrap_or_default()
     }
 }
 
@@ -210,7 +208,7 @@ fn minimal_fatal(call: &Call, msg: &str) -> Answer {
             nanos: 0,
         }),
     };
-    let rsp = v1::RunFunctionResponse {
+    v1::RunFunctionResponse {
         meta: Some(meta),
         results: vec![v1::Result {
             severity: v1::Severity::Fatal as i32,
@@ -218,30 +216,14 @@ fn minimal_fatal(call: &Call, msg: &str) -> Answer {
             ..Default::default()
         }],
         ..Default::default()
-    };
-    match call {
-        Call::V1(_) => Answer::V1(rsp),
-        Call::V1beta1(_) => match proto::response_to_v1beta1(&rsp) {
-            Ok(r) => Answer::V1beta1(r),
-            Err(_) => Answer::V1beta1(v1beta1::RunFunctionResponse::default()),
-        },
     }
 }
 
 fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
-    let req: Cow<'_, v1::RunFunctionRequest> = match call {
-        Call::V1(r) => Cow::Borrowed(r),
-        Call::V1beta1(r) => match proto::request_from_v1beta1(r) {
-            Ok(r) => Cow::Owned(r),
-            Err(e) => {
-                shared.metrics.error(ErrorKind::Rejected);
-                return Err(Status::invalid_argument(format!(
-                    "cannot read the v1beta1 request as v1: {e}"
-                )));
-            }
-        },
-    };
-    let xr = debug::observed_composite(&req);
+    // Everything but the observed composed resources' bodies (the evaluation reads those
+    // it needs from the bytes).
+    let req = &call.req.envelope;
+    let xr = debug::observed_composite(req);
     let xr_str = |path: &[&str]| xr.map(|x| debug::field_str(x, path)).unwrap_or_default();
     let tag = call.tag();
     let (api_version, kind, name) = (
@@ -257,18 +239,22 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
         version = call.version().as_str(),
         "Running Function"
     );
-    let dump = debug::wanted(shared.debug, &req);
+    let dump = debug::wanted(shared.debug, req);
+    // The dumps show the whole request: decode every body (a rare path; the bodies were
+    // checked when the request was decoded).
+    let full = if dump { call.req.to_full().ok() } else { None };
+    let full_req = full.as_ref().unwrap_or(req);
     if dump {
-        write_stderr(&debug::request_dump(&req));
+        write_stderr(&debug::request_dump(full_req));
     }
     let started = Instant::now();
-    let rsp = match catch_unwind(AssertUnwindSafe(|| evaluate(shared, &req))) {
+    let rsp = match catch_unwind(AssertUnwindSafe(|| evaluate(shared, &call.req))) {
         Ok(rsp) => rsp,
         Err(payload) => {
             shared.metrics.error(ErrorKind::Panic);
             let msg = panic_message(payload.as_ref());
             tracing::error!(tag, xr_kind = kind, xr_name = name, panic = %msg, "panic while evaluating");
-            crate::response::fatal_response(&req, msg)
+            crate::response::fatal_response(req, msg)
         }
     };
     let fatal = rsp
@@ -300,20 +286,16 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
         ),
     }
     if dump {
-        write_stderr(&debug::response_dump(&req, &rsp));
+        write_stderr(&debug::response_dump(full_req, &rsp));
     }
-    match call {
-        Call::V1(_) => Ok(Answer::V1(rsp)),
-        Call::V1beta1(_) => proto::response_to_v1beta1(&rsp)
-            .map(Answer::V1beta1)
-            .map_err(|e| Status::internal(format!("cannot write the v1beta1 response: {e}"))),
-    }
+    Ok(rsp)
 }
 
 /// The one place the server calls the evaluator (test hooks first, when enabled).
-fn evaluate(shared: &Shared, req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
+fn evaluate(shared: &Shared, req: &LazyRequest) -> v1::RunFunctionResponse {
     if shared.test_hooks {
         let tag = req
+            .envelope
             .meta
             .as_ref()
             .map(|m| m.tag.as_str())
@@ -332,8 +314,8 @@ fn evaluate(shared: &Shared, req: &v1::RunFunctionRequest) -> v1::RunFunctionRes
 }
 
 /// Evaluates one request. Merge point: this is the only call into the evaluator.
-fn handle(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
-    crate::function::run_function(req)
+fn handle(req: &LazyRequest) -> v1::RunFunctionResponse {
+    crate::function::run_function_lazy(req)
 }
 
 /// Writes a debug dump to stderr in one piece (so concurrent dumps do not interleave).
@@ -345,33 +327,28 @@ fn write_stderr(text: &str) {
 }
 
 #[tonic::async_trait]
-impl v1::function_runner_service_server::FunctionRunnerService for FunctionService {
-    async fn run_function(
-        &self,
-        request: Request<v1::RunFunctionRequest>,
-    ) -> Result<Response<v1::RunFunctionResponse>, Status> {
+impl super::lazy::v1::function_runner_service_server::FunctionRunnerService for FunctionService {
+    async fn run_function(&self, request: Request<LazyRequest>) -> Result<Response<Reply>, Status> {
         let deadline = deadline_of(&request);
-        match self.run(Call::V1(request.into_inner()), deadline).await? {
-            Answer::V1(r) => Ok(Response::new(r)),
-            Answer::V1beta1(_) => Err(Status::internal("answered in the wrong version")),
-        }
+        let call = Call {
+            version: ApiVersion::V1,
+            req: request.into_inner(),
+        };
+        self.run(call, deadline).await.map(Response::new)
     }
 }
 
 #[tonic::async_trait]
-impl v1beta1::function_runner_service_server::FunctionRunnerService for FunctionService {
-    async fn run_function(
-        &self,
-        request: Request<v1beta1::RunFunctionRequest>,
-    ) -> Result<Response<v1beta1::RunFunctionResponse>, Status> {
+impl super::lazy::v1beta1::function_runner_service_server::FunctionRunnerService
+    for FunctionService
+{
+    async fn run_function(&self, request: Request<LazyRequest>) -> Result<Response<Reply>, Status> {
         let deadline = deadline_of(&request);
-        match self
-            .run(Call::V1beta1(request.into_inner()), deadline)
-            .await?
-        {
-            Answer::V1beta1(r) => Ok(Response::new(r)),
-            Answer::V1(_) => Err(Status::internal("answered in the wrong version")),
-        }
+        let call = Call {
+            version: ApiVersion::V1beta1,
+            req: request.into_inner(),
+        };
+        self.run(call, deadline).await.map(Response::new)
     }
 }
 
@@ -398,6 +375,13 @@ mod tests {
         }
     }
 
+    fn call(version: ApiVersion, tag: &str) -> Call {
+        Call {
+            version,
+            req: LazyRequest::from_full(&tagged(tag)),
+        }
+    }
+
     #[test]
     fn grpc_timeout_header() {
         assert_eq!(parse_grpc_timeout("100m"), Some(Duration::from_millis(100)));
@@ -413,9 +397,9 @@ mod tests {
     #[test]
     fn panic_becomes_fatal_result_with_the_tag() {
         let sh = shared(true);
-        let answer = process(&sh, Call::V1(tagged(TEST_PANIC_TAG)));
-        let Ok(Answer::V1(rsp)) = answer else {
-            panic!("expected a v1 answer");
+        let answer = process(&sh, call(ApiVersion::V1, TEST_PANIC_TAG));
+        let Ok(rsp) = answer else {
+            panic!("expected an answer");
         };
         assert_eq!(rsp.meta.map(|m| m.tag), Some(TEST_PANIC_TAG.to_string()));
         assert_eq!(rsp.results[0].severity, v1::Severity::Fatal as i32);
@@ -426,24 +410,25 @@ mod tests {
     #[test]
     fn test_hooks_are_off_unless_enabled() {
         let sh = shared(false);
-        let Ok(Answer::V1(rsp)) = process(&sh, Call::V1(tagged(TEST_PANIC_TAG))) else {
-            panic!("expected a v1 answer");
+        let Ok(rsp) = process(&sh, call(ApiVersion::V1, TEST_PANIC_TAG)) else {
+            panic!("expected an answer");
         };
         assert!(!rsp.results[0].message.contains("test hook"));
         assert_eq!(sh.metrics.errors(ErrorKind::Panic), 0);
     }
 
     #[test]
-    fn v1beta1_is_answered_in_v1beta1() {
+    fn v1beta1_is_answered_in_the_shared_wire_format() {
+        use prost::Message;
         let sh = shared(false);
-        let req = proto::request_to_v1beta1(&tagged("b")).ok();
-        let Some(req) = req else {
-            panic!("transcode failed");
+        let Ok(rsp) = process(&sh, call(ApiVersion::V1beta1, "b")) else {
+            panic!("expected an answer");
         };
-        let Ok(Answer::V1beta1(rsp)) = process(&sh, Call::V1beta1(req)) else {
-            panic!("expected a v1beta1 answer");
-        };
-        assert_eq!(rsp.meta.map(|m| m.tag), Some("b".to_string()));
+        // The bytes read as a v1beta1 response.
+        let beta =
+            crate::proto::v1beta1::RunFunctionResponse::decode(rsp.encode_to_vec().as_slice())
+                .expect("v1beta1 response");
+        assert_eq!(beta.meta.map(|m| m.tag), Some("b".to_string()));
     }
 
     #[tokio::test]
@@ -451,7 +436,10 @@ mod tests {
         let svc = FunctionService::new(shared(true));
         let deadline = Instant::now() + Duration::from_millis(50);
         let r = svc
-            .run(Call::V1(tagged("fn-hcl-test:sleep-ms=400")), Some(deadline))
+            .run(
+                call(ApiVersion::V1, "fn-hcl-test:sleep-ms=400"),
+                Some(deadline),
+            )
             .await;
         let Err(status) = r else {
             panic!("expected an error");

@@ -1,0 +1,632 @@
+//! The lazy request path (`function::run_function_bytes`: observed bodies kept as bytes,
+//! only the read ones decoded) against the eager one (`run_function` on a prost-decoded
+//! request): the same response for every case of tests/cases and of the shared
+//! conformance corpus, the same Fatal errors for bad data in bodies the program never
+//! reads, and the same accept/reject decisions as prost on malformed bytes.
+
+use fn_hcl::function::{run_function, run_function_bytes};
+use fn_hcl::proto::{LazyRequest, v1};
+use fn_hcl::protojson::{Json, parse_document, request_from_json, response_to_json, to_pretty};
+use prost::Message;
+use prost::bytes::Bytes;
+use prost_types::value::Kind;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Sections of a txtar case (the comment dropped), as tests/cases.rs reads them.
+fn sections(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let marker = line
+            .trim_end()
+            .strip_prefix("-- ")
+            .and_then(|r| r.strip_suffix(" --"))
+            .map(str::trim)
+            .filter(|n| !n.is_empty());
+        match marker {
+            Some(name) => out.push((name.to_string(), String::new())),
+            None => {
+                if let Some(last) = out.last_mut() {
+                    last.1.push_str(line);
+                }
+            }
+        }
+    }
+    out
+}
+
+const SPECIAL: [&str; 3] = ["request.yaml", "response.json", "input.yaml"];
+
+fn case_request(text: &str) -> Result<v1::RunFunctionRequest, String> {
+    let secs = sections(text);
+    let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let hcl: String = secs
+        .iter()
+        .filter(|(k, _)| !SPECIAL.contains(&k.as_str()))
+        .map(|(k, v)| format!("-- {k} --\n{v}"))
+        .collect();
+    let mut req = match parse_document(get("request.yaml").unwrap_or(""))? {
+        Json::Object(m) => m,
+        Json::Null => BTreeMap::new(),
+        other => return Err(format!("request.yaml is not a mapping: {other:?}")),
+    };
+    let input = match get("input.yaml") {
+        Some(y) => parse_document(y)?,
+        None => {
+            let mut m = BTreeMap::new();
+            m.insert("apiVersion".into(), Json::String("function-hcl/v1".into()));
+            m.insert("kind".into(), Json::String("HclInput".into()));
+            m.insert("source".into(), Json::String("Inline".into()));
+            m.insert("hcl".into(), Json::String(hcl));
+            Json::Object(m)
+        }
+    };
+    req.insert("input".into(), input);
+    request_from_json(&Json::Object(req)).map_err(|e| e.to_string())
+}
+
+/// Both paths on one request: responses equal as messages and as protojson text.
+fn assert_same(req: &v1::RunFunctionRequest, what: &str) {
+    let eager = run_function(req);
+    let lazy = run_function_bytes(Bytes::from(req.encode_to_vec()))
+        .unwrap_or_else(|e| panic!("{what}: the lazy path refused the request: {e}"));
+    let text = |r: &v1::RunFunctionResponse| {
+        response_to_json(r)
+            .map(|j| to_pretty(&j))
+            .unwrap_or_else(|e| format!("unencodable: {e}"))
+    };
+    assert_eq!(text(&lazy), text(&eager), "{what}");
+    assert!(lazy == eager, "{what}: responses differ");
+}
+
+fn run_dir(dir: &Path) -> usize {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut paths: Vec<_> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txtar"))
+        .collect();
+    paths.sort();
+    let mut n = 0;
+    for p in paths {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        let Ok(req) = case_request(&text) else {
+            continue;
+        };
+        assert_same(&req, &p.display().to_string());
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn every_case_answers_the_same() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let n = run_dir(&here.join("tests/cases"));
+    assert!(n > 100, "only {n} cases ran");
+    // The shared conformance corpus, when present (it is outside the repository).
+    let shared = std::env::var("FN_HCL_CONFORMANCE_CASES")
+        .unwrap_or_else(|_| "/work/shared/conformance/cases".into());
+    run_dir(Path::new(&shared));
+}
+
+// ---- targeted requests ----
+
+fn s(v: &str) -> prost_types::Value {
+    prost_types::Value {
+        kind: Some(Kind::StringValue(v.into())),
+    }
+}
+fn n(v: f64) -> prost_types::Value {
+    prost_types::Value {
+        kind: Some(Kind::NumberValue(v)),
+    }
+}
+fn o(entries: Vec<(&str, prost_types::Value)>) -> prost_types::Value {
+    prost_types::Value {
+        kind: Some(Kind::StructValue(st(entries))),
+    }
+}
+fn st(entries: Vec<(&str, prost_types::Value)>) -> prost_types::Struct {
+    prost_types::Struct {
+        fields: entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    }
+}
+
+fn member(base: &str, index: &str, extra: Vec<(&str, prost_types::Value)>) -> prost_types::Struct {
+    let mut e = vec![
+        ("kind", s("Bucket")),
+        (
+            "metadata",
+            o(vec![
+                (
+                    "annotations",
+                    o(vec![
+                        ("hcl.fn.crossplane.io/collection-base-name", s(base)),
+                        ("hcl.fn.crossplane.io/collection-index", s(index)),
+                    ]),
+                ),
+                ("managedFields", o(vec![("junk", n(f64::NAN))])),
+            ]),
+        ),
+    ];
+    e.extend(extra);
+    st(e)
+}
+
+fn request(program: &str, observed: Vec<(&str, prost_types::Struct)>) -> v1::RunFunctionRequest {
+    let mut state = v1::State {
+        composite: Some(v1::Resource {
+            resource: Some(st(vec![
+                ("kind", s("XR")),
+                ("metadata", o(vec![("name", s("xr"))])),
+            ])),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    for (name, body) in observed {
+        state.resources.insert(
+            name.to_string(),
+            v1::Resource {
+                resource: Some(body),
+                connection_details: [("pw".to_string(), b"s3cret".to_vec())]
+                    .into_iter()
+                    .collect(),
+                ready: 1,
+            },
+        );
+    }
+    v1::RunFunctionRequest {
+        input: Some(st(vec![("hcl", s(&format!("-- main.hcl --\n{program}")))])),
+        observed: Some(state),
+        ..Default::default()
+    }
+}
+
+const PROGRAMS: &[&str] = &[
+    // reads nothing observed
+    "resource a {\n  body = { kind = \"A\" }\n}\n",
+    // one literal name
+    "resource a {\n  body = { kind = \"A\", v = try(req.resource.b.spec.v, 0) }\n}\n",
+    // a misspelt name: the error suggests observed names
+    "resource a {\n  body = { kind = \"A\", v = req.resource.bb.spec }\n}\n",
+    // the whole map
+    "resource a {\n  body = { kind = \"A\", n = length(req.resource), k = keys(req.resource) }\n}\n",
+    // collections
+    "resource a {\n  body = { kind = \"A\", n = [for r in req.resources.web : r.spec.v] }\n}\n",
+    // self.resource in a resource and in a template
+    "resource b {\n  body = { kind = \"B\", v = self.resource.spec.v }\n}\nresources web {\n  for_each = [0, 1]\n  template {\n    body = { kind = \"W\", s = self.resource.kind, n = length(self.resources) }\n  }\n}\n",
+    // a template that reads nothing observed, with observed members (safety rule applies)
+    "resources web {\n  for_each = [0, 1, 2]\n  template {\n    body = { kind = \"W\", i = each.value }\n  }\n}\n",
+    // self whole
+    "resource b {\n  body = { kind = \"B\", s = jsonencode(self) }\n}\n",
+];
+
+fn observed_set(bad: Option<prost_types::Struct>) -> Vec<(&'static str, prost_types::Struct)> {
+    let mut v = vec![
+        (
+            "b",
+            st(vec![("kind", s("B")), ("spec", o(vec![("v", n(0.1))]))]),
+        ),
+        (
+            "web-0",
+            member("web", "s000000", vec![("spec", o(vec![("v", n(1.0))]))]),
+        ),
+        (
+            "web-1",
+            member("web", "s000001", vec![("spec", o(vec![("v", n(2.5))]))]),
+        ),
+        (
+            "plain",
+            st(vec![
+                ("kind", s("P")),
+                (
+                    "list",
+                    prost_types::Value {
+                        kind: Some(Kind::ListValue(prost_types::ListValue {
+                            values: vec![n(1.0), s("é"), o(vec![])],
+                        })),
+                    },
+                ),
+            ]),
+        ),
+    ];
+    if let Some(b) = bad {
+        v.push(("unread", b));
+    }
+    v
+}
+
+#[test]
+fn programs_over_observed_state_answer_the_same() {
+    for p in PROGRAMS {
+        assert_same(&request(p, observed_set(None)), p);
+    }
+}
+
+#[test]
+fn bad_data_in_unread_bodies_is_the_same_fatal() {
+    let bad_bodies = vec![
+        st(vec![("x", n(f64::NAN))]),
+        st(vec![("x", o(vec![("y", n(f64::INFINITY))]))]),
+        st(vec![(
+            "x",
+            prost_types::Value {
+                kind: Some(Kind::ListValue(prost_types::ListValue {
+                    values: vec![n(f64::NEG_INFINITY)],
+                })),
+            },
+        )]),
+        // annotations that are not a map of strings
+        st(vec![(
+            "metadata",
+            o(vec![("annotations", o(vec![("a", n(1.0))]))]),
+        )]),
+        st(vec![("metadata", o(vec![("annotations", s("x"))]))]),
+        st(vec![("metadata", s("x"))]),
+        st(vec![("metadata", prost_types::Value { kind: None })]),
+        // NaN under managedFields is dropped, not an error
+        st(vec![("metadata", o(vec![("managedFields", n(f64::NAN))]))]),
+        // a collection member with an empty base name, or no index
+        st(vec![(
+            "metadata",
+            o(vec![(
+                "annotations",
+                o(vec![("hcl.fn.crossplane.io/collection-base-name", s(""))]),
+            )]),
+        )]),
+        st(vec![(
+            "metadata",
+            o(vec![(
+                "annotations",
+                o(vec![(
+                    "hcl.fn.crossplane.io/collection-base-name",
+                    s("web"),
+                )]),
+            )]),
+        )]),
+    ];
+    for (i, bad) in bad_bodies.into_iter().enumerate() {
+        for p in PROGRAMS {
+            assert_same(
+                &request(p, observed_set(Some(bad.clone()))),
+                &format!("bad body {i}: {p}"),
+            );
+        }
+    }
+}
+
+/// The request's bytes with the observed body of `name` replaced by `body` (raw bytes).
+fn with_raw_body(req: &v1::RunFunctionRequest, body: &[u8]) -> Vec<u8> {
+    use prost::encoding::{WireType, encode_key, encode_varint};
+    // resource { resource: <body> }
+    let mut res = Vec::new();
+    encode_key(1, WireType::LengthDelimited, &mut res);
+    encode_varint(body.len() as u64, &mut res);
+    res.extend_from_slice(body);
+    // map entry { key: "raw", value: res }
+    let mut entry = Vec::new();
+    prost::encoding::string::encode(1, &"raw".to_string(), &mut entry);
+    encode_key(2, WireType::LengthDelimited, &mut entry);
+    encode_varint(res.len() as u64, &mut entry);
+    entry.extend_from_slice(&res);
+    // State { resources: entry }
+    let mut state = Vec::new();
+    encode_key(2, WireType::LengthDelimited, &mut state);
+    encode_varint(entry.len() as u64, &mut state);
+    state.extend_from_slice(&entry);
+    // request { observed: state } appended: merges into the request's observed state
+    let mut out = req.encode_to_vec();
+    encode_key(2, WireType::LengthDelimited, &mut out);
+    encode_varint(state.len() as u64, &mut out);
+    out.extend_from_slice(&state);
+    out
+}
+
+/// prost and the lazy decoder agree on `bytes`; when both accept, so do the responses.
+fn check_bytes(bytes: &[u8], what: &str) {
+    let eager = v1::RunFunctionRequest::decode(bytes);
+    let alone = LazyRequest::decode_lazy_only(Bytes::copy_from_slice(bytes));
+    assert_eq!(
+        alone.is_ok(),
+        eager.is_ok(),
+        "{what}: the lazy decoder alone disagrees with prost"
+    );
+    let lazy = LazyRequest::decode(Bytes::copy_from_slice(bytes));
+    match (&eager, &lazy) {
+        (Ok(e), Ok(_)) => {
+            let a = run_function(e);
+            let b = run_function_bytes(Bytes::copy_from_slice(bytes)).expect("accepted");
+            assert!(a == b, "{what}: responses differ");
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
+        _ => panic!("{what}: prost {:?}, lazy {:?}", eager.is_ok(), lazy.is_ok()),
+    }
+}
+
+fn key(tag: u32, wt: u8) -> Vec<u8> {
+    let mut v = Vec::new();
+    prost::encoding::encode_varint(u64::from(tag << 3 | u32::from(wt)), &mut v);
+    v
+}
+
+fn len_field(tag: u32, payload: &[u8]) -> Vec<u8> {
+    let mut v = key(tag, 2);
+    prost::encoding::encode_varint(payload.len() as u64, &mut v);
+    v.extend_from_slice(payload);
+    v
+}
+
+/// A Struct with one entry `k` → value bytes.
+fn entry(k: &str, value: &[u8]) -> Vec<u8> {
+    let mut e = len_field(1, k.as_bytes());
+    e.extend(len_field(2, value));
+    len_field(1, &e)
+}
+
+#[test]
+fn malformed_and_irregular_bodies_match_prost() {
+    let base = request(PROGRAMS[3], observed_set(None));
+    let num = |f: f64| {
+        let mut v = key(2, 1);
+        v.extend_from_slice(&f.to_le_bytes());
+        v
+    };
+    let str_val = |x: &[u8]| len_field(3, x);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", vec![]),
+        ("plain", entry("a", &str_val(b"x"))),
+        ("bad utf-8 value", entry("a", &str_val(&[0xff, 0xfe]))),
+        ("bad utf-8 key", {
+            let mut e = len_field(1, &[0xc3]);
+            e.extend(len_field(2, &str_val(b"x")));
+            len_field(1, &e)
+        }),
+        ("truncated", entry("a", &str_val(b"x"))[..4].to_vec()),
+        ("length past the end", vec![0x0a, 0x7f, 0x01]),
+        ("bad wire type for string", entry("a", &[0x18, 0x01])),
+        (
+            "bad varint",
+            vec![
+                0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
+            ],
+        ),
+        ("unknown fields", {
+            let mut v = key(7, 0);
+            v.push(5);
+            v.extend(key(9, 5));
+            v.extend([1, 2, 3, 4]);
+            v.extend(entry("a", &{
+                let mut x = num(2.0);
+                x.extend(key(15, 1));
+                x.extend([0; 8]);
+                x
+            }));
+            v
+        }),
+        ("unknown group", {
+            let mut v = key(7, 3);
+            v.extend(key(8, 0));
+            v.push(1);
+            v.extend(key(7, 4));
+            v
+        }),
+        ("mismatched end group", {
+            let mut v = key(7, 3);
+            v.extend(key(8, 4));
+            v
+        }),
+        ("end group alone", key(7, 4)),
+        ("map field with a varint wire type", {
+            let e = {
+                let mut e = len_field(1, b"a");
+                e.extend(len_field(2, &str_val(b"x")));
+                e
+            };
+            let mut v = key(1, 0);
+            prost::encoding::encode_varint(e.len() as u64, &mut v);
+            v.extend(e);
+            v
+        }),
+        ("duplicate keys: last wins", {
+            let mut v = entry("a", &str_val(b"one"));
+            v.extend(entry("a", &num(f64::NAN)));
+            v.extend(entry("a", &str_val(b"two")));
+            v
+        }),
+        ("duplicate keys: NaN last", {
+            let mut v = entry("a", &str_val(b"one"));
+            v.extend(entry("a", &num(f64::NAN)));
+            v
+        }),
+        (
+            "two kinds in one value",
+            entry("a", &{
+                let mut x = num(f64::NAN);
+                x.extend(str_val(b"s"));
+                x
+            }),
+        ),
+        (
+            "two structs in one value merge",
+            entry("a", &{
+                let mut x = len_field(5, &entry("p", &num(1.0)));
+                x.extend(len_field(5, &entry("q", &num(2.0))));
+                x
+            }),
+        ),
+        (
+            "two lists in one value append",
+            entry("a", &{
+                let mut x = len_field(6, &len_field(1, &num(1.0)));
+                x.extend(len_field(6, &len_field(1, &num(2.0))));
+                x
+            }),
+        ),
+        ("entry without key or value", len_field(1, &[])),
+        ("value given twice in an entry", {
+            let mut e = len_field(1, b"a");
+            e.extend(len_field(2, &str_val(b"x")));
+            e.extend(len_field(2, &num(3.0)));
+            len_field(1, &e)
+        }),
+        ("null, bool", {
+            let mut v = entry("n", &[0x08, 0x00]);
+            v.extend(entry("b", &[0x20, 0x02]));
+            v
+        }),
+        ("short double", entry("a", &[0x11, 0, 0, 0])),
+        ("negative zero and big numbers", {
+            let mut v = entry("z", &num(-0.0));
+            v.extend(entry("b", &num(1e300)));
+            v.extend(entry("t", &num(0.1)));
+            v
+        }),
+    ];
+    for (what, body) in &cases {
+        check_bytes(&with_raw_body(&base, body), what);
+    }
+    // the same bodies as members read through req.resources and self
+    let reader = request(PROGRAMS[5], observed_set(None));
+    for (what, body) in &cases {
+        check_bytes(&with_raw_body(&reader, body), what);
+    }
+}
+
+/// Nesting around prost's recursion limit: the lazy decoder must accept and reject at
+/// exactly the same depth.
+#[test]
+fn recursion_limit_is_prosts() {
+    let base = request(PROGRAMS[3], observed_set(None));
+    for depth in 40..56 {
+        // depth nested structs
+        let mut v: Vec<u8> = Vec::new();
+        for _ in 0..depth {
+            v = len_field(5, &entry("x", &v));
+        }
+        let body = entry("top", &v);
+        check_bytes(&with_raw_body(&base, &body), &format!("structs {depth}"));
+        // lists
+        let mut l: Vec<u8> = Vec::new();
+        for _ in 0..depth {
+            l = len_field(6, &len_field(1, &l));
+        }
+        check_bytes(
+            &with_raw_body(&base, &entry("top", &l)),
+            &format!("lists {depth}"),
+        );
+        // an unknown field at the bottom (prost's skip_field checks the limit too)
+        let mut u: Vec<u8> = key(9, 0);
+        u.push(1);
+        for _ in 0..depth {
+            u = len_field(6, &len_field(1, &u));
+        }
+        check_bytes(
+            &with_raw_body(&base, &entry("top", &u)),
+            &format!("unknown {depth}"),
+        );
+    }
+}
+
+#[test]
+fn the_request_round_trips_and_bodies_decode_on_demand() {
+    let req = request(PROGRAMS[1], observed_set(None));
+    let lazy = LazyRequest::decode(Bytes::from(req.encode_to_vec())).expect("decodes");
+    // (compared as text: the bodies hold a NaN, which is not equal to itself)
+    let full = lazy.to_full().expect("full");
+    let text = |r: &v1::RunFunctionRequest| {
+        let o = r.observed.as_ref().expect("observed");
+        let sorted: BTreeMap<_, _> = o.resources.iter().collect();
+        format!("{:?} {:?} {sorted:?}", r.input, o.composite)
+    };
+    assert_eq!(text(&full), text(&req));
+    assert!(
+        lazy.envelope
+            .observed
+            .as_ref()
+            .is_some_and(|o| o.resources.values().all(|r| r.resource.is_none()))
+    );
+    let reads = fn_hcl::ir::compile_txtar(&format!("-- main.hcl --\n{}", PROGRAMS[1]))
+        .map(|p| p.reads)
+        .unwrap_or_default();
+    let r = fn_hcl::request::Request::from_lazy(&lazy, &reads).expect("request");
+    let bodies = r.bodies.as_ref().expect("lazy bodies");
+    assert_eq!(bodies.decoded(), 1, "only req.resource.b is decoded");
+    let eager = fn_hcl::request::Request::from_proto(&req).expect("eager");
+    for name in ["b", "web-0", "web-1", "plain"] {
+        assert_eq!(
+            format!("{:?}", r.observed_resource(name)),
+            format!("{:?}", eager.observed_resource(name)),
+            "{name}"
+        );
+    }
+    assert_eq!(bodies.decoded(), 4);
+    assert_eq!(r.collections, eager.collections);
+    assert_eq!(
+        r.resource.as_fields().map(|f| f.len()),
+        eager.resource.as_fields().map(|f| f.len())
+    );
+}
+
+/// Byte-level mutations of a request with observed bodies (a deterministic xorshift):
+/// the lazy decoder accepts and rejects exactly as prost does, with prost's errors, and
+/// the accepted ones answer the same.
+#[test]
+fn mutated_requests_match_prost() {
+    let base = request(PROGRAMS[5], observed_set(None)).encode_to_vec();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut accepted, mut rejected) = (0, 0);
+    for i in 0..3000 {
+        let mut b = base.clone();
+        for _ in 0..(1 + next() % 3) {
+            let at = (next() % b.len() as u64) as usize;
+            match next() % 4 {
+                0 => b[at] = next() as u8,
+                1 => b[at] ^= 1 << (next() % 8),
+                2 => {
+                    b.remove(at);
+                }
+                _ => b.insert(at, next() as u8),
+            }
+        }
+        let eager = v1::RunFunctionRequest::decode(b.as_slice());
+        let lazy = LazyRequest::decode(Bytes::copy_from_slice(&b));
+        let alone = LazyRequest::decode_lazy_only(Bytes::copy_from_slice(&b));
+        assert_eq!(alone.is_ok(), eager.is_ok(), "mutation {i}: {b:?}");
+        match (&eager, &lazy) {
+            (Ok(e), Ok(l)) => {
+                accepted += 1;
+                if i % 10 == 0 {
+                    let a = run_function(e);
+                    let c = fn_hcl::function::run_function_lazy(l);
+                    assert!(a == c, "mutation {i}: responses differ\n{a:?}\n{c:?}");
+                }
+            }
+            (Err(a), Err(c)) => {
+                rejected += 1;
+                assert_eq!(a.to_string(), c.to_string(), "mutation {i}");
+            }
+            _ => panic!(
+                "mutation {i}: prost {:?}, lazy {:?}: {b:?}",
+                eager.as_ref().err(),
+                lazy.as_ref().err()
+            ),
+        }
+    }
+    assert!(
+        accepted > 100 && rejected > 100,
+        "{accepted} accepted, {rejected} rejected"
+    );
+}
