@@ -85,11 +85,12 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, u64, u64) {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
     /// Request bytes → response bytes as the server does it: the request decoded with its
-    /// observed bodies left as bytes (`function::run_function_bytes`), encode of the response.
+    /// observed bodies left as bytes (`proto::LazyRequest`), the response written straight
+    /// from the program's values (`ResponseBuilder::finish_encoded`).
     #[default]
     Wire,
-    /// The same with prost's eager decode of the whole request and `run_function`
-    /// (what the server did before the lazy request path; kept for comparison).
+    /// The same with prost's eager decode of the whole request, `run_function` and prost's
+    /// encode of the response message (what the server did before; kept for comparison).
     WireEager,
     /// The handler (`RunFunction`) on a decoded request.
     Handler,
@@ -181,8 +182,8 @@ pub fn bench_request(
         Mode::Wire => {
             let bytes = prost::bytes::Bytes::from(req.encode_to_vec());
             let once = || {
-                crate::function::run_function_bytes(bytes.clone())
-                    .map(|r| r.encode_to_vec())
+                crate::proto::LazyRequest::decode(bytes.clone())
+                    .map(|r| crate::function::run_function_lazy_builder(&r).finish_encoded())
                     .map_err(|e| format!("cannot decode the request: {e}"))
             };
             black_box(once()?);

@@ -27,7 +27,7 @@
 
 use crate::cache::{CacheLimits, ProgramCache};
 use crate::proto::v1;
-use crate::response::{Ready, ResponseBuilder, Severity, Status, fatal_response};
+use crate::response::{Ready, ResponseBuilder, Severity, Status};
 use crate::vm::Limits;
 use prost_types::value::Kind;
 use std::sync::OnceLock;
@@ -188,7 +188,7 @@ pub fn has_txtar_files(text: &str) -> bool {
 /// Runs the function for one request. Always answers with a response: a failure is a
 /// response with one Fatal result (never a panic, never a gRPC error).
 pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
-    run(req, Source::Eager(req))
+    run_function_builder(req).finish()
 }
 
 /// Runs the function for one request given as protobuf bytes (what gRPC delivers): the
@@ -204,7 +204,28 @@ pub fn run_function_bytes(
 
 /// [`run_function`] for a request decoded by [`crate::proto::LazyRequest::decode`].
 pub fn run_function_lazy(req: &crate::proto::LazyRequest) -> v1::RunFunctionResponse {
-    run(&req.envelope, Source::Lazy(req))
+    run_function_lazy_builder(req).finish()
+}
+
+/// Runs the function for one request and returns the response as protobuf wire bytes,
+/// written straight from the program's values (no intermediate protobuf tree for the
+/// desired resources). The bytes decode to exactly the message [`run_function`] returns.
+pub fn run_function_encoded(req: &v1::RunFunctionRequest) -> Vec<u8> {
+    run_function_builder(req).finish_encoded()
+}
+
+/// [`run_function`]'s checks and evaluation, stopping at the response builder, so the
+/// caller picks the form: [`ResponseBuilder::finish`] (a message, what `run_function`
+/// returns) or [`ResponseBuilder::finish_encoded`] (wire bytes). A failure is a builder
+/// holding the Fatal response.
+pub fn run_function_builder(req: &v1::RunFunctionRequest) -> ResponseBuilder {
+    build(req, Source::Eager(req))
+}
+
+/// [`run_function_builder`] for a lazily decoded request: what the gRPC server runs (it
+/// sends [`ResponseBuilder::finish_encoded`]'s bytes as they are).
+pub fn run_function_lazy_builder(req: &crate::proto::LazyRequest) -> ResponseBuilder {
+    build(&req.envelope, Source::Lazy(req))
 }
 
 /// Where `req`'s observed bodies come from.
@@ -218,13 +239,18 @@ enum Source<'a> {
 
 /// One call; `req` is the request, or its envelope without observed bodies (enough for
 /// everything but `req` itself and the debug dump).
-fn run(req: &v1::RunFunctionRequest, source: Source<'_>) -> v1::RunFunctionResponse {
+fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
+    let fatal = |message: String| {
+        let mut b = ResponseBuilder::new(req);
+        b.add_result(Severity::Fatal, message, None);
+        b
+    };
     let input = match HclInput::from_request(req) {
         Ok(i) => i,
-        Err(e) => return fatal_response(req, e),
+        Err(e) => return fatal(e),
     };
     if input.hcl.is_empty() {
-        return fatal_response(req, "input HCL was not specified");
+        return fatal("input HCL was not specified".to_string());
     }
     // Go prints the request block before it looks at the program, and the response block
     // only for a successful call. Written to stderr in one piece so that concurrent calls
@@ -243,60 +269,10 @@ fn run(req: &v1::RunFunctionRequest, source: Source<'_>) -> v1::RunFunctionRespo
         eprint!("{text}");
     }
     if !has_txtar_files(&input.hcl) {
-        return fatal_response(
-            req,
-            "no HCL input files found, are you using the txtar format?",
-        );
-    }
-    let mut out = ResponseBuilder::new(req);
-    match evaluate_program(&input.hcl, source, &mut out) {
-        Ok(()) => {
-            out.ensure_desired();
-            out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
-            let rsp = out.finish();
-            if debug {
-                eprint!("{}", crate::render::debug_response_text(&rsp));
-            }
-            rsp
-        }
-        Err(message) => fatal_response(req, message),
-    }
-}
-
-/// Runs the function for one request and returns the response as protobuf wire bytes,
-/// written straight from the program's values (no intermediate protobuf tree for the
-/// desired resources). The bytes decode to exactly the message [`run_function`] returns;
-/// the server's codec can send them as they are.
-pub fn run_function_encoded(req: &v1::RunFunctionRequest) -> Vec<u8> {
-    run_function_builder(req).finish_encoded()
-}
-
-/// [`run_function`]'s checks and evaluation, stopping at the response builder, so the
-/// caller picks the form: [`ResponseBuilder::finish`] (a message, what `run_function`
-/// returns) or [`ResponseBuilder::finish_encoded`] (wire bytes). A failure is a builder
-/// holding the Fatal response.
-pub fn run_function_builder(req: &v1::RunFunctionRequest) -> ResponseBuilder {
-    let fatal = |message: String| {
-        let mut b = ResponseBuilder::new(req);
-        b.add_result(Severity::Fatal, message, None);
-        b
-    };
-    let input = match HclInput::from_request(req) {
-        Ok(i) => i,
-        Err(e) => return fatal(e),
-    };
-    if input.hcl.is_empty() {
-        return fatal("input HCL was not specified".to_string());
-    }
-    let debug = input.debug_requested(req);
-    if debug {
-        eprint!("{}", crate::render::debug_request_text(req));
-    }
-    if !has_txtar_files(&input.hcl) {
         return fatal("no HCL input files found, are you using the txtar format?".to_string());
     }
     let mut out = ResponseBuilder::new(req);
-    match evaluate_program(&input.hcl, req, &mut out) {
+    match evaluate_program(&input.hcl, source, &mut out) {
         Ok(()) => {
             out.ensure_desired();
             out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);

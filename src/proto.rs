@@ -329,8 +329,8 @@ impl LazyRequest {
 }
 
 /// The gRPC codec of the FunctionRunnerService (both versions): requests decode into a
-/// [`LazyRequest`], responses encode any prost message `T` (a response type, or one that
-/// writes bytes already encoded).
+/// [`LazyRequest`], responses are any [`WireReply`] `T` (a prost response, or bytes
+/// already encoded: [`EncodedReply`]).
 #[derive(Debug)]
 pub struct LazyCodec<T>(std::marker::PhantomData<T>);
 
@@ -340,7 +340,7 @@ impl<T> Default for LazyCodec<T> {
     }
 }
 
-impl<T: Message + Send + 'static> tonic::codec::Codec for LazyCodec<T> {
+impl<T: WireReply> tonic::codec::Codec for LazyCodec<T> {
     type Encode = T;
     type Decode = LazyRequest;
     type Encoder = LazyEncoder<T>;
@@ -355,11 +355,38 @@ impl<T: Message + Send + 'static> tonic::codec::Codec for LazyCodec<T> {
     }
 }
 
-/// Encodes responses as tonic-prost does.
+/// A response in wire form already: the bytes
+/// [`crate::response::ResponseBuilder::finish_encoded`] wrote straight from the program's
+/// values. What the server sends (v1 and v1beta1 responses share the wire format).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EncodedReply(pub Vec<u8>);
+
+/// A response the codec can write: a prost message, or bytes encoded ahead of time.
+pub trait WireReply: Send + 'static {
+    /// Writes the response's protobuf bytes.
+    fn write_to(&self, buf: &mut tonic::codec::EncodeBuf<'_>) -> Result<(), tonic::Status>;
+}
+
+impl WireReply for EncodedReply {
+    fn write_to(&self, buf: &mut tonic::codec::EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        use prost::bytes::BufMut;
+        buf.put_slice(&self.0);
+        Ok(())
+    }
+}
+
+impl WireReply for v1::RunFunctionResponse {
+    fn write_to(&self, buf: &mut tonic::codec::EncodeBuf<'_>) -> Result<(), tonic::Status> {
+        self.encode(buf)
+            .map_err(|e| tonic::Status::internal(format!("cannot encode the response: {e}")))
+    }
+}
+
+/// Encodes responses ([`WireReply`]).
 #[derive(Debug)]
 pub struct LazyEncoder<T>(std::marker::PhantomData<T>);
 
-impl<T: Message> tonic::codec::Encoder for LazyEncoder<T> {
+impl<T: WireReply> tonic::codec::Encoder for LazyEncoder<T> {
     type Item = T;
     type Error = tonic::Status;
 
@@ -368,8 +395,7 @@ impl<T: Message> tonic::codec::Encoder for LazyEncoder<T> {
         item: T,
         buf: &mut tonic::codec::EncodeBuf<'_>,
     ) -> Result<(), tonic::Status> {
-        item.encode(buf)
-            .map_err(|e| tonic::Status::internal(format!("cannot encode the response: {e}")))
+        item.write_to(buf)
     }
 }
 

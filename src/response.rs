@@ -402,6 +402,11 @@ impl ResponseBuilder {
         self.desired();
     }
 
+    /// The results added so far (the server logs the Fatal one).
+    pub fn results(&self) -> &[v1::Result] {
+        &self.rsp.results
+    }
+
     /// The response built so far, as a message (a copy: for inspection and debug output).
     pub fn to_response(&self) -> v1::RunFunctionResponse {
         self.clone().finish()

@@ -4,9 +4,9 @@
 //! difference), but requests arrive as [`crate::proto::LazyRequest`]s whose observed
 //! bodies are still bytes. v1 and v1beta1 share the wire format: both answer a [`Reply`].
 
-/// What a call answers. A type alias so that a response encoded ahead of time (a message
-/// type writing ready bytes) can replace it without touching the generated code.
-pub type Reply = crate::proto::v1::RunFunctionResponse;
+/// What a call answers: the response's wire bytes, written straight from the program's
+/// values (no protobuf tree of the desired resources is built).
+pub type Reply = crate::proto::EncodedReply;
 
 /// `apiextensions.fn.proto.v1.FunctionRunnerService`.
 pub mod v1 {

@@ -20,6 +20,7 @@ use super::debug;
 use super::lazy::Reply;
 use crate::metrics::{ApiVersion, ErrorKind, Metrics};
 use crate::proto::{LazyRequest, v1};
+use prost::Message as _;
 
 /// Request tags that trigger test behaviour when the server runs with test hooks enabled
 /// (`--enable-test-hooks`, hidden; never in production).
@@ -208,7 +209,7 @@ fn minimal_fatal(call: &Call, msg: &str) -> Answer {
             nanos: 0,
         }),
     };
-    v1::RunFunctionResponse {
+    let rsp = v1::RunFunctionResponse {
         meta: Some(meta),
         results: vec![v1::Result {
             severity: v1::Severity::Fatal as i32,
@@ -216,7 +217,8 @@ fn minimal_fatal(call: &Call, msg: &str) -> Answer {
             ..Default::default()
         }],
         ..Default::default()
-    }
+    };
+    crate::proto::EncodedReply(rsp.encode_to_vec())
 }
 
 fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
@@ -254,11 +256,13 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
             shared.metrics.error(ErrorKind::Panic);
             let msg = panic_message(payload.as_ref());
             tracing::error!(tag, xr_kind = kind, xr_name = name, panic = %msg, "panic while evaluating");
-            crate::response::fatal_response(req, msg)
+            let mut b = crate::response::ResponseBuilder::new(req);
+            b.add_result(crate::response::Severity::Fatal, msg, None);
+            b
         }
     };
     let fatal = rsp
-        .results
+        .results()
         .iter()
         .find(|r| r.severity == v1::Severity::Fatal as i32);
     let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -281,18 +285,18 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
             xr_kind = kind,
             xr_name = name,
             elapsed_ms,
-            results = rsp.results.len(),
+            results = rsp.results().len(),
             "function ran"
         ),
     }
     if dump {
-        write_stderr(&debug::response_dump(full_req, &rsp));
+        write_stderr(&debug::response_dump(full_req, &rsp.to_response()));
     }
-    Ok(rsp)
+    Ok(crate::proto::EncodedReply(rsp.finish_encoded()))
 }
 
 /// The one place the server calls the evaluator (test hooks first, when enabled).
-fn evaluate(shared: &Shared, req: &LazyRequest) -> v1::RunFunctionResponse {
+fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::response::ResponseBuilder {
     if shared.test_hooks {
         let tag = req
             .envelope
@@ -314,8 +318,8 @@ fn evaluate(shared: &Shared, req: &LazyRequest) -> v1::RunFunctionResponse {
 }
 
 /// Evaluates one request. Merge point: this is the only call into the evaluator.
-fn handle(req: &LazyRequest) -> v1::RunFunctionResponse {
-    crate::function::run_function_lazy(req)
+fn handle(req: &LazyRequest) -> crate::response::ResponseBuilder {
+    crate::function::run_function_lazy_builder(req)
 }
 
 /// Writes a debug dump to stderr in one piece (so concurrent dumps do not interleave).
@@ -398,9 +402,10 @@ mod tests {
     fn panic_becomes_fatal_result_with_the_tag() {
         let sh = shared(true);
         let answer = process(&sh, call(ApiVersion::V1, TEST_PANIC_TAG));
-        let Ok(rsp) = answer else {
+        let Ok(crate::proto::EncodedReply(bytes)) = answer else {
             panic!("expected an answer");
         };
+        let rsp = v1::RunFunctionResponse::decode(bytes.as_slice()).expect("a response");
         assert_eq!(rsp.meta.map(|m| m.tag), Some(TEST_PANIC_TAG.to_string()));
         assert_eq!(rsp.results[0].severity, v1::Severity::Fatal as i32);
         assert!(rsp.results[0].message.contains("test hook: panic"));
@@ -410,24 +415,26 @@ mod tests {
     #[test]
     fn test_hooks_are_off_unless_enabled() {
         let sh = shared(false);
-        let Ok(rsp) = process(&sh, call(ApiVersion::V1, TEST_PANIC_TAG)) else {
+        let Ok(crate::proto::EncodedReply(bytes)) =
+            process(&sh, call(ApiVersion::V1, TEST_PANIC_TAG))
+        else {
             panic!("expected an answer");
         };
+        let rsp = v1::RunFunctionResponse::decode(bytes.as_slice()).expect("a response");
         assert!(!rsp.results[0].message.contains("test hook"));
         assert_eq!(sh.metrics.errors(ErrorKind::Panic), 0);
     }
 
     #[test]
     fn v1beta1_is_answered_in_the_shared_wire_format() {
-        use prost::Message;
         let sh = shared(false);
-        let Ok(rsp) = process(&sh, call(ApiVersion::V1beta1, "b")) else {
+        let Ok(crate::proto::EncodedReply(bytes)) = process(&sh, call(ApiVersion::V1beta1, "b"))
+        else {
             panic!("expected an answer");
         };
         // The bytes read as a v1beta1 response.
-        let beta =
-            crate::proto::v1beta1::RunFunctionResponse::decode(rsp.encode_to_vec().as_slice())
-                .expect("v1beta1 response");
+        let beta = crate::proto::v1beta1::RunFunctionResponse::decode(bytes.as_slice())
+            .expect("v1beta1 response");
         assert_eq!(beta.meta.map(|m| m.tag), Some("b".to_string()));
     }
 
