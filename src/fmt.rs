@@ -712,6 +712,96 @@ mod tests {
         assert_eq!(format_source("a = {b: 1}\n", off), "a = { b : 1 }\n");
     }
 
+    /// hclwrite's `TestFormat` cases (hcl v2 rules: a space before the `:` of a `for`).
+    #[test]
+    fn hclwrite_format_cases() {
+        let cases: &[(&str, &str)] = &[
+            ("", ""),
+            ("a=1", "a = 1"),
+            ("a=b.c", "a = b.c"),
+            ("a=b[c]", "a = b[c]"),
+            ("a=b()[c]", "a = b()[c]"),
+            (r#"a=["hello"][0]"#, r#"a = ["hello"][0]"#),
+            ("( a+2 )", "(a + 2)"),
+            ("( a*2 )", "(a * 2)"),
+            ("( a+-2 )", "(a + -2)"),
+            ("( a*-2 )", "(a * -2)"),
+            ("(-2+1)", "(-2 + 1)"),
+            ("foo(1, -2,a*b, b,c)", "foo(1, -2, a * b, b, c)"),
+            (r#"a="hello ${ name }""#, r#"a = "hello ${name}""#),
+            (r#"a="hello ${~ name ~}""#, r#"a = "hello ${~name~}""#),
+            ("b{}", "b {}"),
+            ("\n\"${\nhello\n}\"\n", "\n\"${\n  hello\n}\"\n"),
+            (
+                "\nfoo(\n1,\n- 2,\na*b,\nb,\nc,\n)\n",
+                "\nfoo(\n  1,\n  -2,\n  a * b,\n  b,\n  c,\n)\n",
+            ),
+            ("[ [ ] ]", "[[]]"),
+            ("[for x in y: x]", "[for x in y : x]"),
+            ("[for x in [y]: x]", "[for x in [y] : x]"),
+            ("\n[\n[\na\n]\n]\n", "\n[\n  [\n    a\n  ]\n]\n"),
+            ("\n[[\na\n]]\n", "\n[[\n  a\n]]\n"),
+            ("\n[[\n[\na\n]\n]]\n", "\n[[\n  [\n    a\n  ]\n]]\n"),
+            // Degenerate, asymmetrical brackets.
+            ("\n[[\n[\na\n]]\n]\n", "\n[[\n  [\n    a\n  ]]\n]\n"),
+            ("\nb {\na = 1\n}\n", "\nb {\n  a = 1\n}\n"),
+            ("\nb {a = 1}\n", "\nb { a = 1 }\n"),
+            ("\na = 1\nbungle = 2\n", "\na      = 1\nbungle = 2\n"),
+            ("\na = 1\n\nbungle = 2\n", "\na = 1\n\nbungle = 2\n"),
+            (
+                "\na = 1 # foo\nbungle = 2\n",
+                "\na      = 1 # foo\nbungle = 2\n",
+            ),
+            (
+                "\na = 1 # foo\nbungle = \"bonce\" # baz\n",
+                "\na      = 1       # foo\nbungle = \"bonce\" # baz\n",
+            ),
+            (
+                "\n# here we go\na = 1 # foo\nbungle = \"bonce\" # baz\n",
+                "\n# here we go\na      = 1       # foo\nbungle = \"bonce\" # baz\n",
+            ),
+            (
+                "\nfoo {} # here we go\na = 1 # foo\nbungle = \"bonce\" # baz\n",
+                "\nfoo {}           # here we go\na      = 1       # foo\nbungle = \"bonce\" # baz\n",
+            ),
+            (
+                "\na = 1 # foo\nbungle = \"bonce\" # baz\nzebra = \"striped\" # baz\n",
+                "\na      = 1         # foo\nbungle = \"bonce\"   # baz\nzebra  = \"striped\" # baz\n",
+            ),
+            (
+                "\na = 1 # foo\nbungle = (\n    \"bonce\"\n) # baz\nzebra = \"striped\" # baz\n",
+                "\na = 1 # foo\nbungle = (\n  \"bonce\"\n)                 # baz\nzebra = \"striped\" # baz\n",
+            ),
+            (
+                "\na=\"apple\"# foo\nbungle=(# woo parens\n\"bonce\"\n)# baz\nzebra=\"striped\"# baz\n",
+                "\na = \"apple\" # foo\nbungle = (  # woo parens\n  \"bonce\"\n)                 # baz\nzebra = \"striped\" # baz\n",
+            ),
+            (
+                "\n\u{1d49c} = 1 # foo\nbungle = \"\u{1f1ec}\u{1f1e7}\" # baz\nzebra = \"striped\" # baz\n",
+                "\n\u{1d49c}      = 1         # foo\nbungle = \"\u{1f1ec}\u{1f1e7}\"       # baz\nzebra  = \"striped\" # baz\n",
+            ),
+            ("\nfoo {\n# ...\n}\n", "\nfoo {\n  # ...\n}\n"),
+            ("\nfoo = {\n# ...\n}\n", "\nfoo = {\n  # ...\n}\n"),
+            ("\nfoo = [\n# ...\n]\n", "\nfoo = [\n  # ...\n]\n"),
+            ("\nfoo = [{\n# ...\n}]\n", "\nfoo = [{\n  # ...\n}]\n"),
+            (
+                "\nfoo {\nbar {\n# ...\n}\n}\n",
+                "\nfoo {\n  bar {\n    # ...\n  }\n}\n",
+            ),
+            (
+                "\nfoo {\nbar = {\n# ...\n}\n}\n",
+                "\nfoo {\n  bar = {\n    # ...\n  }\n}\n",
+            ),
+            (
+                "\nfoo {\nbar = [\n# ...\n]\n}\n",
+                "\nfoo {\n  bar = [\n    # ...\n  ]\n}\n",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(format(input), *want, "input {input:?}");
+        }
+    }
+
     #[test]
     fn go_paths() {
         assert_eq!(go_join(".", "a.hcl"), "a.hcl");
