@@ -803,6 +803,17 @@ mod tests {
     }
 
     #[test]
+    fn never_panics_on_fragments() {
+        let src = "r \"x\" {\n  a = <<-EOT\n    ${ b }\n  %{ if c }d%{ endif }\n  EOT # c\n  e = [for k, v in f : { (k) : v... } if v != null]\n  /* g */ h = !i ? -1 : j[*].k\n}\n";
+        for (i, _) in src.char_indices() {
+            let piece = &src[..i];
+            let _ = format(piece);
+            let _ = format_source(piece, Options::default());
+            let _ = format(&src[i..]);
+        }
+    }
+
+    #[test]
     fn go_paths() {
         assert_eq!(go_join(".", "a.hcl"), "a.hcl");
         assert_eq!(go_join("dir/", "a.hcl"), "dir/a.hcl");
