@@ -274,7 +274,7 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     /// Advance to byte offset `to` (never backwards) and return the position there.
-    #[inline]
+    #[inline(always)]
     fn at(&mut self, to: usize) -> Pos {
         let from = self.pos.byte as usize;
         if to <= from {
