@@ -1,5 +1,5 @@
-//! The command line: `fn-hcl eval`, `render`, `serve`, `analyze`, `bench`, `loadgen` and
-//! `version`.
+//! The command line: `fn-hcl eval`, `render`, `serve`, `analyze`, `fmt`, `package`,
+//! `bench`, `loadgen` and `version`.
 //!
 //! `eval` is the Go function's `RunFunction` over one request file, for scripting and the
 //! conformance harness: it exits 0 whenever a response was produced (even one carrying a
@@ -63,6 +63,12 @@ pub enum Command {
         /// Files or directories (default: the current directory).
         paths: Vec<String>,
     },
+    /// Format HCL files in place as `fn-hcl-tools fmt` does (hclwrite's canonical
+    /// layout, object literals with `=`); `-` filters standard input to standard output.
+    Fmt(crate::fmt::FmtArgs),
+    /// Analyze HCL files and print them as the txtar bundle a Composition step's
+    /// `input.hcl` takes (`fn-hcl-tools package`); refuses a program with errors.
+    Package(crate::package::PackageArgs),
     /// Run one request N times in-process and print ns/op, allocations/op and bytes/op.
     Bench(crate::bench::BenchArgs),
     /// Drive a running `fn-hcl serve --insecure` on loopback with concurrent clients and
@@ -102,6 +108,8 @@ pub fn main() -> ExitCode {
                 }
             };
         }
+        Command::Fmt(args) => return crate::fmt::main(&args),
+        Command::Package(args) => return crate::package::main(&args),
         _ => {}
     }
     match run(cli.command) {
@@ -168,7 +176,7 @@ pub fn run(cmd: Command) -> Result<String, String> {
         Command::Bench(args) => crate::bench::run(&args),
         Command::Loadgen(args) => crate::loadgen::run(&args),
         Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
-        Command::Serve(_) | Command::Analyze { .. } => {
+        Command::Serve(_) | Command::Analyze { .. } | Command::Fmt(_) | Command::Package(_) => {
             Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
         }
     }

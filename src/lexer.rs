@@ -274,31 +274,34 @@ struct Cursor<'a> {
 
 impl Cursor<'_> {
     /// Advance to byte offset `to` (never backwards) and return the position there.
+    #[inline(always)]
     fn at(&mut self, to: usize) -> Pos {
         let from = self.pos.byte as usize;
         if to <= from {
             return self.pos;
         }
-        let seg = self.src.get(from..to).unwrap_or("");
-        if seg.is_ascii() {
-            let b = seg.as_bytes();
-            let mut i = 0;
-            while i < b.len() {
-                match b[i] {
-                    b'\n' => {
-                        self.pos.line += 1;
-                        self.pos.col = 1;
-                    }
-                    b'\r' if b.get(i + 1) == Some(&b'\n') => {
-                        self.pos.line += 1;
-                        self.pos.col = 1;
-                        i += 1;
-                    }
-                    _ => self.pos.col += 1,
-                }
-                i += 1;
+        // ASCII (the common case, checked as we go): every byte is one grapheme cluster
+        // except `\r\n`, whose `\r` column is reset by its `\n` anyway. Any other byte
+        // (or a range that is not on character boundaries) takes the grapheme path.
+        let bytes = self.src.as_bytes().get(from..to).unwrap_or(&[]);
+        let (mut line, mut col) = (self.pos.line, self.pos.col);
+        let mut ascii = true;
+        for &c in bytes {
+            if c == b'\n' {
+                line += 1;
+                col = 1;
+            } else if c < 0x80 {
+                col += 1;
+            } else {
+                ascii = false;
+                break;
             }
+        }
+        if ascii {
+            self.pos.line = line;
+            self.pos.col = col;
         } else {
+            let seg = self.src.get(from..to).unwrap_or("");
             for g in seg.graphemes(true) {
                 if g == "\n" || g == "\r\n" {
                     self.pos.line += 1;
@@ -744,6 +747,49 @@ pub fn check_invalid_tokens(tokens: &[Token]) -> Vec<Diagnostic> {
 mod tests {
     use super::*;
     use TokenKind as K;
+
+    /// hcl's position rule, one grapheme cluster at a time (the reference for `Cursor`).
+    fn reference_pos(src: &str, to: usize) -> Pos {
+        let mut pos = Pos::START;
+        for g in src[..to].graphemes(true) {
+            if g == "\n" || g == "\r\n" {
+                pos.line += 1;
+                pos.col = 1;
+            } else {
+                pos.col += 1;
+            }
+        }
+        pos.byte = to as u32;
+        pos
+    }
+
+    #[test]
+    fn cursor_fast_path_counts_like_graphemes() {
+        let srcs = [
+            "a = 1\nb = 2\r\nc\r = \"x\"\n",
+            "x = \"e\u{301}t\u{e9}\" # caf\u{e9}\r\n  y\t= 1\r",
+            "\r\n\r\n\n\r\r\nz",
+            "\u{1F468}\u{200D}\u{1F469} = 1\na\u{301}\r\nb",
+        ];
+        for src in srcs {
+            // Token boundaries never split a grapheme cluster: test every pair of them.
+            let mut bounds = vec![0];
+            for g in src.graphemes(true) {
+                bounds.push(bounds[bounds.len() - 1] + g.len());
+            }
+            for &mid in &bounds {
+                for &end in bounds.iter().filter(|&&e| e >= mid) {
+                    let mut cur = Cursor {
+                        src,
+                        pos: Pos::START,
+                    };
+                    cur.at(mid);
+                    let got = cur.at(end);
+                    assert_eq!(got, reference_pos(src, end), "{src:?} via {mid} to {end}");
+                }
+            }
+        }
+    }
 
     fn kinds(src: &str) -> Vec<(TokenKind, String)> {
         tokenize(src, FileId(0))

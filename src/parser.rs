@@ -175,7 +175,21 @@ fn placeholder(span: Span) -> Expr {
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str, name: &'a str, toks: Vec<Token>) -> Self {
+    fn new(src: &'a str, name: &'a str, mut toks: Vec<Token>) -> Self {
+        // hcl's peeker turns a line comment (which holds its newline) into a newline and
+        // skips every other comment; doing it once here keeps peeking a plain index step.
+        toks.retain_mut(|t| {
+            if t.kind != K::Comment {
+                return true;
+            }
+            let is_line = src
+                .get(t.span.bytes())
+                .is_some_and(|text| text.ends_with('\n'));
+            if is_line {
+                t.kind = K::Newline;
+            }
+            is_line
+        });
         Parser {
             src,
             name,
@@ -196,29 +210,18 @@ impl<'a> Parser<'a> {
     }
 
     fn next_token(&self) -> (Token, usize) {
-        let incl = self.including_newlines();
+        // Comments were resolved in `new`: only newlines may need skipping.
         let mut i = self.next;
-        while i < self.toks.len() {
-            let tok = self.toks[i];
-            match tok.kind {
-                K::Comment => {
-                    if incl && self.text(tok).ends_with('\n') {
-                        return (
-                            Token {
-                                kind: K::Newline,
-                                span: tok.span,
-                            },
-                            i + 1,
-                        );
-                    }
-                    i += 1;
-                    continue;
+        if self.including_newlines() {
+            if let Some(&tok) = self.toks.get(i) {
+                return (tok, i + 1);
+            }
+        } else {
+            while let Some(&tok) = self.toks.get(i) {
+                if tok.kind != K::Newline {
+                    return (tok, i + 1);
                 }
-                K::Newline if !incl => {
-                    i += 1;
-                    continue;
-                }
-                _ => return (tok, i + 1),
+                i += 1;
             }
         }
         let last = self.toks.last().copied().unwrap_or(Token {
@@ -2519,7 +2522,6 @@ fn trim_prev_literal(parts: &mut [TT]) {
 /// hcl's `flushHeredocTemplateParts` for `<<-` heredocs: remove the smallest common
 /// leading whitespace (counted in grapheme clusters) from each line's first literal.
 fn flush_heredoc(parts: &mut [TT], _src: &str) {
-    use unicode_segmentation::UnicodeSegmentation;
     let mut min_spaces = usize::MAX;
     let mut newline = true;
     let mut adjust = Vec::new();
@@ -2534,7 +2536,7 @@ fn flush_heredoc(parts: &mut [TT], _src: &str) {
                         spaces = usize::MAX;
                     } else {
                         let n = text.len() - trimmed.len();
-                        spaces = text[..n].graphemes(true).count();
+                        spaces = grapheme_count(&text[..n]);
                         adjust.push(i);
                     }
                 }
@@ -2556,12 +2558,33 @@ fn flush_heredoc(parts: &mut [TT], _src: &str) {
     }
     for i in adjust {
         if let Some(TT::Lit { text, span }) = parts.get_mut(i) {
-            let cut: usize = text.graphemes(true).take(min_spaces).map(str::len).sum();
+            let cut = grapheme_prefix_len(text, min_spaces);
             text.drain(..cut);
             span.start.col += min_spaces as u32;
             span.start.byte += cut as u32;
         }
     }
+}
+
+/// The number of extended grapheme clusters in `s` (bytes, for ASCII without `\r`).
+fn grapheme_count(s: &str) -> usize {
+    use unicode_segmentation::UnicodeSegmentation;
+    if s.is_ascii() && !s.contains('\r') {
+        return s.len();
+    }
+    s.graphemes(true).count()
+}
+
+/// The byte length of the first `n` grapheme clusters of `s` (all of `s` if fewer).
+fn grapheme_prefix_len(s: &str, n: usize) -> usize {
+    use unicode_segmentation::UnicodeSegmentation;
+    let b = s.as_bytes();
+    let k = n.min(b.len());
+    // Byte k must also not continue a cluster (a multi-byte char or `\r\n` across it).
+    if b[..k].iter().all(|&c| c.is_ascii() && c != b'\r') && b.get(k).is_none_or(u8::is_ascii) {
+        return k;
+    }
+    s.graphemes(true).take(n).map(str::len).sum()
 }
 
 /// hcl's `meldConsecutiveStringLiterals`.
@@ -2634,6 +2657,26 @@ fn valid_number(s: &str) -> bool {
 /// Advances a position over `text`, counting lines as hcl's string-literal decoder does.
 fn advance(mut pos: crate::span::Pos, text: &str) -> crate::span::Pos {
     use unicode_segmentation::UnicodeSegmentation;
+    if text.is_ascii() {
+        // ASCII: one grapheme per byte, except `\r\n`.
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\r' | b'\n' => {
+                    pos.line += 1;
+                    pos.col = 1;
+                    if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                }
+                _ => pos.col += 1,
+            }
+            i += 1;
+        }
+        pos.byte += b.len() as u32;
+        return pos;
+    }
     for g in text.graphemes(true) {
         pos.byte += g.len() as u32;
         if g.starts_with(['\r', '\n']) {
@@ -2743,6 +2786,17 @@ fn last_child_depth(e: &Expr) -> u32 {
 
 /// Depth of an expression tree, computed without recursion (1 for a leaf).
 pub fn expr_depth(e: &Expr) -> u32 {
+    if matches!(
+        e.kind,
+        ExprKind::Null
+            | ExprKind::Bool(_)
+            | ExprKind::Number(_)
+            | ExprKind::Variable(_)
+            | ExprKind::SplatItem
+    ) {
+        // Leaves (most operands and traversal roots): no walk, no stack allocation.
+        return 1;
+    }
     let mut max = 0;
     let mut stack = vec![(e, 1u32)];
     while let Some((x, d)) = stack.pop() {
@@ -2839,5 +2893,49 @@ fn take_children(e: &mut Expr, out: &mut Vec<Expr>) {
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use unicode_segmentation::UnicodeSegmentation;
+
+    const SAMPLES: [&str; 7] = [
+        "",
+        "  plain ascii\n",
+        "a\r\nb\rc\n\r\n",
+        "\t \r\n  x",
+        "  caf\u{e9} e\u{301}\n",
+        " \u{1F468}\u{200D}\u{1F469}\r\n",
+        "   \u{301}x",
+    ];
+
+    #[test]
+    fn advance_fast_path_counts_like_graphemes() {
+        for s in SAMPLES {
+            let mut want = crate::span::Pos::START;
+            for g in s.graphemes(true) {
+                want.byte += g.len() as u32;
+                if g.starts_with(['\r', '\n']) {
+                    want.line += 1;
+                    want.col = 1;
+                } else {
+                    want.col += 1;
+                }
+            }
+            assert_eq!(advance(crate::span::Pos::START, s), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn grapheme_helpers_match_segmentation() {
+        for s in SAMPLES {
+            assert_eq!(grapheme_count(s), s.graphemes(true).count(), "{s:?}");
+            for n in 0..=s.len() + 1 {
+                let want: usize = s.graphemes(true).take(n).map(str::len).sum();
+                assert_eq!(grapheme_prefix_len(s, n), want, "{s:?} {n}");
+            }
+        }
     }
 }

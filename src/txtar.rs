@@ -33,6 +33,22 @@ pub fn parse(text: &str) -> Result<Vec<(String, String)>, String> {
     Ok(files)
 }
 
+/// golang.org/x/tools/txtar's `Format` of an archive without a comment: each file as a
+/// `-- NAME --` line followed by its data, a newline added to data that lacks one.
+pub fn format(files: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(files.iter().map(|(n, d)| n.len() + d.len() + 8).sum());
+    for (name, data) in files {
+        out.push_str("-- ");
+        out.push_str(name);
+        out.push_str(" --\n");
+        out.push_str(data);
+        if !data.is_empty() && !data.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Like [`parse`] for raw bytes: invalid UTF-8 is reported with the file name and the
 /// line and column (in characters) where it occurs, in hcl's diagnostic form.
 pub fn parse_bytes(data: &[u8]) -> Result<Vec<(String, String)>, String> {
@@ -120,6 +136,24 @@ fn fix_nl(data: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_is_gos_and_parses_back() {
+        let files = vec![
+            ("a.hcl".to_string(), "x = 1\n".to_string()),
+            ("b.hcl".to_string(), "y = 2".to_string()),
+            ("empty.hcl".to_string(), String::new()),
+        ];
+        let text = format(&files);
+        assert_eq!(
+            text,
+            "-- a.hcl --\nx = 1\n-- b.hcl --\ny = 2\n-- empty.hcl --\n"
+        );
+        let back = parse(&text).unwrap();
+        assert_eq!(back[0], files[0]);
+        assert_eq!(back[1].1, "y = 2\n");
+        assert_eq!(back[2], files[2]);
+    }
 
     fn names(v: &[(String, String)]) -> Vec<(&str, &str)> {
         v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect()

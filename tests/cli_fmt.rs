@@ -1,0 +1,259 @@
+//! `fn-hcl fmt`: formatting is idempotent and never changes the parsed program, over
+//! every HCL text the project has (`.hcl` files, txtar members and `hcl` blocks of the
+//! markdown under `tests/` and the shared corpus); and the command behaves as
+//! `fn-hcl-tools fmt` does (in place, `--check`, `-` as a filter, directory walks).
+
+mod common;
+
+use fn_hcl::fmt::{Options, format_source};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn shared_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("FN_HCL_SHARED") {
+        let p = PathBuf::from(d);
+        if p.is_dir() {
+            return Some(p);
+        }
+    }
+    let fixed = PathBuf::from("/work/shared");
+    fixed.is_dir().then_some(fixed)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The `hcl` fenced code blocks of a markdown text.
+fn hcl_blocks(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<(String, String)> = None;
+    for line in md.lines() {
+        let t = line.trim_start();
+        match &mut cur {
+            None => {
+                let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
+                if fence.len() >= 3 && t[fence.len()..].split_whitespace().next() == Some("hcl") {
+                    cur = Some((fence, String::new()));
+                }
+            }
+            Some((fence, text)) => {
+                if t.trim_end() == fence.as_str() {
+                    out.push(std::mem::take(text));
+                    cur = None;
+                } else {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every HCL snippet: (label, text).
+fn corpus() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    walk(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests"),
+        &mut files,
+    );
+    if let Some(d) = shared_dir() {
+        walk(&d, &mut files);
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let label = f.display().to_string();
+        match f.extension().and_then(|e| e.to_str()) {
+            Some("hcl") => out.push((label, text)),
+            Some("txtar") => {
+                for (name, data) in fn_hcl::txtar::parse(&text).unwrap_or_default() {
+                    if name.ends_with(".hcl") {
+                        out.push((format!("{label}:{name}"), data));
+                    }
+                }
+            }
+            Some("md") => {
+                for (i, b) in hcl_blocks(&text).into_iter().enumerate() {
+                    out.push((format!("{label}#{i}"), b));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn formatting_is_idempotent_and_keeps_the_ast() {
+    let mut checked = 0;
+    let mut changed = 0;
+    for (label, text) in corpus() {
+        let Ok(before) = common::parse(&text) else {
+            // Unparsable input is returned as it is.
+            assert_eq!(format_source(&text, Options::default()), text, "{label}");
+            continue;
+        };
+        let once = format_source(&text, Options::default());
+        let twice = format_source(&once, Options::default());
+        assert_eq!(twice, once, "{label}: formatting is not idempotent");
+        let after = match common::parse(&once) {
+            Ok(a) => a,
+            Err(e) => panic!("{label}: the formatted text does not parse: {e}\n{once}"),
+        };
+        assert_eq!(
+            common::body_sexp(&after.body, false),
+            common::body_sexp(&before.body, false),
+            "{label}: formatting changed the program\n{once}"
+        );
+        checked += 1;
+        changed += usize::from(once != text);
+    }
+    assert!(checked > 200, "only {checked} snippets found");
+    eprintln!("{checked} snippets formatted ({changed} changed)");
+}
+
+fn fn_hcl(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs fn-hcl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("writes stdin");
+    child.wait_with_output().expect("finishes")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A scratch directory, removed on drop.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(tag: &str, files: &[(&str, &str)]) -> Dir {
+        let p = std::env::temp_dir().join(format!("fn-hcl-cli-fmt-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        for (name, data) in files {
+            let f = p.join(name);
+            std::fs::create_dir_all(f.parent().expect("has a parent")).expect("mkdir");
+            std::fs::write(f, data).expect("write");
+        }
+        Dir(p)
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.0.join(name)).expect("read")
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const UGLY: &str = "resource r {\nbody = {\napiVersion: \"v1\"\nkind=\"K\"\n}\n}\n";
+const PRETTY: &str =
+    "resource r {\n  body = {\n    apiVersion = \"v1\"\n    kind       = \"K\"\n  }\n}\n";
+
+#[test]
+fn stdin_is_filtered_to_stdout_with_a_trailing_newline() {
+    let o = fn_hcl(&["fmt", "-"], UGLY);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // function-hcl prints the result with Fprintln.
+    assert_eq!(text(&o.stdout), format!("{PRETTY}\n"));
+    let o = fn_hcl(&["fmt", "--normalize-literals=false", "-"], "a = {b: 1}\n");
+    assert_eq!(text(&o.stdout), "a = { b : 1 }\n\n");
+    let o = fn_hcl(&["fmt", "-", "x.hcl"], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        "Error: cannot mix stdin with other files\n"
+    );
+}
+
+#[test]
+fn directories_are_formatted_in_place_recursively() {
+    let d = Dir::new(
+        "inplace",
+        &[
+            ("main.hcl", UGLY),
+            ("sub/more.hcl", "locals {\nx=1\n}\n"),
+            ("notes.txt", "a=1\n"),
+            ("broken.hcl", "a = = 1\n"),
+        ],
+    );
+    let o = fn_hcl(&["fmt", &d.0.display().to_string()], "");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(d.read("main.hcl"), PRETTY);
+    assert_eq!(d.read("sub/more.hcl"), "locals {\n  x = 1\n}\n");
+    assert_eq!(d.read("notes.txt"), "a=1\n");
+    assert_eq!(d.read("broken.hcl"), "a = = 1\n");
+
+    let d = Dir::new("flat", &[("main.hcl", UGLY), ("sub/more.hcl", "x=1\n")]);
+    let o = fn_hcl(
+        &["fmt", "--recursive=false", &d.0.display().to_string()],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(d.read("main.hcl"), PRETTY);
+    assert_eq!(d.read("sub/more.hcl"), "x=1\n");
+}
+
+#[test]
+fn check_lists_unformatted_files_and_writes_nothing() {
+    let d = Dir::new(
+        "check",
+        &[("a.hcl", UGLY), ("b.hcl", PRETTY), ("c/d.hcl", "x=1\n")],
+    );
+    let o = fn_hcl(&["fmt", "--check", &d.0.display().to_string()], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "{}\n{}\nError: 2 unformatted files found\n",
+            d.path("a.hcl"),
+            d.path("c/d.hcl")
+        )
+    );
+    assert_eq!(d.read("a.hcl"), UGLY);
+    let o = fn_hcl(&["fmt", "-c", &d.path("b.hcl")], "");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(text(&o.stderr), "");
+}
+
+#[test]
+fn a_missing_path_is_an_error() {
+    let o = fn_hcl(&["fmt", "/nonexistent/x.hcl"], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).starts_with("Error: stat /nonexistent/x.hcl: "),
+        "{}",
+        text(&o.stderr)
+    );
+}
