@@ -473,58 +473,9 @@ fn finish_map(
     Ok(Value::Map(Arc::new(Fields { elem: t, entries })))
 }
 
-/// Go's `%q` quoting (`strconv.Quote`), used in cty's messages.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if !is_go_printable(c) => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Approximation of Go's `unicode.IsPrint` for characters outside ASCII: control, format,
-/// separator (other than U+0020), surrogate, private-use and unassigned-looking characters
-/// are escaped.
-fn is_go_printable(c: char) -> bool {
-    let u = c as u32;
-    !(c.is_control()
-        || (0x2000..=0x200f).contains(&u)
-        || (0x2028..=0x202e).contains(&u)
-        || (0x205f..=0x206f).contains(&u)
-        || u == 0x00a0
-        || u == 0x00ad
-        || u == 0x1680
-        || u == 0x3000
-        || u == 0xfeff
-        || (0xfff9..=0xfffb).contains(&u)
-        || (0xe000..=0xf8ff).contains(&u)
-        || u >= 0xf0000
-        || u == 0xfffe
-        || u == 0xffff)
-}
+/// Go's `%q` quoting (`strconv.Quote`), used in cty's messages; one implementation, with
+/// Go's `IsPrint` from the Unicode categories, lives with the JSON code.
+pub use crate::json::go_quote;
 
 /// cty's `MismatchMessage`: why `got` does not conform to `want`, in English.
 pub fn mismatch_message(got: &Type, want: &Type) -> String {

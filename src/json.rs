@@ -689,6 +689,21 @@ mod tests {
             go_quote("a\"b\\\n\u{1}é\u{a0}"),
             "\"a\\\"b\\\\\\n\\x01é\\u00a0\""
         );
+        // strconv's own test table: escapes by name, other controls as \x, Go's IsPrint
+        // (letters, marks, numbers, punctuation, symbols; spaces other than U+0020 escape).
+        assert_eq!(
+            go_quote("\u{7}\u{8}\u{c}\r\n\t\u{b}"),
+            r#""\a\b\f\r\n\t\v""#
+        );
+        assert_eq!(go_quote("\u{7f}\u{4}"), r#""\x7f\x04""#);
+        assert_eq!(go_quote("\u{263a}"), "\"\u{263a}\"");
+        assert_eq!(go_quote("\u{10ffff}"), r#""\U0010ffff""#);
+        assert_eq!(
+            go_quote("!\u{a0}!\u{2000}!\u{3000}!"),
+            r#""!\u00a0!\u2000!\u3000!""#
+        );
+        assert_eq!(go_quote("\u{200b}\u{feff}"), r#""\u200b\ufeff""#);
+        assert_eq!(crate::convert::go_quote("x"), go_quote("x"));
         assert_eq!(go_quote_rune('z'), "'z'");
         assert_eq!(go_quote_rune('\''), "'\\''");
         assert_eq!(json_quote_char(b'b'), "'b'");
