@@ -321,16 +321,18 @@ fn sort_dedup_entries(entries: &mut Vec<(Str, Value)>) {
     if entries.windows(2).all(|w| w[0].0 < w[1].0) {
         return;
     }
-    // Stable sort keeps source order among equal keys; keep the last of each run.
+    // Stable sort keeps source order among equal keys; keep the last of each run, in place.
     entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out: Vec<(Str, Value)> = Vec::with_capacity(entries.len());
-    for e in entries.drain(..) {
-        match out.last_mut() {
-            Some(last) if last.0 == e.0 => *last = e,
-            _ => out.push(e),
+    let mut w = 0;
+    for r in 0..entries.len() {
+        if w > 0 && entries[w - 1].0 == entries[r].0 {
+            entries.swap(w - 1, r);
+        } else {
+            entries.swap(w, r);
+            w += 1;
         }
     }
-    *entries = out;
+    entries.truncate(w);
 }
 
 /// Orders two strings the way cty orders set elements and map keys: by bytes.

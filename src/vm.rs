@@ -497,6 +497,26 @@ impl<'p> Vm<'p> {
                     self.stack
                         .push(if known { Value::object(entries) } else { DYN });
                 }
+                Op::MakeObjectConst(i) => {
+                    let Some(shape) = prog.shapes.get(i as usize) else {
+                        self.stack.push(DYN);
+                        continue;
+                    };
+                    let n = shape.values as usize;
+                    let base = self.stack.len().saturating_sub(n);
+                    let mut entries = Vec::with_capacity(shape.keys.len());
+                    for (k, at) in &shape.keys {
+                        let v = self
+                            .stack
+                            .get_mut(base + *at as usize)
+                            .map(|v| std::mem::replace(v, DYN))
+                            .unwrap_or(DYN);
+                        entries.push((k.clone(), v));
+                    }
+                    self.stack.truncate(base);
+                    self.alloc(u64::from(shape.values), 0, pc - 1)?;
+                    self.stack.push(Value::object_sorted(entries));
+                }
                 Op::Template { n, site } => {
                     let parts = self.pop_n(n as usize);
                     let v = self.template(parts, site, diags, pc - 1)?;
