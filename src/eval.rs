@@ -689,8 +689,10 @@ impl<'p> Evaluator<'p> {
                     return diags;
                 }
             };
-            let mut self_fields = coll_self.clone();
-            self_fields.extend(self.self_object(&name));
+            let own = self.self_object(&name);
+            let mut self_fields = Vec::with_capacity(coll_self.len() + own.len());
+            self_fields.extend(coll_self.iter().cloned());
+            self_fields.extend(own);
             let ds = self.add_resource(
                 &name,
                 &c.template,
