@@ -129,8 +129,16 @@ pub struct Fields {
 }
 
 impl Fields {
-    /// Binary search by key.
+    /// Lookup by key: a scan comparing lengths first for a small object (most attribute
+    /// names differ in length, so few bytes are compared), a binary search otherwise.
     pub fn get(&self, key: &str) -> Option<&Value> {
+        if self.entries.len() <= 8 {
+            return self
+                .entries
+                .iter()
+                .find(|(k, _)| k.len() == key.len() && **k == *key)
+                .map(|(_, v)| v);
+        }
         self.entries
             .binary_search_by(|(k, _)| (**k).cmp(key))
             .ok()

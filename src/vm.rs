@@ -1463,10 +1463,7 @@ impl<'p> Vm<'p> {
             );
             return None;
         }
-        match coll.length() {
-            Some(n) => Some((coll, n)),
-            None => None,
-        }
+        coll.length().map(|n| (coll, n))
     }
 
     fn splat_begin(
