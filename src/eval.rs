@@ -698,7 +698,7 @@ impl<'p> Evaluator<'p> {
                 &name,
                 &c.template,
                 Value::object(self_fields),
-                Some((base_name.clone(), format!("s{i:06}"))),
+                Some((base_name.clone(), item_index(i))),
             );
             let stop = has_errors(&ds) || self.budget_error.is_some();
             diags.extend(ds);
@@ -1278,6 +1278,15 @@ fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<V
     Some(Value::Object(body))
 }
 
+/// A collection item's index annotation, `s` and six digits at least (`s000042`), in one
+/// allocation of the right size.
+fn item_index(i: usize) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(12);
+    let _ = write!(s, "s{i:06}");
+    s
+}
+
 /// The entries of a map or object as an object's (anything else: none).
 fn object_fields(v: Option<Value>) -> Arc<Fields> {
     match v {
@@ -1615,6 +1624,13 @@ mod tests {
         ] {
             assert_eq!(json_ready(&v), to_json(&v).is_ok(), "{v:?}");
         }
+    }
+
+    #[test]
+    fn item_indexes_have_six_digits_at_least() {
+        assert_eq!(item_index(0), "s000000");
+        assert_eq!(item_index(42), "s000042");
+        assert_eq!(item_index(1_234_567), "s1234567");
     }
 
     #[test]
