@@ -104,6 +104,9 @@ pub(crate) enum Op {
     },
     /// Pops n (key, value) pairs.
     MakeObject(u32),
+    /// Pops the values of an object whose keys are all constant; the operand indexes
+    /// [`Program::shapes`] (sorted keys and where each one's value is).
+    MakeObjectConst(u32),
     /// Pops n template parts; `site` indexes [`Program::templates`].
     Template {
         n: u32,
@@ -251,6 +254,35 @@ pub(crate) struct ChunkInfo {
     pub temps: u32,
 }
 
+/// The keys of an object constructor whose keys are all constants, known at compile time:
+/// the object's entries are built in key order without sorting or converting keys, and the
+/// names are shared by every object built.
+#[derive(Clone, Debug)]
+pub(crate) struct ObjShape {
+    /// The number of values on the stack (items in source order, duplicates included).
+    pub values: u32,
+    /// Distinct keys in cty order, each with the source index of its value (the last of
+    /// duplicates, as hcl keeps).
+    pub keys: Vec<(Str, u32)>,
+}
+
+impl ObjShape {
+    fn new(keys: Vec<Str>) -> ObjShape {
+        let values = keys.len() as u32;
+        let mut sorted: Vec<(Str, u32)> = keys.into_iter().zip(0u32..).collect();
+        // Stable: among equal keys the last in source order ends up last.
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(Str, u32)> = Vec::with_capacity(sorted.len());
+        for e in sorted {
+            match out.last_mut() {
+                Some(last) if last.0 == e.0 => *last = e,
+                _ => out.push(e),
+            }
+        }
+        ObjShape { values, keys: out }
+    }
+}
+
 /// A user function as the VM runs it.
 #[derive(Clone, Debug)]
 pub(crate) struct UserFn {
@@ -275,6 +307,7 @@ pub struct Program {
     pub(crate) sites: Vec<Site>,
     pub(crate) calls: Vec<CallSite>,
     pub(crate) templates: Vec<TemplateSite>,
+    pub(crate) shapes: Vec<ObjShape>,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) functions: Vec<UserFn>,
     pub(crate) sources: Arc<SourceMap>,
@@ -352,6 +385,7 @@ impl ProgramBuilder {
                 sites: Vec::new(),
                 calls: Vec::new(),
                 templates: Vec::new(),
+                shapes: Vec::new(),
                 diags: Vec::new(),
                 functions: Vec::new(),
                 sources,
@@ -914,6 +948,18 @@ impl ProgramBuilder {
     // ---- objects ----
 
     fn object(&mut self, items: &[ast::ObjectItem], whole: Span, scope: &dyn Scope) {
+        // Constant keys (names, keywords, literal strings) can neither fail nor need a
+        // conversion: only the values are evaluated, in source order.
+        let const_keys: Option<Vec<Str>> = items.iter().map(|it| const_key(&it.key)).collect();
+        if let Some(keys) = const_keys {
+            for it in items {
+                self.expr(&it.value, scope);
+            }
+            self.prog.shapes.push(ObjShape::new(keys));
+            let shape = (self.prog.shapes.len() - 1) as u32;
+            self.emit(Op::MakeObjectConst(shape), whole);
+            return;
+        }
         for it in items {
             let key_is_expr = match &it.key {
                 ObjectKey::Ident(id) => {
@@ -1413,6 +1459,21 @@ pub fn is_literal_key(key: &Expr) -> bool {
     }
 }
 
+/// The key of an object item when it is a constant: a name, a keyword, or a literal string
+/// (as its template evaluates it: in normal form C).
+fn const_key(key: &ObjectKey) -> Option<Str> {
+    match key {
+        ObjectKey::Ident(id) => Some(id.name.clone()),
+        ObjectKey::Expr(k) => keyword_key(k).or_else(|| match &k.kind {
+            ExprKind::Template(t) => match Value::string(literal_template(t)?) {
+                Value::String(s) => Some(s),
+                _ => None,
+            },
+            _ => None,
+        }),
+    }
+}
+
 /// `null`, `true`, `false` written as an object key are literal names (hcl's ExprAsKeyword).
 /// So is a lone identifier.
 fn keyword_key(k: &Expr) -> Option<Str> {
@@ -1464,5 +1525,66 @@ mod tests {
         assert_eq!(name_suggestion("zzzzzz", names.into_iter()), None);
         assert_eq!(crate::schema::levenshtein("kitten", "sitting"), 3);
         assert_eq!(crate::schema::levenshtein("", "ab"), 2);
+    }
+
+    struct OneVar;
+    impl Scope for OneVar {
+        fn resolve(&self, name: &str) -> Option<u32> {
+            (name == "x").then_some(0)
+        }
+        fn visible_names(&self) -> Vec<Arc<str>> {
+            vec![Arc::from("x")]
+        }
+    }
+
+    /// Compiles `src` and evaluates it with `x` bound to `x`.
+    fn run(src: &str, x: Value) -> (Program, ChunkId, Value, Vec<Diagnostic>) {
+        let mut sm = SourceMap::new();
+        let f = sm.add("t.hcl", src);
+        let e = crate::parser::parse_expression(&sm, f).expect("parses");
+        let mut b = ProgramBuilder::new(Arc::new(sm));
+        let chunk = b.compile_expr(&e, &OneVar);
+        let p = b.finish();
+        let mut d = Vec::new();
+        let v = crate::vm::Vm::new(&p, crate::vm::Limits::default())
+            .eval(chunk, &[x], &mut d)
+            .expect("within budget");
+        (p, chunk, v, d)
+    }
+
+    #[test]
+    fn constant_keys_build_a_sorted_object_and_the_last_duplicate_wins() {
+        let shape = ObjShape::new(vec!["b".into(), "a".into(), "b".into(), "c".into()]);
+        assert_eq!(shape.values, 4);
+        let keys: Vec<(&str, u32)> = shape.keys.iter().map(|(k, i)| (&**k, *i)).collect();
+        assert_eq!(keys, [("a", 1), ("b", 2), ("c", 3)]);
+
+        let src = r#"{ z = x, "a-b" = x + 1, null = 2, z = x * 10, "e\u0301" = 0 }"#;
+        let (p, chunk, v, d) = run(src, Value::int(3));
+        assert!(d.is_empty(), "{d:?}");
+        assert!(crate::disasm::disassemble(&p, chunk).contains("make_object_const"));
+        let expected = Value::object(vec![
+            ("z".into(), Value::int(30)),
+            ("a-b".into(), Value::int(4)),
+            ("null".into(), Value::int(2)),
+            ("\u{e9}".into(), Value::int(0)),
+        ]);
+        let got = v.as_fields().expect("an object");
+        assert_eq!(got.len(), 4);
+        for (k, want) in expected.as_fields().unwrap_or(&[]) {
+            assert!(v.get_attr(k).is_some_and(|g| g.raw_equals(want)), "{k}");
+        }
+    }
+
+    #[test]
+    fn a_key_expression_still_takes_the_general_path() {
+        let (p, chunk, v, d) = run(r#"{ (x) = 1, b = 2 }"#, Value::string("a"));
+        assert!(d.is_empty(), "{d:?}");
+        assert!(!crate::disasm::disassemble(&p, chunk).contains("make_object_const"));
+        let expected = Value::object(vec![
+            ("a".into(), Value::int(1)),
+            ("b".into(), Value::int(2)),
+        ]);
+        assert!(v.raw_equals(&expected));
     }
 }

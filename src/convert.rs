@@ -45,25 +45,7 @@ pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
 
 /// Whether `v.type_of() == *t`, computed without allocating.
 pub fn has_type(v: &Value, t: &Type) -> bool {
-    match (v, t) {
-        (Value::Null(vt) | Value::Unknown(vt), t) => vt == t,
-        (Value::Bool(_), Type::Bool)
-        | (Value::Number(_), Type::Number)
-        | (Value::String(_), Type::String) => true,
-        (Value::List(s), Type::List(e)) | (Value::Set(s), Type::Set(e)) => s.elem == **e,
-        (Value::Map(f), Type::Map(e)) => f.elem == **e,
-        (Value::Tuple(s), Type::Tuple(ts)) => {
-            s.items.len() == ts.len() && s.items.iter().zip(ts.iter()).all(|(x, t)| has_type(x, t))
-        }
-        (Value::Object(f), Type::Object(attrs)) => {
-            f.entries.len() == attrs.len()
-                && f.entries
-                    .iter()
-                    .zip(attrs.iter())
-                    .all(|((k, x), (n, t))| k == n && has_type(x, t))
-        }
-        _ => false,
-    }
+    v.has_type(t)
 }
 
 /// Primitive to string as cty does it (`tostring`, templates): strings as they are, numbers

@@ -40,6 +40,19 @@ pub fn disassemble(program: &Program, chunk: ChunkId) -> String {
                     .unwrap_or_default()
             ),
             Op::Jump(t) => format!("jump {}", rel(t)),
+            Op::MakeObjectConst(i) => format!(
+                "make_object_const {{{}}}",
+                program
+                    .shapes
+                    .get(i as usize)
+                    .map(|s| s
+                        .keys
+                        .iter()
+                        .map(|(k, _)| &**k)
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
+            ),
             Op::ForBegin {
                 end, object, group, ..
             } => {

@@ -13,10 +13,11 @@ use crate::ir::{
     Program, Ready, Requirement, Resource, ResourceContent, Sub,
 };
 use crate::span::Span;
-use crate::value::{Str, Type, Value};
+use crate::value::{Fields, Str, Type, Value};
 use crate::vm::{Limits, Vm};
 use serde_json::{Map, Value as Json};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, LazyLock};
 
 /// Annotation naming the collection a desired resource belongs to.
 pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
@@ -708,13 +709,15 @@ impl<'p> Evaluator<'p> {
                     return diags;
                 }
             };
-            let mut self_fields = coll_self.clone();
-            self_fields.extend(self.self_object(&name, own_body));
+            let own = self.self_object(&name, own_body);
+            let mut self_fields = Vec::with_capacity(coll_self.len() + own.len());
+            self_fields.extend(coll_self.iter().cloned());
+            self_fields.extend(own);
             let ds = self.add_resource(
                 &name,
                 &c.template,
                 Value::object(self_fields),
-                Some((base_name.clone(), format!("s{i:06}"))),
+                Some((base_name.clone(), item_index(i))),
             );
             let stop = has_errors(&ds) || self.budget_error.is_some();
             diags.extend(ds);
@@ -1264,31 +1267,72 @@ fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<V
     let Some((base, index)) = annotations else {
         return Some(body);
     };
-    let mut fields: Vec<(Str, Value)> = body.as_fields().unwrap_or(&[]).to_vec();
-    let meta = fields
-        .iter()
-        .position(|(k, _)| &**k == "metadata")
-        .map(|i| fields.remove(i).1);
-    let mut meta_fields: Vec<(Str, Value)> = meta
-        .as_ref()
-        .and_then(Value::as_fields)
-        .map(<[_]>::to_vec)
-        .unwrap_or_default();
-    let ann = meta_fields
-        .iter()
-        .position(|(k, _)| &**k == "annotations")
-        .map(|i| meta_fields.remove(i).1);
-    let mut ann_fields: Vec<(Str, Value)> = ann
-        .as_ref()
-        .and_then(Value::as_fields)
-        .map(<[_]>::to_vec)
-        .unwrap_or_default();
-    ann_fields.retain(|(k, _)| &**k != ANNOTATION_BASE_NAME && &**k != ANNOTATION_INDEX);
-    ann_fields.push((ANNOTATION_BASE_NAME.into(), Value::String(base)));
-    ann_fields.push((ANNOTATION_INDEX.into(), Value::string(index)));
-    meta_fields.push(("annotations".into(), Value::object(ann_fields)));
-    fields.push(("metadata".into(), Value::object(meta_fields)));
-    Some(Value::object(fields))
+    // The body, its metadata and their annotations are objects just built (not shared):
+    // they are changed in place, each key inserted at its sorted position.
+    static METADATA: LazyLock<Str> = LazyLock::new(|| Str::from("metadata"));
+    static ANNOTATIONS: LazyLock<Str> = LazyLock::new(|| Str::from("annotations"));
+    static BASE_NAME: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_BASE_NAME));
+    static INDEX: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_INDEX));
+    let mut body = object_fields(Some(body));
+    let fields = Arc::make_mut(&mut body);
+    let mut meta = object_fields(take_entry(&mut fields.entries, "metadata"));
+    let meta_fields = Arc::make_mut(&mut meta);
+    let mut ann = object_fields(take_entry(&mut meta_fields.entries, "annotations"));
+    let ann_fields = Arc::make_mut(&mut ann);
+    ann_fields
+        .entries
+        .retain(|(k, _)| &**k != ANNOTATION_BASE_NAME && &**k != ANNOTATION_INDEX);
+    put_entry(
+        &mut ann_fields.entries,
+        BASE_NAME.clone(),
+        Value::String(base),
+    );
+    put_entry(&mut ann_fields.entries, INDEX.clone(), Value::string(index));
+    put_entry(
+        &mut meta_fields.entries,
+        ANNOTATIONS.clone(),
+        Value::Object(ann),
+    );
+    put_entry(&mut fields.entries, METADATA.clone(), Value::Object(meta));
+    Some(Value::Object(body))
+}
+
+/// A collection item's index annotation, `s` and six digits at least (`s000042`), in one
+/// allocation of the right size.
+fn item_index(i: usize) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(12);
+    let _ = write!(s, "s{i:06}");
+    s
+}
+
+/// The entries of a map or object as an object's (anything else: none).
+fn object_fields(v: Option<Value>) -> Arc<Fields> {
+    match v {
+        Some(Value::Object(f)) => f,
+        Some(Value::Map(mut f)) => {
+            Arc::make_mut(&mut f).elem = Type::Dynamic;
+            f
+        }
+        _ => Arc::new(Fields {
+            elem: Type::Dynamic,
+            entries: Vec::new(),
+        }),
+    }
+}
+
+/// Removes the entry `key` from sorted entries, returning its value.
+fn take_entry(entries: &mut Vec<(Str, Value)>, key: &str) -> Option<Value> {
+    let i = entries.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
+    Some(entries.remove(i).1)
+}
+
+/// Puts `key` into sorted entries (replacing an entry of the same key).
+fn put_entry(entries: &mut Vec<(Str, Value)>, key: Str, v: Value) {
+    match entries.binary_search_by(|(k, _)| (**k).cmp(&*key)) {
+        Ok(i) => entries[i].1 = v,
+        Err(i) => entries.insert(i, (key, v)),
+    }
 }
 
 /// function-hcl's `findUnknownPaths` and `path2String`: where the unknowns inside a value are,
@@ -1602,6 +1646,13 @@ mod tests {
     }
 
     #[test]
+    fn item_indexes_have_six_digits_at_least() {
+        assert_eq!(item_index(0), "s000000");
+        assert_eq!(item_index(42), "s000042");
+        assert_eq!(item_index(1_234_567), "s1234567");
+    }
+
+    #[test]
     fn annotations_are_added() {
         let body = Value::object(vec![(
             "metadata".into(),
@@ -1616,5 +1667,51 @@ mod tests {
                 "hcl.fn.crossplane.io/collection-index": "s000002"}}})
         );
         assert!(with_annotations(Value::string("x"), None).is_none());
+
+        // Existing annotations (a map) keep their other keys; the body stays sorted.
+        let ann = Value::map(
+            Type::String,
+            vec![
+                ("x".into(), Value::string("1")),
+                (ANNOTATION_INDEX.into(), Value::string("old")),
+            ],
+        );
+        let body = Value::map(
+            Type::Dynamic,
+            vec![
+                ("a".into(), Value::int(1)),
+                (
+                    "metadata".into(),
+                    Value::object(vec![("annotations".into(), ann), ("z".into(), Value::NULL)]),
+                ),
+                ("zz".into(), Value::int(2)),
+            ],
+        );
+        let shared = body.clone();
+        let out = with_annotations(body, Some(("b".into(), "s000001".into()))).unwrap();
+        assert!(matches!(out, Value::Object(_)));
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_fields()
+                .unwrap()
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect()
+        };
+        assert_eq!(keys(&out), ["a", "metadata", "zz"]);
+        let meta = out.get_attr("metadata").unwrap();
+        assert_eq!(keys(meta), ["annotations", "z"]);
+        let ann = meta.get_attr("annotations").unwrap();
+        assert!(matches!(ann, Value::Object(_)));
+        assert_eq!(keys(ann), [ANNOTATION_BASE_NAME, ANNOTATION_INDEX, "x"]);
+        assert_eq!(
+            ann.get_attr(ANNOTATION_INDEX).unwrap().as_str(),
+            Some("s000001")
+        );
+        // A body shared elsewhere is copied, not changed.
+        assert_eq!(
+            keys(shared.get_attr("metadata").unwrap()),
+            ["annotations", "z"]
+        );
+        assert!(matches!(shared, Value::Map(_)));
     }
 }

@@ -87,6 +87,31 @@ impl fmt::Display for Type {
     }
 }
 
+/// The outermost constructor of a [`Type`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Dynamic,
+    Bool,
+    Number,
+    String,
+    List,
+    Set,
+    Map,
+    Tuple,
+    Object,
+}
+
+impl Kind {
+    pub fn is_primitive(self) -> bool {
+        matches!(self, Kind::Bool | Kind::Number | Kind::String)
+    }
+
+    /// A list, set or tuple.
+    pub fn is_sequence(self) -> bool {
+        matches!(self, Kind::List | Kind::Set | Kind::Tuple)
+    }
+}
+
 /// Elements of a list, set or tuple. For lists and sets `elem` is the element type
 /// (which matters when the collection is empty); for tuples it is unused (`Dynamic`).
 #[derive(Clone, Debug)]
@@ -104,8 +129,16 @@ pub struct Fields {
 }
 
 impl Fields {
-    /// Binary search by key.
+    /// Lookup by key: a scan comparing lengths first for a small object (most attribute
+    /// names differ in length, so few bytes are compared), a binary search otherwise.
     pub fn get(&self, key: &str) -> Option<&Value> {
+        if self.entries.len() <= 8 {
+            return self
+                .entries
+                .iter()
+                .find(|(k, _)| k.len() == key.len() && **k == *key)
+                .map(|(_, v)| v);
+        }
         self.entries
             .binary_search_by(|(k, _)| (**k).cmp(key))
             .ok()
@@ -229,6 +262,82 @@ impl Value {
         }
     }
 
+    /// Whether `self.type_of() == other.type_of()`, decided without building either type
+    /// (an object's type is as large as the object).
+    pub fn same_type(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null(t) | Value::Unknown(t), v) | (v, Value::Null(t) | Value::Unknown(t)) => {
+                v.has_type(t)
+            }
+            (Value::Bool(_), Value::Bool(_))
+            | (Value::Number(_), Value::Number(_))
+            | (Value::String(_), Value::String(_)) => true,
+            (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => a.elem == b.elem,
+            (Value::Map(a), Value::Map(b)) => a.elem == b.elem,
+            (Value::Tuple(a), Value::Tuple(b)) => {
+                a.items.len() == b.items.len()
+                    && a.items.iter().zip(&b.items).all(|(x, y)| x.same_type(y))
+            }
+            (Value::Object(a), Value::Object(b)) => {
+                a.entries.len() == b.entries.len()
+                    && a.entries
+                        .iter()
+                        .zip(&b.entries)
+                        .all(|((ka, x), (kb, y))| ka == kb && x.same_type(y))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `self.type_of() == *t`, decided without building the value's type.
+    pub fn has_type(&self, t: &Type) -> bool {
+        match (self, t) {
+            (Value::Null(vt) | Value::Unknown(vt), t) => vt == t,
+            (Value::Bool(_), Type::Bool)
+            | (Value::Number(_), Type::Number)
+            | (Value::String(_), Type::String) => true,
+            (Value::List(s), Type::List(e)) | (Value::Set(s), Type::Set(e)) => s.elem == **e,
+            (Value::Map(f), Type::Map(e)) => f.elem == **e,
+            (Value::Tuple(s), Type::Tuple(ts)) => {
+                s.items.len() == ts.len()
+                    && s.items.iter().zip(ts.iter()).all(|(x, t)| x.has_type(t))
+            }
+            (Value::Object(f), Type::Object(attrs)) => {
+                f.entries.len() == attrs.len()
+                    && f.entries
+                        .iter()
+                        .zip(attrs.iter())
+                        .all(|((k, x), (n, t))| k == n && x.has_type(t))
+            }
+            _ => false,
+        }
+    }
+
+    /// The outermost constructor of the value's type (`type_of` without its contents).
+    pub fn kind(&self) -> Kind {
+        match self {
+            Value::Null(t) | Value::Unknown(t) => match t {
+                Type::Dynamic => Kind::Dynamic,
+                Type::Bool => Kind::Bool,
+                Type::Number => Kind::Number,
+                Type::String => Kind::String,
+                Type::List(_) => Kind::List,
+                Type::Set(_) => Kind::Set,
+                Type::Map(_) => Kind::Map,
+                Type::Tuple(_) => Kind::Tuple,
+                Type::Object(_) => Kind::Object,
+            },
+            Value::Bool(_) => Kind::Bool,
+            Value::Number(_) => Kind::Number,
+            Value::String(_) => Kind::String,
+            Value::List(_) => Kind::List,
+            Value::Set(_) => Kind::Set,
+            Value::Tuple(_) => Kind::Tuple,
+            Value::Map(_) => Kind::Map,
+            Value::Object(_) => Kind::Object,
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
@@ -321,16 +430,18 @@ fn sort_dedup_entries(entries: &mut Vec<(Str, Value)>) {
     if entries.windows(2).all(|w| w[0].0 < w[1].0) {
         return;
     }
-    // Stable sort keeps source order among equal keys; keep the last of each run.
+    // Stable sort keeps source order among equal keys; keep the last of each run, in place.
     entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut out: Vec<(Str, Value)> = Vec::with_capacity(entries.len());
-    for e in entries.drain(..) {
-        match out.last_mut() {
-            Some(last) if last.0 == e.0 => *last = e,
-            _ => out.push(e),
+    let mut w = 0;
+    for r in 0..entries.len() {
+        if w > 0 && entries[w - 1].0 == entries[r].0 {
+            entries.swap(w - 1, r);
+        } else {
+            entries.swap(w, r);
+            w += 1;
         }
     }
-    *entries = out;
+    entries.truncate(w);
 }
 
 /// Orders two strings the way cty orders set elements and map keys: by bytes.
@@ -361,6 +472,39 @@ mod tests {
         assert_eq!(Value::string(decomposed).as_str(), Some("\u{e9}"));
         assert_eq!(Value::string("plain").as_str(), Some("plain"));
         assert_eq!(Value::string("\u{e9}").as_str(), Some("\u{e9}"));
+    }
+
+    #[test]
+    fn same_type_and_kind_agree_with_type_of() {
+        let obj = |a: Value| Value::object(vec![("a".into(), a), ("b".into(), Value::int(1))]);
+        let vals = [
+            Value::NULL,
+            Value::Unknown(Type::Dynamic),
+            Value::Null(Type::String),
+            Value::Unknown(Type::Number),
+            Value::Bool(true),
+            Value::int(1),
+            Value::string("x"),
+            Value::list(Type::String, vec![Value::string("x")]),
+            Value::list(Type::Number, vec![]),
+            Value::tuple(vec![Value::int(1), Value::string("x")]),
+            Value::tuple(vec![Value::int(2), Value::string("y")]),
+            Value::tuple(vec![Value::string("x"), Value::int(1)]),
+            Value::map(Type::String, vec![("k".into(), Value::string("v"))]),
+            obj(Value::string("s")),
+            obj(Value::string("t")),
+            obj(Value::int(3)),
+            Value::Null(obj(Value::string("s")).type_of()),
+            Value::object(vec![("a".into(), Value::string("s"))]),
+        ];
+        for a in &vals {
+            for b in &vals {
+                assert_eq!(a.same_type(b), a.type_of() == b.type_of(), "{a:?} {b:?}");
+                assert_eq!(a.has_type(&b.type_of()), a.type_of() == b.type_of());
+            }
+            let kind_of_type = Value::Null(a.type_of()).kind();
+            assert_eq!(a.kind(), kind_of_type, "{a:?}");
+        }
     }
 
     #[test]

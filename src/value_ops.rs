@@ -19,7 +19,7 @@ pub fn equals(a: &Value, b: &Value) -> Value {
             if known.is_null() || !ut.is_known_type() {
                 return Value::Unknown(Type::Bool);
             }
-            if known.type_of() != ut {
+            if !known.has_type(&ut) {
                 return Value::Bool(false);
             }
             return Value::Unknown(Type::Bool);
@@ -38,7 +38,7 @@ pub fn equals(a: &Value, b: &Value) -> Value {
         }
         return Value::Unknown(Type::Bool);
     }
-    if a.type_of() != b.type_of() {
+    if !a.same_type(b) {
         return Value::Bool(false);
     }
     match equal_same_type(a, b) {

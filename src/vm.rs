@@ -18,7 +18,7 @@ use crate::convert::{convert, go_quote, unify_unsafe};
 use crate::diag::{Diagnostic, plain_all};
 use crate::number::Number;
 use crate::span::Span;
-use crate::value::{Seq, Str, Type, Value};
+use crate::value::{Fields, Kind, Seq, Str, Type, Value};
 use crate::value_ops;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -103,7 +103,9 @@ struct Region {
 }
 
 struct ForState {
-    items: Vec<(Value, Value)>,
+    /// The collection iterated (a list, set, tuple, map or object) and its length.
+    items: Value,
+    len: usize,
     idx: usize,
     known: bool,
     key_temp: usize,
@@ -152,6 +154,10 @@ pub struct Vm<'p> {
     splats: Vec<SplatState>,
     expands: Vec<Vec<Value>>,
     tries: Vec<TryState>,
+    /// Scratch text of the template being joined.
+    text: String,
+    /// Frames of user function calls that returned, reused by the next calls.
+    frame_pool: Vec<Vec<Value>>,
 }
 
 const DYN: Value = Value::Unknown(Type::Dynamic);
@@ -191,6 +197,8 @@ impl<'p> Vm<'p> {
             splats: Vec::new(),
             expands: Vec::new(),
             tries: Vec::new(),
+            text: String::new(),
+            frame_pool: Vec::new(),
         }
     }
 
@@ -497,10 +505,31 @@ impl<'p> Vm<'p> {
                     self.stack
                         .push(if known { Value::object(entries) } else { DYN });
                 }
+                Op::MakeObjectConst(i) => {
+                    let Some(shape) = prog.shapes.get(i as usize) else {
+                        self.stack.push(DYN);
+                        continue;
+                    };
+                    let n = shape.values as usize;
+                    let base = self.stack.len().saturating_sub(n);
+                    let mut entries = Vec::with_capacity(shape.keys.len());
+                    for (k, at) in &shape.keys {
+                        let v = self
+                            .stack
+                            .get_mut(base + *at as usize)
+                            .map(|v| std::mem::replace(v, DYN))
+                            .unwrap_or(DYN);
+                        entries.push((k.clone(), v));
+                    }
+                    self.stack.truncate(base);
+                    self.alloc(u64::from(shape.values), 0, pc - 1)?;
+                    self.stack.push(Value::object_sorted(entries));
+                }
                 Op::Template { n, site } => {
-                    let parts = self.pop_n(n as usize);
-                    let v = self.template(parts, site, diags, pc - 1)?;
-                    self.stack.push(v);
+                    let at = self.stack.len().saturating_sub(n as usize);
+                    let v = self.template(at, site, diags, pc - 1);
+                    self.stack.truncate(at);
+                    self.stack.push(v?);
                 }
                 Op::TemplateJoin { site } => {
                     let t = self.pop();
@@ -521,8 +550,8 @@ impl<'p> Vm<'p> {
                             self.stack.push(DYN);
                             pc = end as usize;
                         }
-                        Some(items) => {
-                            self.alloc(items.len() as u64, 0, pc - 1)?;
+                        Some((items, len)) => {
+                            self.alloc(len as u64, 0, pc - 1)?;
                             let kt = temp_base + key_temp as usize;
                             let vt = temp_base + val_temp as usize;
                             if let Some(t) = self.temps.get_mut(kt) {
@@ -533,13 +562,18 @@ impl<'p> Vm<'p> {
                             }
                             self.fors.push(ForState {
                                 items,
+                                len,
                                 idx: 0,
                                 known: true,
                                 key_temp: kt,
                                 val_temp: vt,
                                 object,
                                 group,
-                                tuple: Vec::new(),
+                                tuple: if object {
+                                    Vec::new()
+                                } else {
+                                    Vec::with_capacity(len)
+                                },
                                 fields: BTreeMap::new(),
                                 groups: BTreeMap::new(),
                                 pending_key: None,
@@ -585,8 +619,8 @@ impl<'p> Vm<'p> {
                 }
                 Op::ForNext { exit } => {
                     let next = match self.fors.last_mut() {
-                        Some(st) if st.idx < st.items.len() => {
-                            let (k, v) = st.items[st.idx].clone();
+                        Some(st) if st.idx < st.len => {
+                            let (k, v) = for_item(&st.items, st.idx);
                             st.idx += 1;
                             Some((k, v, st.key_temp, st.val_temp))
                         }
@@ -808,9 +842,9 @@ impl<'p> Vm<'p> {
                     }
                 }
                 Op::Call { call, argc } => {
-                    let args = self.pop_n(argc as usize);
+                    let at = self.stack.len().saturating_sub(argc as usize);
                     let mark = self.pop_mark();
-                    let v = self.call_builtin(call, args, mark, diags, pc - 1)?;
+                    let v = self.call_builtin(call, at, mark, diags, pc - 1)?;
                     self.stack.push(v);
                 }
                 Op::ExpandBegin { call, end } => {
@@ -828,7 +862,7 @@ impl<'p> Vm<'p> {
                     }
                 }
                 Op::CallExpanded { call, nstatic } => {
-                    let mut args = self.pop_n(nstatic as usize);
+                    let at = self.stack.len().saturating_sub(nstatic as usize);
                     let expanded = self.expands.pop().unwrap_or_default();
                     let c = &prog.calls[call as usize];
                     let expand_range = c.expand.unwrap_or(c.range);
@@ -851,10 +885,10 @@ impl<'p> Vm<'p> {
                                 ),
                             }
                         }
-                        args.push(v);
+                        self.stack.push(v);
                     }
                     let mark = self.pop_mark();
-                    let v = self.call_builtin(call, args, mark, diags, pc - 1)?;
+                    let v = self.call_builtin(call, at, mark, diags, pc - 1)?;
                     self.stack.push(v);
                 }
                 Op::Invoke { call, func } => {
@@ -1198,6 +1232,11 @@ impl<'p> Vm<'p> {
         mark: usize,
         diags: &mut Vec<Diagnostic>,
     ) -> Value {
+        // Both branches of one type (the common case): that type is the result's, and the
+        // taken branch needs no conversion.
+        if matches!(st, CondState::True | CondState::False) && t.same_type(&f) {
+            return if st == CondState::True { t } else { f };
+        }
         let s = self.site(site);
         let is_dyn_null = |v: &Value| matches!(v, Value::Null(Type::Dynamic));
         let (tt, ft) = (t.type_of(), f.type_of());
@@ -1277,9 +1316,10 @@ impl<'p> Vm<'p> {
         }
     }
 
+    /// Join the template parts at `self.stack[at..]` (the caller removes them).
     fn template(
         &mut self,
-        parts: Vec<Value>,
+        at: usize,
         site: u32,
         diags: &mut Vec<Diagnostic>,
         pc: usize,
@@ -1289,8 +1329,9 @@ impl<'p> Vm<'p> {
             return Ok(Value::Unknown(Type::String));
         };
         let mut known = true;
-        let mut strs: Vec<Str> = Vec::with_capacity(parts.len());
-        for (i, v) in parts.into_iter().enumerate() {
+        let mut out = std::mem::take(&mut self.text);
+        out.clear();
+        for (i, v) in self.stack.get(at..).unwrap_or(&[]).iter().enumerate() {
             let span = ts.parts.get(i).copied().flatten().unwrap_or(ts.whole);
             if v.is_null() {
                 diags.push(
@@ -1308,8 +1349,12 @@ impl<'p> Vm<'p> {
                 known = false;
                 continue;
             }
-            match convert(&v, &Type::String) {
-                Ok(Value::String(s)) => strs.push(s),
+            if let Value::String(s) = v {
+                out.push_str(s);
+                continue;
+            }
+            match convert(v, &Type::String) {
+                Ok(Value::String(s)) => out.push_str(&s),
                 Ok(_) => known = false,
                 Err(e) => diags.push(
                     err_diag(
@@ -1322,16 +1367,14 @@ impl<'p> Vm<'p> {
                 ),
             }
         }
-        if !known {
-            return Ok(Value::Unknown(Type::String));
-        }
-        let len: usize = strs.iter().map(|s| s.len()).sum();
-        self.alloc(0, len as u64, pc)?;
-        let mut out = String::with_capacity(len);
-        for s in &strs {
-            out.push_str(s);
-        }
-        Ok(Value::string(out))
+        let r = if known {
+            self.alloc(0, out.len() as u64, pc)
+                .map(|()| Value::string(out.as_str()))
+        } else {
+            Ok(Value::Unknown(Type::String))
+        };
+        self.text = out;
+        r
     }
 
     fn template_join(
@@ -1359,7 +1402,7 @@ impl<'p> Vm<'p> {
                 );
                 continue;
             }
-            if v.type_of() == Type::Dynamic {
+            if v.kind() == Kind::Dynamic {
                 return Ok(Value::Unknown(Type::String));
             }
             match convert(v, &Type::String) {
@@ -1380,14 +1423,14 @@ impl<'p> Vm<'p> {
         Ok(Value::string(strs.concat()))
     }
 
-    /// The (key, value) pairs a `for` iterates, or `None` (after any diagnostic) when the
-    /// result is `DynamicVal`.
+    /// The collection a `for` iterates and its length, or `None` (after any diagnostic) when
+    /// the result is `DynamicVal`.
     fn for_items(
         &self,
         coll: Value,
         site: u32,
         diags: &mut Vec<Diagnostic>,
-    ) -> Option<Vec<(Value, Value)>> {
+    ) -> Option<(Value, usize)> {
         let s = self.site(site);
         if coll.is_null() {
             diags.push(
@@ -1401,17 +1444,17 @@ impl<'p> Vm<'p> {
             );
             return None;
         }
-        let ty = coll.type_of();
-        if ty == Type::Dynamic {
+        let kind = coll.kind();
+        if kind == Kind::Dynamic {
             return None;
         }
-        if ty.is_primitive() {
+        if kind.is_primitive() {
             diags.push(
                 err_diag(
                     "Iteration over non-iterable value",
                     format!(
                         "A value of type {} cannot be used as the collection in a 'for' expression.",
-                        ty.friendly_name()
+                        coll.type_of().friendly_name()
                     ),
                     s.a,
                 )
@@ -1420,23 +1463,7 @@ impl<'p> Vm<'p> {
             );
             return None;
         }
-        match coll {
-            Value::List(seq) | Value::Tuple(seq) => Some(
-                seq.items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| (Value::int(i as i64), v.clone()))
-                    .collect(),
-            ),
-            Value::Set(seq) => Some(seq.items.iter().map(|v| (v.clone(), v.clone())).collect()),
-            Value::Map(f) | Value::Object(f) => Some(
-                f.entries
-                    .iter()
-                    .map(|(k, v)| (Value::String(k.clone()), v.clone()))
-                    .collect(),
-            ),
-            _ => None,
-        }
+        coll.length().map(|n| (coll, n))
     }
 
     fn splat_begin(
@@ -1450,8 +1477,8 @@ impl<'p> Vm<'p> {
             return Err(DYN);
         }
         let s = self.site(site);
-        let ty = src.type_of();
-        let seq = matches!(ty, Type::Tuple(_) | Type::List(_) | Type::Set(_));
+        let kind = src.kind();
+        let seq = kind.is_sequence();
         if src.is_null() {
             if !seq {
                 return Err(Value::tuple(Vec::new()));
@@ -1468,7 +1495,7 @@ impl<'p> Vm<'p> {
             );
             return Err(DYN);
         }
-        if ty == Type::Dynamic {
+        if kind == Kind::Dynamic {
             return Err(DYN);
         }
         let mut st = SplatState {
@@ -1476,7 +1503,7 @@ impl<'p> Vm<'p> {
             idx: 0,
             out: Vec::new(),
             known: true,
-            list: matches!(ty, Type::List(_) | Type::Set(_)),
+            list: matches!(kind, Kind::List | Kind::Set),
             upgraded_unknown: false,
             probe: false,
         };
@@ -1492,7 +1519,10 @@ impl<'p> Vm<'p> {
         if st.list && st.items.is_empty() {
             st.probe = true;
             st.items = vec![Value::Unknown(
-                ty.element_type().cloned().unwrap_or(Type::Dynamic),
+                src.type_of()
+                    .element_type()
+                    .cloned()
+                    .unwrap_or(Type::Dynamic),
             )];
         }
         Ok(st)
@@ -1515,9 +1545,8 @@ impl<'p> Vm<'p> {
             .with_context(c.range)
             .with_expression(range)
         };
-        let ty = v.type_of();
-        let items = match ty {
-            Type::Dynamic => {
+        let items = match v.kind() {
+            Kind::Dynamic => {
                 if v.is_null() {
                     diags.push(bad(
                         "The expanding argument (indicated by ...) must not be null.",
@@ -1525,7 +1554,7 @@ impl<'p> Vm<'p> {
                 }
                 return None;
             }
-            Type::Tuple(_) | Type::List(_) | Type::Set(_) => {
+            Kind::Tuple | Kind::List | Kind::Set => {
                 if v.is_null() {
                     diags.push(bad(
                         "The expanding argument (indicated by ...) must not be null.",
@@ -1631,16 +1660,31 @@ impl<'p> Vm<'p> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Call a builtin on the arguments at `self.stack[at..]`, which it removes.
     fn call_builtin(
         &mut self,
         call: u32,
-        args: Vec<Value>,
+        at: usize,
+        mark: usize,
+        diags: &mut Vec<Diagnostic>,
+        pc: usize,
+    ) -> Result<Value, VmError> {
+        let r = self.call_builtin_on_stack(call, at, mark, diags, pc);
+        self.stack.truncate(at);
+        r
+    }
+
+    fn call_builtin_on_stack(
+        &mut self,
+        call: u32,
+        at: usize,
         mark: usize,
         diags: &mut Vec<Diagnostic>,
         pc: usize,
     ) -> Result<Value, VmError> {
         let prog = self.program;
+        let at = at.min(self.stack.len());
+        let args = &self.stack[at..];
         let Some(c) = prog.calls.get(call as usize) else {
             return Ok(DYN);
         };
@@ -1676,12 +1720,12 @@ impl<'p> Vm<'p> {
             return Ok(DYN);
         }
         if result.is_none() && def.name == "range" {
-            self.check_range(&args, pc)?;
+            self.check_range(args, pc)?;
         }
         let argc = args.len();
         let result = match result {
             Some(r) => r,
-            None => builtins::call(id, args),
+            None => builtins::call_in_place(id, &mut self.stack[at..]),
         };
         match result {
             Ok(v) => {
@@ -1864,7 +1908,22 @@ impl<'p> Vm<'p> {
                 )));
             }
         }
-        let mut frame = vec![Value::NULL; f.frame_size.max(f.args.len() as u32) as usize];
+        let mut frame = self.frame_pool.pop().unwrap_or_default();
+        frame.resize(f.frame_size.max(f.args.len() as u32) as usize, Value::NULL);
+        let r = self.invoke_in_frame(f, given, &mut frame);
+        frame.clear();
+        self.frame_pool.push(frame);
+        r
+    }
+
+    /// The rest of [`Vm::invoke_inner`], in a cleared frame of the function's size.
+    fn invoke_in_frame(
+        &mut self,
+        f: &'p crate::compile::UserFn,
+        given: &Fields,
+        frame: &mut [Value],
+    ) -> Result<Result<Value, String>, VmError> {
+        let prog = self.program;
         for (i, (a, default)) in f.args.iter().enumerate() {
             let v = match given.get(a) {
                 Some(v) => v.clone(),
@@ -1886,7 +1945,7 @@ impl<'p> Vm<'p> {
         }
         for (slot, chunk) in &f.locals {
             let mut local_diags = Vec::new();
-            let v = self.run(*chunk, &frame, &mut local_diags)?;
+            let v = self.run(*chunk, frame, &mut local_diags)?;
             let v = if crate::diag::has_errors(&local_diags) {
                 DYN
             } else {
@@ -1900,11 +1959,31 @@ impl<'p> Vm<'p> {
             return Ok(Ok(DYN));
         };
         let mut body_diags = Vec::new();
-        let v = self.run(body, &frame, &mut body_diags)?;
+        let v = self.run(body, frame, &mut body_diags)?;
         if crate::diag::has_errors(&body_diags) {
             return Ok(Err(plain_all(&body_diags, &prog.sources)));
         }
         Ok(Ok(v))
+    }
+}
+
+/// The key and value of a `for` at position `i` of its collection: index and element of a
+/// list or tuple, the element twice for a set, name and value for a map or object.
+fn for_item(coll: &Value, i: usize) -> (Value, Value) {
+    match coll {
+        Value::List(seq) | Value::Tuple(seq) => (
+            Value::int(i as i64),
+            seq.items.get(i).cloned().unwrap_or(DYN),
+        ),
+        Value::Set(seq) => {
+            let v = seq.items.get(i).cloned().unwrap_or(DYN);
+            (v.clone(), v)
+        }
+        Value::Map(f) | Value::Object(f) => match f.entries.get(i) {
+            Some((k, v)) => (Value::String(k.clone()), v.clone()),
+            None => (DYN, DYN),
+        },
+        _ => (DYN, DYN),
     }
 }
 

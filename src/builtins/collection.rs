@@ -4,7 +4,7 @@
 //! exactly as cty produces them.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::convert::{convert, go_quote, unify_unsafe};
+use crate::convert::{convert, go_quote, has_type, unify_unsafe};
 use crate::number::Number;
 use crate::value::{Fields, Str, Type, Value};
 use crate::value_ops::{Members, equals, make_set};
@@ -746,27 +746,32 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
     if args.is_empty() {
         return Ok(Value::object(Vec::new()));
     }
-    // The result type, as cty's Type function computes it.
+    // The result type, as cty's Type function computes it. Only the outer kind of each
+    // argument is needed here (a whole object's type is costly to build).
     let mut dynamic = false;
     for a in args {
-        let t = a.type_of();
-        if t == Type::Dynamic {
+        let kind = match a {
+            Value::Null(t) | Value::Unknown(t) => t,
+            Value::Map(_) | Value::Object(_) => continue,
+            _ => &Type::Bool,
+        };
+        if *kind == Type::Dynamic {
             dynamic = true;
             break;
         }
-        if !matches!(t, Type::Map(_) | Type::Object(_)) {
+        if !matches!(kind, Type::Map(_) | Type::Object(_)) {
             return Err(FuncError::general(format!(
                 "arguments must be maps or objects, got {}",
-                go_quote(&t.friendly_name())
+                go_quote(&a.type_of().friendly_name())
             )));
         }
     }
-    let first = args[0].type_of();
-    let matching = !dynamic && args.iter().all(|a| a.type_of() == first);
-    let attrs_known = !args
-        .iter()
-        .any(|a| matches!(a, Value::Unknown(Type::Map(_))));
     if any_unknown(args) {
+        let first = args[0].type_of();
+        let matching = !dynamic && args.iter().all(|a| has_type(a, &first));
+        let attrs_known = !args
+            .iter()
+            .any(|a| matches!(a, Value::Unknown(Type::Map(_))));
         return Ok(Value::Unknown(if matching {
             first
         } else if dynamic || !attrs_known {
@@ -775,6 +780,20 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
             merged_attr_types(args)
         }));
     }
+    // A map result when every argument has the first one's map type.
+    let map_elem = match &args[0] {
+        Value::Map(f) if !dynamic => Some(&f.elem),
+        Value::Null(Type::Map(e)) if !dynamic => Some(&**e),
+        _ => None,
+    }
+    .filter(|e| {
+        args.iter().all(|a| match a {
+            Value::Map(f) => f.elem == **e,
+            Value::Null(Type::Map(x)) => **x == **e,
+            _ => false,
+        })
+    });
+    // Every argument's entries are sorted: merge them run by run, a later key winning.
     let mut out: Vec<(Str, Value)> = Vec::new();
     for a in args {
         if a.is_null() {
@@ -786,12 +805,35 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
                 go_quote(&a.type_of().friendly_name())
             )));
         };
-        out.extend(fields.iter().cloned());
+        out = merge_sorted(out, fields);
     }
-    if matching && let Type::Map(e) = &first {
-        return Ok(Value::map((**e).clone(), out));
+    if let Some(e) = map_elem {
+        return Ok(Value::Map(Arc::new(Fields {
+            elem: e.clone(),
+            entries: out,
+        })));
     }
-    Ok(Value::object(out))
+    Ok(Value::object_sorted(out))
+}
+
+/// Two runs of entries sorted by key into one; on equal keys `b`'s entry wins.
+fn merge_sorted(a: Vec<(Str, Value)>, b: &[(Str, Value)]) -> Vec<(Str, Value)> {
+    if a.is_empty() {
+        return b.to_vec();
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut b = b.iter().peekable();
+    for e in a {
+        while let Some(x) = b.next_if(|x| x.0 < e.0) {
+            out.push(x.clone());
+        }
+        match b.next_if(|x| x.0 == e.0) {
+            Some(x) => out.push(x.clone()),
+            None => out.push(e),
+        }
+    }
+    out.extend(b.cloned());
+    out
 }
 
 fn merged_attr_types(args: &[Value]) -> Type {
@@ -1814,6 +1856,33 @@ mod tests {
                 Type::String,
                 vec![("a".into(), s("1")), ("b".into(), s("2"))],
             ),
+        );
+        ok(
+            "merge",
+            vec![
+                obj(vec![("b", n(1)), ("d", n(1)), ("f", n(1))]),
+                Value::Null(Type::Dynamic),
+                obj(vec![("a", n(2)), ("d", n(2)), ("g", n(2))]),
+                obj(vec![("f", n(3)), ("z", n(3))]),
+            ],
+            obj(vec![
+                ("a", n(2)),
+                ("b", n(1)),
+                ("d", n(2)),
+                ("f", n(3)),
+                ("g", n(2)),
+                ("z", n(3)),
+            ]),
+        );
+        ok(
+            "merge",
+            vec![Value::Null(Type::map(Type::String)), m("a", "1")],
+            m("a", "1"),
+        );
+        err(
+            "merge",
+            vec![Value::Null(Type::String), m("a", "1")],
+            general("arguments must be maps or objects, got \"string\""),
         );
         err(
             "merge",

@@ -212,7 +212,12 @@ pub fn prepare_args(def: &FuncDef, args: &mut [Value]) -> Result<(), FuncError> 
 /// Call a function with arguments of the right arity (the VM checks arity first, to
 /// report hcl's "Not enough/Too many function arguments" with its ranges).
 pub fn call(id: FuncId, mut args: Vec<Value>) -> Result<Value, FuncError> {
+    call_in_place(id, &mut args)
+}
+
+/// [`call`] on arguments the caller keeps (the VM's stack), converted in place.
+pub fn call_in_place(id: FuncId, args: &mut [Value]) -> Result<Value, FuncError> {
     let def = get(id);
-    prepare_args(def, &mut args)?;
-    (def.imp)(&args)
+    prepare_args(def, args)?;
+    (def.imp)(args)
 }
