@@ -29,6 +29,16 @@ pub const MAX_EXPR_DEPTH: u32 = 1024;
 /// Maximum size of one source file (and of one program, see [`crate::txtar`]).
 pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
 
+thread_local! {
+    /// The token list of the last file parsed on this thread, kept for the next one
+    /// (a cold compile then lexes without allocating it; see [`TOKEN_BUF_MAX`]).
+    static TOKEN_BUF: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The largest token list (in tokens) kept between parses: a huge file's buffer is
+/// freed rather than held by the thread.
+const TOKEN_BUF_MAX: usize = 1 << 14;
+
 /// Parses one file of the source map as an hcl config body (hcl's `ParseConfig`).
 /// Any diagnostic is an error: the result is either a complete tree or the diagnostics.
 pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>> {
@@ -41,11 +51,15 @@ pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>>
     if let Some(d) = size_check(&f.text, file) {
         return Err(vec![d]);
     }
-    let toks = lexer::tokenize(&f.text, file);
+    let toks = lexer::tokenize_into(&f.text, file, TOKEN_BUF.take());
     let mut diags = lexer::check_invalid_tokens(&toks);
     let mut p = Parser::new(&f.text, &f.name, toks);
     let body = p.parse_body(K::Eof);
     diags.append(&mut p.diags);
+    let toks = std::mem::take(&mut p.toks);
+    if toks.capacity() <= TOKEN_BUF_MAX {
+        TOKEN_BUF.set(toks);
+    }
     if diags.is_empty() {
         Ok(File { body })
     } else {
@@ -440,7 +454,7 @@ impl<'a> Parser<'a> {
 
     fn parse_body(&mut self, end: K) -> Body {
         let mut items = Vec::new();
-        let mut attrs: HashMap<Arc<str>, Span> = HashMap::new();
+        let mut attrs: HashMap<Arc<str>, Span, ahash::RandomState> = HashMap::default();
         let start_range = self.prev_range();
         let end_range;
         loop {
