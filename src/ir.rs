@@ -252,6 +252,19 @@ impl Scopes {
         }
     }
 
+    /// The program's top scope: room for a typical program's names up front, so that
+    /// lowering does not regrow the map and lists name by name.
+    fn for_program() -> Scopes {
+        Scopes {
+            entries: Vec::with_capacity(16),
+            marks: Vec::with_capacity(8),
+            by_name: HashMap::with_capacity_and_hasher(16, ahash::RandomState::default()),
+            next: 0,
+            max: 0,
+            types: Vec::with_capacity(16),
+        }
+    }
+
     fn declare(&mut self, name: &str) -> u32 {
         self.declare_str(Arc::from(name))
     }
@@ -710,7 +723,7 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
     let lowerer = Lowerer {
         files: &parsed,
         builder: ProgramBuilder::new(sm.clone()),
-        scopes: Scopes::new(),
+        scopes: Scopes::for_program(),
         default_name: default_name_expr(default_file),
         functions: HashMap::new(),
         analysis: Vec::new(),
