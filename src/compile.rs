@@ -363,8 +363,8 @@ enum Step<'a> {
 /// Accumulates compiled chunks, constants, interned names and user functions.
 pub struct ProgramBuilder {
     prog: Program,
-    name_ids: HashMap<Str, u32>,
-    fn_ids: HashMap<Str, FnId>,
+    name_ids: HashMap<Str, u32, ahash::RandomState>,
+    fn_ids: HashMap<Str, FnId, ahash::RandomState>,
     /// `for`/splat variables in scope in the chunk being compiled (innermost last).
     locals: Vec<(Str, u32)>,
     splat_temps: Vec<u32>,
@@ -375,14 +375,18 @@ pub struct ProgramBuilder {
 
 impl ProgramBuilder {
     pub fn new(sources: Arc<SourceMap>) -> Self {
+        // Room for a program of this size up front (about one instruction per 8 source
+        // bytes), so that a cold compile does not regrow the lists step by step.
+        let bytes: usize = sources.files.iter().map(|f| f.text.len()).sum();
+        let ops = (bytes / 8).clamp(16, 1 << 16);
         ProgramBuilder {
             prog: Program {
-                code: Vec::new(),
-                spans: Vec::new(),
+                code: Vec::with_capacity(ops),
+                spans: Vec::with_capacity(ops),
                 chunks: Vec::new(),
-                consts: Vec::new(),
-                names: Vec::new(),
-                sites: Vec::new(),
+                consts: Vec::with_capacity(ops / 8),
+                names: Vec::with_capacity(ops / 8),
+                sites: Vec::with_capacity(ops / 4),
                 calls: Vec::new(),
                 templates: Vec::new(),
                 shapes: Vec::new(),
@@ -390,8 +394,8 @@ impl ProgramBuilder {
                 functions: Vec::new(),
                 sources,
             },
-            name_ids: HashMap::new(),
-            fn_ids: HashMap::new(),
+            name_ids: HashMap::default(),
+            fn_ids: HashMap::default(),
             locals: Vec::new(),
             splat_temps: Vec::new(),
             temps_next: 0,

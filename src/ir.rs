@@ -223,10 +223,18 @@ pub enum Matcher {
 
 /// Name resolution while lowering: a stack of frames of (name, slot), with the static
 /// type of what each slot holds.
+///
+/// The frames are one flat list (`marks` says where each frame starts) and `by_name`
+/// maps a name to its innermost slot; each entry remembers the slot it shadowed, so
+/// popping a frame restores the outer names without a list per name (declaring a name
+/// is one map insert, no allocation beyond the map's growth).
 struct Scopes {
-    frames: Vec<Vec<(Str, u32)>>,
-    /// Name → the slots declaring it, innermost last (O(1) lookups for huge scopes).
-    by_name: HashMap<Str, Vec<u32>>,
+    /// (name, slot, the slot of the same name this one shadows), in declaration order.
+    entries: Vec<(Str, u32, Option<u32>)>,
+    /// Where each pushed frame starts in `entries`.
+    marks: Vec<usize>,
+    /// Name → its innermost slot (O(1) lookups for huge scopes).
+    by_name: HashMap<Str, u32, ahash::RandomState>,
     next: u32,
     max: u32,
     types: Vec<SType>,
@@ -235,23 +243,39 @@ struct Scopes {
 impl Scopes {
     fn new() -> Scopes {
         Scopes {
-            frames: vec![Vec::new()],
-            by_name: HashMap::new(),
+            entries: Vec::new(),
+            marks: Vec::new(),
+            by_name: HashMap::default(),
             next: 0,
             max: 0,
             types: Vec::new(),
         }
     }
 
+    /// The program's top scope: room for a typical program's names up front, so that
+    /// lowering does not regrow the map and lists name by name.
+    fn for_program() -> Scopes {
+        Scopes {
+            entries: Vec::with_capacity(16),
+            marks: Vec::with_capacity(8),
+            by_name: HashMap::with_capacity_and_hasher(16, ahash::RandomState::default()),
+            next: 0,
+            max: 0,
+            types: Vec::with_capacity(16),
+        }
+    }
+
     fn declare(&mut self, name: &str) -> u32 {
+        self.declare_str(Arc::from(name))
+    }
+
+    /// `declare` of a name the caller already holds as a shared string (no copy).
+    fn declare_str(&mut self, name: Str) -> u32 {
         let slot = self.next;
         self.next += 1;
         self.max = self.max.max(self.next);
-        let name: Str = Arc::from(name);
-        if let Some(f) = self.frames.last_mut() {
-            f.push((name.clone(), slot));
-            self.by_name.entry(name).or_default().push(slot);
-        }
+        let shadowed = self.by_name.insert(name.clone(), slot);
+        self.entries.push((name, slot, shadowed));
         self.set_type(slot, SType::Dynamic);
         slot
     }
@@ -265,18 +289,24 @@ impl Scopes {
     }
 
     fn push(&mut self) -> u32 {
-        self.frames.push(Vec::new());
+        self.marks.push(self.entries.len());
         self.next
     }
 
     fn pop(&mut self, saved: u32) {
-        if let Some(f) = self.frames.pop() {
-            for (name, _) in f {
-                if let Some(v) = self.by_name.get_mut(&name) {
-                    v.pop();
-                    if v.is_empty() {
-                        self.by_name.remove(&name);
+        let mark = self.marks.pop().unwrap_or(0);
+        while self.entries.len() > mark {
+            let Some((name, _, shadowed)) = self.entries.pop() else {
+                break;
+            };
+            match shadowed {
+                Some(outer) => {
+                    if let Some(v) = self.by_name.get_mut(&name) {
+                        *v = outer;
                     }
+                }
+                None => {
+                    self.by_name.remove(&name);
                 }
             }
         }
@@ -290,14 +320,11 @@ impl Scopes {
 
 impl Scope for Scopes {
     fn resolve(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).and_then(|v| v.last().copied())
+        self.by_name.get(name).copied()
     }
 
     fn visible_names(&self) -> Vec<Arc<str>> {
-        self.frames
-            .iter()
-            .flat_map(|f| f.iter().map(|(n, _)| n.clone()))
-            .collect()
+        self.entries.iter().map(|(n, _, _)| n.clone()).collect()
     }
 }
 
@@ -696,7 +723,7 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
     let lowerer = Lowerer {
         files: &parsed,
         builder: ProgramBuilder::new(sm.clone()),
-        scopes: Scopes::new(),
+        scopes: Scopes::for_program(),
         default_name: default_name_expr(default_file),
         functions: HashMap::new(),
         analysis: Vec::new(),
@@ -1086,7 +1113,7 @@ impl<'a> Lowerer<'a> {
             }
         };
         for &i in &order {
-            self.scopes.declare(&attrs[i].name.name);
+            self.scopes.declare_str(attrs[i].name.name.clone());
         }
         for &i in &order {
             let expr = self.compile(&attrs[i].expr);
@@ -1110,7 +1137,7 @@ impl<'a> Lowerer<'a> {
     fn declare_after_error(&mut self, attrs: &[&Attribute]) {
         for a in attrs {
             if !self.scopes.has(&a.name.name) {
-                self.scopes.declare(&a.name.name);
+                self.scopes.declare_str(a.name.name.clone());
             }
         }
     }
@@ -1640,7 +1667,7 @@ impl<'a> Lowerer<'a> {
         for d in decls {
             let mut scopes = Scopes::new();
             for a in &d.args {
-                scopes.declare(a);
+                scopes.declare_str(a.clone());
             }
             std::mem::swap(&mut self.scopes, &mut scopes);
             let locals = self.lower_locals(&d.content);

@@ -637,6 +637,14 @@ impl<'a> Scanner<'a> {
 /// Scans a whole file in normal mode, as hcl's `LexConfig`, always ending with an
 /// `Eof` token. A leading UTF-8 byte order mark is skipped (it takes no column).
 pub fn tokenize(src: &str, file: FileId) -> Vec<Token> {
+    tokenize_into(src, file, Vec::new())
+}
+
+/// [`tokenize`] into a buffer the caller reuses (its contents are discarded): the
+/// parser keeps one per thread, so a cold compile does not allocate the token list.
+pub fn tokenize_into(src: &str, file: FileId, mut toks: Vec<Token>) -> Vec<Token> {
+    toks.clear();
+    toks.reserve(src.len() / 4 + 1);
     let start = if src.starts_with('\u{FEFF}') { 3 } else { 0 };
     let mut sc = Scanner {
         src,
@@ -649,7 +657,7 @@ pub fn tokenize(src: &str, file: FileId) -> Vec<Token> {
                 col: 1,
             },
         },
-        toks: Vec::with_capacity(src.len() / 4 + 1),
+        toks,
         stack: vec![Mode::Main],
         braces: 0,
         ret_braces: Vec::new(),

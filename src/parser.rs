@@ -29,6 +29,19 @@ pub const MAX_EXPR_DEPTH: u32 = 1024;
 /// Maximum size of one source file (and of one program, see [`crate::txtar`]).
 pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
 
+thread_local! {
+    /// The token list of the last file parsed on this thread, kept for the next one
+    /// (a cold compile then lexes without allocating it; see [`TOKEN_BUF_MAX`]).
+    static TOKEN_BUF: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The largest token list (in tokens) kept between parses: a huge file's buffer is
+/// freed rather than held by the thread.
+const TOKEN_BUF_MAX: usize = 1 << 14;
+
+/// Bodies with fewer items find a redefined attribute by scanning them (no map).
+const SMALL_BODY: usize = 32;
+
 /// Parses one file of the source map as an hcl config body (hcl's `ParseConfig`).
 /// Any diagnostic is an error: the result is either a complete tree or the diagnostics.
 pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>> {
@@ -41,11 +54,15 @@ pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>>
     if let Some(d) = size_check(&f.text, file) {
         return Err(vec![d]);
     }
-    let toks = lexer::tokenize(&f.text, file);
+    let toks = lexer::tokenize_into(&f.text, file, TOKEN_BUF.take());
     let mut diags = lexer::check_invalid_tokens(&toks);
     let mut p = Parser::new(&f.text, &f.name, toks);
     let body = p.parse_body(K::Eof);
     diags.append(&mut p.diags);
+    let toks = std::mem::take(&mut p.toks);
+    if toks.capacity() <= TOKEN_BUF_MAX {
+        TOKEN_BUF.set(toks);
+    }
     if diags.is_empty() {
         Ok(File { body })
     } else {
@@ -440,7 +457,10 @@ impl<'a> Parser<'a> {
 
     fn parse_body(&mut self, end: K) -> Body {
         let mut items = Vec::new();
-        let mut attrs: HashMap<Arc<str>, Span> = HashMap::new();
+        // Attribute names seen, for "Attribute redefined"; only used (`by_map`) once the
+        // body has SMALL_BODY items.
+        let mut attrs: HashMap<Arc<str>, Span, ahash::RandomState> = HashMap::default();
+        let mut by_map = false;
         let start_range = self.prev_range();
         let end_range;
         loop {
@@ -456,14 +476,34 @@ impl<'a> Parser<'a> {
                 }
                 K::Ident => match self.parse_body_item() {
                     Some(BodyItem::Attribute(a)) => {
-                        if let Some(existing) = attrs.get(&a.name.name) {
+                        // Small bodies look for an earlier attribute of the same name
+                        // among the items; large ones switch to a map once.
+                        if !by_map && items.len() >= SMALL_BODY {
+                            by_map = true;
+                            for it in &items {
+                                if let BodyItem::Attribute(x) = it {
+                                    attrs.entry(x.name.name.clone()).or_insert(x.name.span);
+                                }
+                            }
+                        }
+                        let existing = if by_map {
+                            attrs.get(&a.name.name).copied()
+                        } else {
+                            items.iter().find_map(|it| match it {
+                                BodyItem::Attribute(x) if x.name.name == a.name.name => {
+                                    Some(x.name.span)
+                                }
+                                _ => None,
+                            })
+                        };
+                        if let Some(existing) = existing {
                             let detail = format!(
                                 "The argument {:?} was already set at {}. Each argument may be set only once.",
                                 &*a.name.name,
-                                self.range_str(*existing)
+                                self.range_str(existing)
                             );
                             self.err("Attribute redefined", detail, a.name.span);
-                        } else {
+                        } else if by_map {
                             attrs.insert(a.name.name.clone(), a.name.span);
                         }
                         items.push(BodyItem::Attribute(a));
@@ -2936,6 +2976,49 @@ mod tests {
                 let want: usize = s.graphemes(true).take(n).map(str::len).sum();
                 assert_eq!(grapheme_prefix_len(s, n), want, "{s:?} {n}");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod redefined_tests {
+    use super::*;
+
+    /// The "Attribute redefined" diagnostics of `src`: (subject line, detail).
+    fn redefined(src: &str) -> Vec<(u32, String)> {
+        let mut sm = SourceMap::new();
+        let id = sm.add("main.hcl", src);
+        match parse_file(&sm, id) {
+            Ok(_) => Vec::new(),
+            Err(diags) => diags
+                .into_iter()
+                .filter(|d| d.summary == "Attribute redefined")
+                .map(|d| (d.subject.map_or(0, |s| s.start.line), d.detail))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn redefined_attribute_names_the_first_definition_in_small_and_large_bodies() {
+        for n in [3, SMALL_BODY - 1, SMALL_BODY, SMALL_BODY + 10] {
+            let mut src = String::new();
+            for i in 0..n {
+                src.push_str(&format!("a{i} = {i}\n"));
+            }
+            // Two more definitions of a1 (line 2): both name line 2.
+            src.push_str("a1 = 0\na1 = 1\n");
+            let got = redefined(&src);
+            let want: Vec<(u32, String)> = [n as u32 + 1, n as u32 + 2]
+                .into_iter()
+                .map(|line| {
+                    (
+                        line,
+                        "The argument \"a1\" was already set at main.hcl:2,1-3. Each argument may be set only once."
+                            .to_string(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want, "body of {n} attributes");
         }
     }
 }

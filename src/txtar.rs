@@ -118,11 +118,26 @@ fn find_file_marker(data: &str) -> (String, Option<&str>, &str) {
         if let Some((name, after)) = is_marker(&data[i..]) {
             return (data[..i].to_string(), Some(name), after);
         }
-        match data[i..].find("\n-- ") {
-            Some(j) => i += j + 1,
+        // The next line that starts with "-- " (a byte scan: `str::find`'s two-way
+        // searcher costs more to set up than a small program takes to scan).
+        match next_dash_line(data.as_bytes(), i) {
+            Some(j) => i = j,
             None => return (fix_nl(data), None, ""),
         }
     }
+}
+
+/// The start of the first line after `from` that begins with `-- `.
+fn next_dash_line(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(nl) = b.get(i..)?.iter().position(|&c| c == b'\n') {
+        let start = i + nl + 1;
+        if b.get(start..start + 3) == Some(b"-- ") {
+            return Some(start);
+        }
+        i = start;
+    }
+    None
 }
 
 fn fix_nl(data: &str) -> String {
