@@ -618,8 +618,14 @@ fn keys(args: &[Value]) -> Result<Value, FuncError> {
 
 fn length(args: &[Value]) -> Result<Value, FuncError> {
     let v = arg(args, 0)?;
-    let t = v.type_of();
     let count = |n: usize| Value::int(i64::try_from(n).unwrap_or(i64::MAX));
+    // A known tuple or object: its length, without building its (value-sized) type.
+    match v {
+        Value::Tuple(s) => return Ok(count(s.items.len())),
+        Value::Object(f) => return Ok(count(f.entries.len())),
+        _ => {}
+    }
+    let t = v.type_of();
     match &t {
         Type::Tuple(ts) => Ok(count(ts.len())),
         Type::Object(attrs) => Ok(count(attrs.len())),

@@ -313,6 +313,18 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
                 return Err(unsupported(verb, "a number is required"));
             };
             if matches!(verb.mode, 'b' | 'd' | 'o' | 'x' | 'X') {
+                // An exact i64 (the common case) without a big integer.
+                if let Some(i) = n.to_i64() {
+                    let m = i.unsigned_abs();
+                    let digits = match verb.mode {
+                        'b' => format!("{m:b}"),
+                        'o' => format!("{m:o}"),
+                        'x' | 'X' => format!("{m:x}"),
+                        _ => m.to_string(),
+                    };
+                    append_int_digits(verb, out, i < 0, digits);
+                    return Ok(());
+                }
                 let Some(i) = n.to_bigint() else {
                     return Err(unsupported(verb, "an integer is required"));
                 };
@@ -405,9 +417,14 @@ fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) {
         'x' | 'X' => 16,
         _ => 10,
     };
+    append_int_digits(verb, out, x.is_negative(), x.magnitude().to_str_radix(base));
+}
+
+/// [`append_int`] from the magnitude's digits (lower case) and the sign.
+fn append_int_digits(verb: &Verb<'_>, out: &mut String, negative: bool, mut digits: String) {
     // Go's fmt only lets '0' pad to the left.
     let zero_flag = verb.zero && !verb.minus;
-    let sign = if x.is_negative() {
+    let sign = if negative {
         "-"
     } else if verb.plus {
         "+"
@@ -427,7 +444,6 @@ fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) {
     } else {
         ""
     };
-    let mut digits = x.magnitude().to_str_radix(base);
     if verb.mode == 'X' {
         digits = digits.to_ascii_uppercase();
     }
