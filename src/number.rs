@@ -784,6 +784,20 @@ impl Number {
         self.to_cty_string().into()
     }
 
+    /// Appends [`Number::to_cty_string`] to `out`, without a `String` for an exact integer.
+    pub fn push_cty_string(&self, out: &mut String) {
+        if let Repr::Small { v, prec } = &self.0
+            && bitlen_u64(v.unsigned_abs()) <= *prec
+        {
+            if *v < 0 {
+                out.push('-');
+            }
+            out.push_str(decimal_u64(v.unsigned_abs(), &mut [0u8; 20]));
+            return;
+        }
+        out.push_str(&self.to_cty_string());
+    }
+
     /// cty's `Equals` on numbers: equal when their `to_cty_string` texts are equal
     /// (with -0 equal to 0). Differs from `==` (exact value) when precisions differ,
     /// e.g. a 53-bit 0.1 from `pow` is cty-equal to the literal 0.1.
@@ -1634,6 +1648,9 @@ mod tests {
         ns.push(Number::from_i64(3).div(&Number::from_i64(7)).unwrap());
         for n in &ns {
             assert_eq!(&*n.to_cty_str(), n.to_cty_string());
+            let mut out = String::from("x");
+            n.push_cty_string(&mut out);
+            assert_eq!(out, format!("x{}", n.to_cty_string()));
         }
     }
     use super::*;

@@ -38,22 +38,7 @@ fn format_impl(args: &[Value]) -> Result<Value, FuncError> {
     if args[1..].iter().any(Value::contains_unknown) {
         return Ok(Value::Unknown(Type::String));
     }
-    // Formatted into a reused buffer, so the result is allocated once, at its size.
-    thread_local! {
-        static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-    }
-    BUF.with(|buf| match buf.try_borrow_mut() {
-        Ok(mut buf) => {
-            buf.clear();
-            format_into(fmt, &args[1..], &mut buf)?;
-            let v = Value::string(&**buf);
-            if buf.capacity() > 4096 {
-                *buf = String::new();
-            }
-            Ok(v)
-        }
-        Err(_) => format_str(fmt, &args[1..]).map(Value::string),
-    })
+    super::string_in_buffer(|out| format_into(fmt, &args[1..], out))
 }
 
 fn formatlist_impl(args: &[Value]) -> Result<Value, FuncError> {
