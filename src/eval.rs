@@ -511,7 +511,7 @@ impl<'p> Evaluator<'p> {
         name: &Str,
         c: &ResourceContent,
         self_obj: Value,
-        annotations: Option<(Str, String)>,
+        annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
             return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
@@ -1257,7 +1257,7 @@ fn iterations(v: &Value) -> Option<Vec<(Value, Value)>> {
 }
 
 /// Add the collection annotations to a resource body. None if the body is not an object.
-fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<Value> {
+fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Value> {
     let (Value::Object(_) | Value::Map(_)) = &body else {
         return None;
     };
@@ -1294,13 +1294,16 @@ fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<V
     Some(Value::Object(body))
 }
 
-/// A collection item's index annotation, `s` and six digits at least (`s000042`), in one
-/// allocation of the right size.
-fn item_index(i: usize) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(12);
-    let _ = write!(s, "s{i:06}");
-    s
+/// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
+/// on the stack and allocated once.
+fn item_index(i: usize) -> Str {
+    use std::io::Write as _;
+    let mut buf = [0u8; 32];
+    let mut w = &mut buf[..];
+    let _ = write!(w, "s{i:06}");
+    let n = 32 - w.len();
+    // Only 's' and ASCII digits were written.
+    Str::from(std::str::from_utf8(&buf[..n]).unwrap_or_default())
 }
 
 /// The entries of a map or object as an object's (anything else: none).
@@ -1695,9 +1698,10 @@ mod tests {
 
     #[test]
     fn item_indexes_have_six_digits_at_least() {
-        assert_eq!(item_index(0), "s000000");
-        assert_eq!(item_index(42), "s000042");
-        assert_eq!(item_index(1_234_567), "s1234567");
+        assert_eq!(&*item_index(0), "s000000");
+        assert_eq!(&*item_index(42), "s000042");
+        assert_eq!(&*item_index(1_234_567), "s1234567");
+        assert_eq!(&*item_index(usize::MAX), format!("s{}", usize::MAX));
     }
 
     #[test]
