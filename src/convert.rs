@@ -54,7 +54,7 @@ pub fn has_type(v: &Value, t: &Type) -> bool {
 pub fn to_string_value(v: &Value) -> Result<Str, ConvertError> {
     match v {
         Value::String(s) => Ok(s.clone()),
-        Value::Number(n) => Ok(Str::from(n.to_cty_string())),
+        Value::Number(n) => Ok(n.to_cty_str()),
         Value::Bool(b) => Ok(Str::from(if *b { "true" } else { "false" })),
         Value::Null(_) => err("string required"),
         other => err(mismatch_message(&other.type_of(), &Type::String)),
@@ -253,7 +253,7 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
         return convert(v, want);
     }
     match (v, want) {
-        (Value::Number(n), Type::String) => Ok(Value::string(n.to_cty_string())),
+        (Value::Number(n), Type::String) => Ok(Value::string(n.to_cty_str())),
         (Value::Bool(b), Type::String) => Ok(Value::string(if *b { "true" } else { "false" })),
         (Value::String(s), Type::Number) => match crate::number::Number::parse(s) {
             Some(n) => Ok(Value::Number(n)),

@@ -511,7 +511,7 @@ impl<'p> Evaluator<'p> {
         name: &Str,
         c: &ResourceContent,
         self_obj: Value,
-        annotations: Option<(Str, String)>,
+        annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
             return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
@@ -678,9 +678,9 @@ impl<'p> Evaluator<'p> {
         let iter_base = self.frame.len();
         for (i, (key, value)) in iters.into_iter().enumerate() {
             self.frame.truncate(iter_base);
-            self.frame.push(Value::object(vec![
-                ("key".into(), key),
-                ("value".into(), value),
+            self.frame.push(Value::object_sorted(vec![
+                (KEY.clone(), key),
+                (VALUE.clone(), value),
             ]));
             let mut nd = Vec::new();
             let name_val = self.eval(&c.name, &mut nd);
@@ -710,13 +710,10 @@ impl<'p> Evaluator<'p> {
                 }
             };
             let own = self.self_object(&name, own_body);
-            let mut self_fields = Vec::with_capacity(coll_self.len() + own.len());
-            self_fields.extend(coll_self.iter().cloned());
-            self_fields.extend(own);
             let ds = self.add_resource(
                 &name,
                 &c.template,
-                Value::object(self_fields),
+                object_from_runs(&coll_self, own),
                 Some((base_name.clone(), item_index(i))),
             );
             let stop = has_errors(&ds) || self.budget_error.is_some();
@@ -1260,7 +1257,7 @@ fn iterations(v: &Value) -> Option<Vec<(Value, Value)>> {
 }
 
 /// Add the collection annotations to a resource body. None if the body is not an object.
-fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<Value> {
+fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Value> {
     let (Value::Object(_) | Value::Map(_)) = &body else {
         return None;
     };
@@ -1297,13 +1294,16 @@ fn with_annotations(body: Value, annotations: Option<(Str, String)>) -> Option<V
     Some(Value::Object(body))
 }
 
-/// A collection item's index annotation, `s` and six digits at least (`s000042`), in one
-/// allocation of the right size.
-fn item_index(i: usize) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(12);
-    let _ = write!(s, "s{i:06}");
-    s
+/// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
+/// on the stack and allocated once.
+fn item_index(i: usize) -> Str {
+    use std::io::Write as _;
+    let mut buf = [0u8; 32];
+    let mut w = &mut buf[..];
+    let _ = write!(w, "s{i:06}");
+    let n = 32 - w.len();
+    // Only 's' and ASCII digits were written.
+    Str::from(std::str::from_utf8(&buf[..n]).unwrap_or_default())
 }
 
 /// The entries of a map or object as an object's (anything else: none).
@@ -1319,6 +1319,33 @@ fn object_fields(v: Option<Value>) -> Arc<Fields> {
             entries: Vec::new(),
         }),
     }
+}
+
+/// The attribute names of a collection item's `each`.
+static KEY: LazyLock<Str> = LazyLock::new(|| Str::from("key"));
+static VALUE: LazyLock<Str> = LazyLock::new(|| Str::from("value"));
+
+/// `Value::object` of `a` followed by `b` (so `b` wins on a shared key), merged in one pass
+/// when both runs are sorted with distinct keys, as a collection item's `self` parts are.
+fn object_from_runs(a: &[(Str, Value)], b: Vec<(Str, Value)>) -> Value {
+    let sorted = |r: &[(Str, Value)]| r.windows(2).all(|w| w[0].0 < w[1].0);
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    if !sorted(a) || !sorted(&b) {
+        out.extend(a.iter().cloned());
+        out.extend(b);
+        return Value::object(out);
+    }
+    let mut a = a.iter().peekable();
+    for (k, v) in b {
+        while let Some((ka, va)) = a.next_if(|(ka, _)| *ka <= k) {
+            if *ka != k {
+                out.push((ka.clone(), va.clone()));
+            }
+        }
+        out.push((k, v));
+    }
+    out.extend(a.cloned());
+    Value::object_sorted(out)
 }
 
 /// Removes the entry `key` from sorted entries, returning its value.
@@ -1646,10 +1673,35 @@ mod tests {
     }
 
     #[test]
+    fn object_from_runs_is_object_of_the_concatenation() {
+        let e = |ks: &[&str], tag: i64| -> Vec<(Str, Value)> {
+            ks.iter()
+                .map(|k| (Str::from(*k), Value::int(tag)))
+                .collect()
+        };
+        let cases: [(&[&str], &[&str]); 5] = [
+            (
+                &["basename", "connections", "resources"],
+                &["connection", "name", "resource"],
+            ),
+            (&["a", "c"], &["a", "b", "c", "d"]),
+            (&[], &["x"]),
+            (&["y"], &[]),
+            (&["b", "a"], &["a"]),
+        ];
+        for (a, b) in cases {
+            let (a, b) = (e(a, 1), e(b, 2));
+            let want = Value::object(a.iter().cloned().chain(b.iter().cloned()).collect());
+            assert!(object_from_runs(&a, b).raw_equals(&want));
+        }
+    }
+
+    #[test]
     fn item_indexes_have_six_digits_at_least() {
-        assert_eq!(item_index(0), "s000000");
-        assert_eq!(item_index(42), "s000042");
-        assert_eq!(item_index(1_234_567), "s1234567");
+        assert_eq!(&*item_index(0), "s000000");
+        assert_eq!(&*item_index(42), "s000042");
+        assert_eq!(&*item_index(1_234_567), "s1234567");
+        assert_eq!(&*item_index(usize::MAX), format!("s{}", usize::MAX));
     }
 
     #[test]

@@ -89,6 +89,15 @@ fn json_quote_char(c: u8) -> String {
 
 /// Appends `s` as a JSON string the way Go's `encoding/json` writes it (HTML-safe).
 pub fn push_json_string(out: &mut String, s: &str) {
+    // Only these bytes can start a character that is escaped below (0xE2: U+2028/U+2029).
+    let plain = |b: &u8| *b >= 0x20 && !matches!(*b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2);
+    if s.as_bytes().iter().all(plain) {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     let mut start = 0;
     for (i, c) in s.char_indices() {
@@ -141,7 +150,7 @@ pub fn encode_into(out: &mut String, v: &Value) -> Result<(), String> {
             if n.is_infinite() {
                 return Err("cannot serialize infinity as JSON".into());
             }
-            out.push_str(&n.to_cty_string());
+            n.push_cty_string(out);
         }
         Value::String(s) => push_json_string(out, s),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {

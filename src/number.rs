@@ -132,6 +132,22 @@ const LIM_GO: Lim = Lim {
 /// Not-a-number marker from a Go operation that would panic with `ErrNaN`.
 struct NaNErr;
 
+/// `m` in decimal, written at the end of `buf` (20 bytes hold any u64) without going through
+/// `fmt`; the digits written.
+pub fn decimal_u64(mut m: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+}
+
 fn bitlen_u64(x: u64) -> u32 {
     64 - x.leading_zeros()
 }
@@ -742,6 +758,44 @@ impl Number {
     /// JSON, map keys, set hashing.
     pub fn to_cty_string(&self) -> String {
         self.text(b'f', -1)
+    }
+
+    /// [`Number::to_cty_string`] as a shared string, in one allocation for an exact integer
+    /// (formatted on the stack) instead of a `String` copied into an `Arc`.
+    pub fn to_cty_str(&self) -> crate::value::Str {
+        if let Repr::Small { v, prec } = &self.0
+            && bitlen_u64(v.unsigned_abs()) <= *prec
+        {
+            let mut buf = [0u8; 21];
+            let (_, digits) = buf.split_at_mut(1);
+            if let Ok(digits) = <&mut [u8; 20]>::try_from(digits) {
+                let len = decimal_u64(v.unsigned_abs(), digits).len();
+                let mut start = buf.len() - len;
+                if *v < 0 {
+                    start -= 1;
+                    buf[start] = b'-';
+                }
+                // Only ASCII digits and '-' are there.
+                return std::str::from_utf8(&buf[start..])
+                    .unwrap_or_default()
+                    .into();
+            }
+        }
+        self.to_cty_string().into()
+    }
+
+    /// Appends [`Number::to_cty_string`] to `out`, without a `String` for an exact integer.
+    pub fn push_cty_string(&self, out: &mut String) {
+        if let Repr::Small { v, prec } = &self.0
+            && bitlen_u64(v.unsigned_abs()) <= *prec
+        {
+            if *v < 0 {
+                out.push('-');
+            }
+            out.push_str(decimal_u64(v.unsigned_abs(), &mut [0u8; 20]));
+            return;
+        }
+        out.push_str(&self.to_cty_string());
     }
 
     /// cty's `Equals` on numbers: equal when their `to_cty_string` texts are equal
@@ -1560,6 +1614,45 @@ pub mod gomath {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn to_cty_str_is_to_cty_string() {
+        let mut ns: Vec<Number> = [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            42,
+            1 << 53,
+            (1 << 53) + 1,
+            i64::MAX,
+            i64::MIN,
+        ]
+        .into_iter()
+        .map(Number::from_i64)
+        .collect();
+        ns.extend(
+            [
+                "0.5",
+                "-0",
+                "1e30",
+                "123456789012345678901234567890",
+                "-7.25",
+            ]
+            .iter()
+            .filter_map(|s| Number::parse(s)),
+        );
+        ns.extend(Number::from_f64(1e300));
+        ns.push(Number::from_i64(3).div(&Number::from_i64(7)).unwrap());
+        for n in &ns {
+            assert_eq!(&*n.to_cty_str(), n.to_cty_string());
+            let mut out = String::from("x");
+            n.push_cty_string(&mut out);
+            assert_eq!(out, format!("x{}", n.to_cty_string()));
+        }
+    }
     use super::*;
     use std::collections::hash_map::DefaultHasher;
 

@@ -618,8 +618,14 @@ fn keys(args: &[Value]) -> Result<Value, FuncError> {
 
 fn length(args: &[Value]) -> Result<Value, FuncError> {
     let v = arg(args, 0)?;
-    let t = v.type_of();
     let count = |n: usize| Value::int(i64::try_from(n).unwrap_or(i64::MAX));
+    // A known tuple or object: its length, without building its (value-sized) type.
+    match v {
+        Value::Tuple(s) => return Ok(count(s.items.len())),
+        Value::Object(f) => return Ok(count(f.entries.len())),
+        _ => {}
+    }
+    let t = v.type_of();
     match &t {
         Type::Tuple(ts) => Ok(count(ts.len())),
         Type::Object(attrs) => Ok(count(attrs.len())),
@@ -794,7 +800,11 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
         })
     });
     // Every argument's entries are sorted: merge them run by run, a later key winning.
+    // The first run stays borrowed until a second one comes, so two arguments (the usual
+    // call) are merged straight into one vector.
     let mut out: Vec<(Str, Value)> = Vec::new();
+    let mut first: Option<&[(Str, Value)]> = None;
+    let mut started = false;
     for a in args {
         if a.is_null() {
             continue;
@@ -805,7 +815,17 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
                 go_quote(&a.type_of().friendly_name())
             )));
         };
-        out = merge_sorted(out, fields);
+        if !started {
+            started = true;
+            first = Some(fields);
+        } else if let Some(f) = first.take() {
+            out = merge_slices(f, fields);
+        } else {
+            out = merge_sorted(out, fields);
+        }
+    }
+    if let Some(f) = first {
+        out = f.to_vec();
     }
     if let Some(e) = map_elem {
         return Ok(Value::Map(Arc::new(Fields {
@@ -814,6 +834,23 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
         })));
     }
     Ok(Value::object_sorted(out))
+}
+
+/// [`merge_sorted`] of two borrowed runs.
+fn merge_slices(a: &[(Str, Value)], b: &[(Str, Value)]) -> Vec<(Str, Value)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut b = b.iter().peekable();
+    for e in a {
+        while let Some(x) = b.next_if(|x| x.0 < e.0) {
+            out.push(x.clone());
+        }
+        match b.next_if(|x| x.0 == e.0) {
+            Some(x) => out.push(x.clone()),
+            None => out.push(e.clone()),
+        }
+    }
+    out.extend(b.cloned());
+    out
 }
 
 /// Two runs of entries sorted by key into one; on equal keys `b`'s entry wins.

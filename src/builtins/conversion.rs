@@ -4,7 +4,7 @@
 
 use super::{FuncDef, FuncError, Param, ParamType};
 use crate::convert::{
-    can_convert, convert, friendly_name_for_constraint, go_quote, mismatch_message,
+    can_convert, convert, friendly_name_for_constraint, go_quote, mismatch_message, to_string_value,
 };
 use crate::value::{Type, Value};
 
@@ -55,6 +55,16 @@ fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
     let Some(v) = args.first() else {
         return Err(FuncError::general("not enough arguments"));
     };
+    // The common cases without building types: already the wanted type, or a number
+    // (or bool) to string, which cty always converts the way `convert` does.
+    if v.has_type(&want) {
+        return Ok(v.clone());
+    }
+    if want == Type::String
+        && let Ok(s) = to_string_value(v)
+    {
+        return Ok(Value::string(s));
+    }
     let got = v.type_of();
     if got == want {
         return Ok(v.clone());

@@ -1625,9 +1625,7 @@ fn jsonencode(args: &[Value]) -> Result<Value, FuncError> {
     if v.contains_unknown() {
         return Ok(Value::Unknown(Type::String));
     }
-    crate::json::encode(v)
-        .map(Value::string)
-        .map_err(FuncError::General)
+    super::string_in_buffer(|out| crate::json::encode_into(out, v)).map_err(FuncError::General)
 }
 
 fn jsondecode(args: &[Value]) -> Result<Value, FuncError> {

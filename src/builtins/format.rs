@@ -6,7 +6,7 @@
 use super::{FuncDef, FuncError, Param, ParamType};
 use crate::convert::convert;
 use crate::json::{encode as json_encode, go_quote, go_quote_rune, push_json_string};
-use crate::number::Number;
+use crate::number::{Number, decimal_u64};
 use crate::value::{Type, Value};
 use num_bigint::BigInt;
 use num_traits::Signed;
@@ -38,7 +38,7 @@ fn format_impl(args: &[Value]) -> Result<Value, FuncError> {
     if args[1..].iter().any(Value::contains_unknown) {
         return Ok(Value::Unknown(Type::String));
     }
-    format_str(fmt, &args[1..]).map(Value::string)
+    super::string_in_buffer(|out| format_into(fmt, &args[1..], out))
 }
 
 fn formatlist_impl(args: &[Value]) -> Result<Value, FuncError> {
@@ -139,9 +139,15 @@ struct Verb<'a> {
 /// cty's `format`: formats `args` by `fmt`. Errors carry cty's messages; "too many
 /// arguments" is an argument error on the first unused argument (index 1 = first value).
 pub fn format_str(fmt: &str, args: &[Value]) -> Result<String, FuncError> {
+    let mut out = String::with_capacity(fmt.len() + 16);
+    format_into(fmt, args, &mut out)?;
+    Ok(out)
+}
+
+/// [`format_str`] appending to `out` (which may be a reused buffer).
+fn format_into(fmt: &str, args: &[Value], out: &mut String) -> Result<(), FuncError> {
     let b = fmt.as_bytes();
     let len = b.len();
-    let mut out = String::with_capacity(len + 16);
     let mut p = 0usize;
     let mut next_arg = 1usize;
     let mut highest = 0usize;
@@ -256,7 +262,7 @@ pub fn format_str(fmt: &str, args: &[Value]) -> Result<String, FuncError> {
         verb.offset = ts;
         p += 1;
         highest = highest.max(verb.arg_num);
-        append_verb(&verb, &mut out, args)?;
+        append_verb(&verb, out, args)?;
         next_arg = verb.arg_num.saturating_add(1);
     }
     if highest < args.len() {
@@ -268,7 +274,7 @@ pub fn format_str(fmt: &str, args: &[Value]) -> Result<String, FuncError> {
         };
         return Err(FuncError::arg(first_bad, msg));
     }
-    Ok(out)
+    Ok(())
 }
 
 fn unsupported(verb: &Verb<'_>, msg: &str) -> FuncError {
@@ -313,6 +319,22 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
                 return Err(unsupported(verb, "a number is required"));
             };
             if matches!(verb.mode, 'b' | 'd' | 'o' | 'x' | 'X') {
+                // An exact i64 (the common case) without a big integer.
+                if let Some(i) = n.to_i64() {
+                    let m = i.unsigned_abs();
+                    let mut buf = [0u8; 20];
+                    let digits = match verb.mode {
+                        'b' => format!("{m:b}"),
+                        'o' => format!("{m:o}"),
+                        'x' | 'X' => format!("{m:x}"),
+                        _ => {
+                            append_int_digits(verb, out, i < 0, decimal_u64(m, &mut buf));
+                            return Ok(());
+                        }
+                    };
+                    append_int_digits(verb, out, i < 0, &digits);
+                    return Ok(());
+                }
                 let Some(i) = n.to_bigint() else {
                     return Err(unsupported(verb, "an integer is required"));
                 };
@@ -405,9 +427,19 @@ fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) {
         'x' | 'X' => 16,
         _ => 10,
     };
+    append_int_digits(
+        verb,
+        out,
+        x.is_negative(),
+        &x.magnitude().to_str_radix(base),
+    );
+}
+
+/// [`append_int`] from the magnitude's digits (lower case) and the sign.
+fn append_int_digits(verb: &Verb<'_>, out: &mut String, negative: bool, digits: &str) {
     // Go's fmt only lets '0' pad to the left.
     let zero_flag = verb.zero && !verb.minus;
-    let sign = if x.is_negative() {
+    let sign = if negative {
         "-"
     } else if verb.plus {
         "+"
@@ -427,10 +459,13 @@ fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) {
     } else {
         ""
     };
-    let mut digits = x.magnitude().to_str_radix(base);
-    if verb.mode == 'X' {
-        digits = digits.to_ascii_uppercase();
-    }
+    let upper;
+    let digits = if verb.mode == 'X' {
+        upper = digits.to_ascii_uppercase();
+        &upper
+    } else {
+        digits
+    };
     let mut zeros = 0usize;
     if let Some(prec) = verb.prec {
         if digits.len() < prec {
@@ -457,7 +492,7 @@ fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) {
     out.push_str(sign);
     out.push_str(prefix);
     push_repeat(out, '0', zeros);
-    out.push_str(&digits);
+    out.push_str(digits);
     push_repeat(out, ' ', right);
 }
 

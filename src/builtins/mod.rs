@@ -192,6 +192,32 @@ pub fn unavailable_reason(name: &str) -> Option<&'static str> {
 
 /// Check nulls and convert arguments to their parameter types, as cty does before an
 /// implementation runs. `args` must already have the right arity.
+/// A string value built by `f` in a reused per-thread buffer, so the result is allocated
+/// once at its final size (not grown, then copied from a `String` into an `Arc<str>`).
+pub(crate) fn string_in_buffer<E>(
+    f: impl FnOnce(&mut String) -> Result<(), E>,
+) -> Result<Value, E> {
+    thread_local! {
+        static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    BUF.with(|buf| match buf.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            f(&mut buf)?;
+            let v = Value::string(&**buf);
+            if buf.capacity() > 1 << 16 {
+                *buf = String::new();
+            }
+            Ok(v)
+        }
+        Err(_) => {
+            let mut s = String::new();
+            f(&mut s)?;
+            Ok(Value::string(s))
+        }
+    })
+}
+
 pub fn prepare_args(def: &FuncDef, args: &mut [Value]) -> Result<(), FuncError> {
     for (i, arg) in args.iter_mut().enumerate() {
         let Some(param) = def.params.get(i).or(def.var_param.as_ref()) else {
