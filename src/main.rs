@@ -1,7 +1,7 @@
 //! The `fn-hcl` binary: see [`fn_hcl::cli`].
 
 /// Counts allocations only while `fn-hcl bench` measures; otherwise one relaxed load per
-/// allocation on top of the system allocator.
+/// allocation on top of mimalloc.
 #[global_allocator]
 static ALLOC: fn_hcl::bench::CountingAlloc = fn_hcl::bench::CountingAlloc;
 
