@@ -62,7 +62,44 @@ impl HclInput {
     /// `HclInput`: field names match case-insensitively, unknown fields are ignored, `null`
     /// leaves a field unset, and a value of the wrong type is an error naming the field.
     pub fn from_request(req: &v1::RunFunctionRequest) -> Result<HclInput, String> {
-        let mut input = HclInput::default();
+        InputView::from_request(req).map(|v| HclInput {
+            api_version: v.api_version.to_string(),
+            kind: v.kind.to_string(),
+            source: v.source.to_string(),
+            hcl: v.hcl.to_string(),
+            debug: v.debug,
+            debug_new: v.debug_new,
+        })
+    }
+
+    /// Whether this call prints debug output: `debug`, `debugNew` for an XR with no
+    /// observed composed resources, or the XR's debug annotation set to `"true"`.
+    pub fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
+        let view = InputView {
+            debug: self.debug,
+            debug_new: self.debug_new,
+            ..InputView::default()
+        };
+        view.debug_requested(req)
+    }
+}
+
+/// [`HclInput`] borrowed from the request (what one call reads: no copy of the program
+/// text per request).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct InputView<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    source: &'a str,
+    hcl: &'a str,
+    debug: bool,
+    debug_new: bool,
+}
+
+impl<'a> InputView<'a> {
+    /// [`HclInput::from_request`], borrowing the strings.
+    fn from_request(req: &'a v1::RunFunctionRequest) -> Result<InputView<'a>, String> {
+        let mut input = InputView::default();
         let Some(s) = &req.input else {
             return Ok(input);
         };
@@ -77,19 +114,19 @@ impl HclInput {
             let result = match (field, kind) {
                 (_, None | Some(Kind::NullValue(_))) => Ok(()),
                 ("apiVersion", Some(Kind::StringValue(v))) => {
-                    input.api_version = v.clone();
+                    input.api_version = v;
                     Ok(())
                 }
                 ("kind", Some(Kind::StringValue(v))) => {
-                    input.kind = v.clone();
+                    input.kind = v;
                     Ok(())
                 }
                 ("source", Some(Kind::StringValue(v))) => {
-                    input.source = v.clone();
+                    input.source = v;
                     Ok(())
                 }
                 ("hcl", Some(Kind::StringValue(v))) => {
-                    input.hcl = v.clone();
+                    input.hcl = v;
                     Ok(())
                 }
                 ("debug", Some(Kind::BoolValue(b))) => {
@@ -113,9 +150,8 @@ impl HclInput {
         }
     }
 
-    /// Whether this call prints debug output: `debug`, `debugNew` for an XR with no
-    /// observed composed resources, or the XR's debug annotation set to `"true"`.
-    pub fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
+    /// [`HclInput::debug_requested`].
+    fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
         let observed = req.observed.as_ref();
         let no_resources = observed.is_none_or(|o| o.resources.is_empty());
         self.debug || (self.debug_new && no_resources) || xr_debug_annotation(req)
@@ -245,7 +281,7 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
         b.add_result(Severity::Fatal, message, None);
         b
     };
-    let input = match HclInput::from_request(req) {
+    let input = match InputView::from_request(req) {
         Ok(i) => i,
         Err(e) => return fatal(e),
     };
@@ -268,11 +304,11 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
         };
         eprint!("{text}");
     }
-    if !has_txtar_files(&input.hcl) {
+    if !has_txtar_files(input.hcl) {
         return fatal("no HCL input files found, are you using the txtar format?".to_string());
     }
     let mut out = ResponseBuilder::new(req);
-    match evaluate_program(&input.hcl, source, &mut out) {
+    match evaluate_program(input.hcl, source, &mut out) {
         Ok(()) => {
             out.ensure_desired();
             out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
@@ -403,21 +439,21 @@ pub fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result
             },
         );
     }
-    for r in &o.results {
+    for r in o.results {
         let sev = match r.severity {
             ResultSeverity::Fatal => Severity::Fatal,
             ResultSeverity::Warning => Severity::Warning,
             ResultSeverity::Normal => Severity::Normal,
         };
-        out.add_result(sev, r.message.clone(), r.reason.as_deref());
+        out.add_result(sev, r.message, r.reason.as_deref());
     }
-    for c in &o.conditions {
+    for c in o.conditions {
         let status = if c.status {
             Status::ConditionTrue
         } else {
             Status::ConditionFalse
         };
-        out.add_condition(c.kind, status, c.reason, Some(c.message.clone()));
+        out.add_condition(c.kind, status, c.reason, Some(c.message));
     }
     Ok(())
 }

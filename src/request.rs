@@ -63,6 +63,61 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
+/// The attribute names of the objects every request builds (`req`, `self`), allocated
+/// once per process rather than once per request.
+pub(crate) struct Keys {
+    pub composite: Str,
+    pub composite_connection: Str,
+    pub connection: Str,
+    pub connections: Str,
+    pub context: Str,
+    pub extra_resources: Str,
+    pub resource: Str,
+    pub resources: Str,
+    pub name: Str,
+}
+
+/// The shared [`Keys`].
+pub(crate) fn keys() -> &'static Keys {
+    static KEYS: std::sync::OnceLock<Keys> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| Keys {
+        composite: Str::from("composite"),
+        composite_connection: Str::from("composite_connection"),
+        connection: Str::from("connection"),
+        connections: Str::from("connections"),
+        context: Str::from("context"),
+        extra_resources: Str::from("extra_resources"),
+        resource: Str::from("resource"),
+        resources: Str::from("resources"),
+        name: Str::from("name"),
+    })
+}
+
+/// The empty object (`{}`): one shared value (values are immutable), so the empty parts
+/// of a request cost no allocation.
+pub(crate) fn empty_object() -> Value {
+    static EMPTY: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Value::object(Vec::new())).clone()
+}
+
+/// `Value::object`, sharing the empty object.
+fn object(entries: Vec<(Str, Value)>) -> Value {
+    if entries.is_empty() {
+        empty_object()
+    } else {
+        Value::object(entries)
+    }
+}
+
+/// `Value::object_sorted`, sharing the empty object.
+fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
+    if entries.is_empty() {
+        empty_object()
+    } else {
+        Value::object_sorted(entries)
+    }
+}
+
 /// One observed member of a collection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CollectionMember {
@@ -112,7 +167,7 @@ impl Request {
     pub fn from_proto(req: &v1::RunFunctionRequest) -> Result<Request, RequestError> {
         let context = match &req.context {
             Some(s) => struct_to_value(s)?,
-            None => Value::object(Vec::new()),
+            None => empty_object(),
         };
         let observed = req.observed.as_ref();
         let xr = observed.and_then(|o| o.composite.as_ref());
@@ -136,8 +191,8 @@ impl Request {
                 connection.push((name, connection_value(Some(&r.connection_details))));
             }
         }
-        let resource = Value::object(resource);
-        let connection = Value::object(connection);
+        let resource = object(resource);
+        let connection = object(connection);
         let (collections, coll_resources, coll_connections) =
             group_collections(by_base, &resource, &connection);
         let extra_resources = extra_resources_value(req)?;
@@ -147,8 +202,8 @@ impl Request {
             composite_connection,
             resource,
             connection,
-            resources: Value::object_sorted(coll_resources),
-            connections: Value::object_sorted(coll_connections),
+            resources: object_sorted(coll_resources),
+            connections: object_sorted(coll_connections),
             extra_resources,
             collections,
             bodies: None,
@@ -157,18 +212,19 @@ impl Request {
 
     /// The `req` object itself.
     pub fn to_value(&self) -> Value {
-        Value::object(vec![
-            ("composite".into(), self.composite.clone()),
+        let k = keys();
+        Value::object_sorted(vec![
+            (k.composite.clone(), self.composite.clone()),
             (
-                "composite_connection".into(),
+                k.composite_connection.clone(),
                 self.composite_connection.clone(),
             ),
-            ("connection".into(), self.connection.clone()),
-            ("connections".into(), self.connections.clone()),
-            ("context".into(), self.context.clone()),
-            ("extra_resources".into(), self.extra_resources.clone()),
-            ("resource".into(), self.resource.clone()),
-            ("resources".into(), self.resources.clone()),
+            (k.connection.clone(), self.connection.clone()),
+            (k.connections.clone(), self.connections.clone()),
+            (k.context.clone(), self.context.clone()),
+            (k.extra_resources.clone(), self.extra_resources.clone()),
+            (k.resource.clone(), self.resource.clone()),
+            (k.resources.clone(), self.resources.clone()),
         ])
     }
 
@@ -255,7 +311,7 @@ fn group_collections(
 
 /// `req.extra_resources`.
 fn extra_resources_value(req: &v1::RunFunctionRequest) -> Result<Value, RequestError> {
-    Ok(Value::object(
+    Ok(object(
         merged_extra_resources(req)
             .into_iter()
             .map(|(name, items)| {
@@ -283,7 +339,7 @@ fn resource_body(r: Option<&v1::Resource>) -> Result<Value, RequestError> {
 /// A body `Struct` as a value, without `metadata.managedFields`; `{}` when absent.
 fn struct_body(s: Option<&prost_types::Struct>) -> Result<Value, RequestError> {
     let Some(s) = s else {
-        return Ok(Value::object(Vec::new()));
+        return Ok(empty_object());
     };
     let mut entries = Vec::with_capacity(s.fields.len());
     for (k, v) in &s.fields {
@@ -1113,7 +1169,7 @@ impl Request {
         let env = &req.envelope;
         let context = match &env.context {
             Some(s) => struct_to_value(s)?,
-            None => Value::object(Vec::new()),
+            None => empty_object(),
         };
         let observed = env.observed.as_ref();
         let xr = observed.and_then(|o| o.composite.as_ref());
@@ -1170,8 +1226,8 @@ impl Request {
                 .map(|r| &r.connection_details);
             connection.push((name.clone(), connection_value(details)));
         }
-        let resource = Value::object_sorted(resource);
-        let connection = Value::object_sorted(connection);
+        let resource = object_sorted(resource);
+        let connection = object_sorted(connection);
 
         let (collections, coll_resources, coll_connections) =
             group_collections(by_base, &resource, &connection);
@@ -1182,8 +1238,8 @@ impl Request {
             composite_connection,
             resource,
             connection,
-            resources: Value::object_sorted(coll_resources),
-            connections: Value::object_sorted(coll_connections),
+            resources: object_sorted(coll_resources),
+            connections: object_sorted(coll_connections),
             extra_resources,
             collections,
             // With no observed resources there is nothing to defer.
