@@ -195,9 +195,12 @@ fn xr_debug_annotation(req: &v1::RunFunctionRequest) -> bool {
         .as_ref()
         .and_then(|o| o.composite.as_ref())
         .and_then(|c| c.resource.as_ref());
-    let ann = body
-        .and_then(|b| struct_field(b, "metadata"))
-        .and_then(|m| struct_field(m, "annotations"));
+    body.is_some_and(struct_debug_annotation)
+}
+
+/// Whether an XR body carries the debug annotation set to `"true"`.
+pub(crate) fn struct_debug_annotation(body: &prost_types::Struct) -> bool {
+    let ann = struct_field(body, "metadata").and_then(|m| struct_field(m, "annotations"));
     matches!(
         ann.and_then(|a| a.fields.get(DEBUG_ANNOTATION)).and_then(|v| v.kind.as_ref()),
         Some(Kind::StringValue(s)) if s == "true"
@@ -291,7 +294,8 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
     // Go prints the request block before it looks at the program, and the response block
     // only for a successful call. Written to stderr in one piece so that concurrent calls
     // do not interleave and the block stays extractable as txtar.
-    let debug = input.debug_requested(req);
+    let debug = input.debug_requested(req)
+        || matches!(source, Source::Lazy(lazy) if lazy.composite_debug_annotation());
     if debug {
         let text = match source {
             Source::Eager(full) => crate::render::debug_request_text(full),

@@ -533,6 +533,8 @@ pub(crate) struct BodyScan {
     pub exact: bool,
     /// The collection annotations (base name, index), when the body names a base.
     pub collection: Option<(Str, Str)>,
+    /// The debug annotation (`crate::function::DEBUG_ANNOTATION`) is the string `"true"`.
+    pub debug: bool,
 }
 
 /// The role of a value in the body, for what the scan must look at.
@@ -544,7 +546,7 @@ enum Role {
     Metadata,
     /// `metadata.annotations`.
     Annotations,
-    /// One annotation: 0 other, 1 collection base name, 2 collection index.
+    /// One annotation: 0 other, 1 collection base name, 2 collection index, 3 debug.
     Annotation(u8),
     /// `metadata.managedFields`: dropped by the eager path, only validated here.
     Exempt,
@@ -557,6 +559,7 @@ struct ScanState<'a> {
     /// The collection annotations' values (checked UTF-8).
     base: Option<&'a [u8]>,
     index: Option<&'a [u8]>,
+    debug: Option<&'a [u8]>,
 }
 
 /// A cursor over protobuf wire data, with prost's own varint and key decoding.
@@ -707,6 +710,7 @@ pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
     Ok(BodyScan {
         exact: st.exact,
         collection,
+        debug: !st.exact && st.debug == Some(b"true"),
     })
 }
 
@@ -782,6 +786,8 @@ fn scan_struct<'a>(
                     1
                 } else if key == ANNOTATION_INDEX.as_bytes() {
                     2
+                } else if key == crate::function::DEBUG_ANNOTATION.as_bytes() {
+                    3
                 } else {
                     0
                 };
@@ -841,6 +847,7 @@ fn scan_value<'a>(
                 let seen = match role {
                     Role::Annotation(1) => st.base.replace(s).is_some(),
                     Role::Annotation(2) => st.index.replace(s).is_some(),
+                    Role::Annotation(3) => st.debug.replace(s).is_some(),
                     _ => false,
                 };
                 // Given twice (two entries, or two strings in one value): exact path.
@@ -1016,6 +1023,47 @@ fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestErro
     Ok(out)
 }
 
+/// The string at `path` in the fields of a Struct that [`scan_body`] accepted without
+/// marking it exact (the last entry of a key wins, as in prost's map).
+fn str_in_struct<'a>(bytes: &'a [u8], path: &[&str]) -> Option<&'a str> {
+    let (first, rest) = path.split_first()?;
+    let mut rd = Rd(bytes);
+    let mut found: Option<&'a [u8]> = None;
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value) = ("", None);
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = Some(er.bytes().ok()?),
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        if key == *first {
+            // A missing value is null.
+            found = value.or(Some(b""));
+        }
+    }
+    // The value's kind (one at most: the scan marks repeated kinds exact).
+    let mut vr = Rd(found?);
+    let mut out = None;
+    while !vr.done() {
+        let (tag, wt) = vr.key().ok()?;
+        match (tag, rest.is_empty()) {
+            (3, true) => out = Some(vr.string().ok()?),
+            (5, false) => out = str_in_struct(vr.bytes().ok()?, rest),
+            _ => skip(&mut vr, wt, tag, u32::MAX).ok()?,
+        }
+    }
+    out
+}
+
 /// An observed composed resource's body as the request carried it: the bytes of its
 /// `google.protobuf.Struct` (shared with the request buffer, not copied).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -1029,8 +1077,9 @@ pub struct RawBody {
 impl RawBody {
     /// Adds one occurrence of the `resource` field (protobuf merges repeated occurrences
     /// of a message field, which is the same as concatenating them).
-    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes) -> Result<(), Reject> {
-        let scan = scan_body(&piece, BODY_BUDGET)?;
+    /// `budget` is prost's recursion budget for the Struct's fields at this position.
+    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes, budget: u32) -> Result<(), Reject> {
+        let scan = scan_body(&piece, budget)?;
         if !self.present {
             self.bytes = piece;
             self.scan = scan;
@@ -1043,6 +1092,7 @@ impl RawBody {
             self.scan = BodyScan {
                 exact: true,
                 collection: None,
+                debug: false,
             };
         }
         Ok(())
@@ -1056,6 +1106,7 @@ impl RawBody {
         self.scan = scan_body(&bytes, u32::MAX / 2).unwrap_or(BodyScan {
             exact: true,
             collection: None,
+            debug: false,
         });
         self.bytes = bytes.into();
         self.present = true;
@@ -1088,6 +1139,45 @@ impl RawBody {
         // The scan accepted these bytes with a smaller budget than a fresh decode has.
         let s = self.to_struct().ok().flatten();
         struct_body(s.as_ref())
+    }
+
+    /// Whether the body's `metadata.annotations[DEBUG_ANNOTATION]` is the string
+    /// `"true"`, as `crate::function` checks it on the decoded Struct.
+    pub(crate) fn debug_annotation(&self) -> bool {
+        if !self.present {
+            return false;
+        }
+        if !self.scan.exact {
+            return self.scan.debug;
+        }
+        let s = self.to_struct().ok().flatten();
+        s.as_ref()
+            .is_some_and(|s| crate::function::struct_debug_annotation(s))
+    }
+
+    /// The string at `path` (object keys) in the body; `""` when missing or not a string.
+    pub(crate) fn str_at(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        if !self.present {
+            return Cow::Borrowed("");
+        }
+        if !self.scan.exact {
+            return Cow::Borrowed(str_in_struct(&self.bytes, path).unwrap_or(""));
+        }
+        let s = self.to_struct().ok().flatten();
+        let mut v = s.as_ref().map(|s| prost_types::Value {
+            kind: Some(Kind::StructValue(s.clone())),
+        });
+        for key in path {
+            v = match v.and_then(|v| v.kind) {
+                Some(Kind::StructValue(mut inner)) => inner.fields.remove(*key),
+                _ => None,
+            };
+        }
+        match v.and_then(|v| v.kind) {
+            Some(Kind::StringValue(x)) => Cow::Owned(x),
+            _ => Cow::Borrowed(""),
+        }
     }
 
     /// The collection annotations, as `collection_annotations` finds them.
@@ -1173,7 +1263,11 @@ impl Request {
         };
         let observed = env.observed.as_ref();
         let xr = observed.and_then(|o| o.composite.as_ref());
-        let composite = resource_body(xr)?;
+        let composite = if req.composite.is_present() {
+            req.composite.value()?
+        } else {
+            resource_body(xr)?
+        };
         let composite_connection = connection_value(xr.map(|r| &r.connection_details));
 
         let n = req.bodies.len();
