@@ -99,46 +99,83 @@ struct InputView<'a> {
 impl<'a> InputView<'a> {
     /// [`HclInput::from_request`], borrowing the strings.
     fn from_request(req: &'a v1::RunFunctionRequest) -> Result<InputView<'a>, String> {
+        match &req.input {
+            Some(s) => Self::from_entries(s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v)))),
+            None => Ok(InputView::default()),
+        }
+    }
+
+    /// [`HclInput::from_request`] for a lazily decoded request: read from the input's
+    /// bytes (the Struct decoded into `decoded` first when its bytes are irregular).
+    fn from_lazy(
+        req: &'a crate::proto::LazyRequest,
+        decoded: &'a mut Option<prost_types::Struct>,
+    ) -> Result<InputView<'a>, String> {
+        let raw = &req.input;
+        if !raw.is_present() {
+            return Ok(InputView::default());
+        }
+        match crate::request::struct_entries(raw) {
+            Some(mut entries) => {
+                // As the decoded Struct iterates them: sorted by key, one entry per key
+                // (the last one given, as prost's map keeps).
+                entries.reverse();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                entries.dedup_by(|later, first| later.0 == first.0);
+                Self::from_entries(entries.into_iter())
+            }
+            None => {
+                *decoded = raw.to_struct().ok().flatten();
+                match decoded {
+                    Some(s) => Self::from_entries(
+                        s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v))),
+                    ),
+                    None => Ok(InputView::default()),
+                }
+            }
+        }
+    }
+
+    /// Go's decoding of the input's entries, given in sorted key order, one per key.
+    fn from_entries(
+        entries: impl Iterator<Item = (&'a str, InputKind<'a>)>,
+    ) -> Result<InputView<'a>, String> {
         let mut input = InputView::default();
-        let Some(s) = &req.input else {
-            return Ok(input);
-        };
         let mut first_error: Option<String> = None;
         // Struct fields iterate in sorted key order, the order protojson marshals them in;
         // with two spellings of one field, the later one wins, as in Go.
-        for (key, value) in &s.fields {
+        for (key, kind) in entries {
             let Some(field) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)).copied() else {
                 continue;
             };
-            let kind = value.kind.as_ref();
             let result = match (field, kind) {
-                (_, None | Some(Kind::NullValue(_))) => Ok(()),
-                ("apiVersion", Some(Kind::StringValue(v))) => {
+                (_, InputKind::Null) => Ok(()),
+                ("apiVersion", InputKind::String(v)) => {
                     input.api_version = v;
                     Ok(())
                 }
-                ("kind", Some(Kind::StringValue(v))) => {
+                ("kind", InputKind::String(v)) => {
                     input.kind = v;
                     Ok(())
                 }
-                ("source", Some(Kind::StringValue(v))) => {
+                ("source", InputKind::String(v)) => {
                     input.source = v;
                     Ok(())
                 }
-                ("hcl", Some(Kind::StringValue(v))) => {
+                ("hcl", InputKind::String(v)) => {
                     input.hcl = v;
                     Ok(())
                 }
-                ("debug", Some(Kind::BoolValue(b))) => {
-                    input.debug = *b;
+                ("debug", InputKind::Bool(b)) => {
+                    input.debug = b;
                     Ok(())
                 }
-                ("debugNew", Some(Kind::BoolValue(b))) => {
-                    input.debug_new = *b;
+                ("debugNew", InputKind::Bool(b)) => {
+                    input.debug_new = b;
                     Ok(())
                 }
-                ("metadata", Some(Kind::StructValue(_))) => Ok(()),
-                (f, Some(k)) => Err(type_error(f, k)),
+                ("metadata", InputKind::Struct) => Ok(()),
+                (f, k) => Err(type_error(f, k.json_name())),
             };
             if let Err(e) = result {
                 first_error.get_or_insert(e);
@@ -168,21 +205,51 @@ const FIELDS: [&str; 7] = [
     "debugNew",
 ];
 
+/// The kind of an input field's value (a `google.protobuf.Value`), with its string or
+/// bool (what decoding an `HclInput` reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InputKind<'a> {
+    /// No kind, or `null_value`.
+    Null,
+    Number,
+    String(&'a str),
+    Bool(bool),
+    Struct,
+    List,
+}
+
+impl InputKind<'_> {
+    /// The JSON type name Go's decoder reports.
+    fn json_name(self) -> &'static str {
+        match self {
+            InputKind::Null => "null",
+            InputKind::Number => "number",
+            InputKind::String(_) => "string",
+            InputKind::Bool(_) => "bool",
+            InputKind::Struct => "object",
+            InputKind::List => "array",
+        }
+    }
+}
+
+fn kind_of(v: &prost_types::Value) -> InputKind<'_> {
+    match &v.kind {
+        None | Some(Kind::NullValue(_)) => InputKind::Null,
+        Some(Kind::NumberValue(_)) => InputKind::Number,
+        Some(Kind::StringValue(s)) => InputKind::String(s),
+        Some(Kind::BoolValue(b)) => InputKind::Bool(*b),
+        Some(Kind::StructValue(_)) => InputKind::Struct,
+        Some(Kind::ListValue(_)) => InputKind::List,
+    }
+}
+
 /// Go's `json.UnmarshalTypeError` text for a field of the wrong type.
-fn type_error(field: &str, got: &Kind) -> String {
+fn type_error(field: &str, value: &str) -> String {
     let go_type = match field {
         "debug" | "debugNew" => "bool",
         "source" => "v1beta1.ScriptSource",
         "metadata" => "v1.ObjectMeta",
         _ => "string",
-    };
-    let value = match got {
-        Kind::NullValue(_) => "null",
-        Kind::NumberValue(_) => "number",
-        Kind::StringValue(_) => "string",
-        Kind::BoolValue(_) => "bool",
-        Kind::StructValue(_) => "object",
-        Kind::ListValue(_) => "array",
     };
     format!(
         "json: cannot unmarshal {value} into Go struct field HclInput.{field} of type {go_type}"
@@ -284,7 +351,12 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
         b.add_result(Severity::Fatal, message, None);
         b
     };
-    let input = match InputView::from_request(req) {
+    let mut decoded = None;
+    let input = match source {
+        Source::Eager(full) => InputView::from_request(full),
+        Source::Lazy(lazy) => InputView::from_lazy(lazy, &mut decoded),
+    };
+    let input = match input {
         Ok(i) => i,
         Err(e) => return fatal(e),
     };

@@ -76,6 +76,9 @@ pub struct LazyRequest {
     /// The observed composite resource's body (`envelope.observed.composite.resource` is
     /// unset; not present when the request has none): read straight from the bytes.
     pub composite: crate::request::RawBody,
+    /// The step's `input` Struct (`envelope.input` is unset; not present when the request
+    /// has none): the program text is read from the request bytes, never copied.
+    pub input: crate::request::RawBody,
 }
 
 /// `observed` (State) with lazy resources.
@@ -238,6 +241,10 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
 
 /// The field number of `observed` in `RunFunctionRequest`.
 const OBSERVED_TAG: u32 = 2;
+/// The field number of `input` in `RunFunctionRequest`.
+const INPUT_TAG: u32 = 4;
+/// prost's recursion budget for the fields of the `input` Struct (the request's is 100).
+const INPUT_BUDGET: u32 = 99;
 
 impl LazyRequest {
     /// Decodes request bytes (shared, not copied: the bodies are slices of `bytes`).
@@ -262,9 +269,22 @@ impl LazyRequest {
         let ctx = prost::encoding::DecodeContext::default();
         let mut envelope = v1::RunFunctionRequest::default();
         let mut observed: Option<LazyState> = None;
+        let mut input = crate::request::RawBody::default();
         while buf.has_remaining() {
             let (tag, wire_type) = prost::encoding::decode_key(&mut buf)?;
-            if tag == OBSERVED_TAG {
+            if tag == INPUT_TAG {
+                // prost's `message::merge` of the Struct, keeping the bytes.
+                prost::encoding::check_wire_type(
+                    prost::encoding::WireType::LengthDelimited,
+                    wire_type,
+                )?;
+                let len = prost::encoding::decode_varint(&mut buf)?;
+                if len > buf.remaining() as u64 {
+                    return Err(reject());
+                }
+                let piece = buf.copy_to_bytes(len as usize);
+                input.push(piece, INPUT_BUDGET).map_err(|_| reject())?;
+            } else if tag == OBSERVED_TAG {
                 prost::encoding::message::merge(
                     wire_type,
                     observed.get_or_insert_with(Default::default),
@@ -309,12 +329,17 @@ impl LazyRequest {
             envelope,
             bodies,
             composite,
+            input,
         })
     }
 
     /// The lazy form of a decoded request (its bodies encoded again).
     pub fn from_full(req: &v1::RunFunctionRequest) -> LazyRequest {
         let mut envelope = req.clone();
+        let mut input = crate::request::RawBody::default();
+        if let Some(s) = envelope.input.take() {
+            input.set_decoded(s);
+        }
         let mut bodies = Vec::new();
         let mut composite = crate::request::RawBody::default();
         if let Some(o) = envelope.observed.as_mut() {
@@ -334,6 +359,7 @@ impl LazyRequest {
             envelope,
             bodies,
             composite,
+            input,
         }
     }
 
@@ -349,9 +375,16 @@ impl LazyRequest {
         self.composite.str_at(path)
     }
 
+    /// Whether the `input` Struct has the key `name` (exactly) set to `true` (the server's
+    /// debug switches, `server::debug::wanted` on a decoded request).
+    pub fn input_flag(&self, name: &str) -> bool {
+        self.input.bool_at(name)
+    }
+
     /// The whole request, every body decoded (for the debug dumps: a rare path).
     pub fn to_full(&self) -> Result<v1::RunFunctionRequest, prost::DecodeError> {
         let mut full = self.envelope.clone();
+        full.input = self.input.to_struct()?;
         if let Some(o) = full.observed.as_mut() {
             if let Some(c) = o.composite.as_mut() {
                 c.resource = self.composite.to_struct()?;

@@ -1064,6 +1064,66 @@ fn str_in_struct<'a>(bytes: &'a [u8], path: &[&str]) -> Option<&'a str> {
     out
 }
 
+/// The top-level entries of a Struct's bytes (key, kind of its value) in wire order, or
+/// `None` when the scan marked them exact (read those from the decoded Struct). With the
+/// scan's guarantees a value has at most one kind, as prost would decode it.
+pub(crate) fn struct_entries(raw: &RawBody) -> Option<Vec<(&str, crate::function::InputKind<'_>)>> {
+    use crate::function::InputKind;
+    if raw.scan.exact {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut rd = Rd(&raw.bytes);
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value): (&str, &[u8]) = ("", b"");
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = er.bytes().ok()?,
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        let mut vr = Rd(value);
+        let mut kind = InputKind::Null;
+        while !vr.done() {
+            let (t, w) = vr.key().ok()?;
+            kind = match t {
+                1 => {
+                    vr.varint().ok()?;
+                    InputKind::Null
+                }
+                2 => {
+                    vr.fixed(8).ok()?;
+                    InputKind::Number
+                }
+                3 => InputKind::String(vr.string().ok()?),
+                4 => InputKind::Bool(vr.varint().ok()? != 0),
+                5 => {
+                    vr.bytes().ok()?;
+                    InputKind::Struct
+                }
+                6 => {
+                    vr.bytes().ok()?;
+                    InputKind::List
+                }
+                _ => {
+                    skip(&mut vr, w, t, u32::MAX).ok()?;
+                    continue;
+                }
+            };
+        }
+        out.push((key, kind));
+    }
+    Some(out)
+}
+
 /// An observed composed resource's body as the request carried it: the bytes of its
 /// `google.protobuf.Struct` (shared with the request buffer, not copied).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -1153,6 +1213,26 @@ impl RawBody {
         let s = self.to_struct().ok().flatten();
         s.as_ref()
             .is_some_and(|s| crate::function::struct_debug_annotation(s))
+    }
+
+    /// Whether the Struct's entry `name` (exactly) is the bool `true`.
+    pub(crate) fn bool_at(&self, name: &str) -> bool {
+        use crate::function::InputKind;
+        if !self.present {
+            return false;
+        }
+        match struct_entries(self) {
+            Some(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == name)
+                .is_some_and(|(_, v)| *v == InputKind::Bool(true)),
+            None => self.to_struct().ok().flatten().is_some_and(|s| {
+                s.fields
+                    .get(name)
+                    .is_some_and(|v| v.kind == Some(Kind::BoolValue(true)))
+            }),
+        }
     }
 
     /// The string at `path` (object keys) in the body; `""` when missing or not a string.

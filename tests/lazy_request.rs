@@ -733,3 +733,37 @@ fn composite_fields_read_from_bytes_match_the_struct() {
         assert!(run_function(&full) == run_function_bytes(Bytes::from(with_raw_composite(&base, body))).expect("accepted"), "body {i}: responses differ");
     }
 }
+
+/// The input read from its bytes (field names case-insensitive, the last of a repeated key,
+/// type errors in sorted key order, nulls, unknown fields) decides as the decoded Struct,
+/// and the server's debug switches read from bytes are the decoded request's.
+#[test]
+fn input_read_from_bytes_matches_the_struct() {
+    use fn_hcl::server::debug::{wanted, wanted_lazy};
+    let program = len_field(3, format!("-- main.hcl --\n{}", PROGRAMS[0]).as_bytes());
+    let b = |v: u8| [key(4, 0), vec![v]].concat();
+    let inputs: Vec<Vec<u8>> = vec![
+        entry("hcl", &program),
+        [entry("HCL", &program), entry("debug", &b(1))].concat(),
+        [entry("hcl", &program), entry("hcl", &len_field(3, b""))].concat(),
+        [entry("hcl", &len_field(3, b"")), entry("hcl", &program)].concat(),
+        [entry("hcl", &program), entry("debugNew", &b(1)), entry("kind", &b(0))].concat(),
+        [entry("hcl", &program), entry("source", &len_field(5, b"")), entry("apiVersion", &[key(1, 0), vec![0]].concat())].concat(),
+        [entry("Hcl", &program), entry("hcl", b""), entry("debug", &len_field(6, b""))].concat(),
+        [entry("hcl", &[program.clone(), key(9, 0), vec![3]].concat()), entry("metadata", &len_field(3, b"x"))].concat(),
+        [entry("hcl", &program), entry("debug", &b(2)), entry("debug", &b(0))].concat(),
+        // irregular (a value with two kinds): read from the decoded Struct
+        [entry("hcl", &[len_field(3, b"x"), program.clone()].concat()), entry("debug", &b(1))].concat(),
+    ];
+    let mut base = request(PROGRAMS[0], Vec::new());
+    base.input = None;
+    for (i, input) in inputs.iter().enumerate() {
+        let mut bytes = base.encode_to_vec();
+        bytes.extend(len_field(4, input));
+        check_bytes(&bytes, &format!("input {i}"));
+        let full = v1::RunFunctionRequest::decode(bytes.as_slice()).expect("prost accepts");
+        let lazy = LazyRequest::decode_lazy_only(Bytes::from(bytes)).expect("lazy accepts");
+        assert_eq!(wanted_lazy(false, &lazy), wanted(false, &full), "input {i}");
+        assert_eq!(lazy.to_full().expect("full"), full, "input {i}");
+    }
+}

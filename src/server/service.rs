@@ -241,7 +241,7 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
         version = call.version().as_str(),
         "Running Function"
     );
-    let dump = debug::wanted(shared.debug, req) || call.req.composite_debug_annotation();
+    let dump = debug::wanted_lazy(shared.debug, &call.req);
     // The dumps show the whole request: decode every body (a rare path; the bodies were
     // checked when the request was decoded).
     let full = if dump { call.req.to_full().ok() } else { None };
