@@ -127,9 +127,9 @@ impl<'a> InputView<'a> {
             None => {
                 *decoded = raw.to_struct().ok().flatten();
                 match decoded {
-                    Some(s) => Self::from_entries(
-                        s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v))),
-                    ),
+                    Some(s) => {
+                        Self::from_entries(s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v))))
+                    }
                     None => Ok(InputView::default()),
                 }
             }
@@ -387,7 +387,7 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
     match evaluate_program(input.hcl, source, &mut out) {
         Ok(()) => {
             out.ensure_desired();
-            out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
+            out.push_result(Severity::Normal, SUCCESS_MESSAGE.into(), None);
             if debug {
                 eprint!("{}", crate::render::debug_response_text(&out.to_response()));
             }
@@ -521,7 +521,7 @@ pub fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result
             ResultSeverity::Warning => Severity::Warning,
             ResultSeverity::Normal => Severity::Normal,
         };
-        out.add_result(sev, r.message, r.reason.as_deref());
+        out.push_result(sev, r.message.into(), r.reason.map(Into::into));
     }
     for c in o.conditions {
         let status = if c.status {
@@ -529,7 +529,12 @@ pub fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result
         } else {
             Status::ConditionFalse
         };
-        out.add_condition(c.kind, status, c.reason, Some(c.message));
+        out.push_condition(
+            c.kind.into(),
+            status,
+            c.reason.into(),
+            Some(c.message.into()),
+        );
     }
     Ok(())
 }

@@ -692,19 +692,49 @@ fn composite_fields_read_from_bytes_match_the_struct() {
         [
             entry("kind", &len_field(3, b"A")),
             entry("kind", &len_field(3, b"B")),
-            entry("metadata", &len_field(5, &entry("name", &len_field(3, b"n")))),
+            entry(
+                "metadata",
+                &len_field(5, &entry("name", &len_field(3, b"n"))),
+            ),
         ]
         .concat(),
         // the annotation given twice
         [
-            entry("metadata", &len_field(5, &entry("annotations", &len_field(5, &entry("hcl.fn.crossplane.io/debug", &len_field(3, b"true")))))),
-            entry("metadata", &len_field(5, &entry("annotations", &len_field(5, &entry("hcl.fn.crossplane.io/debug", &len_field(3, b"no")))))),
+            entry(
+                "metadata",
+                &len_field(
+                    5,
+                    &entry(
+                        "annotations",
+                        &len_field(
+                            5,
+                            &entry("hcl.fn.crossplane.io/debug", &len_field(3, b"true")),
+                        ),
+                    ),
+                ),
+            ),
+            entry(
+                "metadata",
+                &len_field(
+                    5,
+                    &entry(
+                        "annotations",
+                        &len_field(
+                            5,
+                            &entry("hcl.fn.crossplane.io/debug", &len_field(3, b"no")),
+                        ),
+                    ),
+                ),
+            ),
         ]
         .concat(),
         // a value with no kind, and one with an unknown field after the string
         [
             entry("kind", b""),
-            entry("apiVersion", &[len_field(3, b"v1"), key(9, 0), vec![1]].concat()),
+            entry(
+                "apiVersion",
+                &[len_field(3, b"v1"), key(9, 0), vec![1]].concat(),
+            ),
         ]
         .concat(),
     ];
@@ -730,7 +760,12 @@ fn composite_fields_read_from_bytes_match_the_struct() {
                 "body {i}: {path:?}"
             );
         }
-        assert!(run_function(&full) == run_function_bytes(Bytes::from(with_raw_composite(&base, body))).expect("accepted"), "body {i}: responses differ");
+        assert!(
+            run_function(&full)
+                == run_function_bytes(Bytes::from(with_raw_composite(&base, body)))
+                    .expect("accepted"),
+            "body {i}: responses differ"
+        );
     }
 }
 
@@ -747,13 +782,41 @@ fn input_read_from_bytes_matches_the_struct() {
         [entry("HCL", &program), entry("debug", &b(1))].concat(),
         [entry("hcl", &program), entry("hcl", &len_field(3, b""))].concat(),
         [entry("hcl", &len_field(3, b"")), entry("hcl", &program)].concat(),
-        [entry("hcl", &program), entry("debugNew", &b(1)), entry("kind", &b(0))].concat(),
-        [entry("hcl", &program), entry("source", &len_field(5, b"")), entry("apiVersion", &[key(1, 0), vec![0]].concat())].concat(),
-        [entry("Hcl", &program), entry("hcl", b""), entry("debug", &len_field(6, b""))].concat(),
-        [entry("hcl", &[program.clone(), key(9, 0), vec![3]].concat()), entry("metadata", &len_field(3, b"x"))].concat(),
-        [entry("hcl", &program), entry("debug", &b(2)), entry("debug", &b(0))].concat(),
+        [
+            entry("hcl", &program),
+            entry("debugNew", &b(1)),
+            entry("kind", &b(0)),
+        ]
+        .concat(),
+        [
+            entry("hcl", &program),
+            entry("source", &len_field(5, b"")),
+            entry("apiVersion", &[key(1, 0), vec![0]].concat()),
+        ]
+        .concat(),
+        [
+            entry("Hcl", &program),
+            entry("hcl", b""),
+            entry("debug", &len_field(6, b"")),
+        ]
+        .concat(),
+        [
+            entry("hcl", &[program.clone(), key(9, 0), vec![3]].concat()),
+            entry("metadata", &len_field(3, b"x")),
+        ]
+        .concat(),
+        [
+            entry("hcl", &program),
+            entry("debug", &b(2)),
+            entry("debug", &b(0)),
+        ]
+        .concat(),
         // irregular (a value with two kinds): read from the decoded Struct
-        [entry("hcl", &[len_field(3, b"x"), program.clone()].concat()), entry("debug", &b(1))].concat(),
+        [
+            entry("hcl", &[len_field(3, b"x"), program.clone()].concat()),
+            entry("debug", &b(1)),
+        ]
+        .concat(),
     ];
     let mut base = request(PROGRAMS[0], Vec::new());
     base.input = None;
