@@ -1212,7 +1212,7 @@ impl RawBody {
         }
         let s = self.to_struct().ok().flatten();
         s.as_ref()
-            .is_some_and(|s| crate::function::struct_debug_annotation(s))
+            .is_some_and(crate::function::struct_debug_annotation)
     }
 
     /// Whether the Struct's entry `name` (exactly) is the bool `true`.
