@@ -472,7 +472,7 @@ impl<'p> Evaluator<'p> {
 
     /// `self` of a resource named `name`; `own_body`: whether the block can read
     /// `self.resource` (`crate::reads`): if not, it may hold a placeholder.
-    fn self_object(&self, name: &str, own_body: bool) -> Vec<(Str, Value)> {
+    fn self_object(&self, name: &Str, own_body: bool) -> Vec<(Str, Value)> {
         let res = if own_body {
             self.inputs.observed_body(name)
         } else {
@@ -488,10 +488,11 @@ impl<'p> Evaluator<'p> {
             .get_attr(name)
             .cloned()
             .unwrap_or_default();
+        let k = crate::request::keys();
         vec![
-            ("connection".into(), conn),
-            ("name".into(), Value::string(name)),
-            ("resource".into(), res),
+            (k.connection.clone(), conn),
+            (k.name.clone(), Value::string(name.clone())),
+            (k.resource.clone(), res),
         ]
     }
 

@@ -62,46 +62,120 @@ impl HclInput {
     /// `HclInput`: field names match case-insensitively, unknown fields are ignored, `null`
     /// leaves a field unset, and a value of the wrong type is an error naming the field.
     pub fn from_request(req: &v1::RunFunctionRequest) -> Result<HclInput, String> {
-        let mut input = HclInput::default();
-        let Some(s) = &req.input else {
-            return Ok(input);
+        InputView::from_request(req).map(|v| HclInput {
+            api_version: v.api_version.to_string(),
+            kind: v.kind.to_string(),
+            source: v.source.to_string(),
+            hcl: v.hcl.to_string(),
+            debug: v.debug,
+            debug_new: v.debug_new,
+        })
+    }
+
+    /// Whether this call prints debug output: `debug`, `debugNew` for an XR with no
+    /// observed composed resources, or the XR's debug annotation set to `"true"`.
+    pub fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
+        let view = InputView {
+            debug: self.debug,
+            debug_new: self.debug_new,
+            ..InputView::default()
         };
+        view.debug_requested(req)
+    }
+}
+
+/// [`HclInput`] borrowed from the request (what one call reads: no copy of the program
+/// text per request).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct InputView<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    source: &'a str,
+    hcl: &'a str,
+    debug: bool,
+    debug_new: bool,
+}
+
+impl<'a> InputView<'a> {
+    /// [`HclInput::from_request`], borrowing the strings.
+    fn from_request(req: &'a v1::RunFunctionRequest) -> Result<InputView<'a>, String> {
+        match &req.input {
+            Some(s) => Self::from_entries(s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v)))),
+            None => Ok(InputView::default()),
+        }
+    }
+
+    /// [`HclInput::from_request`] for a lazily decoded request: read from the input's
+    /// bytes (the Struct decoded into `decoded` first when its bytes are irregular).
+    fn from_lazy(
+        req: &'a crate::proto::LazyRequest,
+        decoded: &'a mut Option<prost_types::Struct>,
+    ) -> Result<InputView<'a>, String> {
+        let raw = &req.input;
+        if !raw.is_present() {
+            return Ok(InputView::default());
+        }
+        match crate::request::struct_entries(raw) {
+            Some(mut entries) => {
+                // As the decoded Struct iterates them: sorted by key, one entry per key
+                // (the last one given, as prost's map keeps).
+                entries.reverse();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                entries.dedup_by(|later, first| later.0 == first.0);
+                Self::from_entries(entries.into_iter())
+            }
+            None => {
+                *decoded = raw.to_struct().ok().flatten();
+                match decoded {
+                    Some(s) => {
+                        Self::from_entries(s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v))))
+                    }
+                    None => Ok(InputView::default()),
+                }
+            }
+        }
+    }
+
+    /// Go's decoding of the input's entries, given in sorted key order, one per key.
+    fn from_entries(
+        entries: impl Iterator<Item = (&'a str, InputKind<'a>)>,
+    ) -> Result<InputView<'a>, String> {
+        let mut input = InputView::default();
         let mut first_error: Option<String> = None;
         // Struct fields iterate in sorted key order, the order protojson marshals them in;
         // with two spellings of one field, the later one wins, as in Go.
-        for (key, value) in &s.fields {
+        for (key, kind) in entries {
             let Some(field) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)).copied() else {
                 continue;
             };
-            let kind = value.kind.as_ref();
             let result = match (field, kind) {
-                (_, None | Some(Kind::NullValue(_))) => Ok(()),
-                ("apiVersion", Some(Kind::StringValue(v))) => {
-                    input.api_version = v.clone();
+                (_, InputKind::Null) => Ok(()),
+                ("apiVersion", InputKind::String(v)) => {
+                    input.api_version = v;
                     Ok(())
                 }
-                ("kind", Some(Kind::StringValue(v))) => {
-                    input.kind = v.clone();
+                ("kind", InputKind::String(v)) => {
+                    input.kind = v;
                     Ok(())
                 }
-                ("source", Some(Kind::StringValue(v))) => {
-                    input.source = v.clone();
+                ("source", InputKind::String(v)) => {
+                    input.source = v;
                     Ok(())
                 }
-                ("hcl", Some(Kind::StringValue(v))) => {
-                    input.hcl = v.clone();
+                ("hcl", InputKind::String(v)) => {
+                    input.hcl = v;
                     Ok(())
                 }
-                ("debug", Some(Kind::BoolValue(b))) => {
-                    input.debug = *b;
+                ("debug", InputKind::Bool(b)) => {
+                    input.debug = b;
                     Ok(())
                 }
-                ("debugNew", Some(Kind::BoolValue(b))) => {
-                    input.debug_new = *b;
+                ("debugNew", InputKind::Bool(b)) => {
+                    input.debug_new = b;
                     Ok(())
                 }
-                ("metadata", Some(Kind::StructValue(_))) => Ok(()),
-                (f, Some(k)) => Err(type_error(f, k)),
+                ("metadata", InputKind::Struct) => Ok(()),
+                (f, k) => Err(type_error(f, k.json_name())),
             };
             if let Err(e) = result {
                 first_error.get_or_insert(e);
@@ -113,9 +187,8 @@ impl HclInput {
         }
     }
 
-    /// Whether this call prints debug output: `debug`, `debugNew` for an XR with no
-    /// observed composed resources, or the XR's debug annotation set to `"true"`.
-    pub fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
+    /// [`HclInput::debug_requested`].
+    fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
         let observed = req.observed.as_ref();
         let no_resources = observed.is_none_or(|o| o.resources.is_empty());
         self.debug || (self.debug_new && no_resources) || xr_debug_annotation(req)
@@ -132,21 +205,51 @@ const FIELDS: [&str; 7] = [
     "debugNew",
 ];
 
+/// The kind of an input field's value (a `google.protobuf.Value`), with its string or
+/// bool (what decoding an `HclInput` reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InputKind<'a> {
+    /// No kind, or `null_value`.
+    Null,
+    Number,
+    String(&'a str),
+    Bool(bool),
+    Struct,
+    List,
+}
+
+impl InputKind<'_> {
+    /// The JSON type name Go's decoder reports.
+    fn json_name(self) -> &'static str {
+        match self {
+            InputKind::Null => "null",
+            InputKind::Number => "number",
+            InputKind::String(_) => "string",
+            InputKind::Bool(_) => "bool",
+            InputKind::Struct => "object",
+            InputKind::List => "array",
+        }
+    }
+}
+
+fn kind_of(v: &prost_types::Value) -> InputKind<'_> {
+    match &v.kind {
+        None | Some(Kind::NullValue(_)) => InputKind::Null,
+        Some(Kind::NumberValue(_)) => InputKind::Number,
+        Some(Kind::StringValue(s)) => InputKind::String(s),
+        Some(Kind::BoolValue(b)) => InputKind::Bool(*b),
+        Some(Kind::StructValue(_)) => InputKind::Struct,
+        Some(Kind::ListValue(_)) => InputKind::List,
+    }
+}
+
 /// Go's `json.UnmarshalTypeError` text for a field of the wrong type.
-fn type_error(field: &str, got: &Kind) -> String {
+fn type_error(field: &str, value: &str) -> String {
     let go_type = match field {
         "debug" | "debugNew" => "bool",
         "source" => "v1beta1.ScriptSource",
         "metadata" => "v1.ObjectMeta",
         _ => "string",
-    };
-    let value = match got {
-        Kind::NullValue(_) => "null",
-        Kind::NumberValue(_) => "number",
-        Kind::StringValue(_) => "string",
-        Kind::BoolValue(_) => "bool",
-        Kind::StructValue(_) => "object",
-        Kind::ListValue(_) => "array",
     };
     format!(
         "json: cannot unmarshal {value} into Go struct field HclInput.{field} of type {go_type}"
@@ -159,9 +262,12 @@ fn xr_debug_annotation(req: &v1::RunFunctionRequest) -> bool {
         .as_ref()
         .and_then(|o| o.composite.as_ref())
         .and_then(|c| c.resource.as_ref());
-    let ann = body
-        .and_then(|b| struct_field(b, "metadata"))
-        .and_then(|m| struct_field(m, "annotations"));
+    body.is_some_and(struct_debug_annotation)
+}
+
+/// Whether an XR body carries the debug annotation set to `"true"`.
+pub(crate) fn struct_debug_annotation(body: &prost_types::Struct) -> bool {
+    let ann = struct_field(body, "metadata").and_then(|m| struct_field(m, "annotations"));
     matches!(
         ann.and_then(|a| a.fields.get(DEBUG_ANNOTATION)).and_then(|v| v.kind.as_ref()),
         Some(Kind::StringValue(s)) if s == "true"
@@ -245,7 +351,12 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
         b.add_result(Severity::Fatal, message, None);
         b
     };
-    let input = match HclInput::from_request(req) {
+    let mut decoded = None;
+    let input = match source {
+        Source::Eager(full) => InputView::from_request(full),
+        Source::Lazy(lazy) => InputView::from_lazy(lazy, &mut decoded),
+    };
+    let input = match input {
         Ok(i) => i,
         Err(e) => return fatal(e),
     };
@@ -255,7 +366,8 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
     // Go prints the request block before it looks at the program, and the response block
     // only for a successful call. Written to stderr in one piece so that concurrent calls
     // do not interleave and the block stays extractable as txtar.
-    let debug = input.debug_requested(req);
+    let debug = input.debug_requested(req)
+        || matches!(source, Source::Lazy(lazy) if lazy.composite_debug_annotation());
     if debug {
         let text = match source {
             Source::Eager(full) => crate::render::debug_request_text(full),
@@ -268,14 +380,14 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
         };
         eprint!("{text}");
     }
-    if !has_txtar_files(&input.hcl) {
+    if !has_txtar_files(input.hcl) {
         return fatal("no HCL input files found, are you using the txtar format?".to_string());
     }
     let mut out = ResponseBuilder::new(req);
-    match evaluate_program(&input.hcl, source, &mut out) {
+    match evaluate_program(input.hcl, source, &mut out) {
         Ok(()) => {
             out.ensure_desired();
-            out.add_result(Severity::Normal, SUCCESS_MESSAGE, None);
+            out.push_result(Severity::Normal, SUCCESS_MESSAGE.into(), None);
             if debug {
                 eprint!("{}", crate::render::debug_response_text(&out.to_response()));
             }
@@ -403,21 +515,26 @@ pub fn write_output(o: crate::eval::Output, out: &mut ResponseBuilder) -> Result
             },
         );
     }
-    for r in &o.results {
+    for r in o.results {
         let sev = match r.severity {
             ResultSeverity::Fatal => Severity::Fatal,
             ResultSeverity::Warning => Severity::Warning,
             ResultSeverity::Normal => Severity::Normal,
         };
-        out.add_result(sev, r.message.clone(), r.reason.as_deref());
+        out.push_result(sev, r.message.into(), r.reason.map(Into::into));
     }
-    for c in &o.conditions {
+    for c in o.conditions {
         let status = if c.status {
             Status::ConditionTrue
         } else {
             Status::ConditionFalse
         };
-        out.add_condition(c.kind, status, c.reason, Some(c.message.clone()));
+        out.push_condition(
+            c.kind.into(),
+            status,
+            c.reason.into(),
+            Some(c.message.into()),
+        );
     }
     Ok(())
 }

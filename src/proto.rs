@@ -73,18 +73,26 @@ pub struct LazyRequest {
     /// The observed composed resources' bodies, sorted by name (the same names as
     /// `envelope.observed.resources`).
     pub bodies: Vec<(crate::value::Str, crate::request::RawBody)>,
+    /// The observed composite resource's body (`envelope.observed.composite.resource` is
+    /// unset; not present when the request has none): read straight from the bytes.
+    pub composite: crate::request::RawBody,
+    /// The step's `input` Struct (`envelope.input` is unset; not present when the request
+    /// has none): the program text is read from the request bytes, never copied.
+    pub input: crate::request::RawBody,
 }
 
 /// `observed` (State) with lazy resources.
 #[derive(Debug, Default)]
 struct LazyState {
-    composite: Option<v1::Resource>,
-    resources: std::collections::HashMap<String, LazyResource>,
+    composite: Option<LazyResource<{ crate::request::BODY_BUDGET + 1 }>>,
+    resources: std::collections::HashMap<String, LazyResource<{ crate::request::BODY_BUDGET }>>,
 }
 
-/// An observed composed resource whose body stays bytes.
+/// An observed resource whose body stays bytes; `BUDGET` is prost's recursion budget
+/// for the fields of its body's Struct (one more for the composite than for a composed
+/// resource, which sits one map entry deeper).
 #[derive(Debug, Default, PartialEq)]
-struct LazyResource {
+struct LazyResource<const BUDGET: u32> {
     body: crate::request::RawBody,
     connection_details: std::collections::HashMap<String, Vec<u8>>,
     ready: i32,
@@ -150,7 +158,7 @@ impl Message for LazyState {
     }
 }
 
-impl Message for LazyResource {
+impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
     fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
         use prost::encoding::{bytes, encode_key, encode_varint, hash_map, int32, string};
         if self.body.is_present() {
@@ -184,14 +192,14 @@ impl Message for LazyResource {
         match tag {
             1 => {
                 // prost's `message::merge` of the body Struct, keeping the bytes: its
-                // recursion budget here is known (crate::request::BODY_BUDGET + 1 > 0).
+                // recursion budget here is known (BUDGET + 1 > 0).
                 check_wire_type(prost::encoding::WireType::LengthDelimited, wire_type)?;
                 let len = decode_varint(buf)?;
                 if len > buf.remaining() as u64 {
                     return Err(reject());
                 }
                 let piece = buf.copy_to_bytes(len as usize);
-                self.body.push(piece).map_err(|_| reject())
+                self.body.push(piece, BUDGET).map_err(|_| reject())
             }
             2 => hash_map::merge(
                 string::merge,
@@ -233,6 +241,10 @@ impl Message for LazyResource {
 
 /// The field number of `observed` in `RunFunctionRequest`.
 const OBSERVED_TAG: u32 = 2;
+/// The field number of `input` in `RunFunctionRequest`.
+const INPUT_TAG: u32 = 4;
+/// prost's recursion budget for the fields of the `input` Struct (the request's is 100).
+const INPUT_BUDGET: u32 = 99;
 
 impl LazyRequest {
     /// Decodes request bytes (shared, not copied: the bodies are slices of `bytes`).
@@ -257,9 +269,22 @@ impl LazyRequest {
         let ctx = prost::encoding::DecodeContext::default();
         let mut envelope = v1::RunFunctionRequest::default();
         let mut observed: Option<LazyState> = None;
+        let mut input = crate::request::RawBody::default();
         while buf.has_remaining() {
             let (tag, wire_type) = prost::encoding::decode_key(&mut buf)?;
-            if tag == OBSERVED_TAG {
+            if tag == INPUT_TAG {
+                // prost's `message::merge` of the Struct, keeping the bytes.
+                prost::encoding::check_wire_type(
+                    prost::encoding::WireType::LengthDelimited,
+                    wire_type,
+                )?;
+                let len = prost::encoding::decode_varint(&mut buf)?;
+                if len > buf.remaining() as u64 {
+                    return Err(reject());
+                }
+                let piece = buf.copy_to_bytes(len as usize);
+                input.push(piece, INPUT_BUDGET).map_err(|_| reject())?;
+            } else if tag == OBSERVED_TAG {
                 prost::encoding::message::merge(
                     wire_type,
                     observed.get_or_insert_with(Default::default),
@@ -271,6 +296,7 @@ impl LazyRequest {
             }
         }
         let mut bodies = Vec::new();
+        let mut composite = crate::request::RawBody::default();
         if let Some(o) = observed {
             let mut resources = std::collections::HashMap::with_capacity(o.resources.len());
             bodies.reserve(o.resources.len());
@@ -285,20 +311,41 @@ impl LazyRequest {
                     },
                 );
             }
+            let xr = o.composite.map(|c| {
+                composite = c.body;
+                v1::Resource {
+                    resource: None,
+                    connection_details: c.connection_details,
+                    ready: c.ready,
+                }
+            });
             envelope.observed = Some(v1::State {
-                composite: o.composite,
+                composite: xr,
                 resources,
             });
         }
         bodies.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Ok(LazyRequest { envelope, bodies })
+        Ok(LazyRequest {
+            envelope,
+            bodies,
+            composite,
+            input,
+        })
     }
 
     /// The lazy form of a decoded request (its bodies encoded again).
     pub fn from_full(req: &v1::RunFunctionRequest) -> LazyRequest {
         let mut envelope = req.clone();
+        let mut input = crate::request::RawBody::default();
+        if let Some(s) = envelope.input.take() {
+            input.set_decoded(s);
+        }
         let mut bodies = Vec::new();
+        let mut composite = crate::request::RawBody::default();
         if let Some(o) = envelope.observed.as_mut() {
+            if let Some(s) = o.composite.as_mut().and_then(|c| c.resource.take()) {
+                composite.set_decoded(s);
+            }
             for (name, r) in o.resources.iter_mut() {
                 let mut body = crate::request::RawBody::default();
                 if let Some(s) = r.resource.take() {
@@ -308,13 +355,40 @@ impl LazyRequest {
             }
         }
         bodies.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        LazyRequest { envelope, bodies }
+        LazyRequest {
+            envelope,
+            bodies,
+            composite,
+            input,
+        }
+    }
+
+    /// Whether the observed composite carries the debug annotation set to `"true"` (what
+    /// `crate::function` checks on a decoded request), read from the body's bytes.
+    pub fn composite_debug_annotation(&self) -> bool {
+        self.composite.debug_annotation()
+    }
+
+    /// The string at `path` (object keys) in the observed composite's body, `""` when it
+    /// is missing or not a string (`server::debug::field_str` on a decoded request).
+    pub fn composite_str(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
+        self.composite.str_at(path)
+    }
+
+    /// Whether the `input` Struct has the key `name` (exactly) set to `true` (the server's
+    /// debug switches, `server::debug::wanted` on a decoded request).
+    pub fn input_flag(&self, name: &str) -> bool {
+        self.input.bool_at(name)
     }
 
     /// The whole request, every body decoded (for the debug dumps: a rare path).
     pub fn to_full(&self) -> Result<v1::RunFunctionRequest, prost::DecodeError> {
         let mut full = self.envelope.clone();
+        full.input = self.input.to_struct()?;
         if let Some(o) = full.observed.as_mut() {
+            if let Some(c) = o.composite.as_mut() {
+                c.resource = self.composite.to_struct()?;
+            }
             for (name, r) in o.resources.iter_mut() {
                 if let Ok(i) = self
                     .bodies

@@ -63,6 +63,61 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
+/// The attribute names of the objects every request builds (`req`, `self`), allocated
+/// once per process rather than once per request.
+pub(crate) struct Keys {
+    pub composite: Str,
+    pub composite_connection: Str,
+    pub connection: Str,
+    pub connections: Str,
+    pub context: Str,
+    pub extra_resources: Str,
+    pub resource: Str,
+    pub resources: Str,
+    pub name: Str,
+}
+
+/// The shared [`Keys`].
+pub(crate) fn keys() -> &'static Keys {
+    static KEYS: std::sync::OnceLock<Keys> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| Keys {
+        composite: Str::from("composite"),
+        composite_connection: Str::from("composite_connection"),
+        connection: Str::from("connection"),
+        connections: Str::from("connections"),
+        context: Str::from("context"),
+        extra_resources: Str::from("extra_resources"),
+        resource: Str::from("resource"),
+        resources: Str::from("resources"),
+        name: Str::from("name"),
+    })
+}
+
+/// The empty object (`{}`): one shared value (values are immutable), so the empty parts
+/// of a request cost no allocation.
+pub(crate) fn empty_object() -> Value {
+    static EMPTY: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Value::object(Vec::new())).clone()
+}
+
+/// `Value::object`, sharing the empty object.
+fn object(entries: Vec<(Str, Value)>) -> Value {
+    if entries.is_empty() {
+        empty_object()
+    } else {
+        Value::object(entries)
+    }
+}
+
+/// `Value::object_sorted`, sharing the empty object.
+fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
+    if entries.is_empty() {
+        empty_object()
+    } else {
+        Value::object_sorted(entries)
+    }
+}
+
 /// One observed member of a collection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CollectionMember {
@@ -112,7 +167,7 @@ impl Request {
     pub fn from_proto(req: &v1::RunFunctionRequest) -> Result<Request, RequestError> {
         let context = match &req.context {
             Some(s) => struct_to_value(s)?,
-            None => Value::object(Vec::new()),
+            None => empty_object(),
         };
         let observed = req.observed.as_ref();
         let xr = observed.and_then(|o| o.composite.as_ref());
@@ -136,8 +191,8 @@ impl Request {
                 connection.push((name, connection_value(Some(&r.connection_details))));
             }
         }
-        let resource = Value::object(resource);
-        let connection = Value::object(connection);
+        let resource = object(resource);
+        let connection = object(connection);
         let (collections, coll_resources, coll_connections) =
             group_collections(by_base, &resource, &connection);
         let extra_resources = extra_resources_value(req)?;
@@ -147,8 +202,8 @@ impl Request {
             composite_connection,
             resource,
             connection,
-            resources: Value::object_sorted(coll_resources),
-            connections: Value::object_sorted(coll_connections),
+            resources: object_sorted(coll_resources),
+            connections: object_sorted(coll_connections),
             extra_resources,
             collections,
             bodies: None,
@@ -157,18 +212,19 @@ impl Request {
 
     /// The `req` object itself.
     pub fn to_value(&self) -> Value {
-        Value::object(vec![
-            ("composite".into(), self.composite.clone()),
+        let k = keys();
+        Value::object_sorted(vec![
+            (k.composite.clone(), self.composite.clone()),
             (
-                "composite_connection".into(),
+                k.composite_connection.clone(),
                 self.composite_connection.clone(),
             ),
-            ("connection".into(), self.connection.clone()),
-            ("connections".into(), self.connections.clone()),
-            ("context".into(), self.context.clone()),
-            ("extra_resources".into(), self.extra_resources.clone()),
-            ("resource".into(), self.resource.clone()),
-            ("resources".into(), self.resources.clone()),
+            (k.connection.clone(), self.connection.clone()),
+            (k.connections.clone(), self.connections.clone()),
+            (k.context.clone(), self.context.clone()),
+            (k.extra_resources.clone(), self.extra_resources.clone()),
+            (k.resource.clone(), self.resource.clone()),
+            (k.resources.clone(), self.resources.clone()),
         ])
     }
 
@@ -255,7 +311,7 @@ fn group_collections(
 
 /// `req.extra_resources`.
 fn extra_resources_value(req: &v1::RunFunctionRequest) -> Result<Value, RequestError> {
-    Ok(Value::object(
+    Ok(object(
         merged_extra_resources(req)
             .into_iter()
             .map(|(name, items)| {
@@ -283,7 +339,7 @@ fn resource_body(r: Option<&v1::Resource>) -> Result<Value, RequestError> {
 /// A body `Struct` as a value, without `metadata.managedFields`; `{}` when absent.
 fn struct_body(s: Option<&prost_types::Struct>) -> Result<Value, RequestError> {
     let Some(s) = s else {
-        return Ok(Value::object(Vec::new()));
+        return Ok(empty_object());
     };
     let mut entries = Vec::with_capacity(s.fields.len());
     for (k, v) in &s.fields {
@@ -477,6 +533,8 @@ pub(crate) struct BodyScan {
     pub exact: bool,
     /// The collection annotations (base name, index), when the body names a base.
     pub collection: Option<(Str, Str)>,
+    /// The debug annotation (`crate::function::DEBUG_ANNOTATION`) is the string `"true"`.
+    pub debug: bool,
 }
 
 /// The role of a value in the body, for what the scan must look at.
@@ -488,7 +546,7 @@ enum Role {
     Metadata,
     /// `metadata.annotations`.
     Annotations,
-    /// One annotation: 0 other, 1 collection base name, 2 collection index.
+    /// One annotation: 0 other, 1 collection base name, 2 collection index, 3 debug.
     Annotation(u8),
     /// `metadata.managedFields`: dropped by the eager path, only validated here.
     Exempt,
@@ -501,6 +559,7 @@ struct ScanState<'a> {
     /// The collection annotations' values (checked UTF-8).
     base: Option<&'a [u8]>,
     index: Option<&'a [u8]>,
+    debug: Option<&'a [u8]>,
 }
 
 /// A cursor over protobuf wire data, with prost's own varint and key decoding.
@@ -651,6 +710,7 @@ pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
     Ok(BodyScan {
         exact: st.exact,
         collection,
+        debug: !st.exact && st.debug == Some(b"true"),
     })
 }
 
@@ -726,6 +786,8 @@ fn scan_struct<'a>(
                     1
                 } else if key == ANNOTATION_INDEX.as_bytes() {
                     2
+                } else if key == crate::function::DEBUG_ANNOTATION.as_bytes() {
+                    3
                 } else {
                     0
                 };
@@ -785,6 +847,7 @@ fn scan_value<'a>(
                 let seen = match role {
                     Role::Annotation(1) => st.base.replace(s).is_some(),
                     Role::Annotation(2) => st.index.replace(s).is_some(),
+                    Role::Annotation(3) => st.debug.replace(s).is_some(),
                     _ => false,
                 };
                 // Given twice (two entries, or two strings in one value): exact path.
@@ -960,6 +1023,107 @@ fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestErro
     Ok(out)
 }
 
+/// The string at `path` in the fields of a Struct that [`scan_body`] accepted without
+/// marking it exact (the last entry of a key wins, as in prost's map).
+fn str_in_struct<'a>(bytes: &'a [u8], path: &[&str]) -> Option<&'a str> {
+    let (first, rest) = path.split_first()?;
+    let mut rd = Rd(bytes);
+    let mut found: Option<&'a [u8]> = None;
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value) = ("", None);
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = Some(er.bytes().ok()?),
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        if key == *first {
+            // A missing value is null.
+            found = value.or(Some(b""));
+        }
+    }
+    // The value's kind (one at most: the scan marks repeated kinds exact).
+    let mut vr = Rd(found?);
+    let mut out = None;
+    while !vr.done() {
+        let (tag, wt) = vr.key().ok()?;
+        match (tag, rest.is_empty()) {
+            (3, true) => out = Some(vr.string().ok()?),
+            (5, false) => out = str_in_struct(vr.bytes().ok()?, rest),
+            _ => skip(&mut vr, wt, tag, u32::MAX).ok()?,
+        }
+    }
+    out
+}
+
+/// The top-level entries of a Struct's bytes (key, kind of its value) in wire order, or
+/// `None` when the scan marked them exact (read those from the decoded Struct). With the
+/// scan's guarantees a value has at most one kind, as prost would decode it.
+pub(crate) fn struct_entries(raw: &RawBody) -> Option<Vec<(&str, crate::function::InputKind<'_>)>> {
+    use crate::function::InputKind;
+    if raw.scan.exact {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut rd = Rd(&raw.bytes);
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value): (&str, &[u8]) = ("", b"");
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = er.bytes().ok()?,
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        let mut vr = Rd(value);
+        let mut kind = InputKind::Null;
+        while !vr.done() {
+            let (t, w) = vr.key().ok()?;
+            kind = match t {
+                1 => {
+                    vr.varint().ok()?;
+                    InputKind::Null
+                }
+                2 => {
+                    vr.fixed(8).ok()?;
+                    InputKind::Number
+                }
+                3 => InputKind::String(vr.string().ok()?),
+                4 => InputKind::Bool(vr.varint().ok()? != 0),
+                5 => {
+                    vr.bytes().ok()?;
+                    InputKind::Struct
+                }
+                6 => {
+                    vr.bytes().ok()?;
+                    InputKind::List
+                }
+                _ => {
+                    skip(&mut vr, w, t, u32::MAX).ok()?;
+                    continue;
+                }
+            };
+        }
+        out.push((key, kind));
+    }
+    Some(out)
+}
+
 /// An observed composed resource's body as the request carried it: the bytes of its
 /// `google.protobuf.Struct` (shared with the request buffer, not copied).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -973,8 +1137,9 @@ pub struct RawBody {
 impl RawBody {
     /// Adds one occurrence of the `resource` field (protobuf merges repeated occurrences
     /// of a message field, which is the same as concatenating them).
-    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes) -> Result<(), Reject> {
-        let scan = scan_body(&piece, BODY_BUDGET)?;
+    /// `budget` is prost's recursion budget for the Struct's fields at this position.
+    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes, budget: u32) -> Result<(), Reject> {
+        let scan = scan_body(&piece, budget)?;
         if !self.present {
             self.bytes = piece;
             self.scan = scan;
@@ -987,6 +1152,7 @@ impl RawBody {
             self.scan = BodyScan {
                 exact: true,
                 collection: None,
+                debug: false,
             };
         }
         Ok(())
@@ -1000,6 +1166,7 @@ impl RawBody {
         self.scan = scan_body(&bytes, u32::MAX / 2).unwrap_or(BodyScan {
             exact: true,
             collection: None,
+            debug: false,
         });
         self.bytes = bytes.into();
         self.present = true;
@@ -1032,6 +1199,65 @@ impl RawBody {
         // The scan accepted these bytes with a smaller budget than a fresh decode has.
         let s = self.to_struct().ok().flatten();
         struct_body(s.as_ref())
+    }
+
+    /// Whether the body's `metadata.annotations[DEBUG_ANNOTATION]` is the string
+    /// `"true"`, as `crate::function` checks it on the decoded Struct.
+    pub(crate) fn debug_annotation(&self) -> bool {
+        if !self.present {
+            return false;
+        }
+        if !self.scan.exact {
+            return self.scan.debug;
+        }
+        let s = self.to_struct().ok().flatten();
+        s.as_ref()
+            .is_some_and(crate::function::struct_debug_annotation)
+    }
+
+    /// Whether the Struct's entry `name` (exactly) is the bool `true`.
+    pub(crate) fn bool_at(&self, name: &str) -> bool {
+        use crate::function::InputKind;
+        if !self.present {
+            return false;
+        }
+        match struct_entries(self) {
+            Some(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == name)
+                .is_some_and(|(_, v)| *v == InputKind::Bool(true)),
+            None => self.to_struct().ok().flatten().is_some_and(|s| {
+                s.fields
+                    .get(name)
+                    .is_some_and(|v| v.kind == Some(Kind::BoolValue(true)))
+            }),
+        }
+    }
+
+    /// The string at `path` (object keys) in the body; `""` when missing or not a string.
+    pub(crate) fn str_at(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        if !self.present {
+            return Cow::Borrowed("");
+        }
+        if !self.scan.exact {
+            return Cow::Borrowed(str_in_struct(&self.bytes, path).unwrap_or(""));
+        }
+        let s = self.to_struct().ok().flatten();
+        let mut v = s.as_ref().map(|s| prost_types::Value {
+            kind: Some(Kind::StructValue(s.clone())),
+        });
+        for key in path {
+            v = match v.and_then(|v| v.kind) {
+                Some(Kind::StructValue(mut inner)) => inner.fields.remove(*key),
+                _ => None,
+            };
+        }
+        match v.and_then(|v| v.kind) {
+            Some(Kind::StringValue(x)) => Cow::Owned(x),
+            _ => Cow::Borrowed(""),
+        }
     }
 
     /// The collection annotations, as `collection_annotations` finds them.
@@ -1113,11 +1339,15 @@ impl Request {
         let env = &req.envelope;
         let context = match &env.context {
             Some(s) => struct_to_value(s)?,
-            None => Value::object(Vec::new()),
+            None => empty_object(),
         };
         let observed = env.observed.as_ref();
         let xr = observed.and_then(|o| o.composite.as_ref());
-        let composite = resource_body(xr)?;
+        let composite = if req.composite.is_present() {
+            req.composite.value()?
+        } else {
+            resource_body(xr)?
+        };
         let composite_connection = connection_value(xr.map(|r| &r.connection_details));
 
         let n = req.bodies.len();
@@ -1170,8 +1400,8 @@ impl Request {
                 .map(|r| &r.connection_details);
             connection.push((name.clone(), connection_value(details)));
         }
-        let resource = Value::object_sorted(resource);
-        let connection = Value::object_sorted(connection);
+        let resource = object_sorted(resource);
+        let connection = object_sorted(connection);
 
         let (collections, coll_resources, coll_connections) =
             group_collections(by_base, &resource, &connection);
@@ -1182,8 +1412,8 @@ impl Request {
             composite_connection,
             resource,
             connection,
-            resources: Value::object_sorted(coll_resources),
-            connections: Value::object_sorted(coll_connections),
+            resources: object_sorted(coll_resources),
+            connections: object_sorted(coll_connections),
             extra_resources,
             collections,
             // With no observed resources there is nothing to defer.

@@ -174,6 +174,133 @@ pub struct ResponseBuilder {
     body_index: HashMap<crate::value::Str, usize, ahash::RandomState>,
     /// The measurements of every body (see [`Plan`]).
     plan: Plan,
+    /// The results and conditions, kept with their fixed texts borrowed (`rsp.results`
+    /// and `rsp.conditions` stay empty until [`ResponseBuilder::finish`]).
+    results: Vec<ResultEntry>,
+    conditions: Vec<CondEntry>,
+}
+
+/// A result or condition text: fixed wording (no allocation) or the program's.
+type Text = std::borrow::Cow<'static, str>;
+
+/// A result of the response (it always targets the composite).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultEntry {
+    /// A [`Severity`] as its protobuf number.
+    pub severity: i32,
+    pub message: Text,
+    pub reason: Option<Text>,
+}
+
+/// A condition of the response (it always targets the composite).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CondEntry {
+    type_: Text,
+    status: i32,
+    reason: Text,
+    message: Option<Text>,
+}
+
+/// Bytes of an enum field (omitted when 0, as prost does).
+fn enum_len(v: i32) -> usize {
+    if v == 0 {
+        0
+    } else {
+        1 + wire::varint_len(v as i64 as u64)
+    }
+}
+
+/// Bytes of a string field that prost omits when empty.
+fn text_len(t: &str) -> usize {
+    if t.is_empty() {
+        0
+    } else {
+        wire::delimited_len(t.len())
+    }
+}
+
+/// Bytes of the `target: Composite` field.
+const TARGET_LEN: usize = 2;
+
+fn put_enum(buf: &mut Vec<u8>, field: u8, v: i32) {
+    if v != 0 {
+        buf.push(wire::key(field, 0));
+        wire::put_varint(buf, v as i64 as u64);
+    }
+}
+
+fn put_text(buf: &mut Vec<u8>, field: u8, t: &str, always: bool) {
+    if always || !t.is_empty() {
+        wire::put_delimited(buf, field, t.len());
+        buf.extend_from_slice(t.as_bytes());
+    }
+}
+
+impl ResultEntry {
+    /// Content length of its `Result` message, as prost measures it.
+    fn len(&self) -> usize {
+        enum_len(self.severity)
+            + text_len(&self.message)
+            + self
+                .reason
+                .as_ref()
+                .map_or(0, |r| wire::delimited_len(r.len()))
+            + TARGET_LEN
+    }
+
+    fn write(&self, buf: &mut Vec<u8>) {
+        put_enum(buf, 1, self.severity);
+        put_text(buf, 2, &self.message, false);
+        if let Some(r) = &self.reason {
+            put_text(buf, 3, r, true);
+        }
+        buf.push(wire::key(4, 0));
+        buf.push(Target::Composite as u8);
+    }
+
+    fn into_proto(self) -> v1::Result {
+        v1::Result {
+            severity: self.severity,
+            message: self.message.into_owned(),
+            reason: self.reason.map(Text::into_owned),
+            target: Some(Target::Composite as i32),
+        }
+    }
+}
+
+impl CondEntry {
+    /// Content length of its `Condition` message, as prost measures it.
+    fn len(&self) -> usize {
+        text_len(&self.type_)
+            + enum_len(self.status)
+            + text_len(&self.reason)
+            + self
+                .message
+                .as_ref()
+                .map_or(0, |m| wire::delimited_len(m.len()))
+            + TARGET_LEN
+    }
+
+    fn write(&self, buf: &mut Vec<u8>) {
+        put_text(buf, 1, &self.type_, false);
+        put_enum(buf, 2, self.status);
+        put_text(buf, 3, &self.reason, false);
+        if let Some(m) = &self.message {
+            put_text(buf, 4, m, true);
+        }
+        buf.push(wire::key(5, 0));
+        buf.push(Target::Composite as u8);
+    }
+
+    fn into_proto(self) -> v1::Condition {
+        v1::Condition {
+            r#type: self.type_.into_owned(),
+            status: self.status,
+            reason: self.reason.into_owned(),
+            message: self.message.map(Text::into_owned),
+            target: Some(Target::Composite as i32),
+        }
+    }
 }
 
 /// One desired resource the program produced, measured for encoding.
@@ -220,6 +347,8 @@ impl ResponseBuilder {
             bodies: Vec::new(),
             body_index: HashMap::default(),
             plan: Plan::default(),
+            results: Vec::new(),
+            conditions: Vec::new(),
         }
     }
 
@@ -371,11 +500,19 @@ impl ResponseBuilder {
         message: impl Into<String>,
         reason: Option<&str>,
     ) {
-        self.rsp.results.push(v1::Result {
+        self.push_result(
+            severity,
+            Text::Owned(message.into()),
+            reason.map(|r| Text::Owned(r.to_string())),
+        );
+    }
+
+    /// [`ResponseBuilder::add_result`] taking fixed texts without copying them.
+    pub fn push_result(&mut self, severity: Severity, message: Text, reason: Option<Text>) {
+        self.results.push(ResultEntry {
             severity: severity as i32,
-            message: message.into(),
-            reason: reason.map(str::to_string),
-            target: Some(Target::Composite as i32),
+            message,
+            reason,
         });
     }
 
@@ -387,12 +524,27 @@ impl ResponseBuilder {
         reason: &str,
         message: Option<String>,
     ) {
-        self.rsp.conditions.push(v1::Condition {
-            r#type: type_.to_string(),
+        self.push_condition(
+            Text::Owned(type_.to_string()),
+            status,
+            Text::Owned(reason.to_string()),
+            message.map(Text::Owned),
+        );
+    }
+
+    /// [`ResponseBuilder::add_condition`] taking fixed texts without copying them.
+    pub fn push_condition(
+        &mut self,
+        type_: Text,
+        status: Status,
+        reason: Text,
+        message: Option<Text>,
+    ) {
+        self.conditions.push(CondEntry {
+            type_,
             status: status as i32,
-            reason: reason.to_string(),
+            reason,
             message,
-            target: Some(Target::Composite as i32),
         });
     }
 
@@ -403,8 +555,8 @@ impl ResponseBuilder {
     }
 
     /// The results added so far (the server logs the Fatal one).
-    pub fn results(&self) -> &[v1::Result] {
-        &self.rsp.results
+    pub fn results(&self) -> &[ResultEntry] {
+        &self.results
     }
 
     /// The response built so far, as a message (a copy: for inspection and debug output).
@@ -415,6 +567,16 @@ impl ResponseBuilder {
     /// The finished response as a message.
     pub fn finish(self) -> v1::RunFunctionResponse {
         let mut rsp = self.rsp;
+        rsp.results = self
+            .results
+            .into_iter()
+            .map(ResultEntry::into_proto)
+            .collect();
+        rsp.conditions = self
+            .conditions
+            .into_iter()
+            .map(CondEntry::into_proto)
+            .collect();
         if !self.bodies.is_empty() {
             let desired = rsp.desired.get_or_insert_with(Default::default);
             for b in self.bodies {
@@ -454,10 +616,18 @@ impl ResponseBuilder {
         });
         let total = rsp.meta.as_ref().map_or(0, wire::message_len)
             + state_len.map_or(0, wire::delimited_len)
-            + rsp.results.iter().map(wire::message_len).sum::<usize>()
+            + self
+                .results
+                .iter()
+                .map(|r| wire::delimited_len(r.len()))
+                .sum::<usize>()
             + rsp.context.as_ref().map_or(0, wire::message_len)
             + rsp.requirements.as_ref().map_or(0, wire::message_len)
-            + rsp.conditions.iter().map(wire::message_len).sum::<usize>()
+            + self
+                .conditions
+                .iter()
+                .map(|c| wire::delimited_len(c.len()))
+                .sum::<usize>()
             + rsp.output.as_ref().map_or(0, wire::message_len);
         let mut buf = Vec::with_capacity(total);
         if let Some(meta) = &rsp.meta {
@@ -472,8 +642,9 @@ impl ResponseBuilder {
                 self.write_resource_entry(name, entry, *len, &mut buf);
             }
         }
-        for r in &rsp.results {
-            wire::put_message(&mut buf, 3, r);
+        for r in &self.results {
+            wire::put_delimited(&mut buf, 3, r.len());
+            r.write(&mut buf);
         }
         if let Some(c) = &rsp.context {
             wire::put_message(&mut buf, 4, c);
@@ -481,8 +652,9 @@ impl ResponseBuilder {
         if let Some(r) = &rsp.requirements {
             wire::put_message(&mut buf, 5, r);
         }
-        for c in &rsp.conditions {
-            wire::put_message(&mut buf, 6, c);
+        for c in &self.conditions {
+            wire::put_delimited(&mut buf, 6, c.len());
+            c.write(&mut buf);
         }
         if let Some(o) = &rsp.output {
             wire::put_message(&mut buf, 7, o);
@@ -1371,5 +1543,39 @@ mod tests {
             prost::encode_length_delimiter(v as usize, &mut p).unwrap();
             assert_eq!(buf, p, "{v}");
         }
+    }
+
+    /// Results and conditions written by hand are prost's bytes, for empty and fixed
+    /// texts, a present empty reason or message, and every severity and status.
+    #[test]
+    fn results_and_conditions_encode_as_prost() {
+        use prost::Message as _;
+        let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+        b.push_result(
+            Severity::Normal,
+            "hcl module executed successfully".into(),
+            None,
+        );
+        b.push_result(Severity::Warning, "".into(), Some("".into()));
+        b.add_result(Severity::Fatal, String::from("m"), Some("r"));
+        b.push_result(Severity::Unspecified, "x".into(), None);
+        b.push_condition(
+            "FullyResolved".into(),
+            Status::ConditionTrue,
+            "".into(),
+            None,
+        );
+        b.push_condition(
+            "".into(),
+            Status::ConditionUnspecified,
+            "r".into(),
+            Some("".into()),
+        );
+        b.add_condition("T", Status::ConditionFalse, "R", Some("long ".repeat(40)));
+        let bytes = b.finish_encoded();
+        let rsp = b.finish();
+        assert_eq!(rsp.results.len(), 4);
+        assert_eq!(rsp.conditions.len(), 3);
+        assert_eq!(bytes, rsp.encode_to_vec());
     }
 }

@@ -630,3 +630,203 @@ fn mutated_requests_match_prost() {
         "{accepted} accepted, {rejected} rejected"
     );
 }
+
+/// The request's bytes with the observed composite's body replaced by `body` (raw bytes).
+fn with_raw_composite(req: &v1::RunFunctionRequest, body: &[u8]) -> Vec<u8> {
+    // request { observed: State { composite: Resource { resource: <body> } } } appended:
+    // the composite merges with the request's (its body bytes concatenate).
+    let mut out = req.encode_to_vec();
+    out.extend(len_field(2, &len_field(1, &len_field(1, body))));
+    out
+}
+
+/// The composite's body sits one level nearer the top than a composed resource's: the
+/// lazy decoder must accept and reject it at exactly prost's depth too.
+#[test]
+fn composite_recursion_limit_is_prosts() {
+    let mut base = request(PROGRAMS[3], observed_set(None));
+    if let Some(c) = base.observed.as_mut().and_then(|o| o.composite.as_mut()) {
+        c.resource = None;
+    }
+    for depth in 40..56 {
+        let mut v: Vec<u8> = Vec::new();
+        for _ in 0..depth {
+            v = len_field(5, &entry("x", &v));
+        }
+        check_bytes(
+            &with_raw_composite(&base, &entry("top", &v)),
+            &format!("composite structs {depth}"),
+        );
+        let mut l: Vec<u8> = Vec::new();
+        for _ in 0..depth {
+            l = len_field(6, &len_field(1, &l));
+        }
+        check_bytes(
+            &with_raw_composite(&base, &entry("top", &l)),
+            &format!("composite lists {depth}"),
+        );
+    }
+}
+
+/// The debug annotation and the fields the server logs, read from the composite's bytes,
+/// are what the decoded Struct holds (including duplicated and mistyped entries).
+#[test]
+fn composite_fields_read_from_bytes_match_the_struct() {
+    use fn_hcl::server::debug::{field_str, observed_composite, wanted};
+    let ann = |v: prost_types::Value| {
+        o(vec![(
+            "annotations",
+            o(vec![("hcl.fn.crossplane.io/debug", v)]),
+        )])
+    };
+    let mut base = request(PROGRAMS[0], Vec::new());
+    if let Some(c) = base.observed.as_mut().and_then(|o| o.composite.as_mut()) {
+        c.resource = None;
+    }
+    let bodies: Vec<Vec<u8>> = vec![
+        st(vec![("metadata", ann(s("true"))), ("kind", s("K"))]).encode_to_vec(),
+        st(vec![("metadata", ann(s("false")))]).encode_to_vec(),
+        st(vec![("metadata", ann(n(1.0)))]).encode_to_vec(),
+        st(vec![("metadata", s("x")), ("apiVersion", n(2.0))]).encode_to_vec(),
+        // a key given twice: the last wins
+        [
+            entry("kind", &len_field(3, b"A")),
+            entry("kind", &len_field(3, b"B")),
+            entry(
+                "metadata",
+                &len_field(5, &entry("name", &len_field(3, b"n"))),
+            ),
+        ]
+        .concat(),
+        // the annotation given twice
+        [
+            entry(
+                "metadata",
+                &len_field(
+                    5,
+                    &entry(
+                        "annotations",
+                        &len_field(
+                            5,
+                            &entry("hcl.fn.crossplane.io/debug", &len_field(3, b"true")),
+                        ),
+                    ),
+                ),
+            ),
+            entry(
+                "metadata",
+                &len_field(
+                    5,
+                    &entry(
+                        "annotations",
+                        &len_field(
+                            5,
+                            &entry("hcl.fn.crossplane.io/debug", &len_field(3, b"no")),
+                        ),
+                    ),
+                ),
+            ),
+        ]
+        .concat(),
+        // a value with no kind, and one with an unknown field after the string
+        [
+            entry("kind", b""),
+            entry(
+                "apiVersion",
+                &[len_field(3, b"v1"), key(9, 0), vec![1]].concat(),
+            ),
+        ]
+        .concat(),
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        let bytes = with_raw_composite(&base, body);
+        let full = v1::RunFunctionRequest::decode(bytes.as_slice()).expect("prost accepts");
+        let lazy = LazyRequest::decode_lazy_only(Bytes::from(bytes)).expect("lazy accepts");
+        assert_eq!(
+            lazy.composite_debug_annotation(),
+            wanted(false, &full),
+            "body {i}: debug annotation"
+        );
+        let xr = observed_composite(&full).expect("composite");
+        for path in [
+            &["apiVersion"][..],
+            &["kind"],
+            &["metadata", "name"],
+            &["metadata"],
+        ] {
+            assert_eq!(
+                lazy.composite_str(path),
+                field_str(xr, path),
+                "body {i}: {path:?}"
+            );
+        }
+        assert!(
+            run_function(&full)
+                == run_function_bytes(Bytes::from(with_raw_composite(&base, body)))
+                    .expect("accepted"),
+            "body {i}: responses differ"
+        );
+    }
+}
+
+/// The input read from its bytes (field names case-insensitive, the last of a repeated key,
+/// type errors in sorted key order, nulls, unknown fields) decides as the decoded Struct,
+/// and the server's debug switches read from bytes are the decoded request's.
+#[test]
+fn input_read_from_bytes_matches_the_struct() {
+    use fn_hcl::server::debug::{wanted, wanted_lazy};
+    let program = len_field(3, format!("-- main.hcl --\n{}", PROGRAMS[0]).as_bytes());
+    let b = |v: u8| [key(4, 0), vec![v]].concat();
+    let inputs: Vec<Vec<u8>> = vec![
+        entry("hcl", &program),
+        [entry("HCL", &program), entry("debug", &b(1))].concat(),
+        [entry("hcl", &program), entry("hcl", &len_field(3, b""))].concat(),
+        [entry("hcl", &len_field(3, b"")), entry("hcl", &program)].concat(),
+        [
+            entry("hcl", &program),
+            entry("debugNew", &b(1)),
+            entry("kind", &b(0)),
+        ]
+        .concat(),
+        [
+            entry("hcl", &program),
+            entry("source", &len_field(5, b"")),
+            entry("apiVersion", &[key(1, 0), vec![0]].concat()),
+        ]
+        .concat(),
+        [
+            entry("Hcl", &program),
+            entry("hcl", b""),
+            entry("debug", &len_field(6, b"")),
+        ]
+        .concat(),
+        [
+            entry("hcl", &[program.clone(), key(9, 0), vec![3]].concat()),
+            entry("metadata", &len_field(3, b"x")),
+        ]
+        .concat(),
+        [
+            entry("hcl", &program),
+            entry("debug", &b(2)),
+            entry("debug", &b(0)),
+        ]
+        .concat(),
+        // irregular (a value with two kinds): read from the decoded Struct
+        [
+            entry("hcl", &[len_field(3, b"x"), program.clone()].concat()),
+            entry("debug", &b(1)),
+        ]
+        .concat(),
+    ];
+    let mut base = request(PROGRAMS[0], Vec::new());
+    base.input = None;
+    for (i, input) in inputs.iter().enumerate() {
+        let mut bytes = base.encode_to_vec();
+        bytes.extend(len_field(4, input));
+        check_bytes(&bytes, &format!("input {i}"));
+        let full = v1::RunFunctionRequest::decode(bytes.as_slice()).expect("prost accepts");
+        let lazy = LazyRequest::decode_lazy_only(Bytes::from(bytes)).expect("lazy accepts");
+        assert_eq!(wanted_lazy(false, &lazy), wanted(false, &full), "input {i}");
+        assert_eq!(lazy.to_full().expect("full"), full, "input {i}");
+    }
+}

@@ -44,6 +44,18 @@ pub fn wanted(server_debug: bool, req: &v1::RunFunctionRequest) -> bool {
         .is_some_and(|v| matches!(&v.kind, Some(Kind::StringValue(s)) if s == "true"))
 }
 
+/// [`wanted`] for a lazily decoded request (its input and composite body still bytes).
+pub fn wanted_lazy(server_debug: bool, req: &crate::proto::LazyRequest) -> bool {
+    if server_debug || req.input_flag("debug") {
+        return true;
+    }
+    let observed = req.envelope.observed.as_ref();
+    if req.input_flag("debugNew") && observed.is_none_or(|o| o.resources.is_empty()) {
+        return true;
+    }
+    req.composite_debug_annotation()
+}
+
 /// The observed composite resource's body.
 pub fn observed_composite(req: &v1::RunFunctionRequest) -> Option<&prost_types::Struct> {
     req.observed.as_ref()?.composite.as_ref()?.resource.as_ref()

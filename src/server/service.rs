@@ -225,14 +225,14 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
     // Everything but the observed composed resources' bodies (the evaluation reads those
     // it needs from the bytes).
     let req = &call.req.envelope;
-    let xr = debug::observed_composite(req);
-    let xr_str = |path: &[&str]| xr.map(|x| debug::field_str(x, path)).unwrap_or_default();
+    let xr_str = |path: &[&str]| call.req.composite_str(path);
     let tag = call.tag();
     let (api_version, kind, name) = (
         xr_str(&["apiVersion"]),
         xr_str(&["kind"]),
         xr_str(&["metadata", "name"]),
     );
+    let (api_version, kind, name) = (&*api_version, &*kind, &*name);
     tracing::info!(
         tag,
         xr_api_version = api_version,
@@ -241,7 +241,7 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
         version = call.version().as_str(),
         "Running Function"
     );
-    let dump = debug::wanted(shared.debug, req);
+    let dump = debug::wanted_lazy(shared.debug, &call.req);
     // The dumps show the whole request: decode every body (a rare path; the bodies were
     // checked when the request was decoded).
     let full = if dump { call.req.to_full().ok() } else { None };
