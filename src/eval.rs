@@ -1330,23 +1330,10 @@ static VALUE: LazyLock<Str> = LazyLock::new(|| Str::from("value"));
 /// when both runs are sorted with distinct keys, as a collection item's `self` parts are.
 fn object_from_runs(a: &[(Str, Value)], b: Vec<(Str, Value)>) -> Value {
     let sorted = |r: &[(Str, Value)]| r.windows(2).all(|w| w[0].0 < w[1].0);
-    let mut out = Vec::with_capacity(a.len() + b.len());
     if !sorted(a) || !sorted(&b) {
-        out.extend(a.iter().cloned());
-        out.extend(b);
-        return Value::object(out);
+        return Value::object(a.iter().cloned().chain(b).collect());
     }
-    let mut a = a.iter().peekable();
-    for (k, v) in b {
-        while let Some((ka, va)) = a.next_if(|(ka, _)| *ka <= k) {
-            if *ka != k {
-                out.push((ka.clone(), va.clone()));
-            }
-        }
-        out.push((k, v));
-    }
-    out.extend(a.cloned());
-    Value::object_sorted(out)
+    Value::object_sorted(crate::value::merge_runs(a.iter().cloned(), b.into_iter()))
 }
 
 /// Removes the entry `key` from sorted entries, returning its value.

@@ -426,6 +426,28 @@ impl Default for Value {
     }
 }
 
+/// Two runs of entries, each sorted by key without duplicates, as one such run; on equal
+/// keys `b`'s entry wins (what `merge` and a later object literal key do). Linear, one
+/// allocation: the callers build objects from runs they already hold sorted.
+pub fn merge_runs(
+    a: impl ExactSizeIterator<Item = (Str, Value)>,
+    b: impl ExactSizeIterator<Item = (Str, Value)>,
+) -> Vec<(Str, Value)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut b = b.peekable();
+    for e in a {
+        while let Some(x) = b.next_if(|x| x.0 < e.0) {
+            out.push(x);
+        }
+        match b.next_if(|x| x.0 == e.0) {
+            Some(x) => out.push(x),
+            None => out.push(e),
+        }
+    }
+    out.extend(b);
+    out
+}
+
 fn sort_dedup_entries(entries: &mut Vec<(Str, Value)>) {
     if entries.windows(2).all(|w| w[0].0 < w[1].0) {
         return;
@@ -452,6 +474,28 @@ pub fn cmp_str(a: &str, b: &str) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_runs_is_the_sorted_union_with_b_winning() {
+        let run = |ks: &[&str], tag: i64| -> Vec<(Str, Value)> {
+            ks.iter()
+                .map(|k| (Str::from(*k), Value::int(tag)))
+                .collect()
+        };
+        let cases: [(&[&str], &[&str]); 5] = [
+            (&["a", "c", "e"], &["b", "c", "d", "f"]),
+            (&[], &["x"]),
+            (&["y"], &[]),
+            (&["a"], &["a"]),
+            (&["m", "n"], &["a", "b"]),
+        ];
+        for (a, b) in cases {
+            let (a, b) = (run(a, 1), run(b, 2));
+            let got = merge_runs(a.clone().into_iter(), b.clone().into_iter());
+            let want = Value::object(a.into_iter().chain(b).collect());
+            assert!(Value::object_sorted(got).raw_equals(&want));
+        }
+    }
 
     #[test]
     fn object_sorts_and_last_duplicate_wins() {

@@ -6,7 +6,7 @@
 use super::{FuncDef, FuncError, Param, ParamType};
 use crate::convert::{convert, go_quote, has_type, unify_unsafe};
 use crate::number::Number;
-use crate::value::{Fields, Str, Type, Value};
+use crate::value::{Fields, Str, Type, Value, merge_runs};
 use crate::value_ops::{Members, equals, make_set};
 use std::sync::Arc;
 use unicode_segmentation::UnicodeSegmentation;
@@ -819,9 +819,9 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
             started = true;
             first = Some(fields);
         } else if let Some(f) = first.take() {
-            out = merge_slices(f, fields);
+            out = merge_runs(f.iter().cloned(), fields.iter().cloned());
         } else {
-            out = merge_sorted(out, fields);
+            out = merge_runs(std::mem::take(&mut out).into_iter(), fields.iter().cloned());
         }
     }
     if let Some(f) = first {
@@ -834,43 +834,6 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
         })));
     }
     Ok(Value::object_sorted(out))
-}
-
-/// [`merge_sorted`] of two borrowed runs.
-fn merge_slices(a: &[(Str, Value)], b: &[(Str, Value)]) -> Vec<(Str, Value)> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let mut b = b.iter().peekable();
-    for e in a {
-        while let Some(x) = b.next_if(|x| x.0 < e.0) {
-            out.push(x.clone());
-        }
-        match b.next_if(|x| x.0 == e.0) {
-            Some(x) => out.push(x.clone()),
-            None => out.push(e.clone()),
-        }
-    }
-    out.extend(b.cloned());
-    out
-}
-
-/// Two runs of entries sorted by key into one; on equal keys `b`'s entry wins.
-fn merge_sorted(a: Vec<(Str, Value)>, b: &[(Str, Value)]) -> Vec<(Str, Value)> {
-    if a.is_empty() {
-        return b.to_vec();
-    }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let mut b = b.iter().peekable();
-    for e in a {
-        while let Some(x) = b.next_if(|x| x.0 < e.0) {
-            out.push(x.clone());
-        }
-        match b.next_if(|x| x.0 == e.0) {
-            Some(x) => out.push(x.clone()),
-            None => out.push(e),
-        }
-    }
-    out.extend(b.cloned());
-    out
 }
 
 fn merged_attr_types(args: &[Value]) -> Type {
