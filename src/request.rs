@@ -165,14 +165,9 @@ impl Request {
     /// Builds `req` from a request. Fails only on data JSON cannot carry (NaN, ±Inf),
     /// nesting deeper than [`MAX_DEPTH`], or malformed collection annotations.
     pub fn from_proto(req: &v1::RunFunctionRequest) -> Result<Request, RequestError> {
-        let context = match &req.context {
-            Some(s) => struct_to_value(s)?,
-            None => empty_object(),
-        };
+        let context = context_value(req)?;
         let observed = req.observed.as_ref();
-        let xr = observed.and_then(|o| o.composite.as_ref());
-        let composite = resource_body(xr)?;
-        let composite_connection = connection_value(xr.map(|r| &r.connection_details));
+        let composite = resource_body(observed.and_then(|o| o.composite.as_ref()))?;
 
         let mut resource = Vec::new();
         let mut connection = Vec::new();
@@ -191,11 +186,33 @@ impl Request {
                 connection.push((name, connection_value(Some(&r.connection_details))));
             }
         }
-        let resource = object(resource);
-        let connection = object(connection);
+        let observed = Observed {
+            resource: object(resource),
+            connection: object(connection),
+            by_base,
+        };
+        Request::assemble(req, context, composite, observed, None)
+    }
+
+    /// What both constructors share once the observed state is values: the XR's
+    /// connection details, collections grouped by base, extra resources.
+    fn assemble(
+        env: &v1::RunFunctionRequest,
+        context: Value,
+        composite: Value,
+        observed: Observed,
+        bodies: Option<std::sync::Arc<ObservedBodies>>,
+    ) -> Result<Request, RequestError> {
+        let xr = env.observed.as_ref().and_then(|o| o.composite.as_ref());
+        let composite_connection = connection_value(xr.map(|r| &r.connection_details));
+        let Observed {
+            resource,
+            connection,
+            by_base,
+        } = observed;
         let (collections, coll_resources, coll_connections) =
             group_collections(by_base, &resource, &connection);
-        let extra_resources = extra_resources_value(req)?;
+        let extra_resources = extra_resources_value(env)?;
         Ok(Request {
             context,
             composite,
@@ -206,7 +223,7 @@ impl Request {
             connections: object_sorted(coll_connections),
             extra_resources,
             collections,
-            bodies: None,
+            bodies,
         })
     }
 
@@ -283,6 +300,22 @@ fn merged_extra_resources(req: &v1::RunFunctionRequest) -> BTreeMap<&str, &[v1::
 /// Collections sorted by base name, their member bodies and connection details, from the
 /// members found among the observed resources.
 type Grouped = (Vec<Collection>, Vec<(Str, Value)>, Vec<(Str, Value)>);
+
+/// `req.context`: the pipeline context (an empty object when absent).
+fn context_value(req: &v1::RunFunctionRequest) -> Result<Value, RequestError> {
+    match &req.context {
+        Some(s) => struct_to_value(s),
+        None => Ok(empty_object()),
+    }
+}
+
+/// The observed composed resources as values (`req.resource`, `req.connection`) and the
+/// collection members found among them.
+struct Observed {
+    resource: Value,
+    connection: Value,
+    by_base: BTreeMap<Str, Vec<CollectionMember>>,
+}
 
 fn group_collections(
     by_base: BTreeMap<Str, Vec<CollectionMember>>,
@@ -1337,18 +1370,13 @@ impl Request {
         needs: &dyn BodyNeeds,
     ) -> Result<Request, RequestError> {
         let env = &req.envelope;
-        let context = match &env.context {
-            Some(s) => struct_to_value(s)?,
-            None => empty_object(),
-        };
+        let context = context_value(env)?;
         let observed = env.observed.as_ref();
-        let xr = observed.and_then(|o| o.composite.as_ref());
         let composite = if req.composite.is_present() {
             req.composite.value()?
         } else {
-            resource_body(xr)?
+            resource_body(observed.and_then(|o| o.composite.as_ref()))?
         };
-        let composite_connection = connection_value(xr.map(|r| &r.connection_details));
 
         let n = req.bodies.len();
         let mut entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)> = Vec::with_capacity(n);
@@ -1400,25 +1428,14 @@ impl Request {
                 .map(|r| &r.connection_details);
             connection.push((name.clone(), connection_value(details)));
         }
-        let resource = object_sorted(resource);
-        let connection = object_sorted(connection);
-
-        let (collections, coll_resources, coll_connections) =
-            group_collections(by_base, &resource, &connection);
-        let extra_resources = extra_resources_value(env)?;
-        Ok(Request {
-            context,
-            composite,
-            composite_connection,
-            resource,
-            connection,
-            resources: object_sorted(coll_resources),
-            connections: object_sorted(coll_connections),
-            extra_resources,
-            collections,
-            // With no observed resources there is nothing to defer.
-            bodies: (!bodies.entries.is_empty()).then(|| std::sync::Arc::new(bodies)),
-        })
+        let observed = Observed {
+            resource: object_sorted(resource),
+            connection: object_sorted(connection),
+            by_base,
+        };
+        // With no observed resources there is nothing to defer.
+        let bodies = (!bodies.entries.is_empty()).then(|| std::sync::Arc::new(bodies));
+        Request::assemble(env, context, composite, observed, bodies)
     }
 }
 
