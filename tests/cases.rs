@@ -22,68 +22,16 @@
 //! keep request scalars that YAML 1.1 and 1.2 read differently (`on`, `yes`, `n`, ...)
 //! quoted or out of the requests, so that PyYAML and fn-hcl build the same request.
 
-use fn_hcl::protojson::{Json, parse_document, request_from_json, response_to_json, to_pretty};
+mod txtar_cases;
+
+use fn_hcl::protojson::{Json, request_from_json, response_to_json, to_pretty};
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-/// Sections of a txtar file, in order; text before the first marker (the comment) is dropped.
-/// A marker is a line `-- NAME --` (the same rule as ../shared/tools/case-conformance).
-fn sections(text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end();
-        let marker = bare
-            .strip_prefix("-- ")
-            .and_then(|r| r.strip_suffix(" --"))
-            .map(str::trim)
-            .filter(|n| !n.is_empty());
-        match marker {
-            Some(name) => out.push((name.to_string(), String::new())),
-            None => {
-                if let Some(last) = out.last_mut() {
-                    last.1.push_str(line);
-                }
-            }
-        }
-    }
-    out
-}
-
-const SPECIAL: [&str; 3] = ["request.yaml", "response.json", "input.yaml"];
-
-/// The request as case-conformance builds it: request.yaml plus `input` (input.yaml, or an
-/// inline HclInput whose `hcl` re-joins the HCL sections as txtar).
-fn build_request(secs: &[(String, String)]) -> Result<Json, String> {
-    let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    let hcl: String = secs
-        .iter()
-        .filter(|(k, _)| !SPECIAL.contains(&k.as_str()))
-        .map(|(k, v)| format!("-- {k} --\n{v}"))
-        .collect();
-    let mut req = match parse_document(get("request.yaml").unwrap_or(""))? {
-        Json::Object(m) => m,
-        Json::Null => BTreeMap::new(),
-        other => return Err(format!("request.yaml is not a mapping: {other:?}")),
-    };
-    let input = match get("input.yaml") {
-        Some(y) => parse_document(y)?,
-        None => {
-            let mut m = BTreeMap::new();
-            m.insert("apiVersion".into(), Json::String("function-hcl/v1".into()));
-            m.insert("kind".into(), Json::String("HclInput".into()));
-            m.insert("source".into(), Json::String("Inline".into()));
-            m.insert("hcl".into(), Json::String(hcl));
-            Json::Object(m)
-        }
-    };
-    req.insert("input".into(), input);
-    Ok(Json::Object(req))
-}
+use std::path::PathBuf;
+use txtar_cases::{case_files, request_json, sections};
 
 /// Runs one case and returns the response as pretty protojson text.
 fn run_case(secs: &[(String, String)]) -> Result<String, String> {
-    let req = build_request(secs)?;
+    let req = request_json(secs)?;
     let req = request_from_json(&req).map_err(|e| format!("request does not decode: {e}"))?;
     let rsp = fn_hcl::function::run_function(&req);
     let json = response_to_json(&rsp).map_err(|e| format!("response does not encode: {e}"))?;
@@ -184,18 +132,6 @@ fn first_response_diff(exp: &Value, got: &Value) -> Option<String> {
 /// Cases whose comment starts with this hold a hand-written expectation that fn-hcl does not
 /// meet yet; blessing never overwrites them.
 const KNOWN_FAILURE: &str = "KNOWN FAILURE";
-
-fn case_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "txtar"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
 
 /// Replaces (or appends) the response.json section, keeping everything before it verbatim.
 fn blessed_text(text: &str, response: &str) -> String {
@@ -320,7 +256,7 @@ fn harness_reads_comment_and_sections() {
     let secs = sections("what it checks\n-- main.hcl --\nlocals {}\n-- request.yaml --\n{}\n");
     assert_eq!(secs.len(), 2);
     assert_eq!(secs[0], ("main.hcl".to_string(), "locals {}\n".to_string()));
-    let req = build_request(&secs).unwrap();
+    let req = request_json(&secs).unwrap();
     let hcl = req
         .get("input")
         .and_then(|i| i.get("hcl"))

@@ -5,80 +5,17 @@
 //! byte for byte once the entries of the protocol's `map<...>` fields (Rust HashMaps, which
 //! prost writes in a random order) are put in one order on both sides.
 
+mod txtar_cases;
+
 use fn_hcl::function::{run_function, run_function_encoded};
 use fn_hcl::proto::v1;
-use fn_hcl::protojson::{Json, parse_document, request_from_json};
 use prost::Message;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use txtar_cases::{case_files, case_request};
 
 #[path = "../benches/workloads/mod.rs"]
 #[allow(dead_code)]
 mod workloads;
-
-/// Sections of a txtar file (the comment before the first marker dropped).
-fn sections(text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in text.split_inclusive('\n') {
-        let marker = line
-            .trim_end()
-            .strip_prefix("-- ")
-            .and_then(|r| r.strip_suffix(" --"))
-            .map(str::trim)
-            .filter(|n| !n.is_empty());
-        match marker {
-            Some(name) => out.push((name.to_string(), String::new())),
-            None => {
-                if let Some(last) = out.last_mut() {
-                    last.1.push_str(line);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The request of a case, built as `tests/cases.rs` and case-conformance build it.
-fn case_request(text: &str) -> Result<v1::RunFunctionRequest, String> {
-    const SPECIAL: [&str; 3] = ["request.yaml", "response.json", "input.yaml"];
-    let secs = sections(text);
-    let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    let hcl: String = secs
-        .iter()
-        .filter(|(k, _)| !SPECIAL.contains(&k.as_str()))
-        .map(|(k, v)| format!("-- {k} --\n{v}"))
-        .collect();
-    let mut req = match parse_document(get("request.yaml").unwrap_or(""))? {
-        Json::Object(m) => m,
-        Json::Null => BTreeMap::new(),
-        other => return Err(format!("request.yaml is not a mapping: {other:?}")),
-    };
-    let input = match get("input.yaml") {
-        Some(y) => parse_document(y)?,
-        None => {
-            let mut m = BTreeMap::new();
-            m.insert("apiVersion".into(), Json::String("function-hcl/v1".into()));
-            m.insert("kind".into(), Json::String("HclInput".into()));
-            m.insert("source".into(), Json::String("Inline".into()));
-            m.insert("hcl".into(), Json::String(hcl));
-            Json::Object(m)
-        }
-    };
-    req.insert("input".into(), input);
-    request_from_json(&Json::Object(req)).map_err(|e| e.to_string())
-}
-
-fn case_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "txtar"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
 
 /// Message types whose fields the canonical form descends into.
 #[derive(Clone, Copy)]

@@ -6,64 +6,15 @@
 
 use fn_hcl::function::{run_function, run_function_bytes};
 use fn_hcl::proto::{LazyRequest, v1};
-use fn_hcl::protojson::{Json, parse_document, request_from_json, response_to_json, to_pretty};
+use fn_hcl::protojson::{response_to_json, to_pretty};
 use prost::Message;
 use prost::bytes::Bytes;
 use prost_types::value::Kind;
 use std::collections::BTreeMap;
 use std::path::Path;
+use txtar_cases::{case_files, case_request};
 
-/// Sections of a txtar case (the comment dropped), as tests/cases.rs reads them.
-fn sections(text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in text.split_inclusive('\n') {
-        let marker = line
-            .trim_end()
-            .strip_prefix("-- ")
-            .and_then(|r| r.strip_suffix(" --"))
-            .map(str::trim)
-            .filter(|n| !n.is_empty());
-        match marker {
-            Some(name) => out.push((name.to_string(), String::new())),
-            None => {
-                if let Some(last) = out.last_mut() {
-                    last.1.push_str(line);
-                }
-            }
-        }
-    }
-    out
-}
-
-const SPECIAL: [&str; 3] = ["request.yaml", "response.json", "input.yaml"];
-
-fn case_request(text: &str) -> Result<v1::RunFunctionRequest, String> {
-    let secs = sections(text);
-    let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
-    let hcl: String = secs
-        .iter()
-        .filter(|(k, _)| !SPECIAL.contains(&k.as_str()))
-        .map(|(k, v)| format!("-- {k} --\n{v}"))
-        .collect();
-    let mut req = match parse_document(get("request.yaml").unwrap_or(""))? {
-        Json::Object(m) => m,
-        Json::Null => BTreeMap::new(),
-        other => return Err(format!("request.yaml is not a mapping: {other:?}")),
-    };
-    let input = match get("input.yaml") {
-        Some(y) => parse_document(y)?,
-        None => {
-            let mut m = BTreeMap::new();
-            m.insert("apiVersion".into(), Json::String("function-hcl/v1".into()));
-            m.insert("kind".into(), Json::String("HclInput".into()));
-            m.insert("source".into(), Json::String("Inline".into()));
-            m.insert("hcl".into(), Json::String(hcl));
-            Json::Object(m)
-        }
-    };
-    req.insert("input".into(), input);
-    request_from_json(&Json::Object(req)).map_err(|e| e.to_string())
-}
+mod txtar_cases;
 
 /// Both paths on one request: responses equal as messages and as protojson text.
 fn assert_same(req: &v1::RunFunctionRequest, what: &str) {
@@ -80,17 +31,8 @@ fn assert_same(req: &v1::RunFunctionRequest, what: &str) {
 }
 
 fn run_dir(dir: &Path) -> usize {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    let mut paths: Vec<_> = rd
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "txtar"))
-        .collect();
-    paths.sort();
     let mut n = 0;
-    for p in paths {
+    for p in case_files(dir) {
         let text = std::fs::read_to_string(&p).unwrap_or_default();
         let Ok(req) = case_request(&text) else {
             continue;
