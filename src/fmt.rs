@@ -652,6 +652,23 @@ mod tests {
     }
 
     #[test]
+    fn deep_or_huge_inputs_neither_overflow_nor_change_meaning() {
+        // Past the parser's nesting limit: not a program, left as it is.
+        let deep = format!("x = {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(format_source(&deep, Options::default()), deep);
+        // At the limit's order of magnitude: formatted, and formatting again changes nothing.
+        let nested = format!("x = {}1{}\n", "{a: ".repeat(200), " }".repeat(200));
+        let once = format_source(&nested, Options::default());
+        assert!(once.starts_with("x = { a = { a = "), "{}", &once[..40]);
+        assert_eq!(format_source(&once, Options::default()), once);
+        // Many lines: the alignment runs stay linear.
+        let wide: String = (0..20_000).map(|i| format!("a{i} = {i}\n")).collect();
+        let out = format_source(&wide, Options::default());
+        assert_eq!(out.lines().count(), 20_000);
+        assert!(out.starts_with("a0     = 0\n"), "{}", &out[..20]);
+    }
+
+    #[test]
     fn indentation_by_nesting() {
         assert_eq!(
             f("r {\nb {\nx = 1\n}\n}\n"),
