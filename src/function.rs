@@ -80,7 +80,7 @@ impl HclInput {
             debug_new: self.debug_new,
             ..InputView::default()
         };
-        view.debug_requested(req)
+        view.debug_requested(req, Source::Eager(req))
     }
 }
 
@@ -187,11 +187,15 @@ impl<'a> InputView<'a> {
         }
     }
 
-    /// [`HclInput::debug_requested`].
-    fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
+    /// [`HclInput::debug_requested`] of the request `req` (or its envelope, whose
+    /// observed composite may still be bytes: `source` has them).
+    fn debug_requested(&self, req: &v1::RunFunctionRequest, source: Source<'_>) -> bool {
         let observed = req.observed.as_ref();
         let no_resources = observed.is_none_or(|o| o.resources.is_empty());
-        self.debug || (self.debug_new && no_resources) || xr_debug_annotation(req)
+        self.debug
+            || (self.debug_new && no_resources)
+            || xr_debug_annotation(req)
+            || matches!(source, Source::Lazy(lazy) if lazy.composite_debug_annotation())
     }
 }
 
@@ -366,8 +370,7 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
     // Go prints the request block before it looks at the program, and the response block
     // only for a successful call. Written to stderr in one piece so that concurrent calls
     // do not interleave and the block stays extractable as txtar.
-    let debug = input.debug_requested(req)
-        || matches!(source, Source::Lazy(lazy) if lazy.composite_debug_annotation());
+    let debug = input.debug_requested(req, source);
     if debug {
         let text = match source {
             Source::Eager(full) => crate::render::debug_request_text(full),
