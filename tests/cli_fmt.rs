@@ -5,63 +5,12 @@
 
 mod common;
 
+use common::{hcl_blocks, shared_dir, walk};
+
 use fn_hcl::fmt::{Options, format_source};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("FN_HCL_SHARED") {
-        let p = PathBuf::from(d);
-        if p.is_dir() {
-            return Some(p);
-        }
-    }
-    let fixed = PathBuf::from("/work/shared");
-    fixed.is_dir().then_some(fixed)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
-
-/// The `hcl` fenced code blocks of a markdown text.
-fn hcl_blocks(md: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur: Option<(String, String)> = None;
-    for line in md.lines() {
-        let t = line.trim_start();
-        match &mut cur {
-            None => {
-                let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
-                if fence.len() >= 3 && t[fence.len()..].split_whitespace().next() == Some("hcl") {
-                    cur = Some((fence, String::new()));
-                }
-            }
-            Some((fence, text)) => {
-                if t.trim_end() == fence.as_str() {
-                    out.push(std::mem::take(text));
-                    cur = None;
-                } else {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-            }
-        }
-    }
-    out
-}
 
 /// Every HCL snippet: (label, text).
 fn corpus() -> Vec<(String, String)> {

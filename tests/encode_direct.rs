@@ -11,7 +11,7 @@ use fn_hcl::function::{run_function, run_function_encoded};
 use fn_hcl::proto::v1;
 use prost::Message;
 use std::path::Path;
-use txtar_cases::{case_files, case_request};
+use txtar_cases::{case_files, case_request, shared_dir};
 
 #[path = "../benches/workloads/mod.rs"]
 #[allow(dead_code)]
@@ -195,15 +195,7 @@ fn own_cases_encode_identically() {
 
 #[test]
 fn conformance_cases_encode_identically() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // CI has shared/ beside the clone; a worktree of /work/main has it two levels up.
-    let dir = [
-        root.join("../shared/conformance/cases"),
-        root.join("../../shared/conformance/cases"),
-    ]
-    .into_iter()
-    .find(|d| d.is_dir());
-    match dir {
+    match shared_dir().map(|d| d.join("conformance/cases")) {
         Some(d) => {
             assert!(check_dir(&d) > 100);
         }

@@ -10,12 +10,16 @@
 //! The shared corpus is found through `FN_HCL_SHARED`, then `<manifest>/../shared`, then
 //! `/work/shared`; when none exists that test prints a note and passes.
 
+mod common;
+
+use common::{hcl_blocks, shared_dir, walk};
+
 use fn_hcl::grammar;
 use fn_hcl::parser::parse_file as parse_file_hand;
 use fn_hcl::span::SourceMap;
 use fn_hcl::txtar;
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Ok(true) when both accept with equal trees, Ok(false) when both reject.
 fn agree(name: &str, src: &str) -> Result<bool, String> {
@@ -40,65 +44,6 @@ fn agree(name: &str, src: &str) -> Result<bool, String> {
         )),
         (Err(()), Ok(_)) => Err(format!("grammar rejects, hand parser accepts {src:?}")),
     }
-}
-
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("FN_HCL_SHARED") {
-        let p = PathBuf::from(d);
-        if p.is_dir() {
-            return Some(p);
-        }
-    }
-    let sibling = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("shared");
-    if sibling.is_dir() {
-        return Some(sibling);
-    }
-    let fixed = PathBuf::from("/work/shared");
-    fixed.is_dir().then_some(fixed)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
-
-/// The `hcl` fenced code blocks of a markdown text.
-fn hcl_blocks(md: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur: Option<(String, String)> = None;
-    for line in md.lines() {
-        let t = line.trim_start();
-        match &mut cur {
-            None => {
-                let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
-                if fence.len() >= 3 && t[fence.len()..].split_whitespace().next() == Some("hcl") {
-                    cur = Some((fence, String::new()));
-                }
-            }
-            Some((fence, text)) => {
-                if t.trim_end() == fence.as_str() {
-                    out.push(std::mem::take(text));
-                    cur = None;
-                } else {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Every HCL text of the corpus: (label, file name, text).

@@ -12,7 +12,7 @@ use prost::bytes::Bytes;
 use prost_types::value::Kind;
 use std::collections::BTreeMap;
 use std::path::Path;
-use txtar_cases::{case_files, case_request};
+use txtar_cases::{case_files, case_request, shared_dir};
 
 mod txtar_cases;
 
@@ -49,9 +49,10 @@ fn every_case_answers_the_same() {
     let n = run_dir(&here.join("tests/cases"));
     assert!(n > 100, "only {n} cases ran");
     // The shared conformance corpus, when present (it is outside the repository).
-    let shared = std::env::var("FN_HCL_CONFORMANCE_CASES")
-        .unwrap_or_else(|_| "/work/shared/conformance/cases".into());
-    run_dir(Path::new(&shared));
+    if let Some(shared) = shared_dir() {
+        let n = run_dir(&shared.join("conformance/cases"));
+        assert!(n > 100, "only {n} conformance cases ran");
+    }
 }
 
 // ---- targeted requests ----

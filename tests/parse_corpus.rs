@@ -8,11 +8,13 @@
 
 mod common;
 
+use common::{hcl_blocks, shared_dir, walk};
+
 use fn_hcl::diag::plain_all;
 use fn_hcl::parser::parse_file;
 use fn_hcl::span::SourceMap;
 use fn_hcl::txtar;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// (source label, first diagnostic line as function-hcl prints it) for snippets that
 /// are meant to fail. The label is `<relative path>#<n>` for the n-th hcl block of a
@@ -163,67 +165,6 @@ const EXPECTED_FAILURES: &[(&str, &str)] = &[
         "main.hcl:6,3-12: Attribute redefined; The argument \"condition\" was already set at main.hcl:3,3-12. Each argument may be set only once.",
     ),
 ];
-
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("FN_HCL_SHARED") {
-        let p = PathBuf::from(d);
-        if p.is_dir() {
-            return Some(p);
-        }
-    }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let sibling = manifest.join("..").join("shared");
-    if sibling.is_dir() {
-        return Some(sibling);
-    }
-    let fixed = PathBuf::from("/work/shared");
-    fixed.is_dir().then_some(fixed)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
-}
-
-/// The `hcl` fenced code blocks of a markdown text.
-fn hcl_blocks(md: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur: Option<(String, String)> = None; // (fence, text)
-    for line in md.lines() {
-        let t = line.trim_start();
-        match &mut cur {
-            None => {
-                let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
-                if fence.len() >= 3 {
-                    let info = t[fence.len()..].trim();
-                    if info.split_whitespace().next() == Some("hcl") {
-                        cur = Some((fence, String::new()));
-                    }
-                }
-            }
-            Some((fence, text)) => {
-                if t.starts_with(fence.as_str()) && t.trim_end() == fence.as_str() {
-                    out.push(std::mem::take(text));
-                    cur = None;
-                } else {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-            }
-        }
-    }
-    out
-}
 
 struct Outcome {
     label: String,

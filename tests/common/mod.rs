@@ -8,6 +8,10 @@ use fn_hcl::parser::{parse_expression, parse_file};
 use fn_hcl::span::{SourceMap, Span};
 use std::fmt::Write;
 
+mod shared;
+#[allow(unused_imports)]
+pub use shared::{hcl_blocks, shared_dir, walk};
+
 pub fn rng(s: Span) -> String {
     if s.start.line == s.end.line {
         format!("{},{}-{}", s.start.line, s.start.col, s.end.col)

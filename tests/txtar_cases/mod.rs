@@ -8,6 +8,11 @@ use fn_hcl::protojson::{Json, parse_document, request_from_json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+#[path = "../common/shared.rs"]
+mod shared;
+#[allow(unused_imports)]
+pub use shared::shared_dir;
+
 /// Sections of a txtar file, in order; text before the first marker (the comment) is dropped.
 /// A marker is a line `-- NAME --` (the same rule as ../shared/tools/case-conformance).
 pub fn sections(text: &str) -> Vec<(String, String)> {

@@ -1,0 +1,59 @@
+//! Where the test corpus lives outside the repository, and walking it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The shared directory (spec, reference docs, conformance data): env `FN_HCL_SHARED`,
+/// else `../shared` beside the crate (CI), else `/work/shared`; `None` when none exists
+/// (the tests that need it then skip).
+pub fn shared_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var("FN_HCL_SHARED").ok().map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
+        Some(PathBuf::from("/work/shared")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_dir())
+}
+
+/// Every file below `dir`, in sorted order.
+pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// The `hcl` fenced code blocks of a markdown text.
+pub fn hcl_blocks(md: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur: Option<(String, String)> = None; // (fence, text)
+    for line in md.lines() {
+        let t = line.trim_start();
+        match &mut cur {
+            None => {
+                let fence: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
+                if fence.len() >= 3 && t[fence.len()..].split_whitespace().next() == Some("hcl") {
+                    cur = Some((fence, String::new()));
+                }
+            }
+            Some((fence, text)) => {
+                if t.trim_end() == fence.as_str() {
+                    out.push(std::mem::take(text));
+                    cur = None;
+                } else {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
