@@ -46,8 +46,8 @@ fn proto() {
 }
 
 /// The FunctionRunnerService of both versions as the server runs it: the same method
-/// paths as the generated services, with `crate::proto::LazyCodec`, whose requests keep
-/// the observed bodies as bytes (`crate::proto::LazyRequest`). v1 and v1beta1 share the
+/// paths as the generated services, with `crate::protocol::proto::LazyCodec`, whose requests keep
+/// the observed bodies as bytes (`crate::protocol::proto::LazyRequest`). v1 and v1beta1 share the
 /// wire format, so both answer with a v1 response message. Written to
 /// `OUT_DIR/<package>.FunctionRunnerService.rs` (included by src/server/lazy.rs).
 fn lazy_services() {
@@ -63,9 +63,9 @@ fn lazy_services() {
                 Method::builder()
                     .name("run_function")
                     .route_name("RunFunction")
-                    .input_type("crate::proto::LazyRequest")
+                    .input_type("crate::protocol::proto::LazyRequest")
                     .output_type("crate::server::lazy::Reply")
-                    .codec_path("crate::proto::LazyCodec")
+                    .codec_path("crate::protocol::proto::LazyCodec")
                     .build(),
             )
             .build();

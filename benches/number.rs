@@ -1,7 +1,7 @@
 //! Number arithmetic and formatting on the fast (inline i64) and precise (512-bit) paths.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fn_hcl::number::Number;
+use fn_hcl::value::number::Number;
 use std::hint::black_box;
 
 fn num(s: &str) -> Number {

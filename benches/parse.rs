@@ -7,9 +7,9 @@
 //! `valgrind --tool=callgrind` (run the bench binary directly with the variable set).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use fn_hcl::lexer::tokenize;
-use fn_hcl::parser::parse_file;
-use fn_hcl::span::{FileId, SourceMap};
+use fn_hcl::syntax::lexer::tokenize;
+use fn_hcl::syntax::parser::parse_file;
+use fn_hcl::syntax::span::{FileId, SourceMap};
 use std::fmt::Write;
 use std::hint::black_box;
 
@@ -65,7 +65,7 @@ resource bucket-{i} {{
 
 /// The files of a workload program (txtar) in one source map.
 fn txtar_files(txtar: &str) -> Vec<(String, String)> {
-    match fn_hcl::txtar::parse(txtar) {
+    match fn_hcl::syntax::txtar::parse(txtar) {
         Ok(files) => files,
         Err(e) => panic!("txtar: {e}"),
     }

@@ -17,12 +17,12 @@
 //! named workloads.
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use fn_hcl::bench::{CountingAlloc, Mode, bench_request};
-use fn_hcl::eval::{Inputs, evaluate};
-use fn_hcl::function::{default_limits, program_cache, run_function};
-use fn_hcl::proto::v1;
-use fn_hcl::response::ResponseBuilder;
-use fn_hcl::span::SourceMap;
+use fn_hcl::cli::bench::{CountingAlloc, Mode, bench_request};
+use fn_hcl::handler::{default_limits, program_cache, run_function};
+use fn_hcl::protocol::proto::v1;
+use fn_hcl::protocol::response::ResponseBuilder;
+use fn_hcl::runtime::eval::{Inputs, evaluate};
+use fn_hcl::syntax::span::SourceMap;
 use prost::Message;
 use std::hint::black_box;
 use std::time::Duration;
@@ -51,7 +51,7 @@ fn write_workloads(dir: &str) {
 fn check(w: &Workload) -> v1::RunFunctionResponse {
     let rsp = run_function(&w.request);
     for r in &rsp.results {
-        if r.severity == fn_hcl::response::Severity::Fatal as i32 {
+        if r.severity == fn_hcl::protocol::response::Severity::Fatal as i32 {
             panic!("workload {}: Fatal result: {}", w.name, r.message);
         }
     }
@@ -83,8 +83,8 @@ fn report_allocations(all: &[Workload]) {
     }
 }
 
-fn program_files(hcl: &str) -> (SourceMap, Vec<fn_hcl::span::FileId>, u64) {
-    let files = match fn_hcl::txtar::parse(hcl) {
+fn program_files(hcl: &str) -> (SourceMap, Vec<fn_hcl::syntax::span::FileId>, u64) {
+    let files = match fn_hcl::syntax::txtar::parse(hcl) {
         Ok(f) => f,
         Err(e) => panic!("txtar: {e}"),
     };
@@ -99,12 +99,12 @@ fn program_files(hcl: &str) -> (SourceMap, Vec<fn_hcl::span::FileId>, u64) {
 }
 
 /// The evaluated output of a workload, ready for the encode stages.
-fn evaluated(w: &Workload) -> fn_hcl::eval::Output {
-    let program = match fn_hcl::ir::compile_txtar(&w.hcl) {
+fn evaluated(w: &Workload) -> fn_hcl::runtime::eval::Output {
+    let program = match fn_hcl::lower::ir::compile_txtar(&w.hcl) {
         Ok(p) => p,
         Err(e) => panic!("{}: {}", w.name, e.message()),
     };
-    let request = match fn_hcl::request::Request::from_proto(&w.request) {
+    let request = match fn_hcl::protocol::request::Request::from_proto(&w.request) {
         Ok(r) => r,
         Err(e) => panic!("{}: {e}", w.name),
     };
@@ -116,10 +116,10 @@ fn evaluated(w: &Workload) -> fn_hcl::eval::Output {
 
 /// The old response path for the desired resources: each body to a prost Struct, then
 /// prost's encoding of the whole response.
-fn encode_prost(req: &v1::RunFunctionRequest, out: &fn_hcl::eval::Output) -> Vec<u8> {
+fn encode_prost(req: &v1::RunFunctionRequest, out: &fn_hcl::runtime::eval::Output) -> Vec<u8> {
     let mut b = ResponseBuilder::new(req);
     for (name, body, ready) in &out.resources {
-        match fn_hcl::response::value_to_struct(body) {
+        match fn_hcl::protocol::response::value_to_struct(body) {
             Ok(s) => b.set_resource(name, s),
             Err(e) => panic!("{name}: {e}"),
         }
@@ -129,7 +129,7 @@ fn encode_prost(req: &v1::RunFunctionRequest, out: &fn_hcl::eval::Output) -> Vec
 }
 
 /// The direct path: bodies stay values and the response bytes are written from them.
-fn encode_direct(req: &v1::RunFunctionRequest, out: &fn_hcl::eval::Output) -> Vec<u8> {
+fn encode_direct(req: &v1::RunFunctionRequest, out: &fn_hcl::runtime::eval::Output) -> Vec<u8> {
     let mut b = ResponseBuilder::new(req);
     for (name, body, ready) in &out.resources {
         if let Err(e) = b.set_resource_value(name.clone(), body.clone()) {
@@ -140,11 +140,11 @@ fn encode_direct(req: &v1::RunFunctionRequest, out: &fn_hcl::eval::Output) -> Ve
     b.finish_encoded()
 }
 
-fn ready_of(r: i32) -> fn_hcl::response::Ready {
+fn ready_of(r: i32) -> fn_hcl::protocol::response::Ready {
     match r {
-        1 => fn_hcl::response::Ready::True,
-        2 => fn_hcl::response::Ready::False,
-        _ => fn_hcl::response::Ready::Unspecified,
+        1 => fn_hcl::protocol::response::Ready::True,
+        2 => fn_hcl::protocol::response::Ready::False,
+        _ => fn_hcl::protocol::response::Ready::Unspecified,
     }
 }
 
@@ -157,7 +157,7 @@ fn report_encode_allocations(all: &[Workload]) {
             ("prost", encode_prost as fn(&_, &_) -> Vec<u8>),
             ("direct", encode_direct),
         ] {
-            let (bytes, allocs, b) = fn_hcl::bench::measure(|| f(&w.request, &out));
+            let (bytes, allocs, b) = fn_hcl::cli::bench::measure(|| f(&w.request, &out));
             println!(
                 "  {:<12} {:<7} {:>9} allocs {:>12} B allocated, {} B out",
                 w.name,
@@ -168,11 +168,11 @@ fn report_encode_allocations(all: &[Workload]) {
             );
         }
         // The whole handler (warm cache) with the response encoded each way.
-        let ((), a0, b0) = fn_hcl::bench::measure(|| {
+        let ((), a0, b0) = fn_hcl::cli::bench::measure(|| {
             black_box(run_function(&w.request).encode_to_vec());
         });
-        let ((), a1, b1) = fn_hcl::bench::measure(|| {
-            black_box(fn_hcl::function::run_function_encoded(&w.request));
+        let ((), a1, b1) = fn_hcl::cli::bench::measure(|| {
+            black_box(fn_hcl::handler::run_function_encoded(&w.request));
         });
         println!(
             "  {:<12} handler+encode: prost {a0} allocs {b0} B, direct {a1} allocs {b1} B",
@@ -195,7 +195,9 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
         g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
             b.iter(|| {
                 ids.iter()
-                    .map(|&f| fn_hcl::parser::parse_file(black_box(&sm), f).is_ok() as usize)
+                    .map(|&f| {
+                        fn_hcl::syntax::parser::parse_file(black_box(&sm), f).is_ok() as usize
+                    })
                     .sum::<usize>()
             })
         });
@@ -205,7 +207,7 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
     let mut g = c.benchmark_group("compile");
     for w in &programs {
         g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
-            b.iter(|| fn_hcl::ir::compile_txtar(black_box(&w.hcl)).is_ok())
+            b.iter(|| fn_hcl::lower::ir::compile_txtar(black_box(&w.hcl)).is_ok())
         });
     }
     g.finish();
@@ -214,7 +216,7 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
     for w in all {
         g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
             b.iter(|| {
-                let r = fn_hcl::request::Request::from_proto(black_box(&w.request));
+                let r = fn_hcl::protocol::request::Request::from_proto(black_box(&w.request));
                 r.map(|r| Inputs::from_request(&r))
             })
         });
@@ -225,7 +227,7 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
     // bytes, then `req` with only the bodies the program reads turned into values.
     let mut g = c.benchmark_group("request_lazy");
     for w in all {
-        let reads = match fn_hcl::ir::compile_txtar(&w.hcl) {
+        let reads = match fn_hcl::lower::ir::compile_txtar(&w.hcl) {
             Ok(p) => p.reads,
             Err(e) => panic!("{}: {}", w.name, e.message()),
         };
@@ -233,9 +235,9 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
         g.throughput(Throughput::Bytes(w.bytes.len() as u64));
         g.bench_function(BenchmarkId::from_parameter(&w.name), |b| {
             b.iter(|| {
-                let lazy = fn_hcl::proto::LazyRequest::decode(black_box(bytes.clone()));
+                let lazy = fn_hcl::protocol::proto::LazyRequest::decode(black_box(bytes.clone()));
                 lazy.ok().map(|l| {
-                    fn_hcl::request::Request::from_lazy(&l, &reads)
+                    fn_hcl::protocol::request::Request::from_lazy(&l, &reads)
                         .map(|r| Inputs::from_request(&r))
                 })
             })
@@ -245,11 +247,11 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
 
     let mut g = c.benchmark_group("eval_warm");
     for w in all {
-        let program = match fn_hcl::ir::compile_txtar(&w.hcl) {
+        let program = match fn_hcl::lower::ir::compile_txtar(&w.hcl) {
             Ok(p) => p,
             Err(e) => panic!("{}: {}", w.name, e.message()),
         };
-        let request = match fn_hcl::request::Request::from_proto(&w.request) {
+        let request = match fn_hcl::protocol::request::Request::from_proto(&w.request) {
             Ok(r) => r,
             Err(e) => panic!("{}: {e}", w.name),
         };
@@ -263,8 +265,8 @@ fn benches(c: &mut Criterion, all: &[Workload]) {
     // Request bytes → response bytes as `fn-hcl serve` does it: observed bodies kept as
     // bytes until the program reads them, the response written straight from VM values.
     let wire = |bytes: &prost::bytes::Bytes| {
-        fn_hcl::proto::LazyRequest::decode(bytes.clone()).map(|r| {
-            fn_hcl::function::run_function_lazy_builder(&r)
+        fn_hcl::protocol::proto::LazyRequest::decode(bytes.clone()).map(|r| {
+            fn_hcl::handler::run_function_lazy_builder(&r)
                 .finish_encoded()
                 .len()
         })

@@ -2,10 +2,10 @@
 //! Run with `cargo bench --bench vm`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fn_hcl::compile::{ChunkId, Program, ProgramBuilder};
-use fn_hcl::span::SourceMap;
+use fn_hcl::bytecode::compile::{ChunkId, Program, ProgramBuilder};
+use fn_hcl::bytecode::vm::{Limits, Vm};
+use fn_hcl::syntax::span::SourceMap;
 use fn_hcl::value::Value;
-use fn_hcl::vm::{Limits, Vm};
 use std::hint::black_box;
 use std::sync::Arc;
 

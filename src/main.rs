@@ -3,7 +3,7 @@
 /// Counts allocations only while `fn-hcl bench` measures; otherwise one relaxed load per
 /// allocation on top of mimalloc.
 #[global_allocator]
-static ALLOC: fn_hcl::bench::CountingAlloc = fn_hcl::bench::CountingAlloc;
+static ALLOC: fn_hcl::cli::bench::CountingAlloc = fn_hcl::cli::bench::CountingAlloc;
 
 fn main() -> std::process::ExitCode {
     fn_hcl::cli::main()

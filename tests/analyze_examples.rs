@@ -1,7 +1,7 @@
 //! Every example composition in the shared conformance corpus analyzes clean: the `hcl`
 //! of its `HclInput` step compiles and `analyze` reports no errors (and no warnings).
 
-use fn_hcl::protojson::Json;
+use fn_hcl::protocol::protojson::Json;
 use std::path::PathBuf;
 
 /// The shared directory: env `FN_HCL_SHARED`, else `../shared` next to the crate, else
@@ -48,12 +48,12 @@ fn conformance_examples_analyze_clean() {
         let Ok(text) = std::fs::read_to_string(dir.join("composition.yaml")) else {
             continue;
         };
-        let docs = fn_hcl::yaml::load_all(&text).expect("composition.yaml is YAML");
+        let docs = fn_hcl::protocol::yaml::load_all(&text).expect("composition.yaml is YAML");
         let mut inputs = Vec::new();
         docs.iter().for_each(|d| hcl_inputs(d, &mut inputs));
         assert_eq!(inputs.len(), 1, "{}: one HclInput", dir.display());
-        let files = fn_hcl::txtar::parse(&inputs[0]).expect("txtar");
-        let (diags, sm) = fn_hcl::analyze::diagnostics(&files);
+        let files = fn_hcl::syntax::txtar::parse(&inputs[0]).expect("txtar");
+        let (diags, sm) = fn_hcl::cli::analyze::diagnostics(&files);
         let shown: Vec<String> = diags.iter().map(|d| d.plain(&sm)).collect();
         assert!(shown.is_empty(), "{}: {shown:#?}", dir.display());
         checked += 1;

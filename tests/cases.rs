@@ -1,5 +1,5 @@
 //! fn-hcl's own end-to-end corpus: every `tests/cases/*.txtar` is one program, one request and
-//! the full expected response, run in-process through `fn_hcl::function::run_function`.
+//! the full expected response, run in-process through `fn_hcl::handler::run_function`.
 //!
 //! A case file is txtar, in the format of `../shared/conformance/cases` (its README): text
 //! before the first `-- NAME --` marker is a comment (one line saying what the case checks),
@@ -24,7 +24,7 @@
 
 mod txtar_cases;
 
-use fn_hcl::protojson::{Json, request_from_json, response_to_json, to_pretty};
+use fn_hcl::protocol::protojson::{Json, request_from_json, response_to_json, to_pretty};
 use serde_json::Value;
 use std::path::PathBuf;
 use txtar_cases::{case_files, request_json, sections};
@@ -33,7 +33,7 @@ use txtar_cases::{case_files, request_json, sections};
 fn run_case(secs: &[(String, String)]) -> Result<String, String> {
     let req = request_json(secs)?;
     let req = request_from_json(&req).map_err(|e| format!("request does not decode: {e}"))?;
-    let rsp = fn_hcl::function::run_function(&req);
+    let rsp = fn_hcl::handler::run_function(&req);
     let json = response_to_json(&rsp).map_err(|e| format!("response does not encode: {e}"))?;
     Ok(to_pretty(&json))
 }

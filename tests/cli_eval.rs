@@ -1,9 +1,9 @@
 //! `fn-hcl eval` end to end on recorded conformance cases whose answer does not depend on
 //! the evaluator, and request reading of a few recorded requests.
 
-use fn_hcl::proto::v1;
-use fn_hcl::protojson::{Json, parse_json, request_from_json, request_from_text};
-use fn_hcl::request::Request;
+use fn_hcl::protocol::proto::v1;
+use fn_hcl::protocol::protojson::{Json, parse_json, request_from_json, request_from_text};
+use fn_hcl::protocol::request::Request;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
@@ -46,13 +46,16 @@ fn load_case(dir: &std::path::Path, name: &str) -> (Json, String) {
         .filter(|(k, _)| !matches!(k.as_str(), "request.yaml" | "response.json" | "input.yaml"))
         .map(|(k, v)| format!("-- {k} --\n{v}"))
         .collect();
-    let req = fn_hcl::yaml::load_documents(&get("request.yaml").unwrap_or_default()).unwrap();
+    let req =
+        fn_hcl::protocol::yaml::load_documents(&get("request.yaml").unwrap_or_default()).unwrap();
     let mut req = match req.into_iter().next() {
         Some(Json::Object(m)) => m,
         _ => BTreeMap::new(),
     };
     let input = match get("input.yaml") {
-        Some(y) => fn_hcl::yaml::load_documents(&y).unwrap().remove(0),
+        Some(y) => fn_hcl::protocol::yaml::load_documents(&y)
+            .unwrap()
+            .remove(0),
         None => parse_json(&format!(
             r#"{{"apiVersion":"function-hcl/v1","kind":"HclInput","source":"Inline","hcl":{}}}"#,
             serde_json::to_string(&hcl).unwrap()
@@ -71,7 +74,7 @@ fn eval_input_empty_hcl_prints_the_recorded_response() {
     };
     let (req, expected) = load_case(&dir, "input-empty-hcl");
     let tmp = std::env::temp_dir().join(format!("fn-hcl-cli-eval-{}.json", std::process::id()));
-    std::fs::write(&tmp, fn_hcl::protojson::to_pretty(&req)).unwrap();
+    std::fs::write(&tmp, fn_hcl::protocol::protojson::to_pretty(&req)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .args(["eval", "--request"])
         .arg(&tmp)
@@ -168,7 +171,7 @@ fn recorded_requests_read_into_req_values() {
         let p = e.unwrap().path();
         let name = p.file_stem().unwrap().to_str().unwrap().to_string();
         let (req, _) = load_case(&dir, &name);
-        let text = fn_hcl::protojson::to_pretty(&req);
+        let text = fn_hcl::protocol::protojson::to_pretty(&req);
         let req = request_from_text(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         Request::from_proto(&req).unwrap_or_else(|e| panic!("{name}: {e}"));
     }

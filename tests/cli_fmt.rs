@@ -7,7 +7,7 @@ mod common;
 
 use common::{hcl_blocks, shared_dir, walk};
 
-use fn_hcl::fmt::{Options, format_source};
+use fn_hcl::syntax::fmt::{Options, format_source};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -31,7 +31,7 @@ fn corpus() -> Vec<(String, String)> {
         match f.extension().and_then(|e| e.to_str()) {
             Some("hcl") => out.push((label, text)),
             Some("txtar") => {
-                for (name, data) in fn_hcl::txtar::parse(&text).unwrap_or_default() {
+                for (name, data) in fn_hcl::syntax::txtar::parse(&text).unwrap_or_default() {
                     if name.ends_with(".hcl") {
                         out.push((format!("{label}:{name}"), data));
                     }

@@ -62,7 +62,7 @@ fn a_directory_is_bundled_by_file_name() {
     );
     assert_eq!(text(&o.stderr), "");
     // The bundle is what the function reads back.
-    let files = fn_hcl::txtar::parse(&text(&o.stdout)).expect("txtar");
+    let files = fn_hcl::syntax::txtar::parse(&text(&o.stdout)).expect("txtar");
     assert_eq!(files.len(), 2);
     assert_eq!(files[1], ("main.hcl".to_string(), MAIN.to_string()));
 }

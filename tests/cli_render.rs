@@ -1,8 +1,8 @@
 //! `fn-hcl render` inputs: every conformance example's composition, XR, observed and extra
 //! resources parse, and the expected output is readable by our YAML loader.
 
-use fn_hcl::protojson::Json;
-use fn_hcl::render::{self, ANNOTATION_RESOURCE_NAME};
+use fn_hcl::cli::render::{self, ANNOTATION_RESOURCE_NAME};
+use fn_hcl::protocol::protojson::Json;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -43,7 +43,7 @@ fn examples_parse() {
         assert_eq!(steps.len(), 1, "{name}");
         assert_eq!(steps[0].name, "run hcl composition");
         let hcl = steps[0].input.get("hcl").and_then(Json::as_str).unwrap();
-        assert!(fn_hcl::function::has_txtar_files(hcl), "{name}");
+        assert!(fn_hcl::handler::has_txtar_files(hcl), "{name}");
         if ex.join("observed.yaml").exists() {
             let obs = render::read_documents(&ex.join("observed.yaml")).unwrap();
             assert!(!obs.is_empty());
@@ -88,7 +88,8 @@ fn render_reports_a_fatal_step_and_foreign_functions() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("returned a fatal result"), "{err}");
     } else {
-        let docs = fn_hcl::yaml::load_documents(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        let docs =
+            fn_hcl::protocol::yaml::load_documents(&String::from_utf8_lossy(&out.stdout)).unwrap();
         assert!(docs.len() >= 2);
     }
     let tmp = std::env::temp_dir().join(format!("fn-hcl-cli-render-{}", std::process::id()));
@@ -117,9 +118,9 @@ fn render_reports_a_fatal_step_and_foreign_functions() {
 // Render output against crossplane's, with the function's answer reconstructed from the
 // expected output (so this checks render's framing, not the evaluator).
 
-use fn_hcl::proto::v1;
-use fn_hcl::protojson::{json_to_proto_value, json_to_struct};
-use fn_hcl::response::{ResponseBuilder, Severity, Status};
+use fn_hcl::protocol::proto::v1;
+use fn_hcl::protocol::protojson::{json_to_proto_value, json_to_struct};
+use fn_hcl::protocol::response::{ResponseBuilder, Severity, Status};
 use std::collections::BTreeMap;
 
 fn remove_path(doc: &mut Json, path: &[&str]) {
@@ -299,7 +300,7 @@ fn render_output_matches_crossplane_for_each_example() {
         let docs = render::render(&inputs, &mut |req| response_from_expected(&expected, req))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         // what we print must read back as what we rendered
-        let printed = fn_hcl::yaml::load_documents(&render::to_yaml(&docs)).unwrap();
+        let printed = fn_hcl::protocol::yaml::load_documents(&render::to_yaml(&docs)).unwrap();
         assert_eq!(printed, docs, "{name}");
         let (ek, er) = normalize(&expected);
         let (ak, ar) = normalize(&printed);

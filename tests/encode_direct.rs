@@ -7,8 +7,8 @@
 
 mod txtar_cases;
 
-use fn_hcl::function::{run_function, run_function_encoded};
-use fn_hcl::proto::v1;
+use fn_hcl::handler::{run_function, run_function_encoded};
+use fn_hcl::protocol::proto::v1;
 use prost::Message;
 use std::path::Path;
 use txtar_cases::{case_files, case_request, shared_dir};

@@ -63,7 +63,7 @@ fn the_fixed_program_succeeds_against_the_fixed_request() {
     let rsp = rsp.expect("the fixed request decodes");
     assert_eq!(
         rsp.results.last().map(|r| r.message.as_str()),
-        Some(fn_hcl::function::SUCCESS_MESSAGE)
+        Some(fn_hcl::handler::SUCCESS_MESSAGE)
     );
     let cm = rsp
         .desired
@@ -101,7 +101,7 @@ fn shared_dir() -> Option<PathBuf> {
 
 /// The HCL sections of a conformance case, and its request (input not set).
 fn case_parts(text: &str) -> (Vec<(String, String)>, Option<String>) {
-    let Ok(sections) = fn_hcl::txtar::parse(text) else {
+    let Ok(sections) = fn_hcl::syntax::txtar::parse(text) else {
         return (Vec::new(), None);
     };
     let mut hcl = Vec::new();
@@ -184,7 +184,9 @@ fn write_seed_corpus() {
             if !hcl.is_empty() {
                 programs.push((name.clone(), program.clone()));
             }
-            if let Some(r) = req.and_then(|r| fn_hcl::protojson::request_from_text(&r).ok()) {
+            if let Some(r) =
+                req.and_then(|r| fn_hcl::protocol::protojson::request_from_text(&r).ok())
+            {
                 let r = checks::with_program(r, &program);
                 put("request", &name, &r.encode_to_vec());
             }

@@ -1,5 +1,5 @@
-//! Differential tests: the LR grammar (`fn_hcl::grammar`) and the hand-written parser
-//! (`fn_hcl::parser::parse_file`) must agree on every input: both accept it and build
+//! Differential tests: the LR grammar (`fn_hcl::syntax::grammar`) and the hand-written parser
+//! (`fn_hcl::syntax::parser::parse_file`) must agree on every input: both accept it and build
 //! identical trees (spans included), or both reject it.
 //!
 //! Inputs: every HCL text of the shared corpus (the `hcl` code blocks of `spec/` and
@@ -14,10 +14,10 @@ mod common;
 
 use common::{hcl_blocks, shared_dir, walk};
 
-use fn_hcl::grammar;
-use fn_hcl::parser::parse_file as parse_file_hand;
-use fn_hcl::span::SourceMap;
-use fn_hcl::txtar;
+use fn_hcl::syntax::grammar;
+use fn_hcl::syntax::parser::parse_file as parse_file_hand;
+use fn_hcl::syntax::span::SourceMap;
+use fn_hcl::syntax::txtar;
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -40,7 +40,7 @@ fn agree(name: &str, src: &str) -> Result<bool, String> {
         (Err(()), Err(_)) => Ok(false),
         (Ok(_), Err(d)) => Err(format!(
             "grammar accepts, hand parser rejects {src:?}: {}",
-            fn_hcl::diag::plain_all(&d, &sm)
+            fn_hcl::syntax::diag::plain_all(&d, &sm)
         )),
         (Err(()), Ok(_)) => Err(format!("grammar rejects, hand parser accepts {src:?}")),
     }
@@ -361,7 +361,7 @@ fn agree_expr(src: &str) -> Result<bool, String> {
     let f = sm.add("expr.hcl", src);
     match (
         grammar::parse_expression(&sm, f),
-        fn_hcl::parser::parse_expression(&sm, f),
+        fn_hcl::syntax::parser::parse_expression(&sm, f),
     ) {
         (Ok(g), Ok(h)) if g == h => Ok(true),
         (Ok(g), Ok(h)) => Err(format!(
@@ -502,7 +502,9 @@ fn timing_grammar_vs_hand() {
             mb / secs
         );
     };
-    time("tokenize", &|| !fn_hcl::lexer::tokenize(&src, f).is_empty());
+    time("tokenize", &|| {
+        !fn_hcl::syntax::lexer::tokenize(&src, f).is_empty()
+    });
     time("hand parser (with tokenize)", &|| {
         parse_file_hand(&sm, f).is_ok()
     });

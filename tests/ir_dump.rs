@@ -1,7 +1,7 @@
 //! Golden dumps of the IR (`ir::dump`): how scopes were resolved to frame slots, locals in
 //! evaluation order, errors deferred to where Go raises them, and static types.
 
-use fn_hcl::ir::{compile_files, dump};
+use fn_hcl::lower::ir::{compile_files, dump};
 
 fn dumped(src: &str) -> String {
     let files = vec![("main.hcl".to_string(), src.to_string())];

@@ -3,7 +3,7 @@
 //! Load-time errors are what Go refuses to load (`compile_files` fails); deferred ones
 //! compile, are kept where Go raises them, and `analyze` reports them.
 
-use fn_hcl::ir::{Item, Program, compile_files};
+use fn_hcl::lower::ir::{Item, Program, compile_files};
 
 fn files(src: &str) -> Vec<(String, String)> {
     vec![("main.hcl".to_string(), src.to_string())]
@@ -20,7 +20,7 @@ fn load_error(src: &str) -> Vec<String> {
 /// A program that loads, and what `analyze` reports for it.
 fn loaded(src: &str) -> (Program, Vec<String>) {
     let p = compile_files(&files(src)).unwrap_or_else(|e| panic!("load failed: {}", e.message()));
-    let d = fn_hcl::analyze::analyze(&p)
+    let d = fn_hcl::cli::analyze::analyze(&p)
         .iter()
         .map(|d| d.plain(&p.sources))
         .collect();
@@ -197,7 +197,7 @@ fn duplicate_locals_across_blocks_and_files() {
         ("a.hcl".to_string(), "locals {\n  a = 1\n}\n".to_string()),
         ("b.hcl".to_string(), "locals {\n  a = 2\n}\n".to_string()),
     ];
-    let (d, sm) = fn_hcl::analyze::diagnostics(&two);
+    let (d, sm) = fn_hcl::cli::analyze::diagnostics(&two);
     let d: Vec<String> = d.iter().map(|x| x.plain(&sm)).collect();
     assert_eq!(
         d,
@@ -217,7 +217,7 @@ fn locals_across_files_are_one_scope_in_dependency_order() {
     let p = compile_files(&two).expect("loads");
     let names: Vec<&str> = p.root.locals.defs.iter().map(|d| &*d.name).collect();
     assert_eq!(names, ["a", "b"]);
-    assert!(fn_hcl::analyze::analyze(&p).is_empty());
+    assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
 }
 
 #[test]
@@ -417,7 +417,11 @@ fn certain_type_errors_warn() {
     );
     // Warnings only: the program still loads and analyze has no errors.
     let p = compile_files(&files(src)).expect("loads");
-    assert!(!fn_hcl::analyze::analyze(&p).iter().any(|d| d.is_error()));
+    assert!(
+        !fn_hcl::cli::analyze::analyze(&p)
+            .iter()
+            .any(|d| d.is_error())
+    );
 }
 
 #[test]
@@ -440,12 +444,13 @@ fn request_data_is_never_a_certain_error() {
 
 #[test]
 fn analyze_run_reports_and_summarizes() {
-    let (out, errors) = fn_hcl::analyze::run(&files("resource x {\n  body = { n = nmae }\n}\n"));
+    let (out, errors) =
+        fn_hcl::cli::analyze::run(&files("resource x {\n  body = { n = nmae }\n}\n"));
     assert!(errors);
     assert!(out.contains("error: Unknown variable"), "{out}");
     assert!(out.contains("main.hcl:2,16-20"), "{out}");
     assert!(out.ends_with("1 error, 0 warnings\n"), "{out}");
-    let (out, errors) = fn_hcl::analyze::run(&files("resource x {\n  body = {}\n}\n"));
+    let (out, errors) = fn_hcl::cli::analyze::run(&files("resource x {\n  body = {}\n}\n"));
     assert!(!errors);
     assert_eq!(out, "no problems found\n");
 }

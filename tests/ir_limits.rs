@@ -2,7 +2,7 @@
 //! long dependency chains. Lowering, analysis and the dump must neither overflow the stack
 //! nor take long; nesting beyond the parser's limit is a clear error.
 
-use fn_hcl::ir::{Item, compile_files, dump};
+use fn_hcl::lower::ir::{Item, compile_files, dump};
 use std::time::{Duration, Instant};
 
 fn files(src: String) -> Vec<(String, String)> {
@@ -32,7 +32,7 @@ fn nested_groups(depth: usize) -> String {
 fn two_hundred_nested_groups() {
     let start = Instant::now();
     let p = compile_files(&files(nested_groups(200))).expect("loads");
-    let diags = fn_hcl::analyze::analyze(&p);
+    let diags = fn_hcl::cli::analyze::analyze(&p);
     assert!(diags.is_empty(), "{diags:?}");
     let d = dump(&p);
     assert!(d.contains("resource \"deep\" (self @201)"), "{d}");
@@ -56,7 +56,7 @@ fn deepest_accepted_nesting_fits_a_worker_stack() {
         .stack_size(2 << 20)
         .spawn(|| {
             let p = compile_files(&files(nested_groups(250))).expect("loads");
-            assert!(fn_hcl::analyze::analyze(&p).is_empty());
+            assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
             dump(&p).len()
         })
         .expect("spawns");
@@ -85,7 +85,7 @@ fn ten_thousand_locals_in_one_scope() {
     let start = Instant::now();
     let p = compile_files(&files(s)).expect("loads");
     assert_eq!(p.root.locals.defs.len(), 10_000);
-    assert!(fn_hcl::analyze::analyze(&p).is_empty());
+    assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
     assert!(start.elapsed() < Duration::from_secs(10));
 }
 
@@ -102,7 +102,7 @@ fn dependency_chain_of_ten_thousand_locals() {
     let names: Vec<&str> = p.root.locals.defs.iter().map(|d| &*d.name).collect();
     assert_eq!(names.first(), Some(&"c0"));
     assert_eq!(names.last(), Some(&"c9999"));
-    assert!(fn_hcl::analyze::analyze(&p).is_empty());
+    assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
     let last = &p.root.locals.defs[9_999].expr;
     assert_eq!(p.type_of(last).to_string(), "number");
     assert!(start.elapsed() < Duration::from_secs(10));
@@ -134,7 +134,7 @@ fn thousands_of_diagnostics_are_reported_quickly() {
     }
     let start = Instant::now();
     let p = compile_files(&files(s)).expect("loads");
-    let d = fn_hcl::analyze::analyze(&p);
+    let d = fn_hcl::cli::analyze::analyze(&p);
     assert_eq!(d.len(), 5_000);
     assert!(start.elapsed() < Duration::from_secs(10));
 }

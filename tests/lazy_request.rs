@@ -4,9 +4,9 @@
 //! conformance corpus, the same Fatal errors for bad data in bodies the program never
 //! reads, and the same accept/reject decisions as prost on malformed bytes.
 
-use fn_hcl::function::{run_function, run_function_bytes};
-use fn_hcl::proto::{LazyRequest, v1};
-use fn_hcl::protojson::{response_to_json, to_pretty};
+use fn_hcl::handler::{run_function, run_function_bytes};
+use fn_hcl::protocol::proto::{LazyRequest, v1};
+use fn_hcl::protocol::protojson::{response_to_json, to_pretty};
 use prost::Message;
 use prost::bytes::Bytes;
 use prost_types::value::Kind;
@@ -495,13 +495,13 @@ fn the_request_round_trips_and_bodies_decode_on_demand() {
             .as_ref()
             .is_some_and(|o| o.resources.values().all(|r| r.resource.is_none()))
     );
-    let reads = fn_hcl::ir::compile_txtar(&format!("-- main.hcl --\n{}", PROGRAMS[1]))
+    let reads = fn_hcl::lower::ir::compile_txtar(&format!("-- main.hcl --\n{}", PROGRAMS[1]))
         .map(|p| p.reads)
         .unwrap_or_default();
-    let r = fn_hcl::request::Request::from_lazy(&lazy, &reads).expect("request");
+    let r = fn_hcl::protocol::request::Request::from_lazy(&lazy, &reads).expect("request");
     let bodies = r.bodies.as_ref().expect("lazy bodies");
     assert_eq!(bodies.decoded(), 1, "only req.resource.b is decoded");
-    let eager = fn_hcl::request::Request::from_proto(&req).expect("eager");
+    let eager = fn_hcl::protocol::request::Request::from_proto(&req).expect("eager");
     for name in ["b", "web-0", "web-1", "plain"] {
         assert_eq!(
             format!("{:?}", r.observed_resource(name)),
@@ -553,7 +553,7 @@ fn mutated_requests_match_prost() {
                 accepted += 1;
                 if i % 10 == 0 {
                     let a = run_function(e);
-                    let c = fn_hcl::function::run_function_lazy(l);
+                    let c = fn_hcl::handler::run_function_lazy(l);
                     assert!(a == c, "mutation {i}: responses differ\n{a:?}\n{c:?}");
                 }
             }

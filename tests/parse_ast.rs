@@ -140,7 +140,7 @@ fn start_ranges_follow_hcl() {
 fn function_argument_start_range() {
     // The VM's "Invalid function argument" subject: `parseint("zz", 10)` reports 1,11-13.
     let e = parse_expr("parseint(\"zz\", 10)").unwrap();
-    let fn_hcl::ast::ExprKind::Call { args, .. } = &e.kind else {
+    let fn_hcl::syntax::ast::ExprKind::Call { args, .. } = &e.kind else {
         panic!("not a call");
     };
     assert_eq!(rng(args[0].start_range()), "1,11-13");
@@ -160,7 +160,7 @@ fn traversal_index_keys() {
         ("a[1 + 1]", false),
     ] {
         let e = parse_expr(src).unwrap();
-        let fn_hcl::ast::ExprKind::Index { key, .. } = &e.kind else {
+        let fn_hcl::syntax::ast::ExprKind::Index { key, .. } = &e.kind else {
             panic!("{src} is not an index");
         };
         assert_eq!(key.is_traversal_index_key(), is_static, "{src}");

@@ -10,10 +10,10 @@ mod common;
 
 use common::{hcl_blocks, shared_dir, walk};
 
-use fn_hcl::diag::plain_all;
-use fn_hcl::parser::parse_file;
-use fn_hcl::span::SourceMap;
-use fn_hcl::txtar;
+use fn_hcl::syntax::diag::plain_all;
+use fn_hcl::syntax::parser::parse_file;
+use fn_hcl::syntax::span::SourceMap;
+use fn_hcl::syntax::txtar;
 use std::path::Path;
 
 /// (source label, first diagnostic line as function-hcl prints it) for snippets that

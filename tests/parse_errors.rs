@@ -358,7 +358,10 @@ fn huge_string_parses() {
 
 #[test]
 fn oversized_file_is_rejected() {
-    let src = format!("a = \"{}\"\n", "x".repeat(fn_hcl::parser::MAX_INPUT_BYTES));
+    let src = format!(
+        "a = \"{}\"\n",
+        "x".repeat(fn_hcl::syntax::parser::MAX_INPUT_BYTES)
+    );
     let err = parse(&src).unwrap_err();
     assert!(
         err.starts_with("main.hcl:1,1-1: Input too large; "),

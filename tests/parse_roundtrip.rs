@@ -6,8 +6,8 @@
 mod common;
 
 use common::{parse_expr, print_expr, sexp};
-use fn_hcl::ast::*;
-use fn_hcl::span::Span;
+use fn_hcl::syntax::ast::*;
+use fn_hcl::syntax::span::Span;
 use proptest::prelude::*;
 use std::sync::Arc;
 

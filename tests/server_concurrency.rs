@@ -21,7 +21,7 @@ fn program(i: usize) -> String {
     )
 }
 
-fn call_for(n: usize) -> (String, fn_hcl::proto::v1::RunFunctionRequest) {
+fn call_for(n: usize) -> (String, fn_hcl::protocol::proto::v1::RunFunctionRequest) {
     let p = n % PROGRAMS;
     let tag = format!("call-{n}");
     let req = request(&tag, &program(p));
@@ -36,8 +36,8 @@ async fn concurrent_calls_match_sequential_calls() {
     };
     let srv = start(&args).await;
     // The process-wide program cache registers itself with the metrics on first use.
-    let _ = fn_hcl::function::program_cache();
-    let before = fn_hcl::metrics::cache_snapshot();
+    let _ = fn_hcl::handler::program_cache();
+    let before = fn_hcl::server::metrics::cache_snapshot();
 
     let mut tasks = Vec::with_capacity(CALLS);
     for n in 0..CALLS {
@@ -52,7 +52,7 @@ async fn concurrent_calls_match_sequential_calls() {
     for t in tasks {
         concurrent.push(t.await.expect("task").expect("concurrent call"));
     }
-    let after_concurrent = fn_hcl::metrics::cache_snapshot();
+    let after_concurrent = fn_hcl::server::metrics::cache_snapshot();
 
     let mut c = client(srv.grpc_addr).await;
     for (n, got) in concurrent.iter().enumerate() {
@@ -64,7 +64,7 @@ async fn concurrent_calls_match_sequential_calls() {
             Some(tag.as_str())
         );
     }
-    let after_sequential = fn_hcl::metrics::cache_snapshot();
+    let after_sequential = fn_hcl::server::metrics::cache_snapshot();
 
     // Meaningful only once the evaluator's program cache is registered (see
     // metrics::register_cache_source); without a cache there is nothing to count.
@@ -92,7 +92,8 @@ async fn concurrent_calls_match_sequential_calls() {
         );
     }
     assert_eq!(
-        srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1),
+        srv.metrics
+            .requests(fn_hcl::server::metrics::ApiVersion::V1),
         2 * CALLS as u64
     );
     srv.shutdown(Duration::from_secs(5))

@@ -5,8 +5,8 @@ mod server_support;
 
 use std::time::Duration;
 
-use fn_hcl::metrics::ErrorKind;
-use fn_hcl::proto::{self, v1beta1};
+use fn_hcl::protocol::proto::{self, v1beta1};
+use fn_hcl::server::metrics::ErrorKind;
 use server_support::*;
 use tokio::io::AsyncWriteExt;
 
@@ -39,9 +39,14 @@ async fn insecure_v1_and_v1beta1_answer_alike() {
         .into_inner();
     let as_v1 = proto::response_from_v1beta1(&beta_rsp).expect("transcode back");
     assert_eq!(as_v1, rsp);
-    assert_eq!(srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1), 1);
     assert_eq!(
-        srv.metrics.requests(fn_hcl::metrics::ApiVersion::V1beta1),
+        srv.metrics
+            .requests(fn_hcl::server::metrics::ApiVersion::V1),
+        1
+    );
+    assert_eq!(
+        srv.metrics
+            .requests(fn_hcl::server::metrics::ApiVersion::V1beta1),
         1
     );
     srv.shutdown(Duration::from_secs(5))
@@ -304,9 +309,9 @@ async fn the_metrics_endpoint_serves_the_counters() {
 #[tokio::test]
 async fn registered_cache_counters_appear_in_the_metrics() {
     struct Fake;
-    impl fn_hcl::metrics::CacheStatsSource for Fake {
-        fn cache_stats(&self) -> fn_hcl::metrics::CacheSnapshot {
-            fn_hcl::metrics::CacheSnapshot {
+    impl fn_hcl::server::metrics::CacheStatsSource for Fake {
+        fn cache_stats(&self) -> fn_hcl::server::metrics::CacheSnapshot {
+            fn_hcl::server::metrics::CacheSnapshot {
                 hits: 41,
                 misses: 3,
                 evictions: 1,
@@ -317,7 +322,7 @@ async fn registered_cache_counters_appear_in_the_metrics() {
             }
         }
     }
-    fn_hcl::metrics::register_cache_source(std::sync::Arc::new(Fake));
+    fn_hcl::server::metrics::register_cache_source(std::sync::Arc::new(Fake));
     let srv = start(&insecure_args()).await;
     let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
     assert_eq!(

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fn_hcl::proto::v1;
+use fn_hcl::protocol::proto::v1;
 use server_support::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_fn-hcl");

@@ -6,7 +6,7 @@ mod server_support;
 use std::path::Path;
 use std::time::Duration;
 
-use fn_hcl::proto::v1;
+use fn_hcl::protocol::proto::v1;
 use fn_hcl::server::ServeArgs;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use server_support::*;

@@ -1,11 +1,11 @@
 //! Golden disassembly of a few expressions, and hcl's `Variables()` as the IR uses them.
 
 mod vm_util;
-use fn_hcl::compile::ProgramBuilder;
-use fn_hcl::disasm::disassemble;
-use fn_hcl::span::SourceMap;
+use fn_hcl::bytecode::compile::ProgramBuilder;
+use fn_hcl::bytecode::disasm::disassemble;
+use fn_hcl::bytecode::vm::{Limits, Vm};
+use fn_hcl::syntax::span::SourceMap;
 use fn_hcl::value::{Type, Value};
-use fn_hcl::vm::{Limits, Vm};
 use std::sync::Arc;
 use vm_util::*;
 

@@ -1,10 +1,10 @@
 //! User functions (`invoke`), `try`/`can`, budgets and the conditional's type-only branch.
 
 mod vm_util;
-use fn_hcl::compile::{ChunkId, Program, ProgramBuilder};
-use fn_hcl::span::SourceMap;
+use fn_hcl::bytecode::compile::{ChunkId, Program, ProgramBuilder};
+use fn_hcl::bytecode::vm::{LimitKind, Limits, Vm};
+use fn_hcl::syntax::span::SourceMap;
 use fn_hcl::value::Value;
-use fn_hcl::vm::{LimitKind, Limits, Vm};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use vm_util::*;
@@ -335,20 +335,20 @@ fn unknown_function() {
 fn start_ranges_follow_hcl() {
     // A template argument starts at its first part; a call at its name through "(".
     let e = parse("parseint(\"zz\", 10)");
-    let fn_hcl::ast::ExprKind::Call { args, .. } = &e.kind else {
+    let fn_hcl::syntax::ast::ExprKind::Call { args, .. } = &e.kind else {
         panic!("not a call")
     };
-    let r = fn_hcl::compile::start_range(&args[0]);
+    let r = fn_hcl::bytecode::compile::start_range(&args[0]);
     assert_eq!((r.start.col, r.end.col), (11, 13));
     let e = parse("f(g(1))");
-    let fn_hcl::ast::ExprKind::Call { args, .. } = &e.kind else {
+    let fn_hcl::syntax::ast::ExprKind::Call { args, .. } = &e.kind else {
         panic!("not a call")
     };
-    let r = fn_hcl::compile::start_range(&args[0]);
+    let r = fn_hcl::bytecode::compile::start_range(&args[0]);
     assert_eq!((r.start.col, r.end.col), (3, 5));
 }
 
-fn budget(src: &str, limits: Limits) -> fn_hcl::vm::VmError {
+fn budget(src: &str, limits: Limits) -> fn_hcl::bytecode::vm::VmError {
     let start = Instant::now();
     let (r, _) = eval_with(src, &[], limits);
     assert!(

@@ -15,7 +15,7 @@
 //! Shared by `benches/pipeline.rs` through `#[path]`; `FN_HCL_WRITE_WORKLOADS=DIR cargo
 //! bench --bench pipeline` writes every request to `DIR/<name>.json`.
 
-use fn_hcl::proto::v1;
+use fn_hcl::protocol::proto::v1;
 use prost::Message;
 use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
@@ -42,7 +42,7 @@ impl Workload {
             "hcl": hcl,
         });
         let text = json.to_string();
-        let request = match fn_hcl::protojson::request_from_text(&text) {
+        let request = match fn_hcl::protocol::protojson::request_from_text(&text) {
             Ok(r) => r,
             Err(e) => panic!("workload {name}: generated request does not decode: {e}"),
         };

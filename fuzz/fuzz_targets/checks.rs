@@ -3,16 +3,16 @@
 //! the raw fuzz input and panics only on a bug: a panic in fn-hcl, or a broken invariant.
 #![allow(dead_code)]
 
-use fn_hcl::diag::{plain_all, render_rich};
-use fn_hcl::eval::{Inputs, evaluate};
-use fn_hcl::function::{SUCCESS_MESSAGE, has_txtar_files, run_function, run_function_encoded};
-use fn_hcl::ir::{compile_files, compile_txtar};
-use fn_hcl::lexer::{TokenKind, check_invalid_tokens, tokenize};
-use fn_hcl::parser::{parse_expression, parse_file};
-use fn_hcl::proto::v1;
-use fn_hcl::request::Request;
-use fn_hcl::span::{FileId, SourceMap};
-use fn_hcl::vm::Limits;
+use fn_hcl::bytecode::vm::Limits;
+use fn_hcl::handler::{SUCCESS_MESSAGE, has_txtar_files, run_function, run_function_encoded};
+use fn_hcl::lower::ir::{compile_files, compile_txtar};
+use fn_hcl::protocol::proto::v1;
+use fn_hcl::protocol::request::Request;
+use fn_hcl::runtime::eval::{Inputs, evaluate};
+use fn_hcl::syntax::diag::{plain_all, render_rich};
+use fn_hcl::syntax::lexer::{TokenKind, check_invalid_tokens, tokenize};
+use fn_hcl::syntax::parser::{parse_expression, parse_file};
+use fn_hcl::syntax::span::{FileId, SourceMap};
 use prost::Message;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -38,7 +38,7 @@ pub fn lex(data: &[u8]) {
 /// `parse`: any input (also txtar archives and invalid UTF-8) gives a tree or
 /// diagnostics, which must print both ways.
 pub fn parse(data: &[u8]) {
-    let _ = fn_hcl::txtar::parse_bytes(data);
+    let _ = fn_hcl::syntax::txtar::parse_bytes(data);
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
@@ -61,8 +61,8 @@ pub fn compile(data: &[u8]) {
     match compile_txtar(text) {
         Ok(p) => {
             for c in 0..p.code.chunk_count() {
-                let id = fn_hcl::compile::ChunkId(u32::try_from(c).unwrap_or(u32::MAX));
-                let _ = fn_hcl::disasm::disassemble(&p.code, id);
+                let id = fn_hcl::bytecode::compile::ChunkId(u32::try_from(c).unwrap_or(u32::MAX));
+                let _ = fn_hcl::bytecode::disasm::disassemble(&p.code, id);
             }
         }
         Err(e) => {
@@ -122,9 +122,11 @@ pub enum EvalOutcome {
 /// Differential: the lazy decoder (the server's, observed bodies kept as bytes) must accept
 /// exactly what prost accepts, with prost's error, and answer both calls as `run_function`.
 pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
-    let lazy = fn_hcl::proto::LazyRequest::decode(prost::bytes::Bytes::copy_from_slice(data));
-    let alone =
-        fn_hcl::proto::LazyRequest::decode_lazy_only(prost::bytes::Bytes::copy_from_slice(data));
+    let lazy =
+        fn_hcl::protocol::proto::LazyRequest::decode(prost::bytes::Bytes::copy_from_slice(data));
+    let alone = fn_hcl::protocol::proto::LazyRequest::decode_lazy_only(
+        prost::bytes::Bytes::copy_from_slice(data),
+    );
     let eager = v1::RunFunctionRequest::decode(data);
     assert_eq!(
         alone.is_ok(),
@@ -149,12 +151,12 @@ pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
     let rsp = run_function(&req);
     check_response(&rsp);
     check_encoded(&req, &rsp);
-    same_answer(&rsp, &fn_hcl::function::run_function_lazy(&lazy));
+    same_answer(&rsp, &fn_hcl::handler::run_function_lazy(&lazy));
     let req = with_program(req, FIXED_PROGRAM);
     let rsp = run_function(&req);
     check_response(&rsp);
     check_encoded(&req, &rsp);
-    let lazy = fn_hcl::function::run_function_bytes(req.encode_to_vec().into());
+    let lazy = fn_hcl::handler::run_function_bytes(req.encode_to_vec().into());
     same_answer(
         &rsp,
         &lazy.unwrap_or_else(|e| panic!("lazy decode refused a re-encoded request: {e}")),
@@ -245,7 +247,7 @@ static FIXED: OnceLock<Fixed> = OnceLock::new();
 
 fn fixed() -> &'static Fixed {
     FIXED.get_or_init(|| {
-        let req = match fn_hcl::protojson::request_from_text(FIXED_REQUEST) {
+        let req = match fn_hcl::protocol::protojson::request_from_text(FIXED_REQUEST) {
             Ok(r) => r,
             Err(e) => panic!("the fixed request does not decode: {e}"),
         };

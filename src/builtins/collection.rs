@@ -4,10 +4,10 @@
 //! exactly as cty produces them.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::convert::{convert, go_quote, has_type, unify_unsafe};
-use crate::number::Number;
+use crate::value::convert::{convert, go_quote, has_type, unify_unsafe};
+use crate::value::number::Number;
+use crate::value::ops::{Members, equals, make_set};
 use crate::value::{Fields, Str, Type, Value, merge_runs};
-use crate::value_ops::{Members, equals, make_set};
 use std::sync::Arc;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -2236,7 +2236,7 @@ mod tests {
 #[cfg(test)]
 mod conformance {
     use crate::builtins::{FuncError, call, get, lookup};
-    use crate::number::Number;
+    use crate::value::number::Number;
     use crate::value::{Str, Type, Value};
     use serde_json::{Value as J, json};
 

@@ -3,7 +3,7 @@
 //! messages for the failures users actually hit.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::convert::{
+use crate::value::convert::{
     can_convert, convert, friendly_name_for_constraint, go_quote, mismatch_message, to_string_value,
 };
 use crate::value::{Type, Value};
@@ -115,7 +115,7 @@ mod tests {
     use super::*;
     use crate::builtins::{call, lookup};
     use crate::value::Str;
-    use crate::value_ops::make_set;
+    use crate::value::ops::make_set;
 
     fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
         call(lookup(name).expect("function exists"), args)

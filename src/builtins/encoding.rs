@@ -1,10 +1,10 @@
 //! Built-in functions: encodings. `base64*`, `textencodebase64`/`textdecodebase64` and
 //! `urlencode` are Terraform's; `csvdecode`, `jsonencode`/`jsondecode` are go-cty's;
-//! `yamlencode`/`yamldecode` are go-cty-yaml's (see [`crate::cty_yaml`]). Go's base64
+//! `yamlencode`/`yamldecode` are go-cty-yaml's (see [`crate::value::yaml`]). Go's base64
 //! decoder, gzip writer and CSV reader are reproduced where their output or messages show.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::json::go_quote;
+use crate::value::json::go_quote;
 use crate::value::{Str, Type, Value};
 use std::sync::Arc;
 
@@ -1625,11 +1625,12 @@ fn jsonencode(args: &[Value]) -> Result<Value, FuncError> {
     if v.contains_unknown() {
         return Ok(Value::Unknown(Type::String));
     }
-    super::string_in_buffer(|out| crate::json::encode_into(out, v)).map_err(FuncError::General)
+    super::string_in_buffer(|out| crate::value::json::encode_into(out, v))
+        .map_err(FuncError::General)
 }
 
 fn jsondecode(args: &[Value]) -> Result<Value, FuncError> {
-    crate::json::decode(str_arg(args, 0)?).map_err(FuncError::General)
+    crate::value::json::decode(str_arg(args, 0)?).map_err(FuncError::General)
 }
 
 fn yamlencode(args: &[Value]) -> Result<Value, FuncError> {
@@ -1637,13 +1638,13 @@ fn yamlencode(args: &[Value]) -> Result<Value, FuncError> {
     if v.contains_unknown() {
         return Ok(Value::Unknown(Type::String));
     }
-    crate::cty_yaml::encode(v)
+    crate::value::yaml::encode(v)
         .map(Value::string)
         .map_err(FuncError::General)
 }
 
 fn yamldecode(args: &[Value]) -> Result<Value, FuncError> {
-    crate::cty_yaml::decode(str_arg(args, 0)?).map_err(FuncError::General)
+    crate::value::yaml::decode(str_arg(args, 0)?).map_err(FuncError::General)
 }
 
 #[cfg(test)]
@@ -1922,7 +1923,7 @@ mod tests {
 /// of values (insta snapshots under `src/builtins/snapshots/`).
 #[cfg(test)]
 mod golden {
-    use crate::number::Number;
+    use crate::value::number::Number;
     use crate::value::{Str, Type, Value};
 
     fn num(s: &str) -> Value {
@@ -2017,7 +2018,7 @@ mod golden {
     fn jsonencode_matrix() {
         let out: String = matrix()
             .iter()
-            .map(|(label, v)| format!("{label}: {}\n", show(crate::json::encode(v))))
+            .map(|(label, v)| format!("{label}: {}\n", show(crate::value::json::encode(v))))
             .collect();
         insta::assert_snapshot!(out);
     }
@@ -2029,7 +2030,7 @@ mod golden {
             .map(|(label, v)| {
                 format!(
                     "--- {label}\n{}\n",
-                    match crate::cty_yaml::encode(v) {
+                    match crate::value::yaml::encode(v) {
                         Ok(s) => s,
                         Err(e) => format!("error: {e}\n"),
                     }

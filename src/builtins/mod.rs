@@ -227,7 +227,7 @@ pub fn prepare_args(def: &FuncDef, args: &mut [Value]) -> Result<(), FuncError> 
             return Err(FuncError::arg(i, "argument must not be null"));
         }
         if param.ty != ParamType::Any && !arg.is_null() {
-            let converted = crate::convert::convert(arg, &param.ty.to_type())
+            let converted = crate::value::convert::convert(arg, &param.ty.to_type())
                 .map_err(|e| FuncError::arg(i, e.to_string()))?;
             *arg = converted;
         }

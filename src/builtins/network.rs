@@ -5,7 +5,7 @@
 //! way Go's `net.IP`/`net.IPNet` print.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::number::Number;
+use crate::value::number::Number;
 use crate::value::{Type, Value};
 use num_bigint::{BigInt, Sign};
 use num_traits::{One, Signed, ToPrimitive, Zero};

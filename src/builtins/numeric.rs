@@ -2,8 +2,8 @@
 //! min parseint pow signum), with cty's exact numbers and error messages.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::number::{EXP_LIMIT, NumError, Number};
 use crate::value::Value;
+use crate::value::number::{EXP_LIMIT, NumError, Number};
 use num_bigint::{BigInt, BigUint};
 use num_traits::Zero;
 
@@ -181,7 +181,7 @@ fn parseint(args: &[Value]) -> Result<Value, FuncError> {
             0,
             format!(
                 "cannot parse {} as a base {} integer",
-                crate::convert::go_quote(s),
+                crate::value::convert::go_quote(s),
                 base
             ),
         )
@@ -475,8 +475,11 @@ mod tests {
 
     #[test]
     fn go_quote_escapes() {
-        assert_eq!(crate::convert::go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-        assert_eq!(crate::convert::go_quote("\u{1}é"), "\"\\x01é\"");
-        assert_eq!(crate::convert::go_quote("\u{a0}"), "\"\\u00a0\"");
+        assert_eq!(
+            crate::value::convert::go_quote("a\"b\\c"),
+            "\"a\\\"b\\\\c\""
+        );
+        assert_eq!(crate::value::convert::go_quote("\u{1}é"), "\"\\x01é\"");
+        assert_eq!(crate::value::convert::go_quote("\u{a0}"), "\"\\u00a0\"");
     }
 }

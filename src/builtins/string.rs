@@ -861,7 +861,7 @@ mod tests {
         ok_s("substr", vec![s("hello"), n(-10), n(2)], "he");
         ok_s("substr", vec![s("hello"), n(-2), n(0)], "lo");
         ok_s("substr", vec![s("hello"), n(5), n(1)], "");
-        let frac = Value::Number(crate::number::Number::from_f64(1.5).expect("finite"));
+        let frac = Value::Number(crate::value::number::Number::from_f64(1.5).expect("finite"));
         err(
             "substr",
             vec![s("hello"), frac, n(1)],

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 
 use prost_types::value::Kind;
 
-use crate::proto::v1;
-use crate::protojson::{self, Json};
-use crate::yaml;
+use crate::protocol::proto::v1;
+use crate::protocol::protojson::{self, Json};
+use crate::protocol::yaml;
 
 /// What a redacted Secret value is replaced with.
 pub const REDACTED: &str = "REDACTED";
@@ -45,7 +45,7 @@ pub fn wanted(server_debug: bool, req: &v1::RunFunctionRequest) -> bool {
 }
 
 /// [`wanted`] for a lazily decoded request (its input and composite body still bytes).
-pub fn wanted_lazy(server_debug: bool, req: &crate::proto::LazyRequest) -> bool {
+pub fn wanted_lazy(server_debug: bool, req: &crate::protocol::proto::LazyRequest) -> bool {
     if server_debug || req.input_flag("debug") {
         return true;
     }
@@ -555,7 +555,7 @@ mod tests {
     #[test]
     fn response_dump_has_render_metadata() {
         let req = request(&[], &[]);
-        let mut rsp = crate::response::fatal_response(&req, "boom");
+        let mut rsp = crate::protocol::response::fatal_response(&req, "boom");
         {
             let d = rsp.desired.get_or_insert_with(Default::default);
             d.resources.insert(

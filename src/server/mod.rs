@@ -9,6 +9,7 @@
 
 pub mod debug;
 pub mod lazy;
+pub mod metrics;
 pub mod service;
 
 use std::net::SocketAddr;
@@ -23,9 +24,9 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 
-use crate::metrics::{self, Metrics};
 use lazy::v1::function_runner_service_server::FunctionRunnerServiceServer as V1Server;
 use lazy::v1beta1::function_runner_service_server::FunctionRunnerServiceServer as V1beta1Server;
+use metrics::Metrics;
 use service::{FunctionService, Shared};
 
 /// Flags of `fn-hcl serve` (the Go function SDK's, plus a few of fn-hcl's own).
@@ -237,7 +238,7 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
 
     let reflection = || {
         tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(crate::protocol::proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
     };
     let reflection_v1 = reflection()
@@ -322,7 +323,7 @@ pub fn serve(args: ServeArgs) -> Result<(), ServeError> {
     init_logging(args.debug);
     // Create the program cache now, so its counters are on the metrics endpoint from the
     // first scrape.
-    let _ = crate::function::program_cache();
+    let _ = crate::handler::program_cache();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("fn-hcl")

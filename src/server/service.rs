@@ -18,8 +18,8 @@ use tonic::{Request, Response, Status};
 
 use super::debug;
 use super::lazy::Reply;
-use crate::metrics::{ApiVersion, ErrorKind, Metrics};
-use crate::proto::{LazyRequest, v1};
+use crate::protocol::proto::{LazyRequest, v1};
+use crate::server::metrics::{ApiVersion, ErrorKind, Metrics};
 use prost::Message as _;
 
 /// Request tags that trigger test behaviour when the server runs with test hooks enabled
@@ -205,7 +205,7 @@ fn minimal_fatal(call: &Call, msg: &str) -> Answer {
     let meta = v1::ResponseMeta {
         tag: call.tag().to_string(),
         ttl: Some(prost_types::Duration {
-            seconds: crate::response::DEFAULT_TTL_SECONDS,
+            seconds: crate::protocol::response::DEFAULT_TTL_SECONDS,
             nanos: 0,
         }),
     };
@@ -218,7 +218,7 @@ fn minimal_fatal(call: &Call, msg: &str) -> Answer {
         }],
         ..Default::default()
     };
-    crate::proto::EncodedReply(rsp.encode_to_vec())
+    crate::protocol::proto::EncodedReply(rsp.encode_to_vec())
 }
 
 fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
@@ -256,8 +256,8 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
             shared.metrics.error(ErrorKind::Panic);
             let msg = panic_message(payload.as_ref());
             tracing::error!(tag, xr_kind = kind, xr_name = name, panic = %msg, "panic while evaluating");
-            let mut b = crate::response::ResponseBuilder::new(req);
-            b.add_result(crate::response::Severity::Fatal, msg, None);
+            let mut b = crate::protocol::response::ResponseBuilder::new(req);
+            b.add_result(crate::protocol::response::Severity::Fatal, msg, None);
             b
         }
     };
@@ -292,11 +292,11 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
     if dump {
         write_stderr(&debug::response_dump(full_req, &rsp.to_response()));
     }
-    Ok(crate::proto::EncodedReply(rsp.finish_encoded()))
+    Ok(crate::protocol::proto::EncodedReply(rsp.finish_encoded()))
 }
 
 /// The one place the server calls the evaluator (test hooks first, when enabled).
-fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::response::ResponseBuilder {
+fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::protocol::response::ResponseBuilder {
     if shared.test_hooks {
         let tag = req
             .envelope
@@ -318,8 +318,8 @@ fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::response::ResponseBuil
 }
 
 /// Evaluates one request. Merge point: this is the only call into the evaluator.
-fn handle(req: &LazyRequest) -> crate::response::ResponseBuilder {
-    crate::function::run_function_lazy_builder(req)
+fn handle(req: &LazyRequest) -> crate::protocol::response::ResponseBuilder {
+    crate::handler::run_function_lazy_builder(req)
 }
 
 /// Writes a debug dump to stderr in one piece (so concurrent dumps do not interleave).
@@ -402,7 +402,7 @@ mod tests {
     fn panic_becomes_fatal_result_with_the_tag() {
         let sh = shared(true);
         let answer = process(&sh, call(ApiVersion::V1, TEST_PANIC_TAG));
-        let Ok(crate::proto::EncodedReply(bytes)) = answer else {
+        let Ok(crate::protocol::proto::EncodedReply(bytes)) = answer else {
             panic!("expected an answer");
         };
         let rsp = v1::RunFunctionResponse::decode(bytes.as_slice()).expect("a response");
@@ -415,7 +415,7 @@ mod tests {
     #[test]
     fn test_hooks_are_off_unless_enabled() {
         let sh = shared(false);
-        let Ok(crate::proto::EncodedReply(bytes)) =
+        let Ok(crate::protocol::proto::EncodedReply(bytes)) =
             process(&sh, call(ApiVersion::V1, TEST_PANIC_TAG))
         else {
             panic!("expected an answer");
@@ -428,12 +428,13 @@ mod tests {
     #[test]
     fn v1beta1_is_answered_in_the_shared_wire_format() {
         let sh = shared(false);
-        let Ok(crate::proto::EncodedReply(bytes)) = process(&sh, call(ApiVersion::V1beta1, "b"))
+        let Ok(crate::protocol::proto::EncodedReply(bytes)) =
+            process(&sh, call(ApiVersion::V1beta1, "b"))
         else {
             panic!("expected an answer");
         };
         // The bytes read as a v1beta1 response.
-        let beta = crate::proto::v1beta1::RunFunctionResponse::decode(bytes.as_slice())
+        let beta = crate::protocol::proto::v1beta1::RunFunctionResponse::decode(bytes.as_slice())
             .expect("v1beta1 response");
         assert_eq!(beta.meta.map(|m| m.tag), Some("b".to_string()));
     }

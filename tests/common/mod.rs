@@ -2,10 +2,10 @@
 //! without ranges) and a printer from AST back to HCL source.
 #![allow(dead_code)]
 
-use fn_hcl::ast::*;
-use fn_hcl::diag::{Diagnostic, plain_all};
-use fn_hcl::parser::{parse_expression, parse_file};
-use fn_hcl::span::{SourceMap, Span};
+use fn_hcl::syntax::ast::*;
+use fn_hcl::syntax::diag::{Diagnostic, plain_all};
+use fn_hcl::syntax::parser::{parse_expression, parse_file};
+use fn_hcl::syntax::span::{SourceMap, Span};
 use std::fmt::Write;
 
 mod shared;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use fn_hcl::proto::v1;
+use fn_hcl::protocol::proto::v1;
 use fn_hcl::server::{self, Running, ServeArgs};
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};

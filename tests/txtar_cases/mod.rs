@@ -3,8 +3,8 @@
 //! second path and compare (`tests/lazy_request.rs`, `tests/encode_direct.rs`).
 #![allow(dead_code)]
 
-use fn_hcl::proto::v1;
-use fn_hcl::protojson::{Json, parse_document, request_from_json};
+use fn_hcl::protocol::proto::v1;
+use fn_hcl::protocol::protojson::{Json, parse_document, request_from_json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -2,12 +2,12 @@
 //! with hcl's ranges) until the real parser lands, and helpers to compile and run.
 #![allow(dead_code)]
 
-use fn_hcl::ast::*;
-use fn_hcl::compile::{ChunkId, ProgramBuilder, Scope};
-use fn_hcl::diag::Diagnostic;
-use fn_hcl::span::{FileId, Pos, SourceMap, Span};
+use fn_hcl::bytecode::compile::{ChunkId, ProgramBuilder, Scope};
+use fn_hcl::bytecode::vm::{Limits, Vm, VmError};
+use fn_hcl::syntax::ast::*;
+use fn_hcl::syntax::diag::Diagnostic;
+use fn_hcl::syntax::span::{FileId, Pos, SourceMap, Span};
 use fn_hcl::value::Value;
-use fn_hcl::vm::{Limits, Vm, VmError};
 use std::sync::Arc;
 
 pub struct Parser<'a> {
@@ -625,7 +625,7 @@ pub fn parse(src: &str) -> Expr {
 
 /// A compiled expression with its program.
 pub struct Compiled {
-    pub program: fn_hcl::compile::Program,
+    pub program: fn_hcl::bytecode::compile::Program,
     pub chunk: ChunkId,
 }
 

@@ -1,0 +1,347 @@
+//! `fn-hcl bench`: runs one request many times in-process and prints the time, allocations
+//! and bytes allocated per run, so that a user can measure fn-hcl on their own compositions
+//! (and compare it with another function measured the same way).
+//!
+//! Allocations are counted by [`CountingAlloc`], a wrapper over mimalloc that the `fn-hcl`
+//! binary (and the pipeline bench) installs as the global allocator. It counts only while
+//! [`measure`] runs, so the server pays one relaxed load per allocation. mimalloc rather
+//! than glibc's malloc: allocation and freeing were a third of a warm request's
+//! instructions, and mimalloc measured 10-25% faster per request (benches/README.md).
+
+use crate::handler::{HclInput, default_limits, program_cache, run_function};
+use crate::protocol::proto::v1;
+use crate::protocol::response::Severity;
+use crate::runtime::eval::{Inputs, evaluate};
+use clap::{Args, ValueEnum};
+use mimalloc::MiMalloc;
+use prost::Message;
+use std::alloc::{GlobalAlloc, Layout};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// A global allocator that counts allocations (and reallocations) and their bytes while
+/// counting is switched on, and otherwise only forwards to [`MiMalloc`].
+pub struct CountingAlloc;
+
+impl CountingAlloc {
+    #[inline]
+    fn note(size: usize) {
+        if COUNTING.load(Relaxed) {
+            ALLOCS.fetch_add(1, Relaxed);
+            BYTES.fetch_add(size as u64, Relaxed);
+        }
+    }
+}
+
+// SAFETY: every method forwards to `MiMalloc` with the caller's arguments unchanged; the
+// counters are plain atomics and never allocate.
+unsafe impl GlobalAlloc for CountingAlloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: forwarded as is; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { MiMalloc.alloc(layout) }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        Self::note(layout.size());
+        // SAFETY: as for `alloc`.
+        unsafe { MiMalloc.alloc_zeroed(layout) }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `MiMalloc` with `layout` (every path forwards).
+        unsafe { MiMalloc.dealloc(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // A reallocation counts as an allocation of the new size (Go's B/op does the same).
+        Self::note(new_size);
+        // SAFETY: as for `dealloc`; `new_size` is the caller's, unchanged.
+        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Allocations and bytes counted while running `f` (zero unless [`CountingAlloc`] is the
+/// global allocator). Allocations made meanwhile by other threads count too.
+pub fn measure<T>(f: impl FnOnce() -> T) -> (T, u64, u64) {
+    let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+    COUNTING.store(true, Relaxed);
+    let out = f();
+    COUNTING.store(false, Relaxed);
+    (
+        out,
+        ALLOCS.load(Relaxed).wrapping_sub(a0),
+        BYTES.load(Relaxed).wrapping_sub(b0),
+    )
+}
+
+/// What one iteration runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Request bytes → response bytes as the server does it: the request decoded with its
+    /// observed bodies left as bytes (`proto::LazyRequest`), the response written straight
+    /// from the program's values (`ResponseBuilder::finish_encoded`).
+    #[default]
+    Wire,
+    /// The same with prost's eager decode of the whole request, `run_function` and prost's
+    /// encode of the response message (what the server did before; kept for comparison).
+    WireEager,
+    /// The handler (`RunFunction`) on a decoded request.
+    Handler,
+    /// Evaluation of the compiled program only (the request already converted to values).
+    Eval,
+}
+
+/// Flags of `fn-hcl bench`.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// The RunFunctionRequest (YAML or protojson JSON), as for `fn-hcl eval`.
+    #[arg(long, value_name = "FILE")]
+    pub request: String,
+    /// Iterations measured (after one warm-up iteration).
+    #[arg(long, short = 'n', default_value_t = 1000)]
+    pub n: u64,
+    /// What is measured.
+    #[arg(long, value_enum, default_value_t = Mode::Wire)]
+    pub mode: Mode,
+    /// Empty the program cache before every iteration (in `eval` mode: compile every time).
+    #[arg(long)]
+    pub cold: bool,
+}
+
+/// What a run measured, per iteration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Report {
+    pub n: u64,
+    pub ns_per_op: f64,
+    pub allocs_per_op: f64,
+    pub bytes_per_op: f64,
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}\t{:.0} ns/op\t{:.0} allocs/op\t{:.0} B/op",
+            self.n, self.ns_per_op, self.allocs_per_op, self.bytes_per_op
+        )
+    }
+}
+
+/// `fn-hcl bench`: read the request, check that it runs, measure it; returns the line to print.
+pub fn run(args: &BenchArgs) -> Result<String, String> {
+    let text = std::fs::read_to_string(&args.request)
+        .map_err(|e| format!("cannot read request {}: {e}", args.request))?;
+    let req = crate::protocol::protojson::request_from_text(&text)
+        .map_err(|e| format!("invalid request: {e}"))?;
+    let mut out = String::new();
+    if let Some(fatal) = fatal_message(&run_function(&req)) {
+        out.push_str(&format!(
+            "warning: the response carries a Fatal result, so this measures the failure path: {fatal}\n"
+        ));
+    }
+    let report = bench_request(&req, args.mode, args.cold, args.n.max(1))?;
+    let mode = match args.mode {
+        Mode::Wire => "wire",
+        Mode::WireEager => "wire-eager",
+        Mode::Handler => "handler",
+        Mode::Eval => "eval",
+    };
+    let cache = if args.cold { "cold" } else { "warm" };
+    out.push_str(&format!("{mode}/{cache}\t{report}\n"));
+    Ok(out)
+}
+
+fn fatal_message(rsp: &v1::RunFunctionResponse) -> Option<&str> {
+    rsp.results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+        .map(|r| r.message.as_str())
+}
+
+/// Runs `req` `n` times in `mode` (after one warm-up run) and reports the cost per run.
+pub fn bench_request(
+    req: &v1::RunFunctionRequest,
+    mode: Mode,
+    cold: bool,
+    n: u64,
+) -> Result<Report, String> {
+    let n = n.max(1);
+    let cold_cache = || {
+        if cold {
+            program_cache().clear();
+        }
+    };
+    let (elapsed, allocs, bytes) = match mode {
+        Mode::Wire => {
+            let bytes = prost::bytes::Bytes::from(req.encode_to_vec());
+            let once = || {
+                crate::protocol::proto::LazyRequest::decode(bytes.clone())
+                    .map(|r| crate::handler::run_function_lazy_builder(&r).finish_encoded())
+                    .map_err(|e| format!("cannot decode the request: {e}"))
+            };
+            black_box(once()?);
+            timed(n, || {
+                cold_cache();
+                black_box(once())
+            })
+        }
+        Mode::WireEager => {
+            let bytes = req.encode_to_vec();
+            let once = || {
+                let decoded = v1::RunFunctionRequest::decode(bytes.as_slice())
+                    .map_err(|e| format!("cannot decode the request: {e}"))?;
+                Ok::<_, String>(run_function(&decoded).encode_to_vec())
+            };
+            black_box(once()?);
+            timed(n, || {
+                cold_cache();
+                black_box(once())
+            })
+        }
+        Mode::Handler => {
+            black_box(run_function(req));
+            timed(n, || {
+                cold_cache();
+                black_box(run_function(black_box(req)))
+            })
+        }
+        Mode::Eval => {
+            let input = HclInput::from_request(req)?;
+            let program = crate::lower::ir::compile_txtar(&input.hcl)
+                .map_err(|e| format!("the program does not compile: {}", e.message()))?;
+            let request =
+                crate::protocol::request::Request::from_proto(req).map_err(|e| e.to_string())?;
+            let inputs = Inputs::from_request(&request);
+            black_box(evaluate(&program, &inputs, default_limits()).is_ok());
+            if cold {
+                timed(n, || {
+                    let p = crate::lower::ir::compile_txtar(black_box(&input.hcl));
+                    black_box(p.map(|p| evaluate(&p, &inputs, default_limits()).is_ok()))
+                })
+            } else {
+                timed(n, || {
+                    black_box(evaluate(&program, black_box(&inputs), default_limits()))
+                })
+            }
+        }
+    };
+    let per = |x: f64| x / n as f64;
+    Ok(Report {
+        n,
+        ns_per_op: per(elapsed.as_nanos() as f64),
+        allocs_per_op: per(allocs as f64),
+        bytes_per_op: per(bytes as f64),
+    })
+}
+
+/// Runs `f` `n` times; the elapsed time and the allocations counted meanwhile.
+fn timed<T>(n: u64, mut f: impl FnMut() -> T) -> (Duration, u64, u64) {
+    let (elapsed, allocs, bytes) = measure(|| {
+        let start = Instant::now();
+        for _ in 0..n {
+            drop(black_box(f()));
+        }
+        start.elapsed()
+    });
+    (elapsed, allocs, bytes)
+}
+
+/// The library's unit tests count allocations too, so that counting itself is tested.
+#[cfg(test)]
+#[global_allocator]
+static TEST_ALLOC: CountingAlloc = CountingAlloc;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> v1::RunFunctionRequest {
+        let text = r#"{
+  "observed": {"composite": {"resource": {"apiVersion": "x/v1", "kind": "X",
+     "metadata": {"name": "demo"}, "spec": {"region": "eu"}}}},
+  "input": {"apiVersion": "function-hcl/v1", "kind": "HclInput", "source": "Inline",
+     "hcl": "-- main.hcl --\nresource a {\n  body = {\n    apiVersion = \"v1\"\n    kind = \"ConfigMap\"\n    metadata = { name = \"${req.composite.metadata.name}-a\" }\n    data = { region = req.composite.spec.region }\n  }\n}\n"}
+}"#;
+        crate::protocol::protojson::request_from_text(text).unwrap()
+    }
+
+    #[test]
+    fn every_mode_reports_time_per_iteration() {
+        let req = request();
+        for mode in [Mode::Wire, Mode::Handler, Mode::Eval] {
+            for cold in [false, true] {
+                let r = bench_request(&req, mode, cold, 3).unwrap();
+                assert_eq!(r.n, 3);
+                assert!(r.ns_per_op > 0.0, "{mode:?} cold={cold}: {r}");
+                assert!(r.allocs_per_op >= 1.0, "{mode:?} cold={cold}: {r}");
+                assert!(
+                    r.bytes_per_op >= r.allocs_per_op,
+                    "{mode:?} cold={cold}: {r}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_program_that_does_not_compile_is_an_error_in_eval_mode() {
+        let mut req = request();
+        let input = req.input.as_mut().unwrap();
+        input.fields.insert(
+            "hcl".into(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::StringValue(
+                    "-- main.hcl --\nresource {\n".into(),
+                )),
+            },
+        );
+        let e = bench_request(&req, Mode::Eval, false, 1).unwrap_err();
+        assert!(e.contains("does not compile"), "{e}");
+        // The handler answers with a Fatal response instead, which `run` points out.
+        assert!(fatal_message(&run_function(&req)).is_some());
+    }
+
+    #[test]
+    fn measure_counts_allocations_and_bytes() {
+        // Other tests may allocate meanwhile (they run in parallel), hence the lower bounds.
+        let (v, allocs, bytes) = measure(|| {
+            let mut v = vec![1u8; 100];
+            v.extend_from_slice(&[2u8; 200]);
+            v
+        });
+        assert_eq!(v.len(), 300);
+        assert!(allocs >= 2, "{allocs}");
+        assert!(bytes >= 300, "{bytes}");
+    }
+
+    #[test]
+    fn report_line() {
+        let r = Report {
+            n: 10,
+            ns_per_op: 1234.4,
+            allocs_per_op: 12.0,
+            bytes_per_op: 4096.0,
+        };
+        assert_eq!(r.to_string(), "10\t1234 ns/op\t12 allocs/op\t4096 B/op");
+    }
+
+    #[test]
+    fn unreadable_request_is_an_error() {
+        let args = BenchArgs {
+            request: "/nonexistent/request.yaml".into(),
+            n: 1,
+            mode: Mode::Wire,
+            cold: false,
+        };
+        assert!(run(&args).is_err());
+    }
+}

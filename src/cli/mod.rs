@@ -1,0 +1,305 @@
+//! The command line: `fn-hcl eval`, `render`, `serve`, `analyze`, `fmt`, `package`,
+//! `bench`, `loadgen` and `version`.
+//!
+//! `eval` is the Go function's `RunFunction` over one request file, for scripting and the
+//! conformance harness: it exits 0 whenever a response was produced (even one carrying a
+//! Fatal result) and non-zero only when the request cannot be read.
+
+pub mod analyze;
+pub mod bench;
+pub mod loadgen;
+pub mod package;
+pub mod render;
+
+use crate::protocol::protojson;
+use clap::{Parser, Subcommand};
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// fn-hcl: the function-hcl composition function and its tools.
+#[derive(Debug, Parser)]
+#[command(name = "fn-hcl", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the function on one RunFunctionRequest (YAML or protojson JSON) and print the
+    /// RunFunctionResponse as protojson JSON.
+    Eval {
+        /// The request file, or `-` for standard input.
+        #[arg(long, value_name = "FILE")]
+        request: String,
+    },
+    /// Emulate `crossplane render` for a Composition whose steps run function-hcl.
+    Render {
+        /// The composite resource (XR).
+        xr: PathBuf,
+        /// The Composition (a Pipeline of HclInput steps).
+        composition: PathBuf,
+        /// Function packages; when given, every step's functionRef must name one.
+        functions: Option<PathBuf>,
+        /// Observed composed resources (a YAML file or a directory of them).
+        #[arg(short = 'o', long = "observed-resources", value_name = "PATH")]
+        observed: Option<PathBuf>,
+        /// Objects that can satisfy requirements (a YAML file or a directory of them).
+        #[arg(short = 'e', long = "extra-resources", value_name = "PATH")]
+        extra: Option<PathBuf>,
+        /// Initial context values read from files, as KEY=FILE (JSON or YAML).
+        #[arg(long = "context-files", value_name = "KEY=FILE", value_delimiter = ',')]
+        context_files: Vec<String>,
+        /// Initial context values given inline, as KEY=JSON.
+        #[arg(
+            long = "context-values",
+            value_name = "KEY=JSON",
+            value_delimiter = ','
+        )]
+        context_values: Vec<String>,
+    },
+    /// Serve the Crossplane function over gRPC.
+    Serve(crate::server::ServeArgs),
+    /// Report every problem of a program without a request: `.hcl` files, directories
+    /// (their `*.hcl` files) or txtar files; `-` reads txtar from standard input.
+    Analyze {
+        /// Files or directories (default: the current directory).
+        paths: Vec<String>,
+    },
+    /// Format HCL files in place as `fn-hcl-tools fmt` does (hclwrite's canonical
+    /// layout, object literals with `=`); `-` filters standard input to standard output.
+    Fmt(crate::syntax::fmt::FmtArgs),
+    /// Analyze HCL files and print them as the txtar bundle a Composition step's
+    /// `input.hcl` takes (`fn-hcl-tools package`); refuses a program with errors.
+    Package(crate::cli::package::PackageArgs),
+    /// Run one request N times in-process and print ns/op, allocations/op and bytes/op.
+    Bench(crate::cli::bench::BenchArgs),
+    /// Drive a running `fn-hcl serve --insecure` on loopback with concurrent clients and
+    /// print requests/s, latency percentiles, errors and the server's peak RSS.
+    Loadgen(crate::cli::loadgen::LoadgenArgs),
+    /// Print the version.
+    Version,
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => {
+            return match crate::server::serve(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("fn-hcl serve: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Command::Analyze { paths } => {
+            return match crate::cli::analyze::load_inputs(&paths) {
+                Ok(files) => {
+                    let (report, errors) = crate::cli::analyze::run(&files);
+                    print!("{report}");
+                    if errors {
+                        ExitCode::FAILURE
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+                Err(e) => {
+                    eprintln!("fn-hcl analyze: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        Command::Fmt(args) => return crate::syntax::fmt::main(&args),
+        Command::Package(args) => return crate::cli::package::main(&args),
+        _ => {}
+    }
+    match run(cli.command) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("fn-hcl: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a command and returns what it prints on success.
+pub fn run(cmd: Command) -> Result<String, String> {
+    match cmd {
+        Command::Eval { request } => eval(&request),
+        Command::Render {
+            xr,
+            composition,
+            functions,
+            observed,
+            extra,
+            context_files,
+            context_values,
+        } => {
+            let mut inputs = render::Inputs {
+                xr: render::read_object(&xr)?,
+                composition: render::read_object(&composition)?,
+                functions: functions
+                    .as_deref()
+                    .map(render::read_documents)
+                    .transpose()?,
+                observed: match &observed {
+                    Some(p) => render::read_documents(p)?,
+                    None => Vec::new(),
+                },
+                extra: match &extra {
+                    Some(p) => render::read_documents(p)?,
+                    None => Vec::new(),
+                },
+                ..Default::default()
+            };
+            for kv in &context_files {
+                let (k, path) = split_kv(kv)?;
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read context file {path}: {e}"))?;
+                let v = protojson::parse_document(&text)
+                    .map_err(|e| format!("cannot parse context file {path}: {e}"))?;
+                inputs.context.insert(k.to_string(), v);
+            }
+            for kv in &context_values {
+                let (k, text) = split_kv(kv)?;
+                let v = protojson::parse_json(text).map_err(|e| {
+                    format!("cannot unmarshal JSON value for context key {k:?}: {e}")
+                })?;
+                inputs.context.insert(k.to_string(), v);
+            }
+            let docs = render::render(&inputs, &mut crate::handler::run_function)
+                .map_err(|e| format!("cannot render composite resource: {e}"))?;
+            Ok(render::to_yaml(&docs))
+        }
+        Command::Bench(args) => crate::cli::bench::run(&args),
+        Command::Loadgen(args) => crate::cli::loadgen::run(&args),
+        Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Serve(_) | Command::Analyze { .. } | Command::Fmt(_) | Command::Package(_) => {
+            Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
+        }
+    }
+}
+
+fn split_kv(kv: &str) -> Result<(&str, &str), String> {
+    kv.split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {kv:?}"))
+}
+
+/// `fn-hcl eval`: read the request, run the function, print the response.
+pub fn eval(path: &str) -> Result<String, String> {
+    let text = if path == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read request from stdin: {e}"))?;
+        s
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read request {path}: {e}"))?
+    };
+    let req = protojson::request_from_text(&text).map_err(|e| format!("invalid request: {e}"))?;
+    let rsp = crate::handler::run_function(&req);
+    let json =
+        protojson::response_to_json(&rsp).map_err(|e| format!("cannot write the response: {e}"))?;
+    Ok(protojson::to_pretty(&json) + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands() {
+        let c = Cli::try_parse_from(["fn-hcl", "eval", "--request", "r.yaml"]).unwrap();
+        assert!(matches!(c.command, Command::Eval { request } if request == "r.yaml"));
+        let c = Cli::try_parse_from([
+            "fn-hcl",
+            "render",
+            "xr.yaml",
+            "comp.yaml",
+            "fns.yaml",
+            "-o",
+            "obs.yaml",
+            "-e",
+            "extra.yaml",
+            "--context-files",
+            "a=x.json,b=y.json",
+        ])
+        .unwrap();
+        match c.command {
+            Command::Render {
+                functions,
+                observed,
+                extra,
+                context_files,
+                ..
+            } => {
+                assert_eq!(functions, Some(PathBuf::from("fns.yaml")));
+                assert_eq!(observed, Some(PathBuf::from("obs.yaml")));
+                assert_eq!(extra, Some(PathBuf::from("extra.yaml")));
+                assert_eq!(context_files, ["a=x.json", "b=y.json"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = Cli::try_parse_from([
+            "fn-hcl",
+            "bench",
+            "--request",
+            "r.json",
+            "--n",
+            "50",
+            "--mode",
+            "eval",
+            "--cold",
+        ])
+        .unwrap();
+        match c.command {
+            Command::Bench(b) => {
+                assert_eq!((b.request.as_str(), b.n), ("r.json", 50));
+                assert_eq!(b.mode, crate::cli::bench::Mode::Eval);
+                assert!(b.cold);
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = Cli::try_parse_from(["fn-hcl", "bench", "--request", "r.json"]).unwrap();
+        assert!(
+            matches!(c.command, Command::Bench(b) if b.mode == crate::cli::bench::Mode::Wire && !b.cold)
+        );
+        let c = Cli::try_parse_from([
+            "fn-hcl",
+            "loadgen",
+            "--address",
+            "127.0.0.1:9443",
+            "--request",
+            "r.json",
+            "--connections",
+            "8",
+            "--duration",
+            "5s",
+            "--server-pid",
+            "42",
+        ])
+        .unwrap();
+        match c.command {
+            Command::Loadgen(l) => {
+                assert_eq!(l.connections, 8);
+                assert_eq!(l.duration, std::time::Duration::from_secs(5));
+                assert_eq!(l.server_pid, Some(42));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["fn-hcl", "nosuch"]).is_err());
+        assert!(run(Command::Version).unwrap().starts_with("fn-hcl "));
+    }
+
+    #[test]
+    fn unreadable_request_is_an_error() {
+        assert!(eval("/nonexistent/request.yaml").is_err());
+    }
+}

@@ -1,0 +1,2094 @@
+//! The DSL's intermediate representation: the blocks of a program (groups, resources,
+//! collections, composite status/connection, context, requirements, user functions) with
+//! every expression compiled to bytecode and every variable resolved to a frame slot.
+//!
+//! Lowering happens once per distinct program; the result is what the program cache keeps.
+//! The Go implementation checks most nested blocks only when it reaches them while
+//! evaluating (a schema error inside a group whose condition is false is never reported
+//! there). fn-hcl finds them all here, but keeps each one at the place where Go would
+//! raise it ([`Item::Fatal`], [`Locals::error`]), so that every program behaves the same;
+//! `analyze` reports them all.
+//!
+//! Frame layout: slot 0 is `req`; every scope pushes its variables (`self`, `each`,
+//! locals) on entry, in slot order, and pops them on exit, so sibling scopes reuse slots.
+//!
+//! Every compiled expression also gets its static type ([`crate::lower::types`], in
+//! [`Program::types`]); [`dump`] prints the whole tree for review.
+
+use crate::bytecode::compile::{ChunkId, FnId, ProgramBuilder, Scope};
+use crate::lower::schema::{self, Content, Schema};
+use crate::lower::types::{SType, TypeEnv};
+use crate::syntax::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
+use crate::syntax::diag::Diagnostic;
+use crate::syntax::span::{FileId, Pos, SourceMap, Span};
+use crate::value::Str;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A compiled program: the block tree plus its bytecode.
+pub struct Program {
+    pub sources: Arc<SourceMap>,
+    pub code: crate::bytecode::compile::Program,
+    pub root: Group,
+    /// Largest frame any evaluation needs.
+    pub frame_size: u32,
+    /// Warnings found while loading (they join the request's diagnostics).
+    pub load_warnings: Vec<Diagnostic>,
+    /// Problems the Go implementation only finds at run time, or never: reported by
+    /// `analyze`, not by evaluation.
+    pub analysis: Vec<Diagnostic>,
+    /// The static type of every compiled expression, by chunk (absent: not inferred, as
+    /// for function argument defaults).
+    pub types: HashMap<ChunkId, SType>,
+    /// The user functions as lowered, in source order (their callable code is in `code`).
+    pub functions: Vec<UserFunction>,
+    /// Which observed bodies the program can read (the request path decodes only those).
+    pub reads: crate::lower::reads::Reads,
+}
+
+/// A `function` block: args (slots 0..n, in order) with whether each has a default, its
+/// locals (following the args) and its body.
+#[derive(Debug)]
+pub struct UserFunction {
+    pub name: Str,
+    pub args: Vec<(Str, bool)>,
+    pub frame_size: u32,
+    pub locals: Locals,
+    pub body: CExpr,
+}
+
+impl Program {
+    /// The static type of a compiled expression (`Dynamic` where nothing is known).
+    pub fn type_of(&self, e: &CExpr) -> &SType {
+        self.types.get(&e.chunk).unwrap_or(&SType::Dynamic)
+    }
+}
+
+/// A compiled expression with its source range.
+#[derive(Clone, Debug)]
+pub struct CExpr {
+    pub chunk: ChunkId,
+    /// hcl's `Expr.Range()`.
+    pub range: Span,
+}
+
+/// An attribute: its expression, plus the attribute's whole range (`name = expr`).
+#[derive(Clone, Debug)]
+pub struct CAttr {
+    pub expr: CExpr,
+    pub range: Span,
+}
+
+/// The locals of one scope, in evaluation (dependency) order; local `i` lives in slot
+/// `base + i`.
+#[derive(Clone, Debug, Default)]
+pub struct Locals {
+    pub base: u32,
+    pub defs: Vec<LocalDef>,
+    /// A problem Go reports when it processes this scope's locals (duplicate, shadowing,
+    /// unknown reference, cycle, a block inside `locals`): fatal when reached.
+    pub error: Option<Diagnostic>,
+    /// For `analyze`: a "did you mean" hint completing `error` (Go's text has none).
+    pub hint: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LocalDef {
+    pub name: Str,
+    pub expr: CExpr,
+}
+
+/// A `group` (or the top level).
+#[derive(Debug)]
+pub struct Group {
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub items: Vec<Item>,
+}
+
+/// One block of a group, in source order.
+#[derive(Debug)]
+pub enum Item {
+    Group(Group),
+    Resource(Resource),
+    Collection(Box<Collection>),
+    Composite(Composite),
+    Context(ContextBlock),
+    Requirement(Requirement),
+    /// A block that is an error when evaluation reaches it (schema errors and the like).
+    Fatal(Vec<Diagnostic>),
+}
+
+/// `resource NAME { ... }`.
+#[derive(Debug)]
+pub struct Resource {
+    pub name: Str,
+    /// Slot of `self`.
+    pub self_slot: u32,
+    pub content: ResourceContent,
+}
+
+/// The content shared by `resource` and a collection's `template`.
+#[derive(Debug)]
+pub struct ResourceContent {
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub body: CExpr,
+    /// hcl's `Variables()` of the body: re-evaluated to list "unknown values".
+    pub body_vars: Vec<(Span, ChunkId)>,
+    pub subs: Vec<Sub>,
+}
+
+/// Blocks nested in a resource, template or collection, in source order.
+#[derive(Debug)]
+pub enum Sub {
+    Composite(Composite),
+    Ready(Ready),
+    Context(ContextBlock),
+    Fatal(Vec<Diagnostic>),
+}
+
+/// `resources BASENAME { ... }`.
+#[derive(Debug)]
+pub struct Collection {
+    pub base: Str,
+    pub def_range: Span,
+    /// Slot of the collection's `self` (basename, resources, connections).
+    pub self_slot: u32,
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub for_each: CExpr,
+    /// The name expression (the default `${self.basename}-${each.key}` when absent).
+    pub name: CExpr,
+    /// Slot of `each` in an iteration; the template's `self` follows it.
+    pub each_slot: u32,
+    pub template: ResourceContent,
+    pub subs: Vec<Sub>,
+}
+
+/// `composite status|connection { ... }`.
+#[derive(Debug)]
+pub struct Composite {
+    pub kind: CompositeKind,
+    /// The label's range (for `analyze` to point at an invalid label).
+    pub label_range: Span,
+    pub locals: Locals,
+    pub body: CExpr,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompositeKind {
+    Status,
+    Connection,
+    /// Any other label: an error when reached.
+    Invalid(String),
+}
+
+/// `context { key = ..., value = ... }`.
+#[derive(Debug)]
+pub struct ContextBlock {
+    pub locals: Locals,
+    pub key: CExpr,
+    pub value: CExpr,
+}
+
+/// `ready { value = ... }`.
+#[derive(Debug)]
+pub struct Ready {
+    pub locals: Locals,
+    pub value: CExpr,
+}
+
+/// `requirement NAME { ... }`.
+#[derive(Debug)]
+pub struct Requirement {
+    pub name: Str,
+    pub def_range: Span,
+    /// Which of apiVersion, kind and the matcher are constants (no variables, no function
+    /// calls): Go type-checks those before evaluating anything else in the requirement.
+    pub constant: [bool; 3],
+    pub locals: Locals,
+    pub condition: Option<CAttr>,
+    pub select_range: Span,
+    pub api_version: CExpr,
+    pub kind: CExpr,
+    pub matcher: Matcher,
+}
+
+#[derive(Debug)]
+pub enum Matcher {
+    Name(CExpr),
+    Labels(CExpr),
+}
+
+/// Name resolution while lowering: a stack of frames of (name, slot), with the static
+/// type of what each slot holds.
+///
+/// The frames are one flat list (`marks` says where each frame starts) and `by_name`
+/// maps a name to its innermost slot; each entry remembers the slot it shadowed, so
+/// popping a frame restores the outer names without a list per name (declaring a name
+/// is one map insert, no allocation beyond the map's growth).
+struct Scopes {
+    /// (name, slot, the slot of the same name this one shadows), in declaration order.
+    entries: Vec<(Str, u32, Option<u32>)>,
+    /// Where each pushed frame starts in `entries`.
+    marks: Vec<usize>,
+    /// Name → its innermost slot (O(1) lookups for huge scopes).
+    by_name: HashMap<Str, u32, ahash::RandomState>,
+    next: u32,
+    max: u32,
+    types: Vec<SType>,
+}
+
+impl Scopes {
+    fn new() -> Scopes {
+        Scopes {
+            entries: Vec::new(),
+            marks: Vec::new(),
+            by_name: HashMap::default(),
+            next: 0,
+            max: 0,
+            types: Vec::new(),
+        }
+    }
+
+    /// The program's top scope: room for a typical program's names up front, so that
+    /// lowering does not regrow the map and lists name by name.
+    fn for_program() -> Scopes {
+        Scopes {
+            entries: Vec::with_capacity(16),
+            marks: Vec::with_capacity(8),
+            by_name: HashMap::with_capacity_and_hasher(16, ahash::RandomState::default()),
+            next: 0,
+            max: 0,
+            types: Vec::with_capacity(16),
+        }
+    }
+
+    fn declare(&mut self, name: &str) -> u32 {
+        self.declare_str(Arc::from(name))
+    }
+
+    /// `declare` of a name the caller already holds as a shared string (no copy).
+    fn declare_str(&mut self, name: Str) -> u32 {
+        let slot = self.next;
+        self.next += 1;
+        self.max = self.max.max(self.next);
+        let shadowed = self.by_name.insert(name.clone(), slot);
+        self.entries.push((name, slot, shadowed));
+        self.set_type(slot, SType::Dynamic);
+        slot
+    }
+
+    fn set_type(&mut self, slot: u32, t: SType) {
+        let i = slot as usize;
+        if self.types.len() <= i {
+            self.types.resize(i + 1, SType::Dynamic);
+        }
+        self.types[i] = t;
+    }
+
+    fn push(&mut self) -> u32 {
+        self.marks.push(self.entries.len());
+        self.next
+    }
+
+    fn pop(&mut self, saved: u32) {
+        let mark = self.marks.pop().unwrap_or(0);
+        while self.entries.len() > mark {
+            let Some((name, _, shadowed)) = self.entries.pop() else {
+                break;
+            };
+            match shadowed {
+                Some(outer) => {
+                    if let Some(v) = self.by_name.get_mut(&name) {
+                        *v = outer;
+                    }
+                }
+                None => {
+                    self.by_name.remove(&name);
+                }
+            }
+        }
+        self.next = saved;
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.resolve(name).is_some()
+    }
+}
+
+impl Scope for Scopes {
+    fn resolve(&self, name: &str) -> Option<u32> {
+        self.by_name.get(name).copied()
+    }
+
+    fn visible_names(&self) -> Vec<Arc<str>> {
+        self.entries.iter().map(|(n, _, _)| n.clone()).collect()
+    }
+}
+
+impl TypeEnv for Scopes {
+    fn var_type(&self, name: &str) -> Option<SType> {
+        let slot = self.resolve(name)?;
+        Some(
+            self.types
+                .get(slot as usize)
+                .cloned()
+                .unwrap_or(SType::Dynamic),
+        )
+    }
+}
+
+/// One root traversal of an expression (hcl `Variables()`): its root name and ranges.
+#[derive(Clone, Debug)]
+pub struct VarRef {
+    pub name: Str,
+    pub root: Span,
+    pub traversal: Span,
+}
+
+/// hcl's `Variables()`: root traversals in source order, without the names a `for`
+/// expression declares for its own body.
+pub fn variables(e: &Expr) -> Vec<VarRef> {
+    traversals(e)
+        .into_iter()
+        .filter_map(|t| {
+            traversal_root(t).map(|root| VarRef {
+                name: root.name.clone(),
+                root: root.span,
+                traversal: t.span,
+            })
+        })
+        .collect()
+}
+
+/// The root traversal expressions of hcl's `Variables()` (each a variable with its chain
+/// of attribute and literal-index steps), in source order; the compiler compiles each on
+/// its own to explain incomplete blocks.
+pub fn traversals(e: &Expr) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    let mut bound: Vec<Str> = Vec::new();
+    walk_vars(e, &mut bound, &mut out);
+    out
+}
+
+/// The traversal an expression starts with, if it is a variable traversal: hcl folds
+/// `a.b[0]["c"]` into one `ScopeTraversalExpr`; index keys must be literals.
+fn traversal_root(e: &Expr) -> Option<&ast::Ident> {
+    match &e.kind {
+        ExprKind::Variable(id) => Some(id),
+        ExprKind::GetAttr { obj, .. } => traversal_root(obj),
+        ExprKind::Index { obj, key, .. } if crate::bytecode::compile::is_literal_key(key) => {
+            traversal_root(obj)
+        }
+        _ => None,
+    }
+}
+
+fn walk_vars<'a>(e: &'a Expr, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
+    if let Some(root) = traversal_root(e) {
+        if !bound.iter().any(|b| **b == *root.name) {
+            out.push(e);
+        }
+        return;
+    }
+    match &e.kind {
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Number(_)
+        | ExprKind::SplatItem
+        | ExprKind::Variable(_) => {}
+        ExprKind::Template(t) => walk_template(t, bound, out),
+        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => walk_vars(x, bound, out),
+        ExprKind::GetAttr { obj, .. } => walk_vars(obj, bound, out),
+        ExprKind::Index { obj, key, .. } => {
+            walk_vars(obj, bound, out);
+            walk_vars(key, bound, out);
+        }
+        ExprKind::Splat { source, each, .. } => {
+            walk_vars(source, bound, out);
+            walk_vars(each, bound, out);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_vars(a, bound, out)),
+        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_vars(a, bound, out)),
+        ExprKind::Object(items) => {
+            for it in items {
+                if let ast::ObjectKey::Expr(k) = &it.key {
+                    walk_vars(k, bound, out);
+                }
+                walk_vars(&it.value, bound, out);
+            }
+        }
+        ExprKind::Unary { operand, .. } => walk_vars(operand, bound, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            walk_vars(lhs, bound, out);
+            walk_vars(rhs, bound, out);
+        }
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => {
+            walk_vars(cond, bound, out);
+            walk_vars(then, bound, out);
+            walk_vars(otherwise, bound, out);
+        }
+        ExprKind::For(f) => {
+            walk_vars(&f.collection, bound, out);
+            let n = bound.len();
+            if let Some(k) = &f.key_var {
+                bound.push(k.name.clone());
+            }
+            bound.push(f.value_var.name.clone());
+            if let Some(k) = &f.key_expr {
+                walk_vars(k, bound, out);
+            }
+            walk_vars(&f.value_expr, bound, out);
+            if let Some(c) = &f.cond {
+                walk_vars(c, bound, out);
+            }
+            bound.truncate(n);
+        }
+    }
+}
+
+fn walk_template<'a>(t: &'a ast::Template, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
+    for p in &t.parts {
+        match p {
+            TemplatePart::Literal { .. } => {}
+            TemplatePart::Interp(e) => walk_vars(e, bound, out),
+            TemplatePart::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                walk_vars(cond, bound, out);
+                walk_template(then, bound, out);
+                if let Some(o) = otherwise {
+                    walk_template(o, bound, out);
+                }
+            }
+            TemplatePart::For {
+                key_var,
+                value_var,
+                collection,
+                body,
+                ..
+            } => {
+                walk_vars(collection, bound, out);
+                let n = bound.len();
+                if let Some(k) = key_var {
+                    bound.push(k.name.clone());
+                }
+                bound.push(value_var.name.clone());
+                walk_template(body, bound, out);
+                bound.truncate(n);
+            }
+        }
+    }
+}
+
+/// Every `invoke(...)` call in an expression.
+fn invokes<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    visit(e, &mut |x| {
+        if let ExprKind::Call { name, .. } = &x.kind
+            && &*name.name == "invoke"
+        {
+            out.push(x);
+        }
+    });
+}
+
+/// Pre-order visit of every expression node, templates included.
+fn visit<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Number(_)
+        | ExprKind::SplatItem
+        | ExprKind::Variable(_) => {}
+        ExprKind::Template(t) => visit_template(t, f),
+        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => visit(x, f),
+        ExprKind::GetAttr { obj, .. } => visit(obj, f),
+        ExprKind::Index { obj, key, .. } => {
+            visit(obj, f);
+            visit(key, f);
+        }
+        ExprKind::Splat { source, each, .. } => {
+            visit(source, f);
+            visit(each, f);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit(a, f)),
+        ExprKind::Tuple(items) => items.iter().for_each(|a| visit(a, f)),
+        ExprKind::Object(items) => {
+            for it in items {
+                if let ast::ObjectKey::Expr(k) = &it.key {
+                    visit(k, f);
+                }
+                visit(&it.value, f);
+            }
+        }
+        ExprKind::Unary { operand, .. } => visit(operand, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit(lhs, f);
+            visit(rhs, f);
+        }
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => {
+            visit(cond, f);
+            visit(then, f);
+            visit(otherwise, f);
+        }
+        ExprKind::For(fe) => {
+            visit(&fe.collection, f);
+            if let Some(k) = &fe.key_expr {
+                visit(k, f);
+            }
+            visit(&fe.value_expr, f);
+            if let Some(c) = &fe.cond {
+                visit(c, f);
+            }
+        }
+    }
+}
+
+fn visit_template<'a>(t: &'a ast::Template, f: &mut dyn FnMut(&'a Expr)) {
+    for p in &t.parts {
+        match p {
+            TemplatePart::Literal { .. } => {}
+            TemplatePart::Interp(e) => visit(e, f),
+            TemplatePart::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                visit(cond, f);
+                visit_template(then, f);
+                if let Some(o) = otherwise {
+                    visit_template(o, f);
+                }
+            }
+            TemplatePart::For {
+                collection, body, ..
+            } => {
+                visit(collection, f);
+                visit_template(body, f);
+            }
+        }
+    }
+}
+
+/// True if an expression evaluates the same in an empty context: no variables and no
+/// function calls (Go checks requirement selectors that way before evaluating them).
+pub fn is_constant(e: &Expr) -> bool {
+    let mut constant = variables(e).is_empty();
+    visit(e, &mut |x| {
+        if matches!(x.kind, ExprKind::Call { .. }) {
+            constant = false;
+        }
+    });
+    constant
+}
+
+/// The value of a constant string expression (a template of literals), as function-hcl
+/// accepts an `invoke` name: the compiler's [`crate::bytecode::compile::static_string`].
+pub use crate::bytecode::compile::static_string;
+
+/// Lowers a parsed program.
+pub struct Lowerer<'a> {
+    files: &'a [ast::File],
+    builder: ProgramBuilder,
+    scopes: Scopes,
+    default_name: Expr,
+    functions: HashMap<String, FnId>,
+    analysis: Vec<Diagnostic>,
+    types: HashMap<ChunkId, SType>,
+    /// Each user function's args: (name, has a default).
+    fn_args: HashMap<String, Vec<(Str, bool)>>,
+    user_functions: Vec<UserFunction>,
+    /// Each lowered user function's body type (what `invoke` of it returns).
+    fn_types: HashMap<String, SType>,
+}
+
+/// The type environment while lowering: slots' types and user functions' result types.
+struct Env<'s> {
+    scopes: &'s Scopes,
+    fns: &'s HashMap<String, SType>,
+}
+
+impl TypeEnv for Env<'_> {
+    fn var_type(&self, name: &str) -> Option<SType> {
+        self.scopes.var_type(name)
+    }
+    fn function_type(&self, name: &str) -> Option<SType> {
+        self.fns.get(name).cloned()
+    }
+}
+
+/// Build the AST of the default collection name `${self.basename}-${each.key}` in its own
+/// file, `default-name.hcl`, as the Go implementation parses it.
+fn default_name_expr(file: FileId) -> Expr {
+    let pos = |col: u32| Pos {
+        byte: col - 1,
+        line: 1,
+        col,
+    };
+    let sp = |a: u32, b: u32| Span::new(file, pos(a), pos(b));
+    let var = |name: &str, a: u32, b: u32| Expr {
+        kind: ExprKind::Variable(ast::Ident {
+            name: Arc::from(name),
+            span: sp(a, b),
+        }),
+        span: sp(a, b),
+    };
+    let get = |obj: Expr, name: &str, a: u32, b: u32, end: u32| Expr {
+        span: sp(obj.span.start.col, end),
+        kind: ExprKind::GetAttr {
+            obj: Box::new(obj),
+            name: ast::Ident {
+                name: Arc::from(name),
+                span: sp(a, b),
+            },
+        },
+    };
+    // ${self.basename}-${each.key}
+    // 1234567890123456789012345678
+    let basename = get(var("self", 3, 7), "basename", 8, 16, 16);
+    let key = get(var("each", 20, 24), "key", 25, 28, 28);
+    Expr {
+        span: sp(1, 29),
+        kind: ExprKind::Template(ast::Template {
+            parts: vec![
+                TemplatePart::Interp(basename),
+                TemplatePart::Literal {
+                    text: Arc::from("-"),
+                    span: sp(17, 18),
+                },
+                TemplatePart::Interp(key),
+            ],
+        }),
+    }
+}
+
+/// Why a program could not be loaded: the diagnostics the Go implementation stops at
+/// (parse errors, top-level schema, user functions), with the sources to print them.
+#[derive(Debug)]
+pub struct LoadError {
+    pub diags: Vec<Diagnostic>,
+    pub sources: Arc<SourceMap>,
+}
+
+impl LoadError {
+    /// The Fatal result's message, as Go prints it: `evaluate hcl: ` then hcl's
+    /// `Diagnostics.Error()` of the diagnostics, errors first.
+    pub fn message(&self) -> String {
+        let mut d = self.diags.clone();
+        d.sort_by_key(|x| u8::from(!x.is_error()));
+        format!(
+            "evaluate hcl: {}",
+            crate::syntax::diag::plain_all(&d, &self.sources)
+        )
+    }
+}
+
+/// Parse and lower a program given as named files. `Err` holds the diagnostics of a
+/// program the Go implementation refuses to load (parse, top-level schema, functions).
+pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
+    let mut sm = SourceMap::new();
+    let ids: Vec<FileId> = files
+        .iter()
+        .map(|(n, t)| sm.add(n.as_str(), t.as_str()))
+        .collect();
+    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
+    let mut parsed = Vec::with_capacity(ids.len());
+    for id in &ids {
+        match crate::syntax::parser::parse_file(&sm, *id) {
+            Ok(f) => parsed.push(f),
+            Err(diags) => {
+                return Err(LoadError {
+                    diags,
+                    sources: Arc::new(sm),
+                });
+            }
+        }
+    }
+    let sm = Arc::new(sm);
+    let lowerer = Lowerer {
+        files: &parsed,
+        builder: ProgramBuilder::new(sm.clone()),
+        scopes: Scopes::for_program(),
+        default_name: default_name_expr(default_file),
+        functions: HashMap::new(),
+        analysis: Vec::new(),
+        types: HashMap::new(),
+        fn_args: HashMap::new(),
+        user_functions: Vec::new(),
+        fn_types: HashMap::new(),
+    };
+    lowerer
+        .lower(sm.clone())
+        .map_err(|diags| LoadError { diags, sources: sm })
+}
+
+/// Compile the `hcl` text of an `HclInput` (txtar).
+pub fn compile_txtar(text: &str) -> Result<Program, LoadError> {
+    let files = crate::syntax::txtar::parse(text).map_err(|e| LoadError {
+        diags: vec![Diagnostic::error_no_range(e, "")],
+        sources: Arc::new(SourceMap::new()),
+    })?;
+    compile_files(&files)
+}
+
+impl<'a> Lowerer<'a> {
+    fn lower(mut self, sm: Arc<SourceMap>) -> Result<Program, Vec<Diagnostic>> {
+        // Top-level schema of every file (load time in Go).
+        let mut diags = Vec::new();
+        let mut top: Vec<&'a Block> = Vec::new();
+        let files = self.files;
+        for f in files {
+            let (c, d) = schema::content(
+                &f.body,
+                &schema::TOP,
+                schema::file_missing_item_range(&f.body),
+            );
+            diags.extend(d);
+            top.extend(c.blocks);
+        }
+        if crate::syntax::diag::has_errors(&diags) {
+            return Err(diags);
+        }
+        // User functions (load time in Go).
+        let fn_blocks: Vec<&Block> = top
+            .iter()
+            .copied()
+            .filter(|b| &*b.kind.name == "function")
+            .collect();
+        let load_warnings = self.lower_functions(&fn_blocks)?;
+        // fn-hcl: a non-literal invoke name is a load-time error everywhere.
+        for b in &top {
+            if let Some(d) = self.check_static_invokes(&b.body) {
+                return Err(vec![d]);
+            }
+        }
+        // The top level is a group with no condition.
+        self.scopes.declare("req");
+        let others: Vec<&'a Block> = top
+            .iter()
+            .copied()
+            .filter(|b| &*b.kind.name != "function")
+            .collect();
+        let root = self.lower_group_blocks(None, &others);
+        let frame_size = self.scopes.max.max(1);
+        let mut program = Program {
+            sources: sm,
+            code: self.builder.finish(),
+            root,
+            frame_size,
+            load_warnings,
+            analysis: self.analysis,
+            types: self.types,
+            functions: self.user_functions,
+            reads: crate::lower::reads::Reads::default(),
+        };
+        program.reads = crate::lower::reads::Reads::of(&program);
+        Ok(program)
+    }
+
+    fn check_static_invokes(&self, body: &Body) -> Option<Diagnostic> {
+        for item in &body.items {
+            match item {
+                ast::BodyItem::Attribute(a) => {
+                    let mut calls = Vec::new();
+                    invokes(&a.expr, &mut calls);
+                    for c in calls {
+                        if let ExprKind::Call { args, .. } = &c.kind
+                            && let Some(first) = args.first()
+                            && static_string(first).is_none()
+                        {
+                            return Some(Diagnostic::error_at(
+                                "user function invocation is not via a static string",
+                                "",
+                                first.span,
+                            ));
+                        }
+                    }
+                }
+                ast::BodyItem::Block(b) => {
+                    if let Some(d) = self.check_static_invokes(&b.body) {
+                        return Some(d);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn compile(&mut self, e: &Expr) -> CExpr {
+        self.analyze_expr(e);
+        let env = Env {
+            scopes: &self.scopes,
+            fns: &self.fn_types,
+        };
+        let ty = crate::lower::types::infer(e, &env, &mut self.analysis);
+        let chunk = self.builder.compile_expr(e, &self.scopes);
+        self.types.insert(chunk, ty);
+        CExpr {
+            chunk,
+            range: e.span,
+        }
+    }
+
+    /// `analyze`: a block attribute whose static type certainly breaks the rule the
+    /// block applies at run time (condition → bool, body → object, ...).
+    fn check_type(&mut self, e: &CExpr, bad: fn(&SType) -> bool, what: &str, want: &str) {
+        let t = self.types.get(&e.chunk).cloned().unwrap_or(SType::Dynamic);
+        if bad(&t) {
+            self.analysis.push(Diagnostic::warning(
+                format!("Invalid {what}"),
+                format!("The {what} must be {want}, but this expression is always {t}."),
+                e.range,
+            ));
+        }
+    }
+
+    fn compile_condition(&mut self, a: &Attribute) -> CAttr {
+        let c = self.compile_attr(a);
+        self.check_type(
+            &c.expr,
+            |t| *t != SType::Bool && t.is_known(),
+            "condition",
+            "a bool",
+        );
+        c
+    }
+
+    /// Record what the Go implementation would only find at run time (or never): unknown
+    /// names, unknown `req` fields, unknown functions, `invoke` of a missing function.
+    fn analyze_expr(&mut self, e: &Expr) {
+        for v in variables(e) {
+            if !self.scopes.has(&v.name) {
+                let names: Vec<Arc<str>> = self.scopes.visible_names();
+                let names: Vec<&str> = names.iter().map(|n| &**n).collect();
+                let hint = match special_hint(&v.name) {
+                    Some(h) => format!(" {h}"),
+                    None => schema::name_suggestion(&v.name, &names)
+                        .map(|s| format!(" Did you mean {s:?}?"))
+                        .unwrap_or_default(),
+                };
+                self.analysis.push(Diagnostic::error_at(
+                    "Unknown variable",
+                    format!("There is no variable named {:?}.{hint}", &*v.name),
+                    v.root,
+                ));
+            }
+        }
+        let mut found = Vec::new();
+        visit(e, &mut |x| match &x.kind {
+            ExprKind::GetAttr { obj, name } => {
+                if let ExprKind::Variable(root) = &obj.kind
+                    && &*root.name == "req"
+                    && !REQ_FIELDS.contains(&&*name.name)
+                {
+                    let hint = schema::name_suggestion(&name.name, REQ_FIELDS)
+                        .map(|s| format!(" Did you mean {s:?}?"))
+                        .unwrap_or_default();
+                    found.push(Diagnostic::error(
+                        "Unsupported attribute",
+                        format!(
+                            "`req` has no field named {:?}; the expression is always incomplete.{hint}",
+                            &*name.name
+                        ),
+                        name.span,
+                    ));
+                }
+            }
+            ExprKind::Call { name, args, .. } => {
+                let n = &*name.name;
+                if n == "invoke" {
+                    if let Some(fname) = args.first().and_then(static_string)
+                        && !self.functions.contains_key(&*fname)
+                    {
+                        found.push(Diagnostic::error(
+                            "Call to unknown user function",
+                            format!(
+                                "There is no function block named {fname:?}; the call always fails."
+                            ),
+                            x.span,
+                        ));
+                    }
+                    found.extend(self.check_invoke_args(x));
+                } else if n != "try" && n != "can" && crate::builtins::lookup(n).is_none() {
+                    let names: Vec<&str> = crate::builtins::all()
+                        .iter()
+                        .map(|f| f.name)
+                        .chain(["try", "can", "invoke"])
+                        .collect();
+                    let why = crate::builtins::unavailable_reason(n)
+                        .map(|r| format!(" {r}."))
+                        .or_else(|| {
+                            schema::name_suggestion(n, &names)
+                                .map(|s| format!(" Did you mean {s:?}?"))
+                        })
+                        .unwrap_or_default();
+                    found.push(Diagnostic::error(
+                        "Call to unknown function",
+                        format!("There is no function named {n:?}.{why}"),
+                        name.span,
+                    ));
+                }
+            }
+            _ => {}
+        });
+        self.analysis.extend(found);
+    }
+
+    /// `analyze`: an `invoke` of a known function whose argument object certainly does not
+    /// match the function's args (Go fails the call at run time, with these messages).
+    fn check_invoke_args(&self, call: &Expr) -> Vec<Diagnostic> {
+        let ExprKind::Call {
+            name,
+            args,
+            open_paren,
+            ..
+        } = &call.kind
+        else {
+            return Vec::new();
+        };
+        let (Some(fname), Some(arg)) = (args.first().and_then(static_string), args.get(1)) else {
+            return Vec::new();
+        };
+        let Some(params) = self.fn_args.get(&*fname) else {
+            return Vec::new();
+        };
+        let range = name.span.to(*open_paren);
+        let fail = |why: String| {
+            Diagnostic::error(
+                "Error in function call",
+                format!("Call to function \"invoke\" failed: {why}."),
+                range,
+            )
+        };
+        let t = crate::lower::types::infer(arg, &self.scopes, &mut Vec::new());
+        if t.certainly_not_object() {
+            return vec![fail(format!(
+                "arguments to user function '{fname}' is not an object, found {t}"
+            ))];
+        }
+        let ExprKind::Object(items) = &arg.kind else {
+            return Vec::new();
+        };
+        let mut keys: Vec<String> = Vec::new();
+        for it in items {
+            match &it.key {
+                ast::ObjectKey::Ident(id) => keys.push(id.name.to_string()),
+                ast::ObjectKey::Expr(k) => match (&k.kind, static_string(k)) {
+                    (ExprKind::Variable(id), _) => keys.push(id.name.to_string()),
+                    (_, Some(s)) => keys.push(s.to_string()),
+                    _ => return Vec::new(),
+                },
+            }
+        }
+        let mut out = Vec::new();
+        for (p, has_default) in params {
+            if !has_default && !keys.iter().any(|k| **k == **p) {
+                out.push(fail(format!(
+                    "function: {fname}, argument {:?} expected but not supplied",
+                    &**p
+                )));
+            }
+        }
+        for k in &keys {
+            if !params.iter().any(|(p, _)| **p == **k) {
+                out.push(fail(format!("function: {fname}, invalid argument {k:?}")));
+            }
+        }
+        out
+    }
+
+    fn compile_attr(&mut self, a: &Attribute) -> CAttr {
+        CAttr {
+            expr: self.compile(&a.expr),
+            range: a.span,
+        }
+    }
+
+    /// Lower the locals blocks of a body (already in `content.blocks`), declaring their
+    /// names in the current scope frame.
+    fn lower_locals(&mut self, content: &Content<'a>) -> Locals {
+        let base = self.scopes.next;
+        let mut locals = Locals {
+            base,
+            ..Locals::default()
+        };
+        let mut attrs: Vec<&Attribute> = Vec::new();
+        for b in content.blocks_of("locals") {
+            let (a, d) = schema::just_attributes(&b.body);
+            if let Some(first) = d.into_iter().next() {
+                locals.error = Some(first);
+                let all: Vec<&Attribute> = content
+                    .blocks_of("locals")
+                    .flat_map(|b| b.body.attributes())
+                    .collect();
+                self.declare_after_error(&all);
+                return locals;
+            }
+            attrs.extend(a);
+        }
+        if attrs.is_empty() {
+            return locals;
+        }
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (i, a) in attrs.iter().enumerate() {
+            let name = &*a.name.name;
+            if index.contains_key(name) {
+                locals.error = Some(Diagnostic::error(
+                    format!("local {name:?}: duplicate local declaration"),
+                    "",
+                    a.span,
+                ));
+                self.declare_after_error(&attrs);
+                return locals;
+            }
+            if self.scopes.has(name) {
+                locals.error = Some(Diagnostic::error_at(
+                    "attempt to shadow variable",
+                    name,
+                    a.span,
+                ));
+                self.declare_after_error(&attrs);
+                return locals;
+            }
+            index.insert(name, i);
+        }
+        // Dependencies, checking for references to names that exist nowhere.
+        let mut deps: Vec<Vec<usize>> = Vec::with_capacity(attrs.len());
+        for a in &attrs {
+            let mut d = Vec::new();
+            for v in variables(&a.expr) {
+                if let Some(&j) = index.get(&*v.name) {
+                    d.push(j);
+                } else if !self.scopes.has(&v.name) {
+                    locals.error = Some(Diagnostic::error_at(
+                        "reference to non-existent variable",
+                        &*v.name,
+                        v.traversal,
+                    ));
+                    let mut names: Vec<Str> = self.scopes.visible_names();
+                    names.extend(attrs.iter().map(|a| a.name.name.clone()));
+                    let names: Vec<&str> = names.iter().map(|n| &**n).collect();
+                    locals.hint = Some(match special_hint(&v.name) {
+                        Some(h) => h.to_string(),
+                        None => schema::name_suggestion(&v.name, &names)
+                            .map(|s| format!("Did you mean {s:?}?"))
+                            .unwrap_or_default(),
+                    })
+                    .filter(|h| !h.is_empty());
+                    self.declare_after_error(&attrs);
+                    return locals;
+                }
+            }
+            deps.push(d);
+        }
+        // Dependency order, iteratively, reporting the first cycle as Go prints it.
+        let order = match topo_order(&deps) {
+            Ok(o) => o,
+            Err(cycle) => {
+                let names: Vec<&str> = cycle.iter().map(|&i| &*attrs[i].name.name).collect();
+                let last = *cycle.last().unwrap_or(&0);
+                let range = attrs[last].expr.span;
+                locals.error = Some(Diagnostic::error_at(
+                    format!("cycle found: {}", names.join(" \u{2192} ")),
+                    "",
+                    range,
+                ));
+                self.declare_after_error(&attrs);
+                return locals;
+            }
+        };
+        for &i in &order {
+            self.scopes.declare_str(attrs[i].name.name.clone());
+        }
+        for &i in &order {
+            let expr = self.compile(&attrs[i].expr);
+            let t = self
+                .types
+                .get(&expr.chunk)
+                .cloned()
+                .unwrap_or(SType::Dynamic);
+            self.scopes
+                .set_type(locals.base + locals.defs.len() as u32, t);
+            locals.defs.push(LocalDef {
+                name: attrs[i].name.name.clone(),
+                expr,
+            });
+        }
+        locals
+    }
+
+    /// After a locals error (the scope is fatal when reached and never runs), declare its
+    /// names anyway so that `analyze` does not also report every use of them as unknown.
+    fn declare_after_error(&mut self, attrs: &[&Attribute]) {
+        for a in attrs {
+            if !self.scopes.has(&a.name.name) {
+                self.scopes.declare_str(a.name.name.clone());
+            }
+        }
+    }
+
+    /// Lower the blocks of a group body (top level: `cond` is None).
+    fn lower_group_blocks(&mut self, cond: Option<&'a Attribute>, blocks: &[&'a Block]) -> Group {
+        let saved = self.scopes.push();
+        let content = Content {
+            attrs: cond.into_iter().collect(),
+            blocks: blocks.to_vec(),
+        };
+        let locals = self.lower_locals(&content);
+        let condition = cond.map(|a| self.compile_condition(a));
+        let mut items = Vec::new();
+        for b in blocks {
+            let item = match &*b.kind.name {
+                "locals" | "function" => continue,
+                "group" => {
+                    let (c, d) =
+                        schema::content(&b.body, &schema::GROUP, schema::missing_item_range(b));
+                    if crate::syntax::diag::has_errors(&d) {
+                        Item::Fatal(d)
+                    } else {
+                        Item::Group(self.lower_group_blocks(c.attr("condition"), &c.blocks))
+                    }
+                }
+                "resource" => self.lower_resource(b),
+                "resources" => self.lower_collection(b),
+                "composite" => match self.lower_composite(b) {
+                    Ok(c) => Item::Composite(c),
+                    Err(d) => Item::Fatal(d),
+                },
+                "context" => match self.lower_context(b) {
+                    Ok(c) => Item::Context(c),
+                    Err(d) => Item::Fatal(d),
+                },
+                "requirement" => self.lower_requirement(b),
+                other => Item::Fatal(vec![Diagnostic::error_at(
+                    format!("unsupported block type {other}"),
+                    "",
+                    schema::def_range(b),
+                )]),
+            };
+            items.push(item);
+        }
+        self.scopes.pop(saved);
+        Group {
+            locals,
+            condition,
+            items,
+        }
+    }
+
+    fn lower_resource(&mut self, b: &'a Block) -> Item {
+        let name: Str = b
+            .labels
+            .first()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
+        let (c, d) = schema::content(&b.body, &schema::RESOURCE, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Item::Fatal(d);
+        }
+        let saved = self.scopes.push();
+        let self_slot = self.scopes.declare("self");
+        self.scopes
+            .set_type(self_slot, self_type(&["connection", "name", "resource"]));
+        let content = self.lower_resource_content(&c, true);
+        self.scopes.pop(saved);
+        Item::Resource(Resource {
+            name,
+            self_slot,
+            content,
+        })
+    }
+
+    /// The content of a resource or template (the caller has declared `self`).
+    fn lower_resource_content(&mut self, c: &Content<'a>, with_condition: bool) -> ResourceContent {
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(c);
+        let condition = if with_condition {
+            c.attr("condition").map(|a| self.compile_condition(a))
+        } else {
+            None
+        };
+        // Content guarantees the required body attribute is present.
+        let body_attr = c.attr("body");
+        let (body, body_vars) = match body_attr {
+            Some(a) => {
+                let body = self.compile(&a.expr);
+                self.check_type(&body, SType::certainly_not_object, "body", "an object");
+                (body, self.builder.compile_traversals(&a.expr, &self.scopes))
+            }
+            None => (
+                self.compile(&Expr {
+                    kind: ExprKind::Null,
+                    span: Span::default(),
+                }),
+                Vec::new(),
+            ),
+        };
+        let mut subs = Vec::new();
+        for sb in &c.blocks {
+            let sub = match &*sb.kind.name {
+                "composite" => self.lower_composite(sb).map(Sub::Composite),
+                "ready" => self.lower_ready(sb).map(Sub::Ready),
+                "context" => self.lower_context(sb).map(Sub::Context),
+                _ => continue,
+            };
+            subs.push(sub.unwrap_or_else(Sub::Fatal));
+        }
+        self.scopes.pop(saved);
+        ResourceContent {
+            locals,
+            condition,
+            body,
+            body_vars,
+            subs,
+        }
+    }
+
+    fn lower_collection(&mut self, b: &'a Block) -> Item {
+        let base: Str = b
+            .labels
+            .first()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
+        let (c, d) = schema::content(&b.body, &schema::RESOURCES, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Item::Fatal(d);
+        }
+        let mut template: Option<&Block> = None;
+        for t in c.blocks_of("template") {
+            if template.is_some() {
+                return Item::Fatal(vec![Diagnostic::error(
+                    format!("multiple template blocks for resource collection {base}"),
+                    "",
+                    schema::def_range(t),
+                )]);
+            }
+            template = Some(t);
+        }
+        let Some(template) = template else {
+            return Item::Fatal(vec![Diagnostic::error(
+                format!("no template block for resource collection {base}"),
+                "",
+                schema::def_range(b),
+            )]);
+        };
+        let (tc, td) = schema::content(
+            &template.body,
+            &schema::TEMPLATE,
+            schema::missing_item_range(template),
+        );
+        if crate::syntax::diag::has_errors(&td) {
+            return Item::Fatal(td);
+        }
+        let saved = self.scopes.push();
+        let self_slot = self.scopes.declare("self");
+        self.scopes.set_type(
+            self_slot,
+            self_type(&["basename", "connections", "resources"]),
+        );
+        let locals = self.lower_locals(&c);
+        let condition = c.attr("condition").map(|a| self.compile_condition(a));
+        let for_each = match c.attr("for_each") {
+            Some(a) => {
+                let e = self.compile(&a.expr);
+                self.check_type(
+                    &e,
+                    SType::certainly_not_collection,
+                    "for_each",
+                    "a collection",
+                );
+                e
+            }
+            None => self.compile(&Expr {
+                kind: ExprKind::Null,
+                span: schema::missing_item_range(b),
+            }),
+        };
+        // One iteration: `each`, then the template's own `self` (which shadows the
+        // collection's: it is the merge of both).
+        let iter_saved = self.scopes.push();
+        let each_slot = self.scopes.declare("each");
+        self.scopes
+            .set_type(each_slot, self_type(&["key", "value"]));
+        let name = match c.attr("name") {
+            Some(a) => self.compile(&a.expr),
+            None => {
+                let e = self.default_name.clone();
+                self.compile(&e)
+            }
+        };
+        self.check_type(
+            &name,
+            |t| t.is_known() && *t != SType::String,
+            "collection name",
+            "a string",
+        );
+        let template_self = self.scopes.declare("self");
+        self.scopes.set_type(
+            template_self,
+            self_type(&[
+                "basename",
+                "connection",
+                "connections",
+                "name",
+                "resource",
+                "resources",
+            ]),
+        );
+        let template = self.lower_resource_content(&tc, false);
+        self.scopes.pop(iter_saved);
+        let mut subs = Vec::new();
+        for sb in &c.blocks {
+            let sub = match &*sb.kind.name {
+                "composite" => self.lower_composite(sb).map(Sub::Composite),
+                "context" => self.lower_context(sb).map(Sub::Context),
+                _ => continue,
+            };
+            subs.push(sub.unwrap_or_else(Sub::Fatal));
+        }
+        self.scopes.pop(saved);
+        Item::Collection(Box::new(Collection {
+            base,
+            def_range: schema::def_range(b),
+            self_slot,
+            locals,
+            condition,
+            for_each,
+            name,
+            each_slot,
+            template,
+            subs,
+        }))
+    }
+
+    fn lower_composite(&mut self, b: &'a Block) -> Result<Composite, Vec<Diagnostic>> {
+        let (c, d) = schema::content(&b.body, &schema::COMPOSITE, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let label = b
+            .labels
+            .first()
+            .map(|l| l.value.to_string())
+            .unwrap_or_default();
+        let label_range = b.labels.first().map(|l| l.span).unwrap_or(b.kind.span);
+        let kind = match label.as_str() {
+            "status" => CompositeKind::Status,
+            "connection" => CompositeKind::Connection,
+            _ => CompositeKind::Invalid(label),
+        };
+        let Some(body_attr) = c.attr("body") else {
+            return Err(d);
+        };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let body = self.compile(&body_attr.expr);
+        self.check_type(&body, SType::certainly_not_object, "body", "an object");
+        self.scopes.pop(saved);
+        Ok(Composite {
+            kind,
+            label_range,
+            locals,
+            body,
+        })
+    }
+
+    fn lower_context(&mut self, b: &'a Block) -> Result<ContextBlock, Vec<Diagnostic>> {
+        let (c, d) = schema::content(&b.body, &schema::CONTEXT, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let (Some(k), Some(v)) = (c.attr("key"), c.attr("value")) else {
+            return Err(d);
+        };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let key = self.compile(&k.expr);
+        self.check_type(
+            &key,
+            |t| t.is_known() && *t != SType::String,
+            "context key",
+            "a string",
+        );
+        let value = self.compile(&v.expr);
+        self.scopes.pop(saved);
+        Ok(ContextBlock { locals, key, value })
+    }
+
+    fn lower_ready(&mut self, b: &'a Block) -> Result<Ready, Vec<Diagnostic>> {
+        let (c, d) = schema::content(&b.body, &schema::READY, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let Some(v) = c.attr("value") else {
+            return Err(d);
+        };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let value = self.compile(&v.expr);
+        self.check_type(
+            &value,
+            |t| t.is_known() && *t != SType::String,
+            "ready value",
+            "a string",
+        );
+        self.scopes.pop(saved);
+        Ok(Ready { locals, value })
+    }
+
+    fn lower_requirement(&mut self, b: &'a Block) -> Item {
+        let name: Str = b
+            .labels
+            .first()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
+        let def_range = schema::def_range(b);
+        let (c, d) = schema::content(&b.body, &schema::REQUIREMENT, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Item::Fatal(d);
+        }
+        let err = |summary: &str, range: Span| {
+            Item::Fatal(vec![Diagnostic::error(summary, &*name, range)])
+        };
+        let mut select: Option<&Block> = None;
+        for s in c.blocks_of("select") {
+            if select.is_some() {
+                return err(
+                    "multiple select blocks in requirement",
+                    schema::def_range(s),
+                );
+            }
+            select = Some(s);
+        }
+        let Some(select) = select else {
+            return err("no select block in requirement", def_range);
+        };
+        let (sc, sd) = schema::content(
+            &select.body,
+            &schema::SELECT,
+            schema::missing_item_range(select),
+        );
+        if crate::syntax::diag::has_errors(&sd) {
+            return Item::Fatal(sd);
+        }
+        let select_range = schema::def_range(select);
+        let (name_attr, labels_attr) = (sc.attr("matchName"), sc.attr("matchLabels"));
+        let matcher_attr = match (name_attr, labels_attr) {
+            (Some(_), Some(_)) => {
+                return err(
+                    "requirement selector has both matchName and matchLabels",
+                    select_range,
+                );
+            }
+            (None, None) => {
+                return err(
+                    "requirement selector has neither matchName nor matchLabels",
+                    select_range,
+                );
+            }
+            (Some(a), None) | (None, Some(a)) => a,
+        };
+        let (Some(av), Some(kd)) = (sc.attr("apiVersion"), sc.attr("kind")) else {
+            return Item::Fatal(sd);
+        };
+        let saved = self.scopes.push();
+        let locals = self.lower_locals(&c);
+        let condition = c.attr("condition").map(|a| self.compile_condition(a));
+        let api_version = self.compile(&av.expr);
+        let kind = self.compile(&kd.expr);
+        let m = self.compile(&matcher_attr.expr);
+        let not_string = |t: &SType| t.is_known() && *t != SType::String;
+        self.check_type(&api_version, not_string, "selector apiVersion", "a string");
+        self.check_type(&kind, not_string, "selector kind", "a string");
+        if name_attr.is_some() {
+            self.check_type(&m, not_string, "selector matchName", "a string");
+        } else {
+            self.check_type(
+                &m,
+                SType::certainly_not_object,
+                "selector matchLabels",
+                "an object of strings",
+            );
+        }
+        let matcher = if name_attr.is_some() {
+            Matcher::Name(m)
+        } else {
+            Matcher::Labels(m)
+        };
+        self.scopes.pop(saved);
+        Item::Requirement(Requirement {
+            name,
+            def_range,
+            constant: [
+                is_constant(&av.expr),
+                is_constant(&kd.expr),
+                is_constant(&matcher_attr.expr),
+            ],
+            locals,
+            condition,
+            select_range,
+            api_version,
+            kind,
+            matcher,
+        })
+    }
+
+    /// Function blocks: checked and compiled at load time, as Go does.
+    fn lower_functions(
+        &mut self,
+        blocks: &[&'a Block],
+    ) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+        struct Decl<'b> {
+            id: FnId,
+            content: Content<'b>,
+            args: Vec<Str>,
+        }
+        let mut decls: Vec<Decl<'a>> = Vec::new();
+        let warnings = Vec::new();
+        for b in blocks {
+            let (c, d) = schema::content(&b.body, &schema::FUNCTION, schema::missing_item_range(b));
+            if crate::syntax::diag::has_errors(&d) {
+                return Err(d);
+            }
+            let label = b.labels.first();
+            let fn_name = label.map(|l| l.value.to_string()).unwrap_or_default();
+            let label_range = label.map(|l| l.span).unwrap_or(b.kind.span);
+            if !schema::is_identifier(&fn_name) {
+                return Err(vec![Diagnostic::error_at(
+                    format!("function {fn_name:?} : name must be an identifier"),
+                    "",
+                    label_range,
+                )]);
+            }
+            if let Some(da) = c.attr("description")
+                && static_string(&da.expr).is_none()
+            {
+                return Err(vec![Diagnostic::error_at(
+                    format!("function {fn_name} : description is not a constant string"),
+                    "",
+                    da.span,
+                )]);
+            }
+            let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
+            for ab in c.blocks_of("arg") {
+                let (ac, ad) =
+                    schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
+                if crate::syntax::diag::has_errors(&ad) {
+                    return Err(ad);
+                }
+                let al = ab.labels.first();
+                let arg_name = al.map(|l| l.value.to_string()).unwrap_or_default();
+                let arg_range = al.map(|l| l.span).unwrap_or(ab.kind.span);
+                if !schema::is_identifier(&arg_name) {
+                    return Err(vec![Diagnostic::error_at(
+                        format!(
+                            "function {fn_name:?}, arg {arg_name:?} : name must be an identifier"
+                        ),
+                        "",
+                        arg_range,
+                    )]);
+                }
+                if let Some(da) = ac.attr("description")
+                    && static_string(&da.expr).is_none()
+                {
+                    return Err(vec![Diagnostic::error_at(
+                        format!(
+                            "function {fn_name:?}, arg {arg_name:?} : description is not a constant string"
+                        ),
+                        "",
+                        da.span,
+                    )]);
+                }
+                let default = match ac.attr("default") {
+                    Some(da) => {
+                        // Go evaluates a default with no variables and no functions: any
+                        // reference or call makes it "not a constant".
+                        if !is_constant(&da.expr) {
+                            return Err(vec![Diagnostic::error_at(
+                                format!(
+                                    "function {fn_name:?}, args {arg_name:?}: default is not a constant"
+                                ),
+                                "",
+                                da.span,
+                            )]);
+                        }
+                        let empty = Scopes::new();
+                        Some(self.builder.compile_expr(&da.expr, &empty))
+                    }
+                    None => None,
+                };
+                if args.iter().any(|(n, _)| **n == *arg_name) {
+                    let dr = schema::def_range(ab);
+                    return Err(vec![Diagnostic::error_at(
+                        format!("function {fn_name}: duplicate definition of argument"),
+                        arg_name,
+                        dr,
+                    )]);
+                }
+                args.push((Arc::from(arg_name.as_str()), default));
+            }
+            if self.functions.contains_key(&fn_name) {
+                let dr = schema::def_range(b);
+                return Err(vec![Diagnostic::error_at(
+                    "duplicate function declaration",
+                    &*fn_name,
+                    dr,
+                )]);
+            }
+            let arg_names: Vec<Str> = args.iter().map(|(n, _)| n.clone()).collect();
+            self.fn_args.insert(
+                fn_name.clone(),
+                args.iter().map(|(n, d)| (n.clone(), d.is_some())).collect(),
+            );
+            let id = self.builder.declare_function(&fn_name, args);
+            self.functions.insert(fn_name, id);
+            decls.push(Decl {
+                id,
+                content: c,
+                args: arg_names,
+            });
+        }
+        // Bodies: args and locals only; invoke names must exist.
+        for d in decls {
+            let mut scopes = Scopes::new();
+            for a in &d.args {
+                scopes.declare_str(a.clone());
+            }
+            std::mem::swap(&mut self.scopes, &mut scopes);
+            let locals = self.lower_locals(&d.content);
+            let result = (|| {
+                if let Some(e) = locals.error.clone() {
+                    return Err(vec![e]);
+                }
+                let Some(body) = d.content.attr("body") else {
+                    return Err(Vec::new());
+                };
+                let fn_name = self.builder_fn_name(d.id);
+                for v in variables(&body.expr) {
+                    if !self.scopes.has(&v.name) {
+                        return Err(vec![Diagnostic::error_at(
+                            format!("function {fn_name}: reference to non-existent variable"),
+                            &*v.name,
+                            v.traversal,
+                        )]);
+                    }
+                }
+                let mut calls = Vec::new();
+                invokes(&body.expr, &mut calls);
+                for call in calls {
+                    let ExprKind::Call { args, .. } = &call.kind else {
+                        continue;
+                    };
+                    if args.len() != 2 {
+                        return Err(vec![
+                            Diagnostic::error_at(
+                                "user function invocation has incorrect number of arguments",
+                                format!("want 2, got {}", args.len()),
+                                call.span,
+                            )
+                            .with_context(call.span),
+                        ]);
+                    }
+                    match static_string(&args[0]) {
+                        None => {
+                            return Err(vec![Diagnostic::error(
+                                "user function invocation is not via a static string",
+                                "",
+                                args[0].span,
+                            )]);
+                        }
+                        Some(n) if !self.functions.contains_key(&*n) => {
+                            return Err(vec![Diagnostic::error_at(
+                                format!("invoke called on unknown function: {n:?}"),
+                                "",
+                                args[0].span,
+                            )]);
+                        }
+                        Some(_) => {}
+                    }
+                }
+                let mut calls = Vec::new();
+                invokes(&body.expr, &mut calls);
+                for call in calls {
+                    let found = self.check_invoke_args(call);
+                    self.analysis.extend(found);
+                }
+                let env = Env {
+                    scopes: &self.scopes,
+                    fns: &self.fn_types,
+                };
+                let ty = crate::lower::types::infer(&body.expr, &env, &mut self.analysis);
+                let chunk = self.builder.compile_expr(&body.expr, &self.scopes);
+                self.types.insert(chunk, ty);
+                Ok(CExpr {
+                    chunk,
+                    range: body.expr.span,
+                })
+            })();
+            let frame = self.scopes.max;
+            std::mem::swap(&mut self.scopes, &mut scopes);
+            let body = result?;
+            let order: Vec<(u32, ChunkId)> = locals
+                .defs
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
+                .collect();
+            self.builder.define_function(d.id, order, body.chunk, frame);
+            let name = self.builder_fn_name(d.id);
+            if let Some(t) = self.types.get(&body.chunk) {
+                self.fn_types.insert(name.clone(), t.clone());
+            }
+            self.user_functions.push(UserFunction {
+                args: self.fn_args.get(&name).cloned().unwrap_or_default(),
+                name: Arc::from(name.as_str()),
+                frame_size: frame,
+                locals,
+                body,
+            });
+        }
+        Ok(warnings)
+    }
+
+    fn builder_fn_name(&self, id: FnId) -> String {
+        self.functions
+            .iter()
+            .find(|(_, v)| **v == id)
+            .map(|(k, _)| k.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Topological order of `deps` (edges i → j: i needs j), visiting in index order.
+/// On a cycle, returns the path from the repeated node back to itself (`a → b → a`).
+fn topo_order(deps: &[Vec<usize>]) -> Result<Vec<usize>, Vec<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        New,
+        Active,
+        Done,
+    }
+    let n = deps.len();
+    let mut state = vec![State::New; n];
+    let mut order = Vec::with_capacity(n);
+    for start in 0..n {
+        if state[start] != State::New {
+            continue;
+        }
+        // Iterative DFS: (node, next dependency index).
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        state[start] = State::Active;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if let Some(&dep) = deps[node].get(*next) {
+                *next += 1;
+                match state[dep] {
+                    State::Done => {}
+                    State::Active => {
+                        let pos = stack.iter().position(|(x, _)| *x == dep).unwrap_or(0);
+                        let mut cycle: Vec<usize> = stack[pos..].iter().map(|(x, _)| *x).collect();
+                        cycle.push(dep);
+                        return Err(cycle);
+                    }
+                    State::New => {
+                        state[dep] = State::Active;
+                        stack.push((dep, 0));
+                    }
+                }
+            } else {
+                state[node] = State::Done;
+                order.push(node);
+                stack.pop();
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// A readable dump of a program's IR, for reviewers and golden tests: the block tree
+/// with each scope's frame slots (`@n`), locals in evaluation order, the static type and
+/// source of every attribute, the errors deferred to where Go raises them, and what
+/// `analyze` found while lowering.
+pub fn dump(p: &Program) -> String {
+    let mut d = Dumper {
+        p,
+        out: String::new(),
+    };
+    d.line(0, &format!("frame: {} slots; @0 = req", p.frame_size));
+    for w in &p.load_warnings {
+        d.line(0, &format!("load warning: {}", w.plain(&p.sources)));
+    }
+    for f in &p.functions {
+        let args: Vec<String> = f
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, (n, default))| {
+                format!("@{i} {n}{}", if *default { " (default)" } else { "" })
+            })
+            .collect();
+        d.line(
+            0,
+            &format!(
+                "function {} ({} slots; args {})",
+                &*f.name,
+                f.frame_size,
+                args.join(", ")
+            ),
+        );
+        d.locals(1, &f.locals);
+        d.attr(1, "body", &f.body);
+    }
+    d.group(0, "top level", &p.root);
+    if !p.analysis.is_empty() {
+        d.line(0, "analysis:");
+        for a in &p.analysis {
+            d.line(1, &a.plain(&p.sources));
+        }
+    }
+    d.out
+}
+
+struct Dumper<'p> {
+    p: &'p Program,
+    out: String,
+}
+
+impl Dumper<'_> {
+    fn line(&mut self, indent: usize, text: &str) {
+        for _ in 0..indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// `TYPE = SOURCE (RANGE)` for an expression, its source on one line, shortened.
+    fn expr(&self, e: &CExpr) -> String {
+        let sm = &self.p.sources;
+        let text = sm
+            .get(e.range.file)
+            .and_then(|f| f.text.get(e.range.bytes()))
+            .unwrap_or("");
+        let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let short = if one.chars().count() > 48 {
+            format!("{}...", one.chars().take(45).collect::<String>())
+        } else {
+            one
+        };
+        format!("{} = {short} ({})", self.p.type_of(e), sm.range(e.range))
+    }
+
+    fn attr(&mut self, indent: usize, name: &str, e: &CExpr) {
+        let s = format!("{name}: {}", self.expr(e));
+        self.line(indent, &s);
+    }
+
+    fn fatal(&mut self, indent: usize, ds: &[Diagnostic]) {
+        for x in ds {
+            let s = format!("deferred error: {}", x.plain(&self.p.sources));
+            self.line(indent, &s);
+        }
+    }
+
+    fn locals(&mut self, indent: usize, l: &Locals) {
+        if let Some(e) = &l.error {
+            let s = format!("locals: deferred error: {}", e.plain(&self.p.sources));
+            self.line(indent, &s);
+            return;
+        }
+        for (i, def) in l.defs.iter().enumerate() {
+            let s = format!(
+                "local @{} {}: {}",
+                l.base + i as u32,
+                &*def.name,
+                self.expr(&def.expr)
+            );
+            self.line(indent, &s);
+        }
+    }
+
+    fn group(&mut self, indent: usize, title: &str, g: &Group) {
+        self.line(indent, title);
+        let i = indent + 1;
+        self.locals(i, &g.locals);
+        if let Some(c) = &g.condition {
+            self.attr(i, "condition", &c.expr);
+        }
+        for item in &g.items {
+            match item {
+                Item::Group(sub) => self.group(i, "group", sub),
+                Item::Resource(r) => {
+                    let s = format!("resource {:?} (self @{})", &*r.name, r.self_slot);
+                    self.line(i, &s);
+                    self.content(i + 1, &r.content);
+                }
+                Item::Collection(c) => {
+                    let s = format!(
+                        "resources {:?} (self @{}, each @{}, template self @{})",
+                        &*c.base,
+                        c.self_slot,
+                        c.each_slot,
+                        c.each_slot + 1
+                    );
+                    self.line(i, &s);
+                    self.locals(i + 1, &c.locals);
+                    if let Some(cond) = &c.condition {
+                        self.attr(i + 1, "condition", &cond.expr);
+                    }
+                    self.attr(i + 1, "for_each", &c.for_each);
+                    self.attr(i + 1, "name", &c.name);
+                    self.line(i + 1, "template");
+                    self.content(i + 2, &c.template);
+                    self.subs(i + 1, &c.subs);
+                }
+                Item::Composite(c) => self.composite(i, c),
+                Item::Context(c) => self.context(i, c),
+                Item::Requirement(r) => {
+                    let s = format!("requirement {:?}", &*r.name);
+                    self.line(i, &s);
+                    self.locals(i + 1, &r.locals);
+                    if let Some(cond) = &r.condition {
+                        self.attr(i + 1, "condition", &cond.expr);
+                    }
+                    self.attr(i + 1, "apiVersion", &r.api_version);
+                    self.attr(i + 1, "kind", &r.kind);
+                    match &r.matcher {
+                        Matcher::Name(m) => self.attr(i + 1, "matchName", m),
+                        Matcher::Labels(m) => self.attr(i + 1, "matchLabels", m),
+                    }
+                }
+                Item::Fatal(ds) => self.fatal(i, ds),
+            }
+        }
+    }
+
+    fn content(&mut self, indent: usize, c: &ResourceContent) {
+        self.locals(indent, &c.locals);
+        if let Some(cond) = &c.condition {
+            self.attr(indent, "condition", &cond.expr);
+        }
+        self.attr(indent, "body", &c.body);
+        self.subs(indent, &c.subs);
+    }
+
+    fn subs(&mut self, indent: usize, subs: &[Sub]) {
+        for s in subs {
+            match s {
+                Sub::Composite(c) => self.composite(indent, c),
+                Sub::Ready(r) => {
+                    self.line(indent, "ready");
+                    self.locals(indent + 1, &r.locals);
+                    self.attr(indent + 1, "value", &r.value);
+                }
+                Sub::Context(c) => self.context(indent, c),
+                Sub::Fatal(ds) => self.fatal(indent, ds),
+            }
+        }
+    }
+
+    fn composite(&mut self, indent: usize, c: &Composite) {
+        let label = match &c.kind {
+            CompositeKind::Status => "status".to_string(),
+            CompositeKind::Connection => "connection".to_string(),
+            CompositeKind::Invalid(l) => format!("{l:?} (invalid: deferred error)"),
+        };
+        self.line(indent, &format!("composite {label}"));
+        self.locals(indent + 1, &c.locals);
+        self.attr(indent + 1, "body", &c.body);
+    }
+
+    fn context(&mut self, indent: usize, c: &ContextBlock) {
+        self.line(indent, "context");
+        self.locals(indent + 1, &c.locals);
+        self.attr(indent + 1, "key", &c.key);
+        self.attr(indent + 1, "value", &c.value);
+    }
+}
+
+/// The static type of `self` (or `each`): an object with these attributes (sorted), where
+/// `name` and `basename` are strings and the rest depends on the request.
+fn self_type(attrs: &[&str]) -> SType {
+    SType::Object(
+        attrs
+            .iter()
+            .map(|a| {
+                let t = if matches!(*a, "name" | "basename") {
+                    SType::String
+                } else {
+                    SType::Dynamic
+                };
+                (Arc::from(*a), t)
+            })
+            .collect(),
+    )
+}
+
+/// Where the special variables exist, for diagnostics about using them elsewhere.
+fn special_hint(name: &str) -> Option<&'static str> {
+    match name {
+        "self" => {
+            Some("`self` exists only in resource and resources blocks (and what they contain).")
+        }
+        "each" => Some("`each` exists only in a resources block's name and template."),
+        "req" => Some("`req` does not exist in a function: pass what it needs as arguments."),
+        _ => None,
+    }
+}
+
+/// The fields of `req`.
+pub const REQ_FIELDS: &[&str] = &[
+    "composite",
+    "composite_connection",
+    "resource",
+    "connection",
+    "resources",
+    "connections",
+    "context",
+    "extra_resources",
+];
+
+/// Schema used for a group body.
+pub const GROUP_SCHEMA: &Schema = &schema::GROUP;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topo_orders_dependencies_first() {
+        // 0 needs 1, 1 needs 2
+        assert_eq!(topo_order(&[vec![1], vec![2], vec![]]), Ok(vec![2, 1, 0]));
+    }
+
+    #[test]
+    fn topo_reports_cycles_as_paths() {
+        assert_eq!(topo_order(&[vec![0]]), Err(vec![0, 0]));
+        assert_eq!(topo_order(&[vec![1], vec![0]]), Err(vec![0, 1, 0]));
+    }
+
+    #[test]
+    fn topo_handles_long_chains_without_recursion() {
+        let n = 100_000;
+        let deps: Vec<Vec<usize>> = (0..n)
+            .map(|i| if i + 1 < n { vec![i + 1] } else { vec![] })
+            .collect();
+        let order = topo_order(&deps).expect("no cycle");
+        assert_eq!(order.first(), Some(&(n - 1)));
+        assert_eq!(order.len(), n);
+    }
+}

@@ -1,0 +1,483 @@
+//! What a program reads from the request: which observed composed resources' bodies it
+//! can reach, so that the request path turns only those into values (an observed body is
+//! most of a steady-state request, and most programs read a few fields of a few bodies).
+//!
+//! The analysis runs once per compiled program, on its bytecode, where every variable is
+//! already resolved to a frame slot: in the chunks of the blocks, slot 0 is `req`, and a
+//! block's `self` is the slot the IR names. A use of a slot is the instruction that
+//! follows it; the steps that are understood are constant attribute (or string index)
+//! steps: `req.resource.NAME`, `req.resources.BASE`, `self.resource`, ... Any other use
+//! of `req`, `req.resource`, `req.resources` (the whole value, a dynamic index, a `for`,
+//! a function argument, a local holding it, a splat, ...) means every body: the analysis
+//! never guesses. Attribute names stay complete either way (only bodies are deferred), so
+//! hcl's errors and suggestions do not change.
+
+use crate::bytecode::compile::{ChunkId, Op};
+use crate::lower::ir::{Group, Item, Locals, Program, ResourceContent, Sub};
+use crate::value::{Str, Value};
+use std::collections::{BTreeSet, HashSet};
+
+/// The observed bodies a program can read (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Reads {
+    /// Every body may be read (also what an unanalysed program gets).
+    pub all: bool,
+    /// Bodies read as `req.resource.NAME`.
+    pub names: BTreeSet<Str>,
+    /// Collections whose members' bodies may be read (`req.resources.BASE`, or a
+    /// collection's `self.resources`).
+    pub bases: BTreeSet<Str>,
+    /// Resource blocks and templates (by their body chunk) that read their own observed
+    /// body (`self.resource`, or `self` other than through `.name`, `.connection`, ...).
+    own_body: HashSet<ChunkId>,
+}
+
+impl Default for Reads {
+    /// Everything: the safe answer when nothing was analysed.
+    fn default() -> Self {
+        Reads {
+            all: true,
+            names: BTreeSet::new(),
+            bases: BTreeSet::new(),
+            own_body: HashSet::new(),
+        }
+    }
+}
+
+impl crate::protocol::request::BodyNeeds for Reads {
+    fn all(&self) -> bool {
+        self.all
+    }
+    fn name(&self, name: &str) -> bool {
+        self.all || self.names.contains(name)
+    }
+    fn base(&self, base: &str) -> bool {
+        self.all || self.bases.contains(base)
+    }
+}
+
+/// The fields of `req` that hold no observed body.
+const REQ_OTHER: &[&str] = &[
+    "composite",
+    "composite_connection",
+    "connection",
+    "connections",
+    "context",
+    "extra_resources",
+];
+
+impl Reads {
+    /// Whether the resource block or template with this content reads its own body.
+    pub fn own_body(&self, content: &ResourceContent) -> bool {
+        self.all || self.own_body.contains(&content.body.chunk)
+    }
+
+    /// Analyses a compiled program.
+    pub fn of(program: &Program) -> Reads {
+        let code = &program.code;
+        let mut r = Reads {
+            all: false,
+            names: BTreeSet::new(),
+            bases: BTreeSet::new(),
+            own_body: HashSet::new(),
+        };
+        // User functions run on their own frames (their slot 0 is an argument).
+        let mut in_function: HashSet<u32> = HashSet::new();
+        for f in &code.functions {
+            in_function.extend(f.args.iter().filter_map(|(_, d)| d.map(|c| c.0)));
+            in_function.extend(f.locals.iter().map(|(_, c)| c.0));
+            in_function.extend(f.body.map(|c| c.0));
+        }
+        for id in 0..code.chunks.len() as u32 {
+            if in_function.contains(&id) {
+                continue;
+            }
+            for_each_use(program, ChunkId(id), 0, |first, second| match first {
+                Some("resource") => match second {
+                    Some(name) => {
+                        r.names.insert(Str::from(name));
+                    }
+                    None => r.all = true,
+                },
+                Some("resources") => match second {
+                    Some(base) => {
+                        r.bases.insert(Str::from(base));
+                    }
+                    None => r.all = true,
+                },
+                Some(f) if REQ_OTHER.contains(&f) => {}
+                // A name `req` does not have is an error that reads nothing.
+                Some(_) => {}
+                None => r.all = true,
+            });
+        }
+        r.group(program, &program.root);
+        r
+    }
+
+    fn group(&mut self, p: &Program, g: &Group) {
+        for item in &g.items {
+            match item {
+                Item::Group(sub) => self.group(p, sub),
+                Item::Resource(res) => {
+                    let mut chunks = Vec::new();
+                    content_chunks(&res.content, &mut chunks);
+                    let mut own = false;
+                    for c in &chunks {
+                        for_each_use(p, *c, res.self_slot, |first, _| {
+                            own |= !matches!(first, Some("name" | "connection"));
+                        });
+                    }
+                    if own {
+                        self.own_body.insert(res.content.body.chunk);
+                    }
+                }
+                Item::Collection(c) => {
+                    let mut chunks = Vec::new();
+                    locals_chunks(&c.locals, &mut chunks);
+                    chunks.extend(c.condition.as_ref().map(|a| a.expr.chunk));
+                    chunks.push(c.for_each.chunk);
+                    chunks.push(c.name.chunk);
+                    subs_chunks(&c.subs, &mut chunks);
+                    let mut template = Vec::new();
+                    content_chunks(&c.template, &mut template);
+                    let mut members = false;
+                    for ch in chunks.iter().chain(&template) {
+                        for_each_use(p, *ch, c.self_slot, |first, _| {
+                            members |= !matches!(first, Some("basename" | "connections"));
+                        });
+                    }
+                    // The template's `self` is declared right after `each`.
+                    let template_self = c.each_slot + 1;
+                    let mut own = false;
+                    for ch in &template {
+                        for_each_use(p, *ch, template_self, |first, _| match first {
+                            Some("basename" | "connections" | "connection" | "name") => {}
+                            Some("resource") => own = true,
+                            Some("resources") => members = true,
+                            _ => {
+                                own = true;
+                                members = true;
+                            }
+                        });
+                    }
+                    if members {
+                        self.bases.insert(c.base.clone());
+                    }
+                    if own {
+                        self.own_body.insert(c.template.body.chunk);
+                    }
+                }
+                Item::Composite(_) | Item::Context(_) | Item::Requirement(_) | Item::Fatal(_) => {}
+            }
+        }
+    }
+}
+
+fn locals_chunks(l: &Locals, out: &mut Vec<ChunkId>) {
+    out.extend(l.defs.iter().map(|d| d.expr.chunk));
+}
+
+fn subs_chunks(subs: &[Sub], out: &mut Vec<ChunkId>) {
+    for s in subs {
+        match s {
+            Sub::Composite(c) => {
+                locals_chunks(&c.locals, out);
+                out.push(c.body.chunk);
+            }
+            Sub::Ready(r) => {
+                locals_chunks(&r.locals, out);
+                out.push(r.value.chunk);
+            }
+            Sub::Context(c) => {
+                locals_chunks(&c.locals, out);
+                out.push(c.key.chunk);
+                out.push(c.value.chunk);
+            }
+            Sub::Fatal(_) => {}
+        }
+    }
+}
+
+/// Every chunk the evaluator may run for a resource block or template.
+fn content_chunks(c: &ResourceContent, out: &mut Vec<ChunkId>) {
+    let ResourceContent {
+        locals,
+        condition,
+        body,
+        body_vars,
+        subs,
+    } = c;
+    locals_chunks(locals, out);
+    out.extend(condition.as_ref().map(|a| a.expr.chunk));
+    out.push(body.chunk);
+    out.extend(body_vars.iter().map(|(_, c)| *c));
+    subs_chunks(subs, out);
+}
+
+/// A constant step's name: `.name`, or `["name"]`.
+fn step<'a>(code: &'a crate::bytecode::compile::Program, op: Option<&Op>) -> Option<&'a str> {
+    match op? {
+        Op::Attr { name, .. } => code.names.get(*name as usize).map(|n| &**n),
+        Op::IndexConst { key, .. } => match code.consts.get(*key as usize)? {
+            Value::String(s) => Some(s),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Calls `f(first, second)` for every read of frame slot `slot` in the chunk: the names of
+/// the one or two constant steps that follow it (`None` where what follows is anything
+/// else).
+fn for_each_use(
+    program: &Program,
+    chunk: ChunkId,
+    slot: u32,
+    mut f: impl FnMut(Option<&str>, Option<&str>),
+) {
+    let code = &program.code;
+    let Some(info) = code.chunks.get(chunk.0 as usize) else {
+        return;
+    };
+    let ops = &code.code;
+    let mut i = info.start as usize;
+    while let Some(op) = ops.get(i) {
+        match op {
+            Op::Return => break,
+            Op::Slot(s) if *s == slot => {
+                let first = step(code, ops.get(i + 1));
+                let second = first.and_then(|_| step(code, ops.get(i + 2)));
+                f(first, second);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reads(src: &str) -> Reads {
+        let p = crate::lower::ir::compile_txtar(&format!("-- main.hcl --\n{src}"))
+            .unwrap_or_else(|e| panic!("does not compile: {}", e.message()));
+        Reads::of(&p)
+    }
+
+    fn names(r: &Reads) -> Vec<&str> {
+        r.names.iter().map(|s| &**s).collect()
+    }
+
+    fn bases(r: &Reads) -> Vec<&str> {
+        r.bases.iter().map(|s| &**s).collect()
+    }
+
+    #[test]
+    fn literal_names_are_read_alone() {
+        let r = reads(
+            r#"resource a {
+  body = {
+    x = req.resource.one.status.id
+    y = req.resource["two"].spec
+    z = try(req.resource.three, null)
+    c = req.connection.four
+    k = req.composite.spec
+  }
+}"#,
+        );
+        assert!(!r.all);
+        assert_eq!(names(&r), ["one", "three", "two"]);
+        assert!(r.bases.is_empty());
+    }
+
+    #[test]
+    fn other_uses_of_req_resource_read_everything() {
+        for body in [
+            "x = req.resource",
+            "x = req",
+            "x = keys(req.resource)",
+            "x = [for k, v in req.resource : v]",
+            "x = req.resource[*]",
+            "x = req.resource[req.composite.name]",
+            "x = jsonencode(req)",
+            "x = req[\"resource\"]",
+            "x = req.resources",
+            "x = length(req.resources)",
+            "x = req.resources[req.composite.b]",
+        ] {
+            let r = reads(&format!("resource a {{\n  body = {{ {body} }}\n}}"));
+            assert!(r.all, "{body}");
+        }
+        // through a local
+        let r = reads("locals {\n  r = req.resource\n}\nresource a {\n  body = { x = r.b }\n}");
+        assert!(r.all);
+        let r = reads("locals {\n  q = req\n}\nresource a {\n  body = { x = q.resource.b }\n}");
+        assert!(r.all);
+    }
+
+    #[test]
+    fn req_index_steps_count_like_attributes() {
+        let r = reads("resource a {\n  body = { x = req[\"resource\"][\"b\"].c }\n}");
+        assert!(!r.all);
+        assert_eq!(names(&r), ["b"]);
+        let r = reads("resource a {\n  body = { x = req.resource[0] }\n}");
+        assert!(r.all);
+    }
+
+    #[test]
+    fn collections_by_base() {
+        let r = reads(
+            "resource a {\n  body = { x = req.resources.web[0].status, y = req.connections.db }\n}",
+        );
+        assert!(!r.all);
+        assert_eq!(bases(&r), ["web"]);
+        assert!(r.names.is_empty());
+    }
+
+    #[test]
+    fn functions_do_not_see_req() {
+        let r = reads(
+            r#"function f {
+  arg x {}
+  body = x
+}
+resource a {
+  body = invoke("f", { v = req.resource.one.a })
+}"#,
+        );
+        assert!(!r.all);
+        assert_eq!(names(&r), ["one"]);
+    }
+
+    fn first_resource(p: &Program) -> &crate::lower::ir::Resource {
+        p.root
+            .items
+            .iter()
+            .find_map(|i| match i {
+                Item::Resource(r) => Some(r),
+                _ => None,
+            })
+            .expect("a resource")
+    }
+
+    #[test]
+    fn resource_self() {
+        for (body, own) in [
+            ("body = { n = self.name }", false),
+            ("body = { n = self.connection }", false),
+            ("body = { n = self.resource.status }", true),
+            ("body = { n = self }", true),
+            ("body = { n = self[\"resource\"] }", true),
+            (
+                "body = { n = 1 }\n  ready {\n    value = self.resource.ready\n  }",
+                true,
+            ),
+            ("locals {\n    s = self\n  }\n  body = { n = s.name }", true),
+            ("condition = self.resource != null\n  body = {}", true),
+            (
+                "body = { n = 1 }\n  composite status {\n    body = { x = self.resource.x }\n  }",
+                true,
+            ),
+        ] {
+            let src = format!("resource a {{\n  {body}\n}}");
+            let p = crate::lower::ir::compile_txtar(&format!("-- main.hcl --\n{src}"))
+                .unwrap_or_else(|e| panic!("{src}: {}", e.message()));
+            let r = Reads::of(&p);
+            assert_eq!(r.own_body(&first_resource(&p).content), own, "{src}");
+            assert!(!r.all, "{src}");
+        }
+    }
+
+    fn collection(p: &Program) -> &crate::lower::ir::Collection {
+        p.root
+            .items
+            .iter()
+            .find_map(|i| match i {
+                Item::Collection(c) => Some(&**c),
+                _ => None,
+            })
+            .expect("a collection")
+    }
+
+    #[test]
+    fn collection_self() {
+        for (coll, tmpl, own, members) in [
+            ("", "n = self.name", false, false),
+            (
+                "",
+                "n = self.basename, c = self.connection, d = self.connections",
+                false,
+                false,
+            ),
+            ("", "n = self.resource.status", true, false),
+            ("", "n = self.resources[0]", false, true),
+            ("", "n = self", true, true),
+            (
+                "locals {\n    r = self.resources\n  }",
+                "n = 1",
+                false,
+                true,
+            ),
+            (
+                "locals {\n    r = self.basename\n  }",
+                "n = 1",
+                false,
+                false,
+            ),
+            ("locals {\n    r = self\n  }", "n = 1", false, true),
+        ] {
+            let src = format!(
+                "resources web {{\n  {coll}\n  for_each = [1]\n  template {{\n    body = {{ {tmpl} }}\n  }}\n}}"
+            );
+            let p = crate::lower::ir::compile_txtar(&format!("-- main.hcl --\n{src}"))
+                .unwrap_or_else(|e| panic!("{src}: {}", e.message()));
+            let r = Reads::of(&p);
+            let c = collection(&p);
+            assert_eq!(r.own_body(&c.template), own, "{src}");
+            assert_eq!(r.bases.contains("web"), members, "{src}");
+            assert!(!r.all, "{src}");
+        }
+    }
+
+    #[test]
+    fn every_block_kind_is_scanned() {
+        let r = reads(
+            r#"locals {
+  l = req.resources.fromlocal
+}
+group {
+  condition = req.resource.cond != null
+  composite status {
+    body = { x = req.resource.status.a }
+  }
+  context {
+    key   = "k"
+    value = req.resource.ctx.v
+  }
+  requirement r {
+    select {
+      apiVersion = "v1"
+      kind       = req.resource.req.kind
+      matchName  = "n"
+    }
+  }
+}
+resource a {
+  body = { x = false ? req.resource.untaken.x : 1 }
+}"#,
+        );
+        assert!(!r.all);
+        assert_eq!(names(&r), ["cond", "ctx", "req", "status", "untaken"]);
+        assert_eq!(bases(&r), ["fromlocal"]);
+    }
+
+    #[test]
+    fn default_reads_everything() {
+        let r = Reads::default();
+        assert!(r.all);
+        use crate::protocol::request::BodyNeeds;
+        assert!(r.name("x") && r.base("y"));
+    }
+}

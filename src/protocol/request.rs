@@ -1,0 +1,1766 @@
+//! The `req` variable: the RunFunctionRequest as the DSL sees it.
+//!
+//! The Go implementation builds `req` by marshalling a Go map to JSON and decoding it with
+//! cty's JSON decoder, so JSON objects become cty objects, arrays become tuples and numbers
+//! are parsed from the float64's shortest decimal text at 512-bit precision. This module
+//! gives the same values without the JSON round trip: `google.protobuf.Struct` values go
+//! straight to [`Value`]s.
+//!
+//! Shapes (from Go's `makeVars`): `req.context`, `req.composite`, `req.resource` and
+//! `req.connection` and `req.extra_resources` are objects (empty when absent); a missing
+//! connection-details map is `null` (Go marshals a nil map as JSON `null`), and so is an
+//! extra resource with no items (a nil slice); `metadata.managedFields` is dropped from
+//! every resource body; connection details are base64 strings (Go marshals `[]byte` that
+//! way). Observed resources carrying the collection annotations are grouped, sorted by
+//! index, into `req.resources`/`req.connections` and stay in `req.resource` too.
+
+use crate::protocol::proto::v1;
+use crate::value::number::Number;
+use crate::value::{Str, Value};
+use base64::Engine as _;
+use prost_types::value::Kind;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+/// Annotation naming the collection (`resources` block) a composed resource belongs to.
+pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
+/// Annotation holding a collection member's position (`s000000`).
+pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
+
+/// Deepest nesting of objects and lists accepted in request data (and in values sent back).
+/// Bounds recursion so that no input can overflow the stack.
+pub const MAX_DEPTH: usize = 512;
+
+/// Why the request could not be turned into `req` (a Fatal error in Go's `makeVars`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestError {
+    /// A number that JSON cannot hold (NaN or ±Inf): Go's `json: unsupported value: NaN`.
+    UnsupportedNumber(String),
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// Observed annotations that are not a map of strings (Go: `get base collections`).
+    BadAnnotations { resource: String, detail: String },
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::UnsupportedNumber(v) => {
+                write!(f, "marshal variables to json: json: unsupported value: {v}")
+            }
+            RequestError::TooDeep => write!(
+                f,
+                "marshal variables to json: request data nested deeper than {MAX_DEPTH} levels"
+            ),
+            RequestError::BadAnnotations { resource, detail } => write!(
+                f,
+                "get base collections: accessing observed resource annotations: \
+                 observed resource {resource:?}: {detail}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// The attribute names of the objects every request builds (`req`, `self`), allocated
+/// once per process rather than once per request.
+pub(crate) struct Keys {
+    pub composite: Str,
+    pub composite_connection: Str,
+    pub connection: Str,
+    pub connections: Str,
+    pub context: Str,
+    pub extra_resources: Str,
+    pub resource: Str,
+    pub resources: Str,
+    pub name: Str,
+}
+
+/// The shared [`Keys`].
+pub(crate) fn keys() -> &'static Keys {
+    static KEYS: std::sync::OnceLock<Keys> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| Keys {
+        composite: Str::from("composite"),
+        composite_connection: Str::from("composite_connection"),
+        connection: Str::from("connection"),
+        connections: Str::from("connections"),
+        context: Str::from("context"),
+        extra_resources: Str::from("extra_resources"),
+        resource: Str::from("resource"),
+        resources: Str::from("resources"),
+        name: Str::from("name"),
+    })
+}
+
+/// The empty object (`{}`): one shared value (values are immutable), so the empty parts
+/// of a request cost no allocation.
+pub(crate) fn empty_object() -> Value {
+    static EMPTY: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Value::object(Vec::new())).clone()
+}
+
+/// `Value::object`, sharing the empty object.
+fn object(entries: Vec<(Str, Value)>) -> Value {
+    if entries.is_empty() {
+        empty_object()
+    } else {
+        Value::object(entries)
+    }
+}
+
+/// `Value::object_sorted`, sharing the empty object.
+fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
+    if entries.is_empty() {
+        empty_object()
+    } else {
+        Value::object_sorted(entries)
+    }
+}
+
+/// One observed member of a collection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollectionMember {
+    /// The composed resource name (the key in `observed.resources`).
+    pub name: Str,
+    /// The `collection-index` annotation (`""` when missing; it only affects sorting).
+    pub index: Str,
+}
+
+/// The observed members of one collection, sorted by index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Collection {
+    pub base_name: Str,
+    pub members: Vec<CollectionMember>,
+}
+
+/// The request as the DSL's `req` sees it: the eight fields as values, plus the lookups the
+/// evaluator needs (`self.resource`, collections, whether a resource is observed).
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// `req.context`: the pipeline context (an object; empty when absent).
+    pub context: Value,
+    /// `req.composite`: the observed XR body (an object; empty when absent).
+    pub composite: Value,
+    /// `req.composite_connection`: the XR's connection details (object of base64 strings, or null).
+    pub composite_connection: Value,
+    /// `req.resource`: observed bodies by composed resource name.
+    pub resource: Value,
+    /// `req.connection`: observed connection details by name (each an object or null).
+    pub connection: Value,
+    /// `req.resources`: collection base name → tuple of observed member bodies.
+    pub resources: Value,
+    /// `req.connections`: collection base name → tuple of member connection details.
+    pub connections: Value,
+    /// `req.extra_resources`: requirement name → tuple of bodies (null when none matched).
+    pub extra_resources: Value,
+    /// Collections found among the observed resources, sorted by base name.
+    pub collections: Vec<Collection>,
+    /// The observed bodies as the request carried them, when `resource` holds only the
+    /// ones a program reads ([`Request::from_lazy`]); `None` when it holds them all.
+    pub bodies: Option<std::sync::Arc<ObservedBodies>>,
+}
+
+impl Request {
+    /// Builds `req` from a request. Fails only on data JSON cannot carry (NaN, ±Inf),
+    /// nesting deeper than [`MAX_DEPTH`], or malformed collection annotations.
+    pub fn from_proto(req: &v1::RunFunctionRequest) -> Result<Request, RequestError> {
+        let context = context_value(req)?;
+        let observed = req.observed.as_ref();
+        let composite = resource_body(observed.and_then(|o| o.composite.as_ref()))?;
+
+        let mut resource = Vec::new();
+        let mut connection = Vec::new();
+        let mut by_base: BTreeMap<Str, Vec<CollectionMember>> = BTreeMap::new();
+        if let Some(o) = observed {
+            for (name, r) in &o.resources {
+                let name: Str = Str::from(name.as_str());
+                let body = resource_body(Some(r))?;
+                if let Some((base, index)) = collection_annotations(&name, &body)? {
+                    by_base.entry(base).or_default().push(CollectionMember {
+                        name: name.clone(),
+                        index,
+                    });
+                }
+                resource.push((name.clone(), body));
+                connection.push((name, connection_value(Some(&r.connection_details))));
+            }
+        }
+        let observed = Observed {
+            resource: object(resource),
+            connection: object(connection),
+            by_base,
+        };
+        Request::assemble(req, context, composite, observed, None)
+    }
+
+    /// What both constructors share once the observed state is values: the XR's
+    /// connection details, collections grouped by base, extra resources.
+    fn assemble(
+        env: &v1::RunFunctionRequest,
+        context: Value,
+        composite: Value,
+        observed: Observed,
+        bodies: Option<std::sync::Arc<ObservedBodies>>,
+    ) -> Result<Request, RequestError> {
+        let xr = env.observed.as_ref().and_then(|o| o.composite.as_ref());
+        let composite_connection = connection_value(xr.map(|r| &r.connection_details));
+        let Observed {
+            resource,
+            connection,
+            by_base,
+        } = observed;
+        let (collections, coll_resources, coll_connections) =
+            group_collections(by_base, &resource, &connection);
+        let extra_resources = extra_resources_value(env)?;
+        Ok(Request {
+            context,
+            composite,
+            composite_connection,
+            resource,
+            connection,
+            resources: object_sorted(coll_resources),
+            connections: object_sorted(coll_connections),
+            extra_resources,
+            collections,
+            bodies,
+        })
+    }
+
+    /// The `req` object itself.
+    pub fn to_value(&self) -> Value {
+        let k = keys();
+        Value::object_sorted(vec![
+            (k.composite.clone(), self.composite.clone()),
+            (
+                k.composite_connection.clone(),
+                self.composite_connection.clone(),
+            ),
+            (k.connection.clone(), self.connection.clone()),
+            (k.connections.clone(), self.connections.clone()),
+            (k.context.clone(), self.context.clone()),
+            (k.extra_resources.clone(), self.extra_resources.clone()),
+            (k.resource.clone(), self.resource.clone()),
+            (k.resources.clone(), self.resources.clone()),
+        ])
+    }
+
+    /// The observed body of the composed resource `name` (`self.resource`), if observed
+    /// (decoded now when it was deferred).
+    pub fn observed_resource(&self, name: &str) -> Option<Value> {
+        match &self.bodies {
+            Some(b) => b.get(name),
+            None => self.resource.get_attr(name).cloned(),
+        }
+    }
+
+    /// The observed connection details of `name` (`self.connection`; null when it has none).
+    pub fn observed_connection(&self, name: &str) -> Option<&Value> {
+        self.connection.get_attr(name)
+    }
+
+    /// True if a composed resource of this name is in observed state (the safety rule:
+    /// an observed resource must never be silently dropped).
+    pub fn is_observed(&self, name: &str) -> bool {
+        self.resource.get_attr(name).is_some()
+    }
+
+    /// Names of all observed composed resources, sorted.
+    pub fn observed_names(&self) -> impl Iterator<Item = &str> {
+        self.resource
+            .as_fields()
+            .unwrap_or(&[])
+            .iter()
+            .map(|(k, _)| &**k)
+    }
+
+    /// The observed members of the collection `base_name`.
+    pub fn collection(&self, base_name: &str) -> Option<&Collection> {
+        self.collections
+            .binary_search_by(|c| (*c.base_name).cmp(base_name))
+            .ok()
+            .map(|i| &self.collections[i])
+    }
+}
+
+/// Extra resources by requirement name: the deprecated `extra_resources` field (what
+/// Crossplane fills for `requirements.extraResources`), completed by `required_resources`
+/// for names only present there (newer Crossplane fills both).
+fn merged_extra_resources(req: &v1::RunFunctionRequest) -> BTreeMap<&str, &[v1::Resource]> {
+    let mut out: BTreeMap<&str, &[v1::Resource]> = BTreeMap::new();
+    for (k, v) in &req.required_resources {
+        out.insert(k, &v.items);
+    }
+    for (k, v) in &req.extra_resources {
+        out.insert(k, &v.items);
+    }
+    out
+}
+
+/// Collections sorted by base name, their member bodies and connection details, from the
+/// members found among the observed resources.
+type Grouped = (Vec<Collection>, Vec<(Str, Value)>, Vec<(Str, Value)>);
+
+/// `req.context`: the pipeline context (an empty object when absent).
+fn context_value(req: &v1::RunFunctionRequest) -> Result<Value, RequestError> {
+    match &req.context {
+        Some(s) => struct_to_value(s),
+        None => Ok(empty_object()),
+    }
+}
+
+/// The observed composed resources as values (`req.resource`, `req.connection`) and the
+/// collection members found among them.
+struct Observed {
+    resource: Value,
+    connection: Value,
+    by_base: BTreeMap<Str, Vec<CollectionMember>>,
+}
+
+fn group_collections(
+    by_base: BTreeMap<Str, Vec<CollectionMember>>,
+    resource: &Value,
+    connection: &Value,
+) -> Grouped {
+    let mut collections = Vec::with_capacity(by_base.len());
+    let mut coll_resources = Vec::with_capacity(by_base.len());
+    let mut coll_connections = Vec::with_capacity(by_base.len());
+    for (base_name, mut members) in by_base {
+        members.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.name.cmp(&b.name)));
+        let bodies = members
+            .iter()
+            .map(|m| resource.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+            .collect();
+        let conns = members
+            .iter()
+            .map(|m| connection.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+            .collect();
+        coll_resources.push((base_name.clone(), Value::tuple(bodies)));
+        coll_connections.push((base_name.clone(), Value::tuple(conns)));
+        collections.push(Collection { base_name, members });
+    }
+    (collections, coll_resources, coll_connections)
+}
+
+/// `req.extra_resources`.
+fn extra_resources_value(req: &v1::RunFunctionRequest) -> Result<Value, RequestError> {
+    Ok(object(
+        merged_extra_resources(req)
+            .into_iter()
+            .map(|(name, items)| {
+                let v = if items.is_empty() {
+                    Value::NULL
+                } else {
+                    Value::tuple(
+                        items
+                            .iter()
+                            .map(|r| resource_body(Some(r)))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    )
+                };
+                Ok((Str::from(name), v))
+            })
+            .collect::<Result<Vec<_>, RequestError>>()?,
+    ))
+}
+
+/// A resource body as a value, without `metadata.managedFields`; `{}` when absent.
+fn resource_body(r: Option<&v1::Resource>) -> Result<Value, RequestError> {
+    struct_body(r.and_then(|r| r.resource.as_ref()))
+}
+
+/// A body `Struct` as a value, without `metadata.managedFields`; `{}` when absent.
+fn struct_body(s: Option<&prost_types::Struct>) -> Result<Value, RequestError> {
+    let Some(s) = s else {
+        return Ok(empty_object());
+    };
+    let mut entries = Vec::with_capacity(s.fields.len());
+    for (k, v) in &s.fields {
+        let val = if k == "metadata" {
+            match &v.kind {
+                Some(Kind::StructValue(m)) => {
+                    let mut me = Vec::with_capacity(m.fields.len());
+                    for (mk, mv) in &m.fields {
+                        if mk != "managedFields" {
+                            me.push((Str::from(mk.as_str()), proto_value_at(mv, 2)?));
+                        }
+                    }
+                    Value::object(me)
+                }
+                _ => proto_value_at(v, 1)?,
+            }
+        } else {
+            proto_value_at(v, 1)?
+        };
+        entries.push((Str::from(k.as_str()), val));
+    }
+    Ok(Value::object(entries))
+}
+
+/// Connection details as an object of base64 strings, or null when there are none.
+fn connection_value(details: Option<&HashMap<String, Vec<u8>>>) -> Value {
+    match details {
+        Some(d) if !d.is_empty() => Value::object(
+            d.iter()
+                .map(|(k, v)| {
+                    (
+                        Str::from(k.as_str()),
+                        Value::string(base64::engine::general_purpose::STANDARD.encode(v)),
+                    )
+                })
+                .collect(),
+        ),
+        _ => Value::NULL,
+    }
+}
+
+/// The collection annotations of an observed body, if it names a base.
+fn collection_annotations(name: &str, body: &Value) -> Result<Option<(Str, Str)>, RequestError> {
+    let bad = |detail: String| RequestError::BadAnnotations {
+        resource: name.to_string(),
+        detail,
+    };
+    let meta = match body.get_attr("metadata") {
+        None => return Ok(None),
+        Some(m @ Value::Object(_)) => m,
+        Some(other) => {
+            return Err(bad(format!(
+                ".metadata accessor error: {} is not an object",
+                kind_name(other)
+            )));
+        }
+    };
+    let ann = match meta.get_attr("annotations") {
+        None => return Ok(None),
+        Some(a @ Value::Object(_)) => a,
+        Some(other) => {
+            return Err(bad(format!(
+                ".metadata.annotations accessor error: {} is not an object",
+                kind_name(other)
+            )));
+        }
+    };
+    for (k, v) in ann.as_fields().unwrap_or(&[]) {
+        if v.as_str().is_none() {
+            return Err(bad(format!(
+                ".metadata.annotations accessor error: contains non-string value in the map \
+                 under key {k:?}: {} is not a string",
+                kind_name(v)
+            )));
+        }
+    }
+    let base = ann.get_attr(ANNOTATION_BASE_NAME).and_then(Value::as_str);
+    match base {
+        None | Some("") => Ok(None),
+        Some(b) => {
+            let idx = ann
+                .get_attr(ANNOTATION_INDEX)
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            Ok(Some((Str::from(b), Str::from(idx))))
+        }
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null(_) => "null",
+        Value::Bool(_) => "a bool",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::List(_) | Value::Set(_) | Value::Tuple(_) => "a list",
+        _ => "an object",
+    }
+}
+
+/// A `google.protobuf.Struct` as a cty object value.
+pub fn struct_to_value(s: &prost_types::Struct) -> Result<Value, RequestError> {
+    struct_at(s, 1)
+}
+
+/// A `google.protobuf.Value` as a cty value (objects, tuples, numbers as cty parses JSON).
+pub fn proto_value_to_value(v: &prost_types::Value) -> Result<Value, RequestError> {
+    proto_value_at(v, 0)
+}
+
+fn struct_at(s: &prost_types::Struct, depth: usize) -> Result<Value, RequestError> {
+    if depth > MAX_DEPTH {
+        return Err(RequestError::TooDeep);
+    }
+    let mut entries = Vec::with_capacity(s.fields.len());
+    for (k, v) in &s.fields {
+        entries.push((Str::from(k.as_str()), proto_value_at(v, depth)?));
+    }
+    Ok(Value::object(entries))
+}
+
+fn proto_value_at(v: &prost_types::Value, depth: usize) -> Result<Value, RequestError> {
+    Ok(match &v.kind {
+        None | Some(Kind::NullValue(_)) => Value::NULL,
+        Some(Kind::BoolValue(b)) => Value::Bool(*b),
+        Some(Kind::StringValue(s)) => Value::string(s.as_str()),
+        Some(Kind::NumberValue(n)) => Value::Number(number_from_json_f64(*n)?),
+        Some(Kind::StructValue(s)) => struct_at(s, depth + 1)?,
+        Some(Kind::ListValue(l)) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(RequestError::TooDeep);
+            }
+            let mut items = Vec::with_capacity(l.values.len());
+            for x in &l.values {
+                items.push(proto_value_at(x, depth + 1)?);
+            }
+            Value::tuple(items)
+        }
+    })
+}
+
+/// The cty number Go gets for a float64 that went through `encoding/json` and cty's JSON
+/// decoder: the shortest decimal text of the float, parsed at 512 bits (so `0.1` is the
+/// decimal 0.1, not the binary double). Integers up to 2^53 are exact either way.
+pub fn number_from_json_f64(f: f64) -> Result<Number, RequestError> {
+    if f.is_nan() {
+        return Err(RequestError::UnsupportedNumber("NaN".into()));
+    }
+    if f.is_infinite() {
+        let s = if f > 0.0 { "+Inf" } else { "-Inf" };
+        return Err(RequestError::UnsupportedNumber(s.into()));
+    }
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if f.fract() == 0.0 && f.abs() <= EXACT && !(f == 0.0 && f.is_sign_negative()) {
+        // In range and integral, so the cast is exact.
+        return Ok(Number::from_i64(f as i64));
+    }
+    let text = format!("{f:e}");
+    Number::parse(&text).ok_or(RequestError::UnsupportedNumber(text))
+}
+
+// ---- Observed bodies read lazily from the request bytes ----
+//
+// The gRPC fast path decodes the request envelope eagerly but keeps every observed
+// composed resource's body (a `google.protobuf.Struct`) as its bytes (see
+// `crate::protocol::proto::LazyRequest`). [`scan_body`] checks those bytes once, without building
+// anything: it accepts exactly what prost's decoder accepts at that position (wire
+// format, UTF-8, prost's recursion limit) and finds what `Request::from_proto` would need
+// from a body it never reads (a NaN or ±Inf number is a Fatal error in Go even there, and
+// the collection annotations group members). [`decode_body`] then turns only the bodies
+// a program can read into values, in one pass, with the eager path's results.
+//
+// Anything unusual (a field of a `Value` or map entry given twice, where protobuf merges,
+// a non-finite number, annotations that are not a map of strings, deep nesting) marks the
+// body `exact`: it is then decoded with prost and converted by the eager code, so every
+// outcome, error or not, is the eager path's.
+
+/// prost's recursion budget left for the fields of an observed body's `Struct`: the
+/// request (100) → `observed` State (99) → `resources` map entry (98) → Resource (97)
+/// → `resource` Struct (96). Checked against prost by the tests.
+pub(crate) const BODY_BUDGET: u32 = 96;
+
+/// A byte string prost would reject (the exact error comes from prost itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reject;
+
+/// What [`scan_body`] found in a body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BodyScan {
+    /// Convert this body with prost and the eager code (see above).
+    pub exact: bool,
+    /// The collection annotations (base name, index), when the body names a base.
+    pub collection: Option<(Str, Str)>,
+    /// The debug annotation (`crate::handler::DEBUG_ANNOTATION`) is the string `"true"`.
+    pub debug: bool,
+}
+
+/// The role of a value in the body, for what the scan must look at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// The body's top-level `Struct`.
+    Root,
+    /// `metadata` (its `Value`, and its `Struct`).
+    Metadata,
+    /// `metadata.annotations`.
+    Annotations,
+    /// One annotation: 0 other, 1 collection base name, 2 collection index, 3 debug.
+    Annotation(u8),
+    /// `metadata.managedFields`: dropped by the eager path, only validated here.
+    Exempt,
+    Plain,
+}
+
+#[derive(Default)]
+struct ScanState<'a> {
+    exact: bool,
+    /// The collection annotations' values (checked UTF-8).
+    base: Option<&'a [u8]>,
+    index: Option<&'a [u8]>,
+    debug: Option<&'a [u8]>,
+}
+
+/// A cursor over protobuf wire data, with prost's own varint and key decoding.
+struct Rd<'a>(&'a [u8]);
+
+impl<'a> Rd<'a> {
+    fn done(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    #[inline(always)]
+    fn varint(&mut self) -> Result<u64, Reject> {
+        // One byte (most keys and lengths here) inline; longer ones as prost decodes them.
+        if let Some((&b, rest)) = self.0.split_first()
+            && b < 0x80
+        {
+            self.0 = rest;
+            return Ok(u64::from(b));
+        }
+        prost::encoding::decode_varint(&mut self.0).map_err(|_| Reject)
+    }
+
+    /// A field key, with prost's checks (`decode_key`): a key above u32::MAX, wire types
+    /// 6 and 7 and tag 0 are errors.
+    #[inline(always)]
+    fn key(&mut self) -> Result<(u32, WireType), Reject> {
+        let key = self.varint()?;
+        if key > u64::from(u32::MAX) {
+            return Err(Reject);
+        }
+        let wt = match key & 7 {
+            0 => WireType::Varint,
+            1 => WireType::SixtyFourBit,
+            2 => WireType::LengthDelimited,
+            3 => WireType::StartGroup,
+            4 => WireType::EndGroup,
+            5 => WireType::ThirtyTwoBit,
+            _ => return Err(Reject),
+        };
+        let tag = (key >> 3) as u32;
+        if tag == 0 {
+            return Err(Reject);
+        }
+        Ok((tag, wt))
+    }
+
+    #[inline(always)]
+    fn fixed(&mut self, n: usize) -> Result<&'a [u8], Reject> {
+        if self.0.len() < n {
+            return Err(Reject);
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+
+    /// A length-delimited payload (its length must fit in what is left).
+    #[inline(always)]
+    fn bytes(&mut self) -> Result<&'a [u8], Reject> {
+        let len = self.varint()?;
+        if len > self.0.len() as u64 {
+            return Err(Reject);
+        }
+        self.fixed(len as usize)
+    }
+
+    /// A string field's bytes, checked to be UTF-8 as prost checks them.
+    #[inline(always)]
+    fn text(&mut self) -> Result<&'a [u8], Reject> {
+        let b = self.bytes()?;
+        // ASCII (the common case, checked word by word) is UTF-8.
+        if b.is_ascii() || std::str::from_utf8(b).is_ok() {
+            Ok(b)
+        } else {
+            Err(Reject)
+        }
+    }
+
+    /// A string field (for the decoder, after the scan checked it).
+    fn string(&mut self) -> Result<&'a str, Reject> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| Reject)
+    }
+}
+
+use prost::encoding::WireType;
+
+fn want(wt: WireType, expected: WireType) -> Result<(), Reject> {
+    if wt == expected { Ok(()) } else { Err(Reject) }
+}
+
+/// prost's `skip_field` with `budget` as its recursion budget.
+fn skip(rd: &mut Rd<'_>, wt: WireType, tag: u32, budget: u32) -> Result<(), Reject> {
+    if budget == 0 {
+        return Err(Reject);
+    }
+    match wt {
+        WireType::Varint => {
+            rd.varint()?;
+        }
+        WireType::ThirtyTwoBit => {
+            rd.fixed(4)?;
+        }
+        WireType::SixtyFourBit => {
+            rd.fixed(8)?;
+        }
+        WireType::LengthDelimited => {
+            rd.bytes()?;
+        }
+        WireType::StartGroup => loop {
+            let (t, w) = rd.key()?;
+            if w == WireType::EndGroup {
+                if t != tag {
+                    return Err(Reject);
+                }
+                break;
+            }
+            skip(rd, w, t, budget - 1)?;
+        },
+        WireType::EndGroup => return Err(Reject),
+    }
+    Ok(())
+}
+
+/// Checks the bytes of an observed body (`Struct` fields, with `budget` as prost's
+/// recursion budget for them) and finds what the eager path needs from it.
+pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
+    let mut st = ScanState::default();
+    scan_struct(bytes, budget, Role::Root, 1, &mut st)?;
+    fn text(b: Option<&[u8]>) -> &str {
+        std::str::from_utf8(b.unwrap_or_default()).unwrap_or_default()
+    }
+    let collection = match (st.exact, st.base) {
+        (false, Some(b)) => {
+            // As `collection_annotations` sees them: strings made by `Value::string`.
+            let as_str = |v: Value| match v {
+                Value::String(s) => s,
+                _ => Str::from(""),
+            };
+            let base = as_str(Value::string(text(Some(b))));
+            if base.is_empty() {
+                None
+            } else {
+                Some((base, as_str(Value::string(text(st.index)))))
+            }
+        }
+        _ => None,
+    };
+    Ok(BodyScan {
+        exact: st.exact,
+        collection,
+        debug: !st.exact && st.debug == Some(b"true"),
+    })
+}
+
+/// The fields of a `Struct` (budget: prost's, for these fields).
+fn scan_struct<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    if depth > MAX_DEPTH / 2 {
+        st.exact = true;
+    }
+    let mut rd = Rd(b);
+    let (mut metadata, mut annotations) = (0u32, 0u32);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, budget)?;
+            continue;
+        }
+        // A map field: prost reads a length whatever the wire type says.
+        if budget == 0 {
+            return Err(Reject);
+        }
+        let entry = rd.bytes()?;
+        let e = budget - 1;
+        let mut er = Rd(entry);
+        let (mut key, mut keys): (&[u8], u32) = (b"", 0);
+        let (mut value, mut values) = (None, 0u32);
+        while !er.done() {
+            let (t, w) = er.key()?;
+            match t {
+                1 => {
+                    want(w, WireType::LengthDelimited)?;
+                    key = er.text()?;
+                    keys += 1;
+                }
+                2 => {
+                    want(w, WireType::LengthDelimited)?;
+                    if e == 0 {
+                        return Err(Reject);
+                    }
+                    let v = er.bytes()?;
+                    values += 1;
+                    if values > 1 {
+                        // Merged with the earlier one by prost: validate, convert exactly.
+                        st.exact = true;
+                        scan_value(v, e - 1, Role::Exempt, depth, st)?;
+                    } else {
+                        value = Some(v);
+                    }
+                }
+                _ => skip(&mut er, w, t, e)?,
+            }
+        }
+        if keys > 1 || values > 1 {
+            st.exact = true;
+        }
+        let child = match role {
+            Role::Root if key == b"metadata" => {
+                metadata += 1;
+                Role::Metadata
+            }
+            Role::Metadata if key == b"annotations" => {
+                annotations += 1;
+                Role::Annotations
+            }
+            Role::Metadata if key == b"managedFields" => Role::Exempt,
+            Role::Annotations => {
+                let which = if key == ANNOTATION_BASE_NAME.as_bytes() {
+                    1
+                } else if key == ANNOTATION_INDEX.as_bytes() {
+                    2
+                } else if key == crate::handler::DEBUG_ANNOTATION.as_bytes() {
+                    3
+                } else {
+                    0
+                };
+                Role::Annotation(which)
+            }
+            Role::Exempt => Role::Exempt,
+            _ => Role::Plain,
+        };
+        match value {
+            Some(v) => scan_value(v, e - 1, child, depth, st)?,
+            // A missing value is null.
+            None => {
+                if matches!(
+                    child,
+                    Role::Metadata | Role::Annotations | Role::Annotation(_)
+                ) {
+                    st.exact = true;
+                }
+            }
+        }
+    }
+    if metadata > 1 || annotations > 1 {
+        st.exact = true;
+    }
+    Ok(())
+}
+
+/// The fields of a `Value` (budget: prost's, for these fields).
+fn scan_value<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    let mut rd = Rd(b);
+    let (mut kinds, mut last) = (0u32, 0u32);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        match tag {
+            1 | 4 => {
+                want(wt, WireType::Varint)?;
+                rd.varint()?;
+            }
+            2 => {
+                want(wt, WireType::SixtyFourBit)?;
+                let raw = rd.fixed(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(raw);
+                if !f64::from_le_bytes(a).is_finite() && role != Role::Exempt {
+                    st.exact = true;
+                }
+            }
+            3 => {
+                want(wt, WireType::LengthDelimited)?;
+                let s = rd.text()?;
+                let seen = match role {
+                    Role::Annotation(1) => st.base.replace(s).is_some(),
+                    Role::Annotation(2) => st.index.replace(s).is_some(),
+                    Role::Annotation(3) => st.debug.replace(s).is_some(),
+                    _ => false,
+                };
+                // Given twice (two entries, or two strings in one value): exact path.
+                st.exact |= seen;
+            }
+            5 | 6 => {
+                want(wt, WireType::LengthDelimited)?;
+                if budget == 0 {
+                    return Err(Reject);
+                }
+                let inner = rd.bytes()?;
+                if tag == 5 {
+                    let r = match role {
+                        Role::Metadata | Role::Annotations | Role::Exempt => role,
+                        _ => Role::Plain,
+                    };
+                    scan_struct(inner, budget - 1, r, depth + 1, st)?;
+                } else {
+                    let r = if role == Role::Exempt {
+                        role
+                    } else {
+                        Role::Plain
+                    };
+                    scan_list(inner, budget - 1, r, depth + 1, st)?;
+                }
+            }
+            _ => {
+                skip(&mut rd, wt, tag, budget)?;
+                continue;
+            }
+        }
+        kinds += 1;
+        last = tag;
+    }
+    let expected = match role {
+        Role::Metadata | Role::Annotations => Some(5),
+        Role::Annotation(_) => Some(3),
+        _ => None,
+    };
+    // A oneof set twice merges or replaces; metadata, annotations and annotation values
+    // of another kind are errors: both are left to the exact path.
+    if kinds > 1 || expected.is_some_and(|k| kinds != 1 || last != k) {
+        st.exact = true;
+    }
+    Ok(())
+}
+
+/// The fields of a `ListValue` (budget: prost's, for these fields).
+fn scan_list<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    if depth > MAX_DEPTH / 2 {
+        st.exact = true;
+    }
+    let mut rd = Rd(b);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, budget)?;
+            continue;
+        }
+        want(wt, WireType::LengthDelimited)?;
+        if budget == 0 {
+            return Err(Reject);
+        }
+        let v = rd.bytes()?;
+        scan_value(v, budget - 1, role, depth, st)?;
+    }
+    Ok(())
+}
+
+/// The value of a body [`scan_body`] accepted without marking it `exact`: the same value
+/// `Request::from_proto` makes of it (`metadata.managedFields` dropped).
+pub(crate) fn decode_body(bytes: &[u8]) -> Result<Value, RequestError> {
+    decode_struct(bytes, Role::Root, 1)
+}
+
+fn decode_struct(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestError> {
+    if depth > MAX_DEPTH {
+        return Err(RequestError::TooDeep);
+    }
+    let mut rd = Rd(b);
+    let mut entries = Vec::new();
+    while !rd.done() {
+        let Ok((tag, wt)) = rd.key() else { break };
+        if tag != 1 {
+            if skip(&mut rd, wt, tag, u32::MAX).is_err() {
+                break;
+            }
+            continue;
+        }
+        let Ok(entry) = rd.bytes() else { break };
+        let mut er = Rd(entry);
+        let (mut key, mut value) = ("", None);
+        while !er.done() {
+            let Ok((t, w)) = er.key() else { break };
+            match t {
+                1 => key = er.string().unwrap_or_default(),
+                2 => value = er.bytes().ok(),
+                _ => {
+                    if skip(&mut er, w, t, u32::MAX).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let child = match role {
+            Role::Root if key == "metadata" => Role::Metadata,
+            Role::Metadata if key == "managedFields" => continue,
+            _ => Role::Plain,
+        };
+        let v = match value {
+            Some(v) => decode_value(v, child, depth)?,
+            None => Value::NULL,
+        };
+        entries.push((Str::from(key), v));
+    }
+    Ok(Value::object(entries))
+}
+
+fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestError> {
+    let mut rd = Rd(b);
+    let mut out = Value::NULL;
+    while !rd.done() {
+        let Ok((tag, wt)) = rd.key() else { break };
+        out = match tag {
+            1 => {
+                let _ = rd.varint();
+                Value::NULL
+            }
+            2 => {
+                let mut a = [0u8; 8];
+                if let Ok(raw) = rd.fixed(8) {
+                    a.copy_from_slice(raw);
+                }
+                Value::Number(number_from_json_f64(f64::from_le_bytes(a))?)
+            }
+            3 => Value::string(rd.string().unwrap_or_default()),
+            4 => Value::Bool(rd.varint().unwrap_or_default() != 0),
+            5 => decode_struct(rd.bytes().unwrap_or_default(), role, depth + 1)?,
+            6 => {
+                if depth + 1 > MAX_DEPTH {
+                    return Err(RequestError::TooDeep);
+                }
+                let mut items = Vec::new();
+                let mut lr = Rd(rd.bytes().unwrap_or_default());
+                while !lr.done() {
+                    let Ok((t, w)) = lr.key() else { break };
+                    if t == 1 {
+                        items.push(decode_value(
+                            lr.bytes().unwrap_or_default(),
+                            Role::Plain,
+                            depth + 1,
+                        )?);
+                    } else if skip(&mut lr, w, t, u32::MAX).is_err() {
+                        break;
+                    }
+                }
+                Value::tuple(items)
+            }
+            _ => {
+                if skip(&mut rd, wt, tag, u32::MAX).is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// The string at `path` in the fields of a Struct that [`scan_body`] accepted without
+/// marking it exact (the last entry of a key wins, as in prost's map).
+fn str_in_struct<'a>(bytes: &'a [u8], path: &[&str]) -> Option<&'a str> {
+    let (first, rest) = path.split_first()?;
+    let mut rd = Rd(bytes);
+    let mut found: Option<&'a [u8]> = None;
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value) = ("", None);
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = Some(er.bytes().ok()?),
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        if key == *first {
+            // A missing value is null.
+            found = value.or(Some(b""));
+        }
+    }
+    // The value's kind (one at most: the scan marks repeated kinds exact).
+    let mut vr = Rd(found?);
+    let mut out = None;
+    while !vr.done() {
+        let (tag, wt) = vr.key().ok()?;
+        match (tag, rest.is_empty()) {
+            (3, true) => out = Some(vr.string().ok()?),
+            (5, false) => out = str_in_struct(vr.bytes().ok()?, rest),
+            _ => skip(&mut vr, wt, tag, u32::MAX).ok()?,
+        }
+    }
+    out
+}
+
+/// The top-level entries of a Struct's bytes (key, kind of its value) in wire order, or
+/// `None` when the scan marked them exact (read those from the decoded Struct). With the
+/// scan's guarantees a value has at most one kind, as prost would decode it.
+pub(crate) fn struct_entries(raw: &RawBody) -> Option<Vec<(&str, crate::handler::InputKind<'_>)>> {
+    use crate::handler::InputKind;
+    if raw.scan.exact {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut rd = Rd(&raw.bytes);
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value): (&str, &[u8]) = ("", b"");
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = er.bytes().ok()?,
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        let mut vr = Rd(value);
+        let mut kind = InputKind::Null;
+        while !vr.done() {
+            let (t, w) = vr.key().ok()?;
+            kind = match t {
+                1 => {
+                    vr.varint().ok()?;
+                    InputKind::Null
+                }
+                2 => {
+                    vr.fixed(8).ok()?;
+                    InputKind::Number
+                }
+                3 => InputKind::String(vr.string().ok()?),
+                4 => InputKind::Bool(vr.varint().ok()? != 0),
+                5 => {
+                    vr.bytes().ok()?;
+                    InputKind::Struct
+                }
+                6 => {
+                    vr.bytes().ok()?;
+                    InputKind::List
+                }
+                _ => {
+                    skip(&mut vr, w, t, u32::MAX).ok()?;
+                    continue;
+                }
+            };
+        }
+        out.push((key, kind));
+    }
+    Some(out)
+}
+
+/// An observed composed resource's body as the request carried it: the bytes of its
+/// `google.protobuf.Struct` (shared with the request buffer, not copied).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawBody {
+    bytes: prost::bytes::Bytes,
+    /// Whether the request had the field at all (`resource` unset vs an empty Struct).
+    present: bool,
+    scan: BodyScan,
+}
+
+impl RawBody {
+    /// Adds one occurrence of the `resource` field (protobuf merges repeated occurrences
+    /// of a message field, which is the same as concatenating them).
+    /// `budget` is prost's recursion budget for the Struct's fields at this position.
+    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes, budget: u32) -> Result<(), Reject> {
+        let scan = scan_body(&piece, budget)?;
+        if !self.present {
+            self.bytes = piece;
+            self.scan = scan;
+            self.present = true;
+        } else {
+            let mut joined = Vec::with_capacity(self.bytes.len() + piece.len());
+            joined.extend_from_slice(&self.bytes);
+            joined.extend_from_slice(&piece);
+            self.bytes = joined.into();
+            self.scan = BodyScan {
+                exact: true,
+                collection: None,
+                debug: false,
+            };
+        }
+        Ok(())
+    }
+
+    /// A body from a decoded `Struct` (encoded again; for requests that arrive decoded,
+    /// with bodies nested within prost's recursion limit).
+    pub(crate) fn set_decoded(&mut self, s: prost_types::Struct) {
+        use prost::Message as _;
+        let bytes = s.encode_to_vec();
+        self.scan = scan_body(&bytes, u32::MAX / 2).unwrap_or(BodyScan {
+            exact: true,
+            collection: None,
+            debug: false,
+        });
+        self.bytes = bytes.into();
+        self.present = true;
+    }
+
+    /// The encoded `Struct`.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Whether the resource carried a body at all.
+    pub fn is_present(&self) -> bool {
+        self.present
+    }
+
+    /// The body as prost decodes it (`None` when the resource had none).
+    pub fn to_struct(&self) -> Result<Option<prost_types::Struct>, prost::DecodeError> {
+        use prost::Message as _;
+        if !self.present {
+            return Ok(None);
+        }
+        prost_types::Struct::decode(self.bytes.as_ref()).map(Some)
+    }
+
+    /// The body as a value, exactly as `Request::from_proto` makes it.
+    fn value(&self) -> Result<Value, RequestError> {
+        if !self.scan.exact {
+            return decode_body(&self.bytes);
+        }
+        // The scan accepted these bytes with a smaller budget than a fresh decode has.
+        let s = self.to_struct().ok().flatten();
+        struct_body(s.as_ref())
+    }
+
+    /// Whether the body's `metadata.annotations[DEBUG_ANNOTATION]` is the string
+    /// `"true"`, as `crate::handler` checks it on the decoded Struct.
+    pub(crate) fn debug_annotation(&self) -> bool {
+        if !self.present {
+            return false;
+        }
+        if !self.scan.exact {
+            return self.scan.debug;
+        }
+        let s = self.to_struct().ok().flatten();
+        s.as_ref()
+            .is_some_and(crate::handler::struct_debug_annotation)
+    }
+
+    /// Whether the Struct's entry `name` (exactly) is the bool `true`.
+    pub(crate) fn bool_at(&self, name: &str) -> bool {
+        use crate::handler::InputKind;
+        if !self.present {
+            return false;
+        }
+        match struct_entries(self) {
+            Some(entries) => entries
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == name)
+                .is_some_and(|(_, v)| *v == InputKind::Bool(true)),
+            None => self.to_struct().ok().flatten().is_some_and(|s| {
+                s.fields
+                    .get(name)
+                    .is_some_and(|v| v.kind == Some(Kind::BoolValue(true)))
+            }),
+        }
+    }
+
+    /// The string at `path` (object keys) in the body; `""` when missing or not a string.
+    pub(crate) fn str_at(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        if !self.present {
+            return Cow::Borrowed("");
+        }
+        if !self.scan.exact {
+            return Cow::Borrowed(str_in_struct(&self.bytes, path).unwrap_or(""));
+        }
+        let s = self.to_struct().ok().flatten();
+        let mut v = s.as_ref().map(|s| prost_types::Value {
+            kind: Some(Kind::StructValue(s.clone())),
+        });
+        for key in path {
+            v = match v.and_then(|v| v.kind) {
+                Some(Kind::StructValue(mut inner)) => inner.fields.remove(*key),
+                _ => None,
+            };
+        }
+        match v.and_then(|v| v.kind) {
+            Some(Kind::StringValue(x)) => Cow::Owned(x),
+            _ => Cow::Borrowed(""),
+        }
+    }
+
+    /// The collection annotations, as `collection_annotations` finds them.
+    fn collection(
+        &self,
+        name: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<(Str, Str)>, RequestError> {
+        match value {
+            Some(v) => collection_annotations(name, v),
+            None => Ok(self.scan.collection.clone()),
+        }
+    }
+}
+
+/// The observed bodies of one request, decoded on first use (at most once each).
+#[derive(Debug, Default)]
+pub struct ObservedBodies {
+    /// Sorted by name.
+    entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)>,
+}
+
+impl ObservedBodies {
+    /// The body of `name` as a value (decoded now if it was not yet), if observed.
+    pub fn get(&self, name: &str) -> Option<Value> {
+        let i = self
+            .entries
+            .binary_search_by(|(n, _, _)| (**n).cmp(name))
+            .ok()?;
+        let (_, raw, cell) = &self.entries[i];
+        // The scan ruled out every error for bodies it did not mark exact, and exact ones
+        // were converted (and their errors reported) while building the request.
+        Some(cell.get_or_init(|| raw.value().unwrap_or_default()).clone())
+    }
+
+    /// How many bodies have been turned into values so far (for tests and benchmarks).
+    pub fn decoded(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|(_, _, c)| c.get().is_some())
+            .count()
+    }
+}
+
+/// Which observed bodies a request must turn into values up front (see `crate::lower::reads`).
+pub trait BodyNeeds {
+    /// Every body.
+    fn all(&self) -> bool;
+    /// The body of the observed resource `name`, read as `req.resource.NAME`.
+    fn name(&self, name: &str) -> bool;
+    /// The bodies of the members of collection `base`.
+    fn base(&self, base: &str) -> bool;
+}
+
+/// Every body is needed (what a program that was not analysed gets).
+pub struct AllBodies;
+
+impl BodyNeeds for AllBodies {
+    fn all(&self) -> bool {
+        true
+    }
+    fn name(&self, _: &str) -> bool {
+        true
+    }
+    fn base(&self, _: &str) -> bool {
+        true
+    }
+}
+
+impl Request {
+    /// Builds `req` from a request whose observed bodies are still bytes, turning into
+    /// values only the bodies `needs` names; the others are placeholders (null) that the
+    /// program cannot reach, and [`Request::bodies`] decodes any of them on demand. The
+    /// outcome (values read, errors) is `from_proto`'s for the same request.
+    pub fn from_lazy(
+        req: &crate::protocol::proto::LazyRequest,
+        needs: &dyn BodyNeeds,
+    ) -> Result<Request, RequestError> {
+        let env = &req.envelope;
+        let context = context_value(env)?;
+        let observed = env.observed.as_ref();
+        let composite = if req.composite.is_present() {
+            req.composite.value()?
+        } else {
+            resource_body(observed.and_then(|o| o.composite.as_ref()))?
+        };
+
+        let n = req.bodies.len();
+        let mut entries: Vec<(Str, RawBody, std::sync::OnceLock<Value>)> = Vec::with_capacity(n);
+        let mut by_base: BTreeMap<Str, Vec<CollectionMember>> = BTreeMap::new();
+        // The collection each body belongs to (by position in `entries`).
+        let mut member_of: Vec<Option<Str>> = Vec::with_capacity(n);
+        for (name, raw) in &req.bodies {
+            let cell = std::sync::OnceLock::new();
+            let exact = if raw.scan.exact {
+                Some(raw.value()?)
+            } else {
+                None
+            };
+            let base = match raw.collection(name, exact.as_ref())? {
+                Some((base, index)) => {
+                    by_base
+                        .entry(base.clone())
+                        .or_default()
+                        .push(CollectionMember {
+                            name: name.clone(),
+                            index,
+                        });
+                    Some(base)
+                }
+                None => None,
+            };
+            member_of.push(base);
+            if let Some(v) = exact {
+                let _ = cell.set(v);
+            }
+            entries.push((name.clone(), raw.clone(), cell));
+        }
+        let bodies = ObservedBodies { entries };
+
+        let all = needs.all();
+        let mut resource = Vec::with_capacity(n);
+        let mut connection = Vec::with_capacity(n);
+        let conns = observed.map(|o| &o.resources);
+        for ((name, _, _), base) in bodies.entries.iter().zip(&member_of) {
+            let needed = all || needs.name(name) || base.as_ref().is_some_and(|b| needs.base(b));
+            let body = if needed {
+                bodies.get(name).unwrap_or_default()
+            } else {
+                Value::NULL
+            };
+            resource.push((name.clone(), body));
+            let details = conns
+                .and_then(|c| c.get(&**name))
+                .map(|r| &r.connection_details);
+            connection.push((name.clone(), connection_value(details)));
+        }
+        let observed = Observed {
+            resource: object_sorted(resource),
+            connection: object_sorted(connection),
+            by_base,
+        };
+        // With no observed resources there is nothing to defer.
+        let bodies = (!bodies.entries.is_empty()).then(|| std::sync::Arc::new(bodies));
+        Request::assemble(env, context, composite, observed, bodies)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost_types::{ListValue, Struct};
+
+    fn sv(s: &str) -> prost_types::Value {
+        prost_types::Value {
+            kind: Some(Kind::StringValue(s.into())),
+        }
+    }
+    fn nv(n: f64) -> prost_types::Value {
+        prost_types::Value {
+            kind: Some(Kind::NumberValue(n)),
+        }
+    }
+    fn obj(entries: Vec<(&str, prost_types::Value)>) -> Struct {
+        Struct {
+            fields: entries
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        }
+    }
+    fn ov(entries: Vec<(&str, prost_types::Value)>) -> prost_types::Value {
+        prost_types::Value {
+            kind: Some(Kind::StructValue(obj(entries))),
+        }
+    }
+    fn res(s: Struct) -> v1::Resource {
+        v1::Resource {
+            resource: Some(s),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn empty_request_shapes() {
+        let r = Request::from_proto(&v1::RunFunctionRequest::default()).unwrap();
+        let req = r.to_value();
+        for k in [
+            "context",
+            "composite",
+            "resource",
+            "connection",
+            "resources",
+            "connections",
+            "extra_resources",
+        ] {
+            assert_eq!(req.get_attr(k).and_then(Value::length), Some(0), "{k}");
+        }
+        assert!(req.get_attr("composite_connection").unwrap().is_null());
+        assert_eq!(req.length(), Some(8));
+    }
+
+    #[test]
+    fn numbers_and_lists() {
+        let s = obj(vec![
+            ("i", nv(42.0)),
+            ("f", nv(0.5)),
+            (
+                "l",
+                prost_types::Value {
+                    kind: Some(Kind::ListValue(ListValue {
+                        values: vec![nv(1.0), sv("a")],
+                    })),
+                },
+            ),
+        ]);
+        let v = struct_to_value(&s).unwrap();
+        assert_eq!(v.get_attr("i").unwrap().as_number().unwrap().to_f64(), 42.0);
+        assert_eq!(v.get_attr("f").unwrap().as_number().unwrap().to_f64(), 0.5);
+        let l = v.get_attr("l").unwrap();
+        assert!(matches!(l, Value::Tuple(_)));
+        assert_eq!(l.length(), Some(2));
+        // 0.1 arrives as the decimal 0.1 text, which round-trips to the same double.
+        assert_eq!(number_from_json_f64(0.1).unwrap().to_f64(), 0.1);
+        assert_eq!(number_from_json_f64(1e300).unwrap().to_f64(), 1e300);
+    }
+
+    #[test]
+    fn nan_and_inf_are_errors() {
+        let e = struct_to_value(&obj(vec![("x", nv(f64::NAN))])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "marshal variables to json: json: unsupported value: NaN"
+        );
+        let e = number_from_json_f64(f64::NEG_INFINITY).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "marshal variables to json: json: unsupported value: -Inf"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let mut v = nv(1.0);
+        for _ in 0..(MAX_DEPTH + 10) {
+            v = prost_types::Value {
+                kind: Some(Kind::ListValue(ListValue { values: vec![v] })),
+            };
+        }
+        assert_eq!(proto_value_to_value(&v).unwrap_err(), RequestError::TooDeep);
+        // Dropping this deep value is fine at this depth; deeper ones never get built by us.
+    }
+
+    #[test]
+    fn observed_collections_and_managed_fields() {
+        let member = |idx: &str| {
+            res(obj(vec![
+                ("kind", sv("Bucket")),
+                (
+                    "metadata",
+                    ov(vec![
+                        (
+                            "annotations",
+                            ov(vec![
+                                (ANNOTATION_BASE_NAME, sv("bkt")),
+                                (ANNOTATION_INDEX, sv(idx)),
+                            ]),
+                        ),
+                        ("managedFields", sv("junk")),
+                    ]),
+                ),
+            ]))
+        };
+        let mut observed = v1::State::default();
+        observed.resources.insert("bkt-1".into(), member("s000001"));
+        let mut m0 = member("s000000");
+        m0.connection_details.insert("pw".into(), b"hi".to_vec());
+        observed.resources.insert("bkt-0".into(), m0);
+        observed
+            .resources
+            .insert("plain".into(), res(obj(vec![("kind", sv("X"))])));
+        let req = v1::RunFunctionRequest {
+            observed: Some(observed),
+            ..Default::default()
+        };
+        let r = Request::from_proto(&req).unwrap();
+        let c = r.collection("bkt").unwrap();
+        let names: Vec<&str> = c.members.iter().map(|m| &*m.name).collect();
+        assert_eq!(names, ["bkt-0", "bkt-1"]);
+        let bodies = r.resources.get_attr("bkt").unwrap().as_seq().unwrap();
+        assert_eq!(bodies.len(), 2);
+        let conns = r.connections.get_attr("bkt").unwrap().as_seq().unwrap();
+        assert_eq!(conns[0].get_attr("pw").unwrap().as_str(), Some("aGk="));
+        assert!(conns[1].is_null());
+        // members stay in req.resource; managedFields is gone
+        let b0 = r.observed_resource("bkt-0").unwrap();
+        assert!(
+            b0.get_attr("metadata")
+                .unwrap()
+                .get_attr("managedFields")
+                .is_none()
+        );
+        assert!(r.is_observed("plain"));
+        assert_eq!(
+            r.observed_names().collect::<Vec<_>>(),
+            ["bkt-0", "bkt-1", "plain"]
+        );
+        assert!(r.observed_connection("plain").unwrap().is_null());
+    }
+
+    #[test]
+    fn extra_resources_null_when_empty() {
+        let mut req = v1::RunFunctionRequest::default();
+        req.extra_resources
+            .insert("none".into(), v1::Resources { items: vec![] });
+        req.required_resources.insert(
+            "some".into(),
+            v1::Resources {
+                items: vec![res(obj(vec![("kind", sv("Cfg"))]))],
+            },
+        );
+        let r = Request::from_proto(&req).unwrap();
+        assert!(r.extra_resources.get_attr("none").unwrap().is_null());
+        assert_eq!(
+            r.extra_resources.get_attr("some").unwrap().length(),
+            Some(1)
+        );
+    }
+
+    /// Random bodies (keys that matter to the eager path included, edge-case numbers,
+    /// strings that are not NFC): the scan plus the direct decoder give exactly the eager
+    /// conversion's value or error, and the same collection annotations.
+    #[test]
+    fn direct_decoder_matches_the_eager_conversion() {
+        use prost::Message as _;
+        const KEYS: [&str; 8] = [
+            "metadata",
+            "annotations",
+            "managedFields",
+            ANNOTATION_BASE_NAME,
+            ANNOTATION_INDEX,
+            "spec",
+            "e\u{301}",
+            "",
+        ];
+        const NUMS: [f64; 12] = [
+            0.0,
+            -0.0,
+            0.1,
+            1e300,
+            5e-324,
+            9_007_199_254_740_993.0,
+            -42.0,
+            1.5,
+            f64::MAX,
+            f64::NAN,
+            f64::INFINITY,
+            123_456.789,
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        fn gen_value(rnd: &mut dyn FnMut(u64) -> u64, depth: u32) -> prost_types::Value {
+            let k = if depth > 4 { rnd(5) } else { rnd(8) };
+            let kind = match k {
+                0 => None,
+                1 => Some(Kind::NullValue(0)),
+                2 => Some(Kind::BoolValue(rnd(2) == 0)),
+                3 => Some(Kind::NumberValue(if rnd(12) == 0 {
+                    NUMS[rnd(12) as usize]
+                } else {
+                    NUMS[rnd(9) as usize]
+                })),
+                4 => Some(Kind::StringValue(
+                    ["s000001", "web", "", "e\u{301}", "x"][rnd(5) as usize].into(),
+                )),
+                5 | 6 => Some(Kind::StructValue(gen_struct(rnd, depth + 1))),
+                _ => Some(Kind::ListValue(prost_types::ListValue {
+                    values: (0..rnd(3)).map(|_| gen_value(rnd, depth + 1)).collect(),
+                })),
+            };
+            prost_types::Value { kind }
+        }
+        fn gen_struct(rnd: &mut dyn FnMut(u64) -> u64, depth: u32) -> Struct {
+            Struct {
+                fields: (0..rnd(5))
+                    .map(|_| (KEYS[rnd(8) as usize].to_string(), gen_value(rnd, depth)))
+                    .collect(),
+            }
+        }
+        let (mut exact, mut regular, mut members) = (0, 0, 0);
+        for i in 0..3000 {
+            let mut s = gen_struct(&mut rnd, 0);
+            if i % 3 == 0 {
+                // A likely collection member: string annotations, sometimes one that is not.
+                let sv = |v: &str| prost_types::Value {
+                    kind: Some(Kind::StringValue(v.into())),
+                };
+                let mut ann = gen_struct(&mut rnd, 3);
+                ann.fields
+                    .retain(|_, v| rnd(8) == 0 || matches!(v.kind, Some(Kind::StringValue(_))));
+                ann.fields.insert(
+                    ANNOTATION_BASE_NAME.into(),
+                    sv(["web", "", "e\u{301}"][rnd(3) as usize]),
+                );
+                if rnd(3) > 0 {
+                    ann.fields.insert(ANNOTATION_INDEX.into(), sv("s000002"));
+                }
+                let mut meta = gen_struct(&mut rnd, 2);
+                meta.fields.insert(
+                    "annotations".into(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(ann)),
+                    },
+                );
+                s.fields.insert(
+                    "metadata".into(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(meta)),
+                    },
+                );
+            }
+            let bytes = s.encode_to_vec();
+            let eager = struct_body(Some(&s));
+            let raw = RawBody {
+                scan: scan_body(&bytes, BODY_BUDGET).expect("valid bytes"),
+                bytes: bytes.into(),
+                present: true,
+            };
+            if raw.scan.exact {
+                exact += 1;
+            } else {
+                regular += 1;
+            }
+            let lazy = raw.value();
+            assert_eq!(format!("{lazy:?}"), format!("{eager:?}"), "case {i}: {s:?}");
+            if let Ok(v) = &eager {
+                let want = collection_annotations("n", v);
+                let exact_value = raw.scan.exact.then(|| v.clone());
+                let got = raw.collection("n", exact_value.as_ref());
+                assert_eq!(got, want, "case {i}: {s:?}");
+                members += usize::from(matches!(want, Ok(Some(_))));
+            }
+        }
+        assert!(
+            exact > 100 && regular > 100,
+            "{exact} exact, {regular} regular"
+        );
+        assert!(members > 0, "no collection member generated");
+    }
+
+    #[test]
+    fn bad_annotations_are_errors() {
+        let mut observed = v1::State::default();
+        observed.resources.insert(
+            "x".into(),
+            res(obj(vec![(
+                "metadata",
+                ov(vec![("annotations", ov(vec![("a", nv(1.0))]))]),
+            )])),
+        );
+        let req = v1::RunFunctionRequest {
+            observed: Some(observed),
+            ..Default::default()
+        };
+        let e = Request::from_proto(&req).unwrap_err();
+        assert!(e.to_string().starts_with("get base collections: "), "{e}");
+    }
+}

@@ -1,0 +1,1581 @@
+//! Building the RunFunctionResponse: value → `google.protobuf.Struct` conversion and a
+//! [`ResponseBuilder`] that starts from the request (as function-sdk-go's `response.To`
+//! does) and takes what the evaluator produces.
+//!
+//! Values leave the program the way Go's `ctyjson.Marshal` + `json.Unmarshal` send them:
+//! objects and maps become Structs, lists, sets and tuples become lists, numbers become
+//! the float64 Go's JSON decoder reads from cty's decimal text ([`json_f64`]), and an
+//! infinity is the error `cannot serialize infinity as JSON`.
+//!
+//! The program's resource bodies (most of a response's bytes) are not converted to prost
+//! messages on the server's path: the builder keeps them as values, checks them when they
+//! are set (the same errors [`value_to_struct`] gives), and
+//! [`ResponseBuilder::finish_encoded`] writes the protobuf wire bytes straight from them in
+//! two passes (measure the lengths, then write into one buffer of the exact size).
+
+use crate::protocol::proto::v1;
+use crate::protocol::request::MAX_DEPTH;
+use crate::value::Value;
+use prost_types::value::Kind;
+use std::collections::HashMap;
+use std::fmt;
+
+/// The float64 a number becomes when it leaves the program. Go marshals the cty number as
+/// its shortest decimal text at the number's own precision and `json.Unmarshal` parses that
+/// text, so the result is the double nearest to the text, which can differ from the double
+/// nearest to the exact value (`pow(2, 64)` leaves as 18446744073709549568, not 2^64).
+/// Integers that fit a double exactly take the fast path.
+pub fn json_f64(n: &crate::value::number::Number) -> f64 {
+    if let Some(i) = n.to_i64()
+        && i.unsigned_abs() <= (1u64 << 53)
+    {
+        return i as f64;
+    }
+    n.to_cty_string()
+        .parse::<f64>()
+        .unwrap_or_else(|_| n.to_f64())
+}
+
+/// The TTL Crossplane may cache a response for (function-sdk-go's `DefaultTTL`).
+pub const DEFAULT_TTL_SECONDS: i64 = 60;
+
+/// A value that cannot leave the program as protobuf/JSON data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueError {
+    /// ±Inf (cty's JSON marshaller refuses it).
+    Infinity,
+    /// A finite number beyond float64 range (Go's `json.Unmarshal` refuses it); holds its text.
+    OutOfRange(String),
+    /// An unknown value (only a compiler bug could send one out).
+    Unknown,
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// The top-level value must be an object (resource bodies, status).
+    NotAnObject(String),
+}
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueError::Infinity => f.write_str("cannot serialize infinity as JSON"),
+            ValueError::OutOfRange(text) => write!(
+                f,
+                "json: cannot unmarshal number {text} into Go value of type float64"
+            ),
+            ValueError::Unknown => f.write_str("value is not known"),
+            ValueError::TooDeep => write!(f, "value nested deeper than {MAX_DEPTH} levels"),
+            ValueError::NotAnObject(t) => write!(f, "expected an object, got {t}"),
+        }
+    }
+}
+
+impl std::error::Error for ValueError {}
+
+/// A value as a `google.protobuf.Value`.
+pub fn value_to_proto(v: &Value) -> Result<prost_types::Value, ValueError> {
+    to_proto_at(v, 0)
+}
+
+/// An object or map value as a `google.protobuf.Struct` (resource bodies, status, context).
+pub fn value_to_struct(v: &Value) -> Result<prost_types::Struct, ValueError> {
+    match v {
+        Value::Object(f) | Value::Map(f) => fields_to_struct(&f.entries, 1),
+        Value::Unknown(_) => Err(ValueError::Unknown),
+        other => Err(ValueError::NotAnObject(other.type_of().friendly_name())),
+    }
+}
+
+fn fields_to_struct(
+    entries: &[(crate::value::Str, Value)],
+    depth: usize,
+) -> Result<prost_types::Struct, ValueError> {
+    if depth > MAX_DEPTH {
+        return Err(ValueError::TooDeep);
+    }
+    let mut fields = std::collections::BTreeMap::new();
+    for (k, x) in entries {
+        fields.insert(k.to_string(), to_proto_at(x, depth)?);
+    }
+    Ok(prost_types::Struct { fields })
+}
+
+fn to_proto_at(v: &Value, depth: usize) -> Result<prost_types::Value, ValueError> {
+    let kind = match v {
+        Value::Unknown(_) => return Err(ValueError::Unknown),
+        Value::Null(_) => Kind::NullValue(0),
+        Value::Bool(b) => Kind::BoolValue(*b),
+        Value::String(s) => Kind::StringValue(s.to_string()),
+        Value::Number(n) => {
+            if n.is_infinite() {
+                return Err(ValueError::Infinity);
+            }
+            let f = json_f64(n);
+            if f.is_infinite() {
+                return Err(ValueError::OutOfRange(n.to_cty_string()));
+            }
+            Kind::NumberValue(f)
+        }
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(ValueError::TooDeep);
+            }
+            let mut values = Vec::with_capacity(s.items.len());
+            for x in &s.items {
+                values.push(to_proto_at(x, depth + 1)?);
+            }
+            Kind::ListValue(prost_types::ListValue { values })
+        }
+        Value::Map(f) | Value::Object(f) => {
+            Kind::StructValue(fields_to_struct(&f.entries, depth + 1)?)
+        }
+    };
+    Ok(prost_types::Value { kind: Some(kind) })
+}
+
+/// Deep-merges `add` into `base`: objects merge key by key, anything else in `add` wins.
+/// (This step's composite status over the status of earlier pipeline steps.)
+pub fn merge_struct(base: &mut prost_types::Struct, add: prost_types::Struct) {
+    for (k, v) in add.fields {
+        match (base.fields.get_mut(&k), v) {
+            (
+                Some(prost_types::Value {
+                    kind: Some(Kind::StructValue(b)),
+                }),
+                prost_types::Value {
+                    kind: Some(Kind::StructValue(a)),
+                },
+            ) => merge_struct(b, a),
+            (_, v) => {
+                base.fields.insert(k, v);
+            }
+        }
+    }
+}
+
+/// A result or condition severity/status, re-exported under clear names for the evaluator.
+pub use v1::{Ready, Severity, Status, Target};
+
+/// Builds the RunFunctionResponse of one call.
+///
+/// It starts as function-sdk-go's `response.To(req, DefaultTTL)`: `meta.tag` echoed, TTL
+/// 60s, the request's desired state and context echoed. The evaluator then adds what the
+/// program produced. The program's resource bodies stay VM values
+/// ([`ResponseBuilder::set_resource_value`]); the response is either a message
+/// ([`ResponseBuilder::finish`]: the CLI, render, debug output) or its protobuf bytes
+/// written straight from those values ([`ResponseBuilder::finish_encoded`]: the server),
+/// so the hot path builds no intermediate protobuf tree.
+#[derive(Clone, Debug)]
+pub struct ResponseBuilder {
+    /// Everything but the program's resource bodies (the request's desired resources a
+    /// program body replaced are removed from `desired.resources`).
+    rsp: v1::RunFunctionResponse,
+    /// The program's desired resources, in the order they were set.
+    bodies: Vec<Body>,
+    body_index: HashMap<crate::value::Str, usize, ahash::RandomState>,
+    /// The measurements of every body (see [`Plan`]).
+    plan: Plan,
+    /// The results and conditions, kept with their fixed texts borrowed (`rsp.results`
+    /// and `rsp.conditions` stay empty until [`ResponseBuilder::finish`]).
+    results: Vec<ResultEntry>,
+    conditions: Vec<CondEntry>,
+}
+
+/// A result or condition text: fixed wording (no allocation) or the program's.
+type Text = std::borrow::Cow<'static, str>;
+
+/// A result of the response (it always targets the composite).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultEntry {
+    /// A [`Severity`] as its protobuf number.
+    pub severity: i32,
+    pub message: Text,
+    pub reason: Option<Text>,
+}
+
+/// A condition of the response (it always targets the composite).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct CondEntry {
+    type_: Text,
+    status: i32,
+    reason: Text,
+    message: Option<Text>,
+}
+
+/// Bytes of an enum field (omitted when 0, as prost does).
+fn enum_len(v: i32) -> usize {
+    if v == 0 {
+        0
+    } else {
+        1 + wire::varint_len(v as i64 as u64)
+    }
+}
+
+/// Bytes of a string field that prost omits when empty.
+fn text_len(t: &str) -> usize {
+    if t.is_empty() {
+        0
+    } else {
+        wire::delimited_len(t.len())
+    }
+}
+
+/// Bytes of the `target: Composite` field.
+const TARGET_LEN: usize = 2;
+
+fn put_enum(buf: &mut Vec<u8>, field: u8, v: i32) {
+    if v != 0 {
+        buf.push(wire::key(field, 0));
+        wire::put_varint(buf, v as i64 as u64);
+    }
+}
+
+fn put_text(buf: &mut Vec<u8>, field: u8, t: &str, always: bool) {
+    if always || !t.is_empty() {
+        wire::put_delimited(buf, field, t.len());
+        buf.extend_from_slice(t.as_bytes());
+    }
+}
+
+impl ResultEntry {
+    /// Content length of its `Result` message, as prost measures it.
+    fn len(&self) -> usize {
+        enum_len(self.severity)
+            + text_len(&self.message)
+            + self
+                .reason
+                .as_ref()
+                .map_or(0, |r| wire::delimited_len(r.len()))
+            + TARGET_LEN
+    }
+
+    fn write(&self, buf: &mut Vec<u8>) {
+        put_enum(buf, 1, self.severity);
+        put_text(buf, 2, &self.message, false);
+        if let Some(r) = &self.reason {
+            put_text(buf, 3, r, true);
+        }
+        buf.push(wire::key(4, 0));
+        buf.push(Target::Composite as u8);
+    }
+
+    fn into_proto(self) -> v1::Result {
+        v1::Result {
+            severity: self.severity,
+            message: self.message.into_owned(),
+            reason: self.reason.map(Text::into_owned),
+            target: Some(Target::Composite as i32),
+        }
+    }
+}
+
+impl CondEntry {
+    /// Content length of its `Condition` message, as prost measures it.
+    fn len(&self) -> usize {
+        text_len(&self.type_)
+            + enum_len(self.status)
+            + text_len(&self.reason)
+            + self
+                .message
+                .as_ref()
+                .map_or(0, |m| wire::delimited_len(m.len()))
+            + TARGET_LEN
+    }
+
+    fn write(&self, buf: &mut Vec<u8>) {
+        put_text(buf, 1, &self.type_, false);
+        put_enum(buf, 2, self.status);
+        put_text(buf, 3, &self.reason, false);
+        if let Some(m) = &self.message {
+            put_text(buf, 4, m, true);
+        }
+        buf.push(wire::key(5, 0));
+        buf.push(Target::Composite as u8);
+    }
+
+    fn into_proto(self) -> v1::Condition {
+        v1::Condition {
+            r#type: self.type_.into_owned(),
+            status: self.status,
+            reason: self.reason.into_owned(),
+            message: self.message.map(Text::into_owned),
+            target: Some(Target::Composite as i32),
+        }
+    }
+}
+
+/// One desired resource the program produced, measured for encoding.
+#[derive(Clone, Debug)]
+struct Body {
+    name: crate::value::Str,
+    value: Value,
+    ready: i32,
+    /// Content length of the body's Struct.
+    len: usize,
+    /// Where this body's measurements start in the builder's [`Plan`].
+    sizes_at: usize,
+    floats_at: usize,
+}
+
+impl Body {
+    /// Content length of its `Resource` message (resource = 1, ready = 3).
+    fn resource_len(&self) -> usize {
+        wire::delimited_len(self.len) + ready_len(self.ready)
+    }
+}
+
+/// Bytes of the `ready` enum field (omitted when unspecified, as prost does).
+fn ready_len(ready: i32) -> usize {
+    if ready == 0 {
+        0
+    } else {
+        1 + wire::varint_len(ready as i64 as u64)
+    }
+}
+
+/// A desired resource in the encoded State: the request's (a prost message) or the
+/// program's (a measured value).
+enum DesiredEntry<'a> {
+    Proto(&'a v1::Resource),
+    Body(&'a Body),
+}
+
+impl ResponseBuilder {
+    /// The response skeleton for `req`.
+    pub fn new(req: &v1::RunFunctionRequest) -> Self {
+        ResponseBuilder {
+            rsp: skeleton(req),
+            bodies: Vec::new(),
+            body_index: HashMap::default(),
+            plan: Plan::default(),
+            results: Vec::new(),
+            conditions: Vec::new(),
+        }
+    }
+
+    /// Adds or replaces the desired composed resource `name` (its readiness is reset).
+    pub fn set_resource(&mut self, name: &str, body: prost_types::Struct) {
+        self.remove_body(name);
+        let desired = self.desired();
+        desired.resources.insert(
+            name.to_string(),
+            v1::Resource {
+                resource: Some(body),
+                ..Default::default()
+            },
+        );
+    }
+
+    /// Adds or replaces the desired composed resource `name` with a program value (its
+    /// readiness is reset). The value is checked as [`value_to_struct`] would convert it,
+    /// with the same error at the same point; on error nothing changes.
+    pub fn set_resource_value(
+        &mut self,
+        name: crate::value::Str,
+        body: Value,
+    ) -> Result<(), ValueError> {
+        let sizes_at = self.plan.sizes.len();
+        let floats_at = self.plan.floats.len();
+        let len = match measure_body(&body, &mut self.plan) {
+            Ok(len) => len,
+            Err(e) => {
+                self.plan.sizes.truncate(sizes_at);
+                self.plan.floats.truncate(floats_at);
+                return Err(e);
+            }
+        };
+        let resources = &mut self.desired().resources;
+        if !resources.is_empty() {
+            resources.remove(&*name);
+        }
+        let b = Body {
+            name: name.clone(),
+            value: body,
+            ready: Ready::Unspecified as i32,
+            len,
+            sizes_at,
+            floats_at,
+        };
+        match self.body_index.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => self.bodies[*e.get()] = b,
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(self.bodies.len());
+                self.bodies.push(b);
+            }
+        }
+        Ok(())
+    }
+
+    fn remove_body(&mut self, name: &str) {
+        if let Some(i) = self.body_index.remove(name) {
+            self.bodies.swap_remove(i);
+            if let Some(moved) = self.bodies.get(i) {
+                self.body_index.insert(moved.name.clone(), i);
+            }
+        }
+    }
+
+    /// Sets the readiness of a desired resource; false if there is no such resource.
+    pub fn set_ready(&mut self, name: &str, ready: Ready) -> bool {
+        if let Some(&i) = self.body_index.get(name) {
+            self.bodies[i].ready = ready as i32;
+            return true;
+        }
+        match self.desired().resources.get_mut(name) {
+            Some(r) => {
+                r.ready = ready as i32;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// True if the response (the request's desired state or this program) has a desired
+    /// resource of this name.
+    pub fn has_resource(&self, name: &str) -> bool {
+        self.body_index.contains_key(name)
+            || self
+                .rsp
+                .desired
+                .as_ref()
+                .is_some_and(|d| d.resources.contains_key(name))
+    }
+
+    /// Merges this step's (already unified) composite status into the desired composite's
+    /// `status`: objects merge recursively and this step wins a conflicting leaf.
+    pub fn merge_composite_status(&mut self, status: prost_types::Struct) {
+        let composite = self
+            .desired()
+            .composite
+            .get_or_insert_with(Default::default);
+        let body = composite.resource.get_or_insert_with(Default::default);
+        match body.fields.get_mut("status") {
+            Some(prost_types::Value {
+                kind: Some(Kind::StructValue(existing)),
+            }) => merge_struct(existing, status),
+            _ => {
+                body.fields.insert(
+                    "status".to_string(),
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(status)),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Merges connection details into the desired composite's, key by key (this step wins).
+    pub fn merge_composite_connection(
+        &mut self,
+        details: impl IntoIterator<Item = (String, Vec<u8>)>,
+    ) {
+        let composite = self
+            .desired()
+            .composite
+            .get_or_insert_with(Default::default);
+        composite.connection_details.extend(details);
+    }
+
+    /// Sets a top-level context key (replacing the request's value for that key).
+    pub fn set_context(&mut self, key: &str, value: prost_types::Value) {
+        self.rsp
+            .context
+            .get_or_insert_with(Default::default)
+            .fields
+            .insert(key.to_string(), value);
+    }
+
+    /// Asks Crossplane for extra resources (`requirements.extraResources[name]`).
+    pub fn add_requirement(&mut self, name: &str, selector: v1::ResourceSelector) {
+        self.rsp
+            .requirements
+            .get_or_insert_with(Default::default)
+            .extra_resources
+            .insert(name.to_string(), selector);
+    }
+
+    /// Appends a result targeting the composite.
+    pub fn add_result(
+        &mut self,
+        severity: Severity,
+        message: impl Into<String>,
+        reason: Option<&str>,
+    ) {
+        self.push_result(
+            severity,
+            Text::Owned(message.into()),
+            reason.map(|r| Text::Owned(r.to_string())),
+        );
+    }
+
+    /// [`ResponseBuilder::add_result`] taking fixed texts without copying them.
+    pub fn push_result(&mut self, severity: Severity, message: Text, reason: Option<Text>) {
+        self.results.push(ResultEntry {
+            severity: severity as i32,
+            message,
+            reason,
+        });
+    }
+
+    /// Appends a condition targeting the composite.
+    pub fn add_condition(
+        &mut self,
+        type_: &str,
+        status: Status,
+        reason: &str,
+        message: Option<String>,
+    ) {
+        self.push_condition(
+            Text::Owned(type_.to_string()),
+            status,
+            Text::Owned(reason.to_string()),
+            message.map(Text::Owned),
+        );
+    }
+
+    /// [`ResponseBuilder::add_condition`] taking fixed texts without copying them.
+    pub fn push_condition(
+        &mut self,
+        type_: Text,
+        status: Status,
+        reason: Text,
+        message: Option<Text>,
+    ) {
+        self.conditions.push(CondEntry {
+            type_,
+            status: status as i32,
+            reason,
+            message,
+        });
+    }
+
+    /// Makes sure the response has a desired state (Go's merge always sets one, so a
+    /// successful response carries `"desired": {}` even when nothing is desired).
+    pub fn ensure_desired(&mut self) {
+        self.desired();
+    }
+
+    /// The results added so far (the server logs the Fatal one).
+    pub fn results(&self) -> &[ResultEntry] {
+        &self.results
+    }
+
+    /// The response built so far, as a message (a copy: for inspection and debug output).
+    pub fn to_response(&self) -> v1::RunFunctionResponse {
+        self.clone().finish()
+    }
+
+    /// The finished response as a message.
+    pub fn finish(self) -> v1::RunFunctionResponse {
+        let mut rsp = self.rsp;
+        rsp.results = self
+            .results
+            .into_iter()
+            .map(ResultEntry::into_proto)
+            .collect();
+        rsp.conditions = self
+            .conditions
+            .into_iter()
+            .map(CondEntry::into_proto)
+            .collect();
+        if !self.bodies.is_empty() {
+            let desired = rsp.desired.get_or_insert_with(Default::default);
+            for b in self.bodies {
+                // Measured when set with the same checks, so the conversion succeeds.
+                if let Ok(s) = value_to_struct(&b.value) {
+                    desired.resources.insert(
+                        b.name.to_string(),
+                        v1::Resource {
+                            resource: Some(s),
+                            ready: b.ready,
+                            ..Default::default()
+                        },
+                    );
+                }
+            }
+        }
+        rsp
+    }
+
+    /// The finished response as protobuf wire bytes, written straight from the program's
+    /// values: it decodes to exactly the message [`ResponseBuilder::finish`] returns.
+    ///
+    /// Every Struct is written in prost's order (sorted keys), so each resource body is
+    /// byte-identical to prost's encoding of it. The protocol's `map<string, Resource>`
+    /// fields are Rust HashMaps, which prost writes in an unspecified (per-process random)
+    /// order; here the desired resources are written sorted by name, so the response bytes
+    /// are deterministic, and equal to prost's up to the order of those map entries.
+    pub fn finish_encoded(&self) -> Vec<u8> {
+        let rsp = &self.rsp;
+        let entries = self.desired_entries();
+        let state_len = rsp.desired.as_ref().map(|d| {
+            d.composite.as_ref().map_or(0, wire::message_len)
+                + entries
+                    .iter()
+                    .map(|(name, _, len)| resource_entry_len(name, *len))
+                    .sum::<usize>()
+        });
+        let total = rsp.meta.as_ref().map_or(0, wire::message_len)
+            + state_len.map_or(0, wire::delimited_len)
+            + self
+                .results
+                .iter()
+                .map(|r| wire::delimited_len(r.len()))
+                .sum::<usize>()
+            + rsp.context.as_ref().map_or(0, wire::message_len)
+            + rsp.requirements.as_ref().map_or(0, wire::message_len)
+            + self
+                .conditions
+                .iter()
+                .map(|c| wire::delimited_len(c.len()))
+                .sum::<usize>()
+            + rsp.output.as_ref().map_or(0, wire::message_len);
+        let mut buf = Vec::with_capacity(total);
+        if let Some(meta) = &rsp.meta {
+            wire::put_message(&mut buf, 1, meta);
+        }
+        if let (Some(desired), Some(len)) = (&rsp.desired, state_len) {
+            wire::put_delimited(&mut buf, 2, len);
+            if let Some(c) = &desired.composite {
+                wire::put_message(&mut buf, 1, c);
+            }
+            for (name, entry, len) in &entries {
+                self.write_resource_entry(name, entry, *len, &mut buf);
+            }
+        }
+        for r in &self.results {
+            wire::put_delimited(&mut buf, 3, r.len());
+            r.write(&mut buf);
+        }
+        if let Some(c) = &rsp.context {
+            wire::put_message(&mut buf, 4, c);
+        }
+        if let Some(r) = &rsp.requirements {
+            wire::put_message(&mut buf, 5, r);
+        }
+        for c in &self.conditions {
+            wire::put_delimited(&mut buf, 6, c.len());
+            c.write(&mut buf);
+        }
+        if let Some(o) = &rsp.output {
+            wire::put_message(&mut buf, 7, o);
+        }
+        buf
+    }
+
+    /// Every desired resource sorted by name, with its Resource content length (0 for a
+    /// default Resource, which prost leaves out of the map entry).
+    fn desired_entries(&self) -> Vec<(&str, DesiredEntry<'_>, usize)> {
+        let proto = self.rsp.desired.as_ref().map(|d| &d.resources);
+        let mut out = Vec::with_capacity(self.bodies.len() + proto.map_or(0, |r| r.len()));
+        if let Some(resources) = proto {
+            for (name, r) in resources {
+                let len = if *r == v1::Resource::default() {
+                    0
+                } else {
+                    prost::Message::encoded_len(r)
+                };
+                out.push((name.as_str(), DesiredEntry::Proto(r), len));
+            }
+        }
+        for b in &self.bodies {
+            out.push((&*b.name, DesiredEntry::Body(b), b.resource_len()));
+        }
+        out.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        out
+    }
+
+    fn write_resource_entry(
+        &self,
+        name: &str,
+        entry: &DesiredEntry<'_>,
+        len: usize,
+        buf: &mut Vec<u8>,
+    ) {
+        let value_len = match entry {
+            DesiredEntry::Proto(r) if **r == v1::Resource::default() => 0,
+            _ => wire::delimited_len(len),
+        };
+        wire::put_delimited(buf, 2, wire::map_key_len(name) + value_len);
+        wire::put_map_key(buf, name);
+        match entry {
+            DesiredEntry::Proto(r) => {
+                if value_len > 0 {
+                    wire::put_delimited(buf, 2, len);
+                    // A Vec grows as needed, so prost's capacity error cannot happen.
+                    let _ = prost::Message::encode(*r, buf);
+                }
+            }
+            DesiredEntry::Body(b) => {
+                wire::put_delimited(buf, 2, len);
+                wire::put_delimited(buf, 1, b.len);
+                let mut r = PlanReader {
+                    sizes: self.plan.sizes.get(b.sizes_at..).unwrap_or(&[]),
+                    floats: self.plan.floats.get(b.floats_at..).unwrap_or(&[]),
+                };
+                if let Value::Object(f) | Value::Map(f) = &b.value {
+                    write_struct(&f.entries, &mut r, buf);
+                }
+                if b.ready != 0 {
+                    buf.push(wire::key(3, 0));
+                    wire::put_varint(buf, b.ready as i64 as u64);
+                }
+            }
+        }
+    }
+
+    fn desired(&mut self) -> &mut v1::State {
+        self.rsp.desired.get_or_insert_with(Default::default)
+    }
+}
+
+/// Bytes of one `resources` map entry (State field 2) whose Resource has `len` content
+/// bytes (0: a default Resource, left out).
+fn resource_entry_len(name: &str, len: usize) -> usize {
+    let value = if len == 0 {
+        0
+    } else {
+        wire::delimited_len(len)
+    };
+    wire::delimited_len(wire::map_key_len(name) + value)
+}
+
+/// The response a failed call returns: the skeleton (tag, TTL, the request's desired state
+/// and context) and one Fatal result with `message`, no conditions.
+pub fn fatal_response(
+    req: &v1::RunFunctionRequest,
+    message: impl Into<String>,
+) -> v1::RunFunctionResponse {
+    let mut b = ResponseBuilder::new(req);
+    b.add_result(Severity::Fatal, message, None);
+    b.finish()
+}
+
+fn skeleton(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
+    v1::RunFunctionResponse {
+        meta: Some(v1::ResponseMeta {
+            tag: req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default(),
+            ttl: Some(prost_types::Duration {
+                seconds: DEFAULT_TTL_SECONDS,
+                nanos: 0,
+            }),
+        }),
+        desired: req.desired.clone(),
+        context: req.context.clone(),
+        ..Default::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Direct encoding: VM values → google.protobuf.Struct wire bytes, without prost trees.
+// ---------------------------------------------------------------------------------------
+
+/// Wire-format helpers for the hand-written part of the response encoding.
+mod wire {
+    /// Protobuf wire type of length-delimited fields (strings, bytes, messages).
+    pub const LEN: u8 = 2;
+
+    /// Bytes of `v` as a varint (prost's `encoded_len_varint`).
+    pub fn varint_len(v: u64) -> usize {
+        (((v | 1).leading_zeros() ^ 63) * 9 + 73) as usize / 64
+    }
+
+    pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        buf.push(v as u8);
+    }
+
+    /// A field key for field numbers below 16 (every field written here), one byte.
+    pub const fn key(field: u8, wire_type: u8) -> u8 {
+        (field << 3) | wire_type
+    }
+
+    /// Bytes of a length-delimited field of `len` content bytes (key, length, content).
+    pub fn delimited_len(len: usize) -> usize {
+        1 + varint_len(len as u64) + len
+    }
+
+    /// Writes the key and length of a length-delimited field.
+    pub fn put_delimited(buf: &mut Vec<u8>, field: u8, len: usize) {
+        buf.push(key(field, LEN));
+        put_varint(buf, len as u64);
+    }
+
+    /// Bytes of a map entry's string key as prost writes it (an empty key is omitted).
+    pub fn map_key_len(k: &str) -> usize {
+        if k.is_empty() {
+            0
+        } else {
+            delimited_len(k.len())
+        }
+    }
+
+    pub fn put_map_key(buf: &mut Vec<u8>, k: &str) {
+        if !k.is_empty() {
+            put_delimited(buf, 1, k.len());
+            buf.extend_from_slice(k.as_bytes());
+        }
+    }
+
+    /// Bytes of a prost message written as field `field` (< 16) of its parent.
+    pub fn message_len<M: prost::Message>(m: &M) -> usize {
+        delimited_len(m.encoded_len())
+    }
+
+    /// Writes a prost message as length-delimited field `field` (< 16).
+    pub fn put_message<M: prost::Message>(buf: &mut Vec<u8>, field: u8, m: &M) {
+        buf.push(key(field, LEN));
+        // A Vec grows as needed, so prost's capacity error cannot happen.
+        let _ = m.encode_length_delimited(buf);
+    }
+}
+
+/// google.protobuf.Value's field numbers (its `kind` oneof).
+mod kind {
+    pub const NULL: u8 = 1;
+    pub const NUMBER: u8 = 2;
+    pub const STRING: u8 = 3;
+    pub const BOOL: u8 = 4;
+    pub const STRUCT: u8 = 5;
+    pub const LIST: u8 = 6;
+}
+
+/// What the measuring pass learned about values, in the order the writing pass needs it:
+/// the content length of every Struct and ListValue (pre-order) and the float64 of every
+/// number (so [`json_f64`] runs once per number). Shared by all bodies of one response.
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    sizes: Vec<usize>,
+    floats: Vec<f64>,
+}
+
+/// Reads a [`Plan`] back in the order it was written.
+struct PlanReader<'a> {
+    sizes: &'a [usize],
+    floats: &'a [f64],
+}
+
+/// Marks the size of a Struct whose entries break the sorted invariant (see
+/// [`struct_order`]), so the writing pass need not compare the keys again.
+const UNSORTED: usize = 1 << (usize::BITS - 1);
+
+impl PlanReader<'_> {
+    fn peek_size(&self) -> usize {
+        self.sizes.first().copied().unwrap_or(0) & !UNSORTED
+    }
+
+    /// Takes a Struct's size; true if its entries are sorted.
+    fn take_struct(&mut self) -> bool {
+        let sorted = self.sizes.first().is_none_or(|s| s & UNSORTED == 0);
+        self.take_size();
+        sorted
+    }
+
+    fn take_size(&mut self) {
+        if let Some((_, rest)) = self.sizes.split_first() {
+            self.sizes = rest;
+        }
+    }
+
+    fn take_float(&mut self) -> f64 {
+        match self.floats.split_first() {
+            Some((f, rest)) => {
+                self.floats = rest;
+                *f
+            }
+            None => 0.0,
+        }
+    }
+}
+
+/// True if the entries are in strictly increasing key order, the order prost writes a
+/// Struct's (BTreeMap) fields in. Values keep this invariant; anything else is written
+/// in the order prost would write it (see [`struct_order`]).
+fn sorted_unique(entries: &[(crate::value::Str, Value)]) -> bool {
+    entries.windows(2).all(|w| w[0].0 < w[1].0)
+}
+
+/// The entries a BTreeMap built from `entries` would hold (later duplicates win), in its
+/// key order: only for entries that break the sorted invariant.
+fn struct_order(entries: &[(crate::value::Str, Value)]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..entries.len()).collect();
+    idx.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0).then(a.cmp(&b)));
+    let mut out: Vec<usize> = Vec::with_capacity(idx.len());
+    for i in idx {
+        match out.last_mut() {
+            Some(last) if entries[*last].0 == entries[i].0 => *last = i,
+            _ => out.push(i),
+        }
+    }
+    out
+}
+
+/// Measures a resource body: the same checks, in the same order, with the same errors as
+/// [`value_to_struct`], and the Struct's content length.
+fn measure_body(v: &Value, plan: &mut Plan) -> Result<usize, ValueError> {
+    match v {
+        Value::Object(f) | Value::Map(f) => measure_struct(&f.entries, 1, plan),
+        Value::Unknown(_) => Err(ValueError::Unknown),
+        other => Err(ValueError::NotAnObject(other.type_of().friendly_name())),
+    }
+}
+
+/// [`fields_to_struct`]'s checks; records and returns the Struct's content length.
+fn measure_struct(
+    entries: &[(crate::value::Str, Value)],
+    depth: usize,
+    plan: &mut Plan,
+) -> Result<usize, ValueError> {
+    if depth > MAX_DEPTH {
+        return Err(ValueError::TooDeep);
+    }
+    let slot = plan.sizes.len();
+    plan.sizes.push(0);
+    let mut len = 0;
+    let sorted = sorted_unique(entries);
+    if sorted {
+        for (k, x) in entries {
+            len += field_entry_len(k, measure_value(x, depth, plan)?);
+        }
+    } else {
+        // value_to_struct checks every entry in the value's order before the map dedups.
+        let mark = (plan.sizes.len(), plan.floats.len());
+        for (_, x) in entries {
+            measure_value(x, depth, plan)?;
+        }
+        plan.sizes.truncate(mark.0);
+        plan.floats.truncate(mark.1);
+        for i in struct_order(entries) {
+            let (k, x) = &entries[i];
+            len += field_entry_len(k, measure_value(x, depth, plan)?);
+        }
+    }
+    plan.sizes[slot] = if sorted { len } else { len | UNSORTED };
+    Ok(len)
+}
+
+/// Bytes of one `fields` map entry (tag 1) holding a Value of `value_len` content bytes.
+fn field_entry_len(k: &str, value_len: usize) -> usize {
+    wire::delimited_len(wire::map_key_len(k) + wire::delimited_len(value_len))
+}
+
+/// [`to_proto_at`]'s checks; returns the content length of the google.protobuf.Value.
+fn measure_value(v: &Value, depth: usize, plan: &mut Plan) -> Result<usize, ValueError> {
+    Ok(match v {
+        Value::Unknown(_) => return Err(ValueError::Unknown),
+        Value::Null(_) | Value::Bool(_) => 2,
+        Value::String(s) => wire::delimited_len(s.len()),
+        Value::Number(n) => {
+            if n.is_infinite() {
+                return Err(ValueError::Infinity);
+            }
+            let f = json_f64(n);
+            if f.is_infinite() {
+                return Err(ValueError::OutOfRange(n.to_cty_string()));
+            }
+            plan.floats.push(f);
+            9
+        }
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+            if depth + 1 > MAX_DEPTH {
+                return Err(ValueError::TooDeep);
+            }
+            let slot = plan.sizes.len();
+            plan.sizes.push(0);
+            let mut len = 0;
+            for x in &s.items {
+                len += wire::delimited_len(measure_value(x, depth + 1, plan)?);
+            }
+            plan.sizes[slot] = len;
+            wire::delimited_len(len)
+        }
+        Value::Map(f) | Value::Object(f) => {
+            wire::delimited_len(measure_struct(&f.entries, depth + 1, plan)?)
+        }
+    })
+}
+
+/// Content length of a measured Value (the next plan slot for containers).
+fn planned_value_len(v: &Value, r: &PlanReader<'_>) -> usize {
+    match v {
+        Value::Null(_) | Value::Bool(_) | Value::Unknown(_) => 2,
+        Value::Number(_) => 9,
+        Value::String(s) => wire::delimited_len(s.len()),
+        _ => wire::delimited_len(r.peek_size()),
+    }
+}
+
+/// Writes the content of a measured Struct (its `fields` entries).
+fn write_struct(entries: &[(crate::value::Str, Value)], r: &mut PlanReader<'_>, buf: &mut Vec<u8>) {
+    if r.take_struct() {
+        for (k, x) in entries {
+            write_field_entry(k, x, r, buf);
+        }
+    } else {
+        for i in struct_order(entries) {
+            let (k, x) = &entries[i];
+            write_field_entry(k, x, r, buf);
+        }
+    }
+}
+
+fn write_field_entry(k: &str, x: &Value, r: &mut PlanReader<'_>, buf: &mut Vec<u8>) {
+    let vlen = planned_value_len(x, r);
+    wire::put_delimited(buf, 1, wire::map_key_len(k) + wire::delimited_len(vlen));
+    wire::put_map_key(buf, k);
+    wire::put_delimited(buf, 2, vlen);
+    write_value(x, r, buf);
+}
+
+/// Writes the content of a measured google.protobuf.Value.
+fn write_value(v: &Value, r: &mut PlanReader<'_>, buf: &mut Vec<u8>) {
+    match v {
+        // Measured values hold no unknowns; a null keeps the lengths consistent regardless.
+        Value::Null(_) | Value::Unknown(_) => buf.extend_from_slice(&[wire::key(kind::NULL, 0), 0]),
+        Value::Bool(b) => buf.extend_from_slice(&[wire::key(kind::BOOL, 0), u8::from(*b)]),
+        Value::Number(_) => {
+            buf.push(wire::key(kind::NUMBER, 1));
+            buf.extend_from_slice(&r.take_float().to_le_bytes());
+        }
+        Value::String(s) => {
+            wire::put_delimited(buf, kind::STRING, s.len());
+            buf.extend_from_slice(s.as_bytes());
+        }
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+            wire::put_delimited(buf, kind::LIST, r.peek_size());
+            r.take_size();
+            for x in &s.items {
+                wire::put_delimited(buf, 1, planned_value_len(x, r));
+                write_value(x, r, buf);
+            }
+        }
+        Value::Map(f) | Value::Object(f) => {
+            wire::put_delimited(buf, kind::STRUCT, r.peek_size());
+            write_struct(&f.entries, r, buf);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    #[test]
+    fn numbers_leave_through_ctys_decimal_text() {
+        use crate::value::number::Number;
+        // 2^64 at float64 precision prints as 18446744073709550000, which Go re-reads as
+        // the double below 2^64.
+        let p = Number::from_f64(18446744073709551616.0).expect("finite");
+        assert_eq!(json_f64(&p), 18446744073709549568.0);
+        assert_eq!(json_f64(&Number::from_i64(42)), 42.0);
+        let third = Number::from_i64(1)
+            .div(&Number::from_i64(3))
+            .expect("divides");
+        assert_eq!(json_f64(&third), 1.0 / 3.0);
+    }
+
+    use super::*;
+    use crate::value::number::Number;
+
+    fn n(v: &prost_types::Value) -> f64 {
+        match v.kind {
+            Some(Kind::NumberValue(f)) => f,
+            _ => panic!("not a number: {v:?}"),
+        }
+    }
+
+    #[test]
+    fn values_to_struct() {
+        let v = Value::object(vec![
+            ("a".into(), Value::int(3)),
+            (
+                "b".into(),
+                Value::tuple(vec![Value::string("x"), Value::NULL]),
+            ),
+            (
+                "c".into(),
+                Value::object(vec![("d".into(), Value::Bool(true))]),
+            ),
+        ]);
+        let s = value_to_struct(&v).unwrap();
+        assert_eq!(n(&s.fields["a"]), 3.0);
+        match &s.fields["b"].kind {
+            Some(Kind::ListValue(l)) => {
+                assert_eq!(l.values.len(), 2);
+                assert_eq!(l.values[1].kind, Some(Kind::NullValue(0)));
+            }
+            k => panic!("{k:?}"),
+        }
+        assert!(
+            matches!(&s.fields["c"].kind, Some(Kind::StructValue(c)) if c.fields.contains_key("d"))
+        );
+        assert!(
+            matches!(value_to_struct(&Value::int(1)), Err(ValueError::NotAnObject(t)) if t == "number")
+        );
+    }
+
+    #[test]
+    fn infinity_is_an_error() {
+        let v = Value::Number(Number::infinity(false));
+        let e = value_to_proto(&v).unwrap_err();
+        assert_eq!(e.to_string(), "cannot serialize infinity as JSON");
+        let v = Value::Number(Number::infinity(true));
+        assert_eq!(value_to_proto(&v).unwrap_err(), ValueError::Infinity);
+        assert_eq!(
+            value_to_proto(&Value::Unknown(crate::value::Type::Number)).unwrap_err(),
+            ValueError::Unknown
+        );
+    }
+
+    #[test]
+    fn deep_values_are_bounded() {
+        let mut v = Value::int(1);
+        for _ in 0..(MAX_DEPTH + 5) {
+            v = Value::tuple(vec![v]);
+        }
+        assert_eq!(value_to_proto(&v).unwrap_err(), ValueError::TooDeep);
+    }
+
+    #[test]
+    fn builder_starts_from_request_and_merges() {
+        let mut req = v1::RunFunctionRequest {
+            meta: Some(v1::RequestMeta {
+                tag: "t1".into(),
+                capabilities: vec![],
+            }),
+            ..Default::default()
+        };
+        let upstream = value_to_struct(&Value::object(vec![(
+            "status".into(),
+            Value::object(vec![
+                ("keep".into(), Value::int(1)),
+                ("over".into(), Value::int(1)),
+            ]),
+        )]))
+        .unwrap();
+        let desired = v1::State {
+            composite: Some(v1::Resource {
+                resource: Some(upstream),
+                connection_details: [("a".to_string(), b"1".to_vec())].into_iter().collect(),
+                ready: 0,
+            }),
+            ..Default::default()
+        };
+        req.desired = Some(desired);
+        let mut b = ResponseBuilder::new(&req);
+        b.merge_composite_status(
+            value_to_struct(&Value::object(vec![
+                ("over".into(), Value::int(2)),
+                ("new".into(), Value::int(3)),
+            ]))
+            .unwrap(),
+        );
+        b.merge_composite_connection([("b".to_string(), b"2".to_vec())]);
+        b.set_resource("r", value_to_struct(&Value::object(vec![])).unwrap());
+        assert!(b.set_ready("r", Ready::True));
+        assert!(!b.set_ready("missing", Ready::True));
+        b.set_context("k", value_to_proto(&Value::string("v")).unwrap());
+        b.add_result(Severity::Normal, "ok", Some("why"));
+        b.add_condition(
+            "FullyResolved",
+            Status::ConditionTrue,
+            "AllItemsProcessed",
+            Some("m".into()),
+        );
+        let rsp = b.finish();
+        let meta = rsp.meta.as_ref().unwrap();
+        assert_eq!(meta.tag, "t1");
+        assert_eq!(meta.ttl.unwrap().seconds, 60);
+        let comp = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
+        assert_eq!(comp.connection_details.len(), 2);
+        let status = match &comp.resource.as_ref().unwrap().fields["status"].kind {
+            Some(Kind::StructValue(s)) => s.clone(),
+            k => panic!("{k:?}"),
+        };
+        assert_eq!(n(&status.fields["keep"]), 1.0);
+        assert_eq!(n(&status.fields["over"]), 2.0);
+        assert_eq!(n(&status.fields["new"]), 3.0);
+        assert_eq!(
+            rsp.desired.as_ref().unwrap().resources["r"].ready,
+            Ready::True as i32
+        );
+        assert_eq!(rsp.results[0].target, Some(Target::Composite as i32));
+        assert_eq!(rsp.conditions[0].r#type, "FullyResolved");
+        assert!(rsp.context.unwrap().fields.contains_key("k"));
+    }
+
+    #[test]
+    fn success_always_has_desired() {
+        let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+        assert!(b.to_response().desired.is_none());
+        b.ensure_desired();
+        let rsp = b.finish();
+        assert_eq!(rsp.desired, Some(v1::State::default()));
+        let json = crate::protocol::protojson::response_to_json(&rsp).unwrap();
+        assert_eq!(
+            json.get("desired"),
+            Some(&crate::protocol::protojson::Json::Object(Default::default()))
+        );
+    }
+
+    #[test]
+    fn fatal_echoes_desired_and_context() {
+        let req = v1::RunFunctionRequest {
+            context: Some(prost_types::Struct::default()),
+            ..Default::default()
+        };
+        let rsp = fatal_response(&req, "boom");
+        assert!(rsp.desired.is_none());
+        assert!(rsp.context.is_some());
+        assert_eq!(rsp.results.len(), 1);
+        assert_eq!(rsp.results[0].severity, Severity::Fatal as i32);
+        assert!(rsp.conditions.is_empty());
+    }
+
+    /// prost's bytes of the Struct a value converts to.
+    fn prost_bytes(v: &Value) -> Result<Vec<u8>, ValueError> {
+        value_to_struct(v).map(|s| prost::Message::encode_to_vec(&s))
+    }
+
+    /// The direct bytes of a body alone (its Struct), through the builder.
+    fn direct_bytes(v: &Value) -> Result<Vec<u8>, ValueError> {
+        let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+        b.set_resource_value("r".into(), v.clone())?;
+        let rsp =
+            <v1::RunFunctionResponse as prost::Message>::decode(b.finish_encoded().as_slice())
+                .expect("direct bytes decode");
+        let body = rsp.desired.expect("desired").resources["r"]
+            .resource
+            .clone()
+            .expect("body");
+        // Re-encoding would hide a difference: compare the raw Struct bytes instead.
+        let raw = b.finish_encoded();
+        let enc = prost::Message::encode_to_vec(&body);
+        assert!(
+            enc.is_empty() || raw.windows(enc.len()).any(|w| w == enc.as_slice()),
+            "the body's bytes are not prost's"
+        );
+        Ok(enc)
+    }
+
+    fn big_string(n: usize) -> Value {
+        Value::string("é".repeat(n))
+    }
+
+    fn sample_bodies() -> Vec<Value> {
+        let nested = {
+            let mut v = Value::object(vec![("leaf".into(), Value::int(-7))]);
+            // Within prost's decoding recursion limit (100 messages deep).
+            for i in 0..20 {
+                v = if i % 2 == 0 {
+                    Value::tuple(vec![v, Value::NULL])
+                } else {
+                    Value::object(vec![("k".into(), v)])
+                };
+            }
+            v
+        };
+        let third = Number::from_i64(1)
+            .div(&Number::from_i64(3))
+            .expect("divides");
+        vec![
+            Value::object(vec![]),
+            Value::object(vec![
+                ("".into(), Value::string("empty key")),
+                ("a".into(), Value::int(3)),
+                ("b".into(), Value::Bool(false)),
+                ("c".into(), Value::Bool(true)),
+                ("d".into(), Value::NULL),
+                ("e".into(), Value::tuple(vec![])),
+                ("f".into(), Value::object(vec![])),
+                ("g".into(), Value::Number(third)),
+                (
+                    "h".into(),
+                    Value::Number(Number::from_f64(-0.0).expect("finite")),
+                ),
+                (
+                    "i".into(),
+                    Value::Number(Number::from_f64(1e300).expect("finite")),
+                ),
+                ("j".into(), Value::int(i64::MIN)),
+                ("k".into(), big_string(200)),
+                ("ü".into(), Value::string("")),
+            ]),
+            Value::object(vec![
+                (
+                    "big".into(),
+                    Value::tuple((0..300).map(Value::int).collect()),
+                ),
+                ("nested".into(), nested),
+                (
+                    "map".into(),
+                    Value::map(
+                        crate::value::Type::String,
+                        vec![
+                            ("z".into(), big_string(5000)),
+                            ("a".into(), Value::string("x")),
+                        ],
+                    ),
+                ),
+            ]),
+        ]
+    }
+
+    #[test]
+    fn bodies_are_byte_identical_to_prost() {
+        for v in sample_bodies() {
+            assert_eq!(direct_bytes(&v).unwrap(), prost_bytes(&v).unwrap(), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn unsorted_entries_are_written_as_prost_writes_them() {
+        // Values keep their entries sorted; were one not, the response still matches prost's
+        // map (sorted, the later duplicate wins).
+        let v = Value::Object(std::sync::Arc::new(crate::value::Fields {
+            elem: crate::value::Type::Dynamic,
+            entries: vec![
+                ("b".into(), Value::int(1)),
+                ("a".into(), Value::tuple(vec![Value::int(2)])),
+                ("b".into(), Value::string("later")),
+            ],
+        }));
+        assert_eq!(direct_bytes(&v).unwrap(), prost_bytes(&v).unwrap());
+        let bad = Value::Object(std::sync::Arc::new(crate::value::Fields {
+            elem: crate::value::Type::Dynamic,
+            entries: vec![
+                ("b".into(), Value::Number(Number::infinity(false))),
+                ("a".into(), Value::Unknown(crate::value::Type::Number)),
+            ],
+        }));
+        assert_eq!(
+            direct_bytes(&bad).unwrap_err(),
+            prost_bytes(&bad).unwrap_err()
+        );
+    }
+
+    #[test]
+    fn bodies_fail_as_value_to_struct_fails() {
+        let deep_list = {
+            let mut v = Value::int(1);
+            for _ in 0..MAX_DEPTH {
+                v = Value::tuple(vec![v]);
+            }
+            Value::object(vec![("x".into(), v)])
+        };
+        let deep_obj = {
+            let mut v = Value::int(1);
+            for _ in 0..=MAX_DEPTH {
+                v = Value::object(vec![("x".into(), v)]);
+            }
+            v
+        };
+        let huge = Number::from_i64(10)
+            .pow(&Number::from_i64(400))
+            .expect("exact power");
+        let bad = [
+            Value::int(1),
+            Value::string("s"),
+            Value::tuple(vec![]),
+            Value::Unknown(crate::value::Type::Dynamic),
+            Value::object(vec![
+                ("a".into(), Value::Number(Number::infinity(true))),
+                ("b".into(), Value::Unknown(crate::value::Type::Number)),
+            ]),
+            Value::object(vec![
+                (
+                    "a".into(),
+                    Value::tuple(vec![Value::Unknown(crate::value::Type::Bool)]),
+                ),
+                ("b".into(), Value::Number(Number::infinity(true))),
+            ]),
+            Value::object(vec![("n".into(), Value::Number(huge))]),
+            deep_list,
+            deep_obj,
+        ];
+        for v in bad {
+            let Err(want) = prost_bytes(&v) else {
+                panic!("value_to_struct accepts a bad value")
+            };
+            let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+            b.set_resource_value(
+                "ok".into(),
+                Value::object(vec![("a".into(), Value::int(1))]),
+            )
+            .unwrap();
+            assert_eq!(
+                b.set_resource_value("r".into(), v.clone()),
+                Err(want),
+                "{v:?}"
+            );
+            // A refused body leaves the builder as it was.
+            assert!(!b.has_resource("r"));
+            let mut expect = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+            expect
+                .set_resource_value(
+                    "ok".into(),
+                    Value::object(vec![("a".into(), Value::int(1))]),
+                )
+                .unwrap();
+            assert_eq!(b.finish_encoded(), expect.finish_encoded());
+        }
+    }
+
+    /// A request whose desired state already holds resources, a composite with status and
+    /// connection details, and context.
+    fn upstream_request() -> v1::RunFunctionRequest {
+        let body =
+            |n: i64| value_to_struct(&Value::object(vec![("n".into(), Value::int(n))])).unwrap();
+        let mut resources = std::collections::HashMap::new();
+        for (name, ready) in [("kept", 1), ("replaced", 2), ("empty", 0)] {
+            resources.insert(
+                name.to_string(),
+                v1::Resource {
+                    resource: (name != "empty").then(|| body(ready.into())),
+                    connection_details: [("u".to_string(), b"p".to_vec())].into_iter().collect(),
+                    ready,
+                },
+            );
+        }
+        resources.insert("default".to_string(), v1::Resource::default());
+        v1::RunFunctionRequest {
+            meta: Some(v1::RequestMeta {
+                tag: "tag".into(),
+                capabilities: vec![],
+            }),
+            desired: Some(v1::State {
+                composite: Some(v1::Resource {
+                    resource: Some(body(9)),
+                    ..Default::default()
+                }),
+                resources,
+            }),
+            context: Some(body(4)),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn whole_response_decodes_to_finish() {
+        let req = upstream_request();
+        let mut b = ResponseBuilder::new(&req);
+        for (i, v) in sample_bodies().into_iter().enumerate() {
+            b.set_resource_value(format!("body-{i}").into(), v).unwrap();
+        }
+        b.set_resource_value("replaced".into(), Value::object(vec![]))
+            .unwrap();
+        assert!(b.set_ready("replaced", Ready::True));
+        assert!(b.set_ready("kept", Ready::False));
+        assert!(b.set_ready("body-1", Ready::False));
+        // Values then messages and back, under one name.
+        b.set_resource_value("twice".into(), Value::object(vec![]))
+            .unwrap();
+        b.set_resource("twice", prost_types::Struct::default());
+        b.set_resource("thrice", prost_types::Struct::default());
+        b.set_resource_value(
+            "thrice".into(),
+            Value::object(vec![("t".into(), Value::int(3))]),
+        )
+        .unwrap();
+        b.merge_composite_status(
+            value_to_struct(&Value::object(vec![("s".into(), Value::int(1))])).unwrap(),
+        );
+        b.merge_composite_connection([("c".to_string(), b"1".to_vec())]);
+        b.set_context("k", value_to_proto(&Value::string("v")).unwrap());
+        b.add_requirement(
+            "req",
+            v1::ResourceSelector {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                r#match: Some(v1::resource_selector::Match::MatchName("x".into())),
+                ..Default::default()
+            },
+        );
+        b.add_result(Severity::Warning, "w", Some("why"));
+        b.add_condition("C", Status::ConditionFalse, "R", None);
+        let bytes = b.finish_encoded();
+        let rsp = b.clone().finish();
+        let decoded =
+            <v1::RunFunctionResponse as prost::Message>::decode(bytes.as_slice()).unwrap();
+        assert_eq!(decoded, rsp);
+        assert_eq!(bytes.len(), prost::Message::encoded_len(&rsp));
+        let d = rsp.desired.as_ref().unwrap();
+        assert_eq!(d.resources["replaced"].ready, Ready::True as i32);
+        assert!(d.resources["replaced"].connection_details.is_empty());
+        assert_eq!(d.resources["kept"].ready, Ready::False as i32);
+        assert_eq!(d.resources["twice"].resource, Some(Default::default()));
+        assert_eq!(d.resources["default"], v1::Resource::default());
+        // Deterministic: the same builder writes the same bytes.
+        assert_eq!(b.finish_encoded(), bytes);
+    }
+
+    #[test]
+    fn one_resource_is_byte_identical_to_prost() {
+        // With at most one entry in every protocol map, prost's order is fixed too.
+        let mut b = ResponseBuilder::new(&v1::RunFunctionRequest {
+            meta: Some(v1::RequestMeta {
+                tag: "t".into(),
+                capabilities: vec![],
+            }),
+            ..Default::default()
+        });
+        b.set_resource_value("only".into(), sample_bodies().swap_remove(1))
+            .unwrap();
+        b.set_ready("only", Ready::True);
+        b.add_result(Severity::Normal, "ok", None);
+        let rsp = b.clone().finish();
+        assert_eq!(b.finish_encoded(), prost::Message::encode_to_vec(&rsp));
+        let empty = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+        assert_eq!(
+            empty.finish_encoded(),
+            prost::Message::encode_to_vec(&empty.clone().finish())
+        );
+    }
+
+    #[test]
+    fn varint_lengths_match_prost() {
+        for v in [0u64, 1, 127, 128, 16383, 16384, u32::MAX as u64, u64::MAX] {
+            let mut buf = Vec::new();
+            wire::put_varint(&mut buf, v);
+            assert_eq!(buf.len(), wire::varint_len(v), "{v}");
+            let mut p = Vec::new();
+            prost::encode_length_delimiter(v as usize, &mut p).unwrap();
+            assert_eq!(buf, p, "{v}");
+        }
+    }
+
+    /// Results and conditions written by hand are prost's bytes, for empty and fixed
+    /// texts, a present empty reason or message, and every severity and status.
+    #[test]
+    fn results_and_conditions_encode_as_prost() {
+        use prost::Message as _;
+        let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+        b.push_result(
+            Severity::Normal,
+            "hcl module executed successfully".into(),
+            None,
+        );
+        b.push_result(Severity::Warning, "".into(), Some("".into()));
+        b.add_result(Severity::Fatal, String::from("m"), Some("r"));
+        b.push_result(Severity::Unspecified, "x".into(), None);
+        b.push_condition(
+            "FullyResolved".into(),
+            Status::ConditionTrue,
+            "".into(),
+            None,
+        );
+        b.push_condition(
+            "".into(),
+            Status::ConditionUnspecified,
+            "r".into(),
+            Some("".into()),
+        );
+        b.add_condition("T", Status::ConditionFalse, "R", Some("long ".repeat(40)));
+        let bytes = b.finish_encoded();
+        let rsp = b.finish();
+        assert_eq!(rsp.results.len(), 4);
+        assert_eq!(rsp.conditions.len(), 3);
+        assert_eq!(bytes, rsp.encode_to_vec());
+    }
+}

@@ -1,0 +1,319 @@
+//! The compiled-program cache: every reconcile of every XR sends the same few programs,
+//! so each distinct program is parsed and compiled once and shared (`Arc`) by all later
+//! calls. Compile errors are cached too, so a broken composition is not re-parsed on
+//! every reconcile.
+//!
+//! Keyed by a 64-bit hash of the program text and checked for equality against the stored
+//! text, so a hash collision can never run the wrong program. Bounded by entries and by
+//! (estimated) bytes with least-recently-used eviction. Sharded, so concurrent hits on
+//! different programs do not contend on one lock; concurrent first calls of one program
+//! compile it once (the others wait for that compilation).
+
+use crate::lower::ir::{LoadError, Program};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A compiled program, or the diagnostics that stopped it from loading.
+pub type Compiled = Result<Arc<Program>, Arc<LoadError>>;
+
+const SHARDS: usize = 16;
+
+/// Limits of a [`ProgramCache`].
+#[derive(Clone, Copy, Debug)]
+pub struct CacheLimits {
+    /// Most programs kept.
+    pub max_entries: usize,
+    /// Most bytes kept (estimated from the program text: see [`estimate_bytes`]).
+    pub max_bytes: usize,
+}
+
+impl Default for CacheLimits {
+    fn default() -> Self {
+        CacheLimits {
+            max_entries: 1024,
+            max_bytes: 256 << 20,
+        }
+    }
+}
+
+/// Counters for metrics and tests.
+#[derive(Debug, Default)]
+pub struct CacheStats {
+    pub hits: AtomicU64,
+    pub misses: AtomicU64,
+    pub evictions: AtomicU64,
+    pub compiles: AtomicU64,
+    pub compile_nanos: AtomicU64,
+}
+
+struct Entry {
+    source: Arc<str>,
+    cell: Arc<OnceLock<Compiled>>,
+    bytes: usize,
+    last_used: u64,
+}
+
+#[derive(Default)]
+struct Shard {
+    map: HashMap<u64, Vec<Entry>>,
+    entries: usize,
+    bytes: usize,
+}
+
+/// A bounded, sharded LRU cache of compiled programs.
+pub struct ProgramCache {
+    shards: Vec<Mutex<Shard>>,
+    limits: CacheLimits,
+    tick: AtomicU64,
+    hasher: ahash::RandomState,
+    /// Test hook: hash every program to this value, to exercise collisions.
+    constant_hash: Option<u64>,
+    pub stats: CacheStats,
+}
+
+/// Estimated memory of a compiled program: bytecode, constants and the retained source
+/// are proportional to the text; the factor was measured on the conformance programs.
+pub fn estimate_bytes(source: &str) -> usize {
+    source.len() * 12 + 4096
+}
+
+impl ProgramCache {
+    pub fn new(limits: CacheLimits) -> ProgramCache {
+        ProgramCache {
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            limits: CacheLimits {
+                max_entries: limits.max_entries.max(1),
+                max_bytes: limits.max_bytes.max(1),
+            },
+            tick: AtomicU64::new(0),
+            hasher: ahash::RandomState::with_seeds(
+                0x243f_6a88_85a3_08d3,
+                0x1319_8a2e_0370_7344,
+                0xa409_3822_299f_31d0,
+                0x082e_fa98_ec4e_6c89,
+            ),
+            constant_hash: None,
+            stats: CacheStats::default(),
+        }
+    }
+
+    fn hash(&self, source: &str) -> u64 {
+        if let Some(h) = self.constant_hash {
+            return h;
+        }
+        let mut h = self.hasher.build_hasher();
+        h.write(source.as_bytes());
+        h.finish()
+    }
+
+    /// The compiled program for `source`, compiling it with `compile` on a miss.
+    pub fn get_or_compile(
+        &self,
+        source: &str,
+        compile: impl FnOnce(&str) -> Result<Program, LoadError>,
+    ) -> Compiled {
+        let hash = self.hash(source);
+        let shard_index = (hash as usize) % SHARDS;
+        let now = self.tick.fetch_add(1, Ordering::Relaxed);
+        let cell = {
+            let mut shard = lock(&self.shards[shard_index]);
+            let found = shard
+                .map
+                .get_mut(&hash)
+                .and_then(|v| v.iter_mut().find(|e| *e.source == *source))
+                .map(|e| {
+                    e.last_used = now;
+                    e.cell.clone()
+                });
+            match found {
+                Some(cell) => {
+                    self.stats.hits.fetch_add(1, Ordering::Relaxed);
+                    cell
+                }
+                None => {
+                    self.stats.misses.fetch_add(1, Ordering::Relaxed);
+                    let cell = Arc::new(OnceLock::new());
+                    let bytes = estimate_bytes(source);
+                    shard.map.entry(hash).or_default().push(Entry {
+                        source: Arc::from(source),
+                        cell: cell.clone(),
+                        bytes,
+                        last_used: now,
+                    });
+                    shard.entries += 1;
+                    shard.bytes += bytes;
+                    self.evict(&mut shard);
+                    cell
+                }
+            }
+        };
+        // Outside the shard lock: concurrent callers of the same program wait here for
+        // the one compilation; callers of other programs are not blocked.
+        cell.get_or_init(|| {
+            let start = Instant::now();
+            let out = match compile(source) {
+                Ok(p) => Ok(Arc::new(p)),
+                Err(d) => Err(Arc::new(d)),
+            };
+            self.stats.compiles.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .compile_nanos
+                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            out
+        })
+        .clone()
+    }
+
+    /// Evict least-recently-used entries of a shard until it is within its share.
+    fn evict(&self, shard: &mut Shard) {
+        let max_entries = self.limits.max_entries.div_ceil(SHARDS).max(1);
+        let max_bytes = self.limits.max_bytes.div_ceil(SHARDS).max(1);
+        while shard.entries > max_entries || (shard.bytes > max_bytes && shard.entries > 1) {
+            let Some((&hash, idx)) = shard
+                .map
+                .iter()
+                .flat_map(|(h, v)| {
+                    v.iter()
+                        .enumerate()
+                        .map(move |(i, e)| ((h, i), e.last_used))
+                })
+                .min_by_key(|(_, t)| *t)
+                .map(|(k, _)| k)
+            else {
+                break;
+            };
+            if let Some(v) = shard.map.get_mut(&hash) {
+                let e = v.swap_remove(idx);
+                shard.entries -= 1;
+                shard.bytes -= e.bytes;
+                if v.is_empty() {
+                    shard.map.remove(&hash);
+                }
+                self.stats.evictions.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Number of cached programs.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).entries).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Estimated bytes held.
+    pub fn bytes(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).bytes).sum()
+    }
+
+    /// Drop every entry (for `fn-hcl bench --cold`).
+    pub fn clear(&self) {
+        for s in &self.shards {
+            *lock(s) = Shard::default();
+        }
+    }
+
+    /// Total time spent compiling.
+    pub fn compile_time(&self) -> Duration {
+        Duration::from_nanos(self.stats.compile_nanos.load(Ordering::Relaxed))
+    }
+}
+
+/// Lock a shard, recovering from a poisoned lock (a panic while holding it cannot leave
+/// the map inconsistent: every mutation is a single insert or remove).
+fn lock(m: &Mutex<Shard>) -> std::sync::MutexGuard<'_, Shard> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::ir::compile_txtar;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    fn prog(i: usize) -> String {
+        format!("-- main.hcl --\nlocals {{\n  x = {i}\n}}\n")
+    }
+
+    #[test]
+    fn compiles_once_then_hits() {
+        let c = ProgramCache::new(CacheLimits::default());
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        let b = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(c.stats.compiles.load(Relaxed), 1);
+        assert_eq!(c.stats.hits.load(Relaxed), 1);
+        assert_eq!(c.stats.misses.load(Relaxed), 1);
+        assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn a_hash_collision_never_returns_the_wrong_program() {
+        let mut c = ProgramCache::new(CacheLimits::default());
+        c.constant_hash = Some(7);
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        let b = c.get_or_compile(&prog(2), compile_txtar).expect("compiles");
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(c.stats.compiles.load(Relaxed), 2);
+        let a2 = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        assert!(Arc::ptr_eq(&a, &a2));
+    }
+
+    #[test]
+    fn compile_errors_are_cached_too() {
+        let c = ProgramCache::new(CacheLimits::default());
+        let bad = "-- main.hcl --\nresource {\n";
+        let e1 = c.get_or_compile(bad, compile_txtar).err().expect("fails");
+        let e2 = c.get_or_compile(bad, compile_txtar).err().expect("fails");
+        assert!(Arc::ptr_eq(&e1, &e2));
+        assert!(e1.message().starts_with("evaluate hcl: main.hcl:"));
+        assert_eq!(c.stats.compiles.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn stays_within_its_entry_bound() {
+        let c = ProgramCache::new(CacheLimits {
+            max_entries: 32,
+            max_bytes: usize::MAX,
+        });
+        for i in 0..1000 {
+            let _ = c.get_or_compile(&prog(i), compile_txtar);
+        }
+        assert!(c.len() <= 32 + SHARDS, "len {}", c.len());
+        assert!(c.stats.evictions.load(Relaxed) >= 1000 - 32 - SHARDS as u64);
+    }
+
+    #[test]
+    fn stays_within_its_byte_bound() {
+        let c = ProgramCache::new(CacheLimits {
+            max_entries: usize::MAX,
+            max_bytes: 64 * 1024,
+        });
+        for i in 0..500 {
+            let _ = c.get_or_compile(&prog(i), compile_txtar);
+        }
+        assert!(c.bytes() <= 64 * 1024 + SHARDS * estimate_bytes(&prog(999)));
+    }
+
+    #[test]
+    fn concurrent_first_calls_compile_once() {
+        let c = Arc::new(ProgramCache::new(CacheLimits::default()));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let c = c.clone();
+                std::thread::spawn(move || c.get_or_compile(&prog(42), compile_txtar).is_ok())
+            })
+            .collect();
+        for t in threads {
+            assert!(t.join().unwrap_or(false));
+        }
+        assert_eq!(c.stats.compiles.load(Relaxed), 1);
+        c.clear();
+        assert!(c.is_empty());
+    }
+}

@@ -1,0 +1,1757 @@
+//! DSL evaluation: runs the blocks of a compiled program against one request, in source
+//! order, with the Go implementation's rules: conditions, deferral of incomplete blocks
+//! (with a discard per block), the safety rule for observed resources, collections,
+//! composite status/connection and context merging, requirements, readiness.
+//!
+//! Evaluation never fails halfway with a panic: every problem is a [`Diagnostic`]; an
+//! error diagnostic ends evaluation with a Fatal result, as in Go.
+
+use crate::bytecode::compile::ChunkId;
+use crate::bytecode::vm::{Limits, Vm};
+use crate::lower::ir::{
+    CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals, Matcher,
+    Program, Ready, Requirement, Resource, ResourceContent, Sub,
+};
+use crate::syntax::diag::{Diagnostic, Severity};
+use crate::syntax::span::Span;
+use crate::value::{Fields, Str, Type, Value};
+use serde_json::{Map, Value as Json};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, LazyLock};
+
+/// Annotation naming the collection a desired resource belongs to.
+pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
+/// Annotation with a collection member's position (`s000000`).
+pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
+
+/// What evaluation reads from the request, already converted to values.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// The `req` object (its 8 fields).
+    pub req: Value,
+    /// `req.resource`: observed bodies by composed resource name.
+    pub resource: Value,
+    /// `req.connection`: observed connection details by name.
+    pub connection: Value,
+    /// `req.resources`: observed collection members by base name (by index).
+    pub resources: Value,
+    /// `req.connections`: their connection details.
+    pub connections: Value,
+    /// The observed bodies as the request carried them, decoded on first use, when
+    /// `resource` holds only the bodies the program reads (`None`: it holds them all).
+    pub bodies: Option<std::sync::Arc<crate::protocol::request::ObservedBodies>>,
+}
+
+impl Inputs {
+    /// The inputs of a decoded request.
+    pub fn from_request(r: &crate::protocol::request::Request) -> Inputs {
+        Inputs {
+            req: r.to_value(),
+            resource: r.resource.clone(),
+            connection: r.connection.clone(),
+            resources: r.resources.clone(),
+            connections: r.connections.clone(),
+            bodies: r.bodies.clone(),
+        }
+    }
+
+    /// The observed body of `name` (`self.resource`; null when not observed).
+    fn observed_body(&self, name: &str) -> Value {
+        match &self.bodies {
+            Some(b) => b.get(name).unwrap_or_default(),
+            None => self.resource.get_attr(name).cloned().unwrap_or_default(),
+        }
+    }
+
+    fn is_observed(&self, name: &str) -> bool {
+        self.resource.get_attr(name).is_some()
+    }
+}
+
+/// A result the function reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultMsg {
+    pub severity: ResultSeverity,
+    pub message: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultSeverity {
+    Fatal,
+    Warning,
+    Normal,
+}
+
+/// A condition the function reports (always targeting the composite).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CondMsg {
+    pub kind: &'static str,
+    pub status: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// A requirement selector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selector {
+    pub api_version: String,
+    pub kind: String,
+    pub matcher: SelectorMatch,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SelectorMatch {
+    Name(String),
+    Labels(BTreeMap<String, String>),
+}
+
+/// The outcome of a successful evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    /// Desired resources in the order they were produced, with their readiness
+    /// (0 unspecified, 1 true, 2 false).
+    pub resources: Vec<(Str, Value, i32)>,
+    /// The unified composite status (an object), if any block wrote one.
+    pub status: Option<Json>,
+    /// The unified composite connection details, if any block wrote them.
+    pub connection: Option<BTreeMap<String, Vec<u8>>>,
+    /// The unified context keys, if any block wrote one.
+    pub context: Option<Map<String, Json>>,
+    pub requirements: Vec<(Str, Selector)>,
+    pub results: Vec<ResultMsg>,
+    pub conditions: Vec<CondMsg>,
+}
+
+/// Why evaluation failed: the message of the Fatal result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fatal(pub String);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DiscardType {
+    Resource,
+    Resources,
+    Group,
+    Status,
+    Connection,
+    Ready,
+    Context,
+    Requirement,
+}
+
+impl DiscardType {
+    fn as_str(self) -> &'static str {
+        match self {
+            DiscardType::Resource => "resource",
+            DiscardType::Resources => "resources",
+            DiscardType::Group => "group",
+            DiscardType::Status => "composite-status",
+            DiscardType::Connection => "composite-connection",
+            DiscardType::Ready => "resource-ready",
+            DiscardType::Context => "context",
+            DiscardType::Requirement => "requirement",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DiscardReason {
+    UserCondition,
+    Incomplete,
+    BadSecret,
+}
+
+impl DiscardReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            DiscardReason::UserCondition => "user-condition",
+            DiscardReason::Incomplete => "incomplete",
+            DiscardReason::BadSecret => "bad-secret",
+        }
+    }
+}
+
+struct Discard {
+    kind: DiscardType,
+    reason: DiscardReason,
+    name: String,
+    range: String,
+    context: Vec<String>,
+}
+
+impl Discard {
+    fn message(&self) -> String {
+        let mut s = format!(
+            "{}:discarded {} {}",
+            self.range,
+            self.kind.as_str(),
+            self.name
+        );
+        for c in &self.context {
+            s.push('\n');
+            s.push_str(c);
+        }
+        s
+    }
+}
+
+type Diags = Vec<Diagnostic>;
+
+fn has_errors(d: &[Diagnostic]) -> bool {
+    crate::syntax::diag::has_errors(d)
+}
+
+fn downgrade(mut d: Diags) -> Diags {
+    for x in &mut d {
+        x.severity = Severity::Warning;
+    }
+    d
+}
+
+fn err_no_range(summary: impl Into<String>) -> Diagnostic {
+    Diagnostic::error_no_range(summary, "")
+}
+
+fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) -> Diagnostic {
+    Diagnostic::error(summary, detail, range)
+}
+
+/// Go's `%s` formatting of a cty.Type, which function-hcl prints in one error message.
+/// fmt prints the `Type{typeImpl}` struct field by field (no Stringer is reachable through
+/// the unexported field): `{` + the impl struct (its empty `typeImplSigil` is `{}`) + `}`,
+/// maps with sorted keys, and an object's nil `AttrOptional` map as `map[]`.
+fn go_type_string(t: &Type) -> String {
+    let inner = match t {
+        Type::String | Type::Number | Type::Bool => {
+            let kind = match t {
+                Type::String => 'S',
+                Type::Number => 'N',
+                _ => 'B',
+            };
+            format!("{{}} %!s(cty.primitiveTypeKind={})", kind as u32)
+        }
+        Type::Dynamic => "{}".to_string(),
+        Type::List(e) | Type::Set(e) | Type::Map(e) => format!("{{}} {}", go_type_string(e)),
+        Type::Tuple(es) => {
+            let items: Vec<String> = es.iter().map(go_type_string).collect();
+            format!("{{}} [{}]", items.join(" "))
+        }
+        Type::Object(attrs) => {
+            let mut sorted: Vec<&(Str, Type)> = attrs.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            let items: Vec<String> = sorted
+                .iter()
+                .map(|(k, t)| format!("{k}:{}", go_type_string(t)))
+                .collect();
+            format!("{{}} map[{}] map[]", items.join(" "))
+        }
+    };
+    format!("{{{{{inner}}}}}")
+}
+
+/// Per-request evaluation state.
+struct Evaluator<'p> {
+    program: &'p Program,
+    vm: Vm<'p>,
+    inputs: &'p Inputs,
+    frame: Vec<Value>,
+    desired: Vec<(Str, Value)>,
+    desired_index: HashMap<Str, usize>,
+    ready: HashMap<Str, i32>,
+    statuses: Vec<Json>,
+    connections: Vec<BTreeMap<String, Vec<u8>>>,
+    contexts: Vec<(String, Json)>,
+    requirements: Vec<(Str, Selector)>,
+    requirement_names: HashSet<Str>,
+    discards: Vec<Discard>,
+    budget_error: Option<String>,
+}
+
+/// Evaluate a program against a request.
+pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
+    let mut e = Evaluator {
+        program,
+        vm: Vm::new(&program.code, limits),
+        inputs,
+        frame: Vec::with_capacity(program.frame_size as usize),
+        desired: Vec::new(),
+        desired_index: HashMap::new(),
+        ready: HashMap::new(),
+        statuses: Vec::new(),
+        connections: Vec::new(),
+        contexts: Vec::new(),
+        requirements: Vec::new(),
+        requirement_names: HashSet::new(),
+        discards: Vec::new(),
+        budget_error: None,
+    };
+    e.frame.push(inputs.req.clone());
+    let mut diags: Diags = program.load_warnings.clone();
+    let ds = e.group(&program.root);
+    diags.extend(ds);
+    if let Some(b) = e.budget_error.take() {
+        return Err(Fatal(format!("evaluate hcl: {b}")));
+    }
+    if has_errors(&diags) {
+        return Err(Fatal(format!(
+            "evaluate hcl: {}",
+            crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
+        )));
+    }
+    e.finish(diags)
+}
+
+/// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
+fn sort_by_severity(mut d: Diags) -> Diags {
+    d.sort_by_key(|x| match x.severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+    });
+    d
+}
+
+impl<'p> Evaluator<'p> {
+    fn range(&self, sp: Span) -> String {
+        self.program.sources.range(sp).to_string()
+    }
+
+    /// Evaluate a chunk in the current frame.
+    fn eval(&mut self, e: &CExpr, diags: &mut Diags) -> Value {
+        if self.budget_error.is_some() {
+            return Value::Unknown(Type::Dynamic);
+        }
+        match self.vm.eval(e.chunk, &self.frame, diags) {
+            Ok(v) => v,
+            Err(err) => {
+                self.budget_error = Some(err.to_string());
+                diags.push(err_no_range(err.to_string()));
+                Value::Unknown(Type::Dynamic)
+            }
+        }
+    }
+
+    fn eval_chunk(&mut self, chunk: ChunkId, diags: &mut Diags) -> Value {
+        self.eval(
+            &CExpr {
+                chunk,
+                range: Span::default(),
+            },
+            diags,
+        )
+    }
+
+    /// function-hcl's `messagesFromDiags`: the source of the expression each diagnostic
+    /// is about, then the diagnostic's text.
+    fn messages(&self, diags: &[Diagnostic]) -> Vec<String> {
+        diags
+            .iter()
+            .map(|d| {
+                let sm = &self.program.sources;
+                let mut parts = Vec::new();
+                if let Some(r) = d.expression.or(d.context) {
+                    parts.push(source_or_unknown(sm, r));
+                }
+                parts.push(d.plain(sm));
+                parts.join(", ")
+            })
+            .collect()
+    }
+
+    /// Push a scope's locals onto the frame. Errors are fatal; a local that fails is
+    /// unknown, its diagnostics kept as warnings.
+    fn locals(&mut self, l: &Locals) -> Result<Diags, Diags> {
+        if let Some(e) = &l.error {
+            return Err(vec![e.clone()]);
+        }
+        debug_assert_eq!(self.frame.len() as u32, l.base);
+        let mut diags = Vec::new();
+        for def in &l.defs {
+            let mut ds = Vec::new();
+            let v = self.eval(&def.expr, &mut ds);
+            diags.extend(downgrade(ds));
+            self.frame.push(v);
+        }
+        Ok(diags)
+    }
+
+    /// function-hcl's `evaluateCondition`: Ok(true) to go on, Ok(false) to skip.
+    fn condition(
+        &mut self,
+        cond: Option<&CAttr>,
+        kind: DiscardType,
+        name: &str,
+        diags: &mut Diags,
+    ) -> Result<bool, ()> {
+        let Some(c) = cond else { return Ok(true) };
+        let mut ds = Vec::new();
+        let v = self.eval(&c.expr, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            let context = self.messages(&ds);
+            self.discards.push(Discard {
+                kind,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: self.range(c.range),
+                context,
+            });
+            // Go appends the (downgraded) diagnostics twice; they are deduplicated later.
+            let ds = downgrade(ds);
+            diags.extend(ds.iter().cloned());
+            diags.extend(ds);
+            return Ok(false);
+        }
+        diags.extend(ds);
+        match v {
+            Value::Bool(b) => {
+                if !b {
+                    self.discards.push(Discard {
+                        kind,
+                        reason: DiscardReason::UserCondition,
+                        name: name.to_string(),
+                        range: self.range(c.range),
+                        context: Vec::new(),
+                    });
+                }
+                Ok(b)
+            }
+            other => {
+                diags.push(err_no_range(format!(
+                    "got type {}, expected {}",
+                    go_type_string(&other.type_of()),
+                    go_type_string(&Type::Bool)
+                )));
+                Err(())
+            }
+        }
+    }
+
+    fn group(&mut self, g: &Group) -> Diags {
+        let base = self.frame.len();
+        let out = self.group_inner(g);
+        self.frame.truncate(base);
+        out
+    }
+
+    fn group_inner(&mut self, g: &Group) -> Diags {
+        let mut diags = match self.locals(&g.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut cd = Vec::new();
+        match self.condition(g.condition.as_ref(), DiscardType::Group, "", &mut cd) {
+            Err(()) => {
+                diags.extend(cd);
+                diags.push(err_no_range("unable to evaluate condition"));
+                return diags;
+            }
+            Ok(false) => {
+                // fn-hcl: an incomplete group condition keeps its warnings.
+                diags.extend(cd);
+                return diags;
+            }
+            Ok(true) => diags.extend(cd),
+        }
+        for item in &g.items {
+            let cur = match item {
+                Item::Group(sub) => self.group(sub),
+                Item::Resource(r) => self.resource(r),
+                Item::Collection(c) => self.collection(c),
+                Item::Composite(c) => self.composite(c),
+                Item::Context(c) => self.context(c),
+                Item::Requirement(r) => self.requirement(r),
+                Item::Fatal(d) => d.clone(),
+            };
+            let stop = has_errors(&cur) || self.budget_error.is_some();
+            diags.extend(cur);
+            if stop {
+                return diags;
+            }
+        }
+        diags
+    }
+
+    /// `self` of a resource named `name`; `own_body`: whether the block can read
+    /// `self.resource` (`crate::lower::reads`): if not, it may hold a placeholder.
+    fn self_object(&self, name: &Str, own_body: bool) -> Vec<(Str, Value)> {
+        let res = if own_body {
+            self.inputs.observed_body(name)
+        } else {
+            self.inputs
+                .resource
+                .get_attr(name)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let conn = self
+            .inputs
+            .connection
+            .get_attr(name)
+            .cloned()
+            .unwrap_or_default();
+        let k = crate::protocol::request::keys();
+        vec![
+            (k.connection.clone(), conn),
+            (k.name.clone(), Value::string(name.clone())),
+            (k.resource.clone(), res),
+        ]
+    }
+
+    fn resource(&mut self, r: &Resource) -> Diags {
+        let base = self.frame.len();
+        debug_assert_eq!(base as u32, r.self_slot);
+        let self_obj =
+            Value::object(self.self_object(&r.name, self.program.reads.own_body(&r.content)));
+        let out = self.add_resource(&r.name, &r.content, self_obj, None);
+        self.frame.truncate(base);
+        out
+    }
+
+    /// function-hcl's `addResource` (the caller has not pushed `self` yet: `self_obj`).
+    fn add_resource(
+        &mut self,
+        name: &Str,
+        c: &ResourceContent,
+        self_obj: Value,
+        annotations: Option<(Str, Str)>,
+    ) -> Diags {
+        if self.desired_index.contains_key(name) {
+            return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
+        }
+        self.frame.push(self_obj);
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut cd = Vec::new();
+        match self.condition(c.condition.as_ref(), DiscardType::Resource, name, &mut cd) {
+            Err(()) => {
+                diags.extend(cd);
+                diags.push(err_no_range(format!(
+                    "unable to evaluate condition for resource {name}"
+                )));
+                return diags;
+            }
+            // Go drops the condition's diagnostics when it skips a resource.
+            Ok(false) => return Vec::new(),
+            Ok(true) => diags.extend(cd),
+        }
+        let mut ds = Vec::new();
+        let out = self.eval(&c.body, &mut ds);
+        if has_errors(&ds) || out.contains_unknown() {
+            let context = self.messages(&ds);
+            let mut incomplete = Vec::new();
+            for (sp, chunk) in &c.body_vars {
+                let mut td = Vec::new();
+                let v = self.eval_chunk(*chunk, &mut td);
+                ds.extend(td);
+                if v.contains_unknown() {
+                    let source = source_or_unknown(&self.program.sources, *sp);
+                    let mut paths = Vec::new();
+                    unknown_paths(&v, &mut String::new(), &mut paths);
+                    incomplete.extend(paths.iter().map(|p| format!("{source}{p}")));
+                }
+            }
+            let unknown = incomplete.join(", ");
+            if self.inputs.is_observed(name) {
+                diags.extend(ds);
+                diags.push(
+                    err_at(
+                        format!(
+                            "existing resource {name} could not be evaluated, abort (unknown values: {unknown})"
+                        ),
+                        "",
+                        c.body.range,
+                    ),
+                );
+                return diags;
+            }
+            let mut context = context;
+            context.push(format!("unknown values: {unknown}"));
+            self.discards.push(Discard {
+                kind: DiscardType::Resource,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: self.range(c.body.range),
+                context,
+            });
+            diags.extend(downgrade(ds));
+            return diags;
+        }
+        diags.extend(ds);
+        let body = match with_annotations(out, annotations).filter(json_ready) {
+            Some(b) => b,
+            None => {
+                diags.push(err_at(
+                    format!("unable to convert resource body to struct: {name}"),
+                    "",
+                    c.body.range,
+                ));
+                return diags;
+            }
+        };
+        self.desired_index.insert(name.clone(), self.desired.len());
+        self.desired.push((name.clone(), body));
+        for s in &c.subs {
+            let cur = match s {
+                Sub::Composite(x) => self.composite(x),
+                Sub::Ready(x) => self.ready_block(name, x),
+                Sub::Context(x) => self.context(x),
+                Sub::Fatal(d) => d.clone(),
+            };
+            let stop = has_errors(&cur) || self.budget_error.is_some();
+            diags.extend(cur);
+            if stop {
+                return diags;
+            }
+        }
+        diags
+    }
+
+    fn collection(&mut self, c: &Collection) -> Diags {
+        let base = self.frame.len();
+        let out = self.collection_inner(c);
+        self.frame.truncate(base);
+        out
+    }
+
+    fn collection_inner(&mut self, c: &Collection) -> Diags {
+        let base_name = &c.base;
+        let own_body = self.program.reads.own_body(&c.template);
+        let resources = self
+            .inputs
+            .resources
+            .get_attr(base_name)
+            .cloned()
+            .unwrap_or_default();
+        let connections = self
+            .inputs
+            .connections
+            .get_attr(base_name)
+            .cloned()
+            .unwrap_or_default();
+        let coll_self = vec![
+            ("basename".into(), Value::string(base_name.clone())),
+            ("connections".into(), connections),
+            ("resources".into(), resources),
+        ];
+        self.frame.push(Value::object(coll_self.clone()));
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        match self.condition(
+            c.condition.as_ref(),
+            DiscardType::Resources,
+            base_name,
+            &mut diags,
+        ) {
+            Err(()) => {
+                diags.push(err_at(
+                    format!("unable to evaluate condition for resource collection {base_name}"),
+                    "",
+                    c.def_range,
+                ));
+                return diags;
+            }
+            Ok(false) => return diags,
+            Ok(true) => {}
+        }
+        let mut ds = Vec::new();
+        let for_each = self.eval(&c.for_each, &mut ds);
+        let failed = has_errors(&ds);
+        diags.extend(ds);
+        if failed {
+            diags.push(err_at(
+                format!("unable to evaluate for_each for resource collection {base_name}"),
+                "",
+                c.for_each.range,
+            ));
+            return diags;
+        }
+        let Some(iters) = iterations(&for_each) else {
+            diags.push(err_at(
+                format!("unable to extract iterations for resource collection {base_name}"),
+                "",
+                c.for_each.range,
+            ));
+            return diags;
+        };
+        let iter_base = self.frame.len();
+        for (i, (key, value)) in iters.into_iter().enumerate() {
+            self.frame.truncate(iter_base);
+            self.frame.push(Value::object_sorted(vec![
+                (KEY.clone(), key),
+                (VALUE.clone(), value),
+            ]));
+            let mut nd = Vec::new();
+            let name_val = self.eval(&c.name, &mut nd);
+            let failed = has_errors(&nd);
+            diags.extend(nd);
+            if failed {
+                diags.push(err_at(
+                    format!(
+                        "unable to evaluate name expression for resource collection {base_name}"
+                    ),
+                    "",
+                    c.name.range,
+                ));
+                return diags;
+            }
+            let name: Str = match name_val {
+                Value::String(s) => s,
+                _ => {
+                    diags.push(err_at(
+                        format!(
+                            "name produced from evaluating the name expression for collection {base_name} was not a string"
+                        ),
+                        "",
+                        c.name.range,
+                    ));
+                    return diags;
+                }
+            };
+            let own = self.self_object(&name, own_body);
+            let ds = self.add_resource(
+                &name,
+                &c.template,
+                object_from_runs(&coll_self, own),
+                Some((base_name.clone(), item_index(i))),
+            );
+            let stop = has_errors(&ds) || self.budget_error.is_some();
+            diags.extend(ds);
+            if stop {
+                return diags;
+            }
+        }
+        self.frame.truncate(iter_base);
+        for s in &c.subs {
+            let cur = match s {
+                Sub::Composite(x) => self.composite(x),
+                Sub::Context(x) => self.context(x),
+                Sub::Ready(_) => Vec::new(),
+                Sub::Fatal(d) => d.clone(),
+            };
+            let stop = has_errors(&cur) || self.budget_error.is_some();
+            diags.extend(cur);
+            if stop {
+                return diags;
+            }
+        }
+        diags
+    }
+
+    fn with_scope<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let base = self.frame.len();
+        let out = f(self);
+        self.frame.truncate(base);
+        out
+    }
+
+    fn composite(&mut self, c: &Composite) -> Diags {
+        self.with_scope(|e| e.composite_inner(c))
+    }
+
+    fn composite_inner(&mut self, c: &Composite) -> Diags {
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let kind = match &c.kind {
+            CompositeKind::Status => DiscardType::Status,
+            CompositeKind::Connection => DiscardType::Connection,
+            CompositeKind::Invalid(label) => {
+                diags.push(err_no_range(format!("invalid composite label: {label}")));
+                return diags;
+            }
+        };
+        let mut ds = Vec::new();
+        let v = self.eval(&c.body, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            let context = self.messages(&ds);
+            self.discards.push(Discard {
+                kind,
+                reason: DiscardReason::Incomplete,
+                name: String::new(),
+                range: self.range(c.body.range),
+                context,
+            });
+            diags.extend(downgrade(ds));
+            return diags;
+        }
+        diags.extend(ds);
+        let obj = match to_go_object(&v) {
+            Ok(Some(o)) => o,
+            Ok(None) => return diags,
+            Err(msg) => {
+                diags.push(err_at(msg, "", c.body.range));
+                return diags;
+            }
+        };
+        match kind {
+            DiscardType::Status => self.statuses.push(Json::Object(obj)),
+            _ => {
+                let mut values = BTreeMap::new();
+                let mut bad = false;
+                for (k, v) in obj {
+                    let Json::String(s) = v else {
+                        diags.push(err_no_range(format!(
+                            "connection key {k:?} was not a string, got {}",
+                            go_json_type(&v)
+                        )));
+                        continue;
+                    };
+                    match base64_std_decode(&s) {
+                        Some(b) => {
+                            values.insert(k, b);
+                        }
+                        None => {
+                            let msg = format!("connection secret key {k:?} not in base64 format");
+                            self.discards.push(Discard {
+                                kind: DiscardType::Connection,
+                                reason: DiscardReason::BadSecret,
+                                name: k.clone(),
+                                range: self.range(c.body.range),
+                                context: vec![msg.clone()],
+                            });
+                            diags.push(Diagnostic {
+                                severity: Severity::Warning,
+                                ..err_no_range(msg)
+                            });
+                            bad = true;
+                        }
+                    }
+                }
+                if !bad && !has_errors(&diags) {
+                    self.connections.push(values);
+                }
+            }
+        }
+        diags
+    }
+
+    fn context(&mut self, c: &ContextBlock) -> Diags {
+        self.with_scope(|e| e.context_inner(c))
+    }
+
+    fn context_inner(&mut self, c: &ContextBlock) -> Diags {
+        let mut diags = match self.locals(&c.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut ds = Vec::new();
+        let key = self.eval(&c.key, &mut ds);
+        let failed = has_errors(&ds);
+        diags.extend(ds.iter().cloned());
+        if failed {
+            diags.push(err_at(
+                "unable to evaluate context key",
+                crate::syntax::diag::plain_all(&ds, &self.program.sources),
+                c.key.range,
+            ));
+            return diags;
+        }
+        if key.contains_unknown() {
+            diags.push(err_at("context key is unknown", "", c.key.range));
+            return diags;
+        }
+        let Value::String(key) = key else {
+            diags.push(err_at(
+                format!(
+                    "context key was not a string, got {}",
+                    key.type_of().friendly_name()
+                ),
+                "",
+                c.key.range,
+            ));
+            return diags;
+        };
+        let mut vd = Vec::new();
+        let v = self.eval(&c.value, &mut vd);
+        if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
+            let context = self.messages(&diags);
+            self.discards.push(Discard {
+                kind: DiscardType::Context,
+                reason: DiscardReason::Incomplete,
+                name: String::new(),
+                range: self.range(c.value.range),
+                context,
+            });
+            diags.extend(downgrade(vd));
+            return diags;
+        }
+        diags.extend(vd);
+        match to_json(&v) {
+            Ok(j) => self.contexts.push((key.to_string(), j)),
+            Err(msg) => diags.push(err_at(
+                "cannot convert value to interface",
+                msg,
+                c.value.range,
+            )),
+        }
+        diags
+    }
+
+    fn ready_block(&mut self, name: &Str, r: &Ready) -> Diags {
+        self.with_scope(|e| e.ready_inner(name, r))
+    }
+
+    fn ready_inner(&mut self, name: &Str, r: &Ready) -> Diags {
+        let mut diags = match self.locals(&r.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        let mut ds = Vec::new();
+        let v = self.eval(&r.value, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            let context = self.messages(&diags);
+            self.discards.push(Discard {
+                kind: DiscardType::Ready,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: self.range(r.value.range),
+                context,
+            });
+            diags.extend(downgrade(ds));
+            return diags;
+        }
+        diags.extend(ds);
+        let Value::String(s) = v else {
+            diags.push(err_at(
+                format!("attribute \"value\" not a string in ready block for {name}"),
+                "",
+                r.value.range,
+            ));
+            return diags;
+        };
+        let code = match &*s {
+            "READY_UNSPECIFIED" => 0,
+            "READY_TRUE" => 1,
+            "READY_FALSE" => 2,
+            _ => {
+                diags.push(err_at(
+                    format!(
+                        "attribute \"value\" does not have a valid value in ready block for {name}, must be one of \"READY_FALSE, READY_TRUE, READY_UNSPECIFIED\""
+                    ),
+                    "",
+                    r.value.range,
+                ));
+                return diags;
+            }
+        };
+        self.ready.insert(name.clone(), code);
+        diags
+    }
+
+    fn requirement(&mut self, r: &Requirement) -> Diags {
+        self.with_scope(|e| e.requirement_inner(r))
+    }
+
+    fn requirement_inner(&mut self, r: &Requirement) -> Diags {
+        let name = &r.name;
+        let fail =
+            |summary: String, range: Span| vec![Diagnostic::error_at(summary, &**name, range)];
+        if self.requirement_names.contains(name) {
+            return fail("multiple requirements with name".into(), r.def_range);
+        }
+        // Go type-checks constant selector values before anything else.
+        let mut diags = Vec::new();
+        let exprs = [
+            ("api version", &r.api_version),
+            ("kind", &r.kind),
+            (
+                "matchName",
+                match &r.matcher {
+                    Matcher::Name(e) | Matcher::Labels(e) => e,
+                },
+            ),
+        ];
+        for (i, (what, e)) in exprs.iter().enumerate() {
+            if !r.constant[i] {
+                continue;
+            }
+            let mut ignored = Vec::new();
+            let v = self.eval(e, &mut ignored);
+            if v.contains_unknown() {
+                continue;
+            }
+            if i < 2 || matches!(r.matcher, Matcher::Name(_)) {
+                if !matches!(v, Value::String(_)) {
+                    diags.extend(fail(
+                        format!("{what} in requirement selector was not a string"),
+                        e.range,
+                    ));
+                }
+            } else if let Err(msg) = label_map(&v) {
+                diags.extend(fail(msg, e.range));
+            }
+        }
+        if has_errors(&diags) {
+            return diags;
+        }
+        let mut cur = match self.locals(&r.locals) {
+            Ok(d) => d,
+            Err(d) => return d,
+        };
+        match self.condition(
+            r.condition.as_ref(),
+            DiscardType::Requirement,
+            name,
+            &mut cur,
+        ) {
+            Err(()) => return cur,
+            Ok(false) => return cur,
+            Ok(true) => {}
+        }
+        self.requirement_names.insert(name.clone());
+        let incomplete = |e: &mut Self, cur: &mut Diags, ds: Diags| {
+            e.discards.push(Discard {
+                kind: DiscardType::Requirement,
+                reason: DiscardReason::Incomplete,
+                name: name.to_string(),
+                range: e.range(r.select_range),
+                context: Vec::new(),
+            });
+            cur.extend(downgrade(ds));
+        };
+        let mut strings = Vec::new();
+        for (what, e) in [("api version", &r.api_version), ("kind", &r.kind)] {
+            let mut ds = Vec::new();
+            let v = self.eval(e, &mut ds);
+            if v.contains_unknown() {
+                incomplete(self, &mut cur, ds);
+                return cur;
+            }
+            let Value::String(s) = v else {
+                return fail(
+                    format!("{what} in requirement selector was not a string"),
+                    e.range,
+                );
+            };
+            strings.push(s.to_string());
+        }
+        let matcher = match &r.matcher {
+            Matcher::Name(e) => {
+                let mut ds = Vec::new();
+                let v = self.eval(e, &mut ds);
+                if v.contains_unknown() {
+                    incomplete(self, &mut cur, ds);
+                    return cur;
+                }
+                let Value::String(s) = v else {
+                    return fail(
+                        "matchName in requirement selector was not a string".into(),
+                        e.range,
+                    );
+                };
+                SelectorMatch::Name(s.to_string())
+            }
+            Matcher::Labels(e) => {
+                let mut ds = Vec::new();
+                let v = self.eval(e, &mut ds);
+                if v.contains_unknown() {
+                    incomplete(self, &mut cur, ds);
+                    return cur;
+                }
+                match label_map(&v) {
+                    Ok(m) => SelectorMatch::Labels(m),
+                    Err(msg) => return fail(msg, e.range),
+                }
+            }
+        };
+        let kind = strings.pop().unwrap_or_default();
+        let api_version = strings.pop().unwrap_or_default();
+        self.requirements.push((
+            name.clone(),
+            Selector {
+                api_version,
+                kind,
+                matcher,
+            },
+        ));
+        cur
+    }
+
+    /// function-hcl's `toResponse` minus the protobuf: unify, conditions and results.
+    fn finish(self, diags: Diags) -> Result<Output, Fatal> {
+        let mut out = Output::default();
+        let ready = self.ready;
+        for (name, body) in self.desired {
+            let r = ready.get(&name).copied().unwrap_or(0);
+            out.resources.push((name, body, r));
+        }
+        if !self.statuses.is_empty() {
+            out.status = Some(
+                unify(self.statuses)
+                    .map_err(|e| Fatal(format!("evaluate hcl: unify composite status: {e}")))?,
+            );
+        }
+        if !self.connections.is_empty() {
+            let mut merged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+            for c in self.connections {
+                for (k, v) in c {
+                    if let Some(old) = merged.get(&k)
+                        && *old != v
+                    {
+                        return Err(Fatal(format!(
+                            "evaluate hcl: unify composite connection: values for key {k} not equal"
+                        )));
+                    }
+                    merged.insert(k, v);
+                }
+            }
+            out.connection = Some(merged);
+        }
+        if !self.contexts.is_empty() {
+            let objs = self
+                .contexts
+                .into_iter()
+                .map(|(k, v)| {
+                    let mut m = Map::new();
+                    m.insert(k, v);
+                    Json::Object(m)
+                })
+                .collect();
+            match unify(objs).map_err(|e| Fatal(format!("evaluate hcl: unify context: {e}")))? {
+                Json::Object(m) => out.context = Some(m),
+                _ => out.context = Some(Map::new()),
+            }
+        }
+        out.requirements = self.requirements;
+        let mut shown = Vec::new();
+        for d in &self.discards {
+            if d.reason == DiscardReason::UserCondition {
+                continue;
+            }
+            out.results.push(ResultMsg {
+                severity: ResultSeverity::Warning,
+                message: d.message(),
+                reason: Some(d.reason.as_str().to_string()),
+            });
+            if shown.len() < 3 {
+                shown.push(format!("{} {}", d.kind.as_str(), d.name));
+            }
+        }
+        let incomplete = !out.results.is_empty();
+        let message = if shown.is_empty() {
+            "all items complete".to_string()
+        } else if out.results.len() > 3 {
+            format!(
+                "{} and {} more items incomplete",
+                shown.join(", "),
+                out.results.len() - 3
+            )
+        } else {
+            format!("{} incomplete", shown.join(", "))
+        };
+        out.conditions.push(CondMsg {
+            kind: "FullyResolved",
+            status: !incomplete,
+            reason: if incomplete {
+                "IncompleteItemsPresent"
+            } else {
+                "AllItemsProcessed"
+            },
+            message,
+        });
+        // HclDiagnostics: unique (severity, range, summary), errors first, then by file
+        // and offset.
+        let sm = &self.program.sources;
+        let mut seen = HashSet::new();
+        let mut uniques: Vec<&Diagnostic> = Vec::new();
+        for d in &diags {
+            let r = d.subject.or(d.context);
+            let key = (
+                d.severity == Severity::Error,
+                r.map(|r| (r.file, r.start, r.end)),
+                d.summary.clone(),
+            );
+            if seen.insert(key) {
+                uniques.push(d);
+            }
+        }
+        uniques.sort_by(|a, b| {
+            let sev = |d: &Diagnostic| u8::from(d.severity != Severity::Error);
+            let ra = a.subject.or(a.context);
+            let rb = b.subject.or(b.context);
+            let fname =
+                |r: Option<Span>| r.map(|r| sm.name(r.file).to_string()).unwrap_or_default();
+            sev(a)
+                .cmp(&sev(b))
+                .then_with(|| fname(ra).cmp(&fname(rb)))
+                .then_with(|| {
+                    ra.map(|r| r.start.byte)
+                        .unwrap_or(0)
+                        .cmp(&rb.map(|r| r.start.byte).unwrap_or(0))
+                })
+        });
+        let summaries: Vec<String> = uniques
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .map(|d| d.short(sm))
+            .collect();
+        if summaries.is_empty() {
+            out.results.push(ResultMsg {
+                severity: ResultSeverity::Normal,
+                message: "no warnings".into(),
+                reason: Some("HclDiagnostics".into()),
+            });
+            out.conditions.push(CondMsg {
+                kind: "HclDiagnostics",
+                status: true,
+                reason: "Eval",
+                message: "hcl.Diagnostics contains no warnings".into(),
+            });
+        } else {
+            out.results.push(ResultMsg {
+                severity: ResultSeverity::Warning,
+                message: format!("warnings: [{}]", summaries.join("; ")),
+                reason: Some("HclDiagnostics".into()),
+            });
+            out.conditions.push(CondMsg {
+                kind: "HclDiagnostics",
+                status: false,
+                reason: "Eval",
+                message: format!(
+                    "hcl.Diagnostics contains {} warnings; {}",
+                    summaries.len(),
+                    summaries.join("; ")
+                ),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The source text of a range, or Go's placeholder.
+fn source_or_unknown(sm: &crate::syntax::span::SourceMap, r: Span) -> String {
+    let s = sm.slice(r);
+    if s.is_empty() && r.start.byte != r.end.byte {
+        "[unknown source]".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// The iterations of a `for_each` value: (key, value) pairs, or None if it cannot be
+/// iterated (unknown, null, or not a collection).
+fn iterations(v: &Value) -> Option<Vec<(Value, Value)>> {
+    if v.contains_unknown() {
+        return None;
+    }
+    match v {
+        Value::List(s) | Value::Tuple(s) => Some(
+            s.items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (Value::int(i as i64), x.clone()))
+                .collect(),
+        ),
+        Value::Set(s) => Some(s.items.iter().map(|x| (x.clone(), x.clone())).collect()),
+        Value::Map(f) | Value::Object(f) => Some(
+            f.entries
+                .iter()
+                .map(|(k, x)| (Value::String(k.clone()), x.clone()))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Add the collection annotations to a resource body. None if the body is not an object.
+fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Value> {
+    let (Value::Object(_) | Value::Map(_)) = &body else {
+        return None;
+    };
+    let Some((base, index)) = annotations else {
+        return Some(body);
+    };
+    // The body, its metadata and their annotations are objects just built (not shared):
+    // they are changed in place, each key inserted at its sorted position.
+    static METADATA: LazyLock<Str> = LazyLock::new(|| Str::from("metadata"));
+    static ANNOTATIONS: LazyLock<Str> = LazyLock::new(|| Str::from("annotations"));
+    static BASE_NAME: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_BASE_NAME));
+    static INDEX: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_INDEX));
+    let mut body = object_fields(Some(body));
+    let fields = Arc::make_mut(&mut body);
+    let mut meta = object_fields(take_entry(&mut fields.entries, "metadata"));
+    let meta_fields = Arc::make_mut(&mut meta);
+    let mut ann = object_fields(take_entry(&mut meta_fields.entries, "annotations"));
+    let ann_fields = Arc::make_mut(&mut ann);
+    ann_fields
+        .entries
+        .retain(|(k, _)| &**k != ANNOTATION_BASE_NAME && &**k != ANNOTATION_INDEX);
+    put_entry(
+        &mut ann_fields.entries,
+        BASE_NAME.clone(),
+        Value::String(base),
+    );
+    put_entry(&mut ann_fields.entries, INDEX.clone(), Value::string(index));
+    put_entry(
+        &mut meta_fields.entries,
+        ANNOTATIONS.clone(),
+        Value::Object(ann),
+    );
+    put_entry(&mut fields.entries, METADATA.clone(), Value::Object(meta));
+    Some(Value::Object(body))
+}
+
+/// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
+/// on the stack and allocated once.
+fn item_index(i: usize) -> Str {
+    use std::io::Write as _;
+    let mut buf = [0u8; 32];
+    let mut w = &mut buf[..];
+    let _ = write!(w, "s{i:06}");
+    let n = 32 - w.len();
+    // Only 's' and ASCII digits were written.
+    Str::from(std::str::from_utf8(&buf[..n]).unwrap_or_default())
+}
+
+/// The entries of a map or object as an object's (anything else: none).
+fn object_fields(v: Option<Value>) -> Arc<Fields> {
+    match v {
+        Some(Value::Object(f)) => f,
+        Some(Value::Map(mut f)) => {
+            Arc::make_mut(&mut f).elem = Type::Dynamic;
+            f
+        }
+        _ => Arc::new(Fields {
+            elem: Type::Dynamic,
+            entries: Vec::new(),
+        }),
+    }
+}
+
+/// The attribute names of a collection item's `each`.
+static KEY: LazyLock<Str> = LazyLock::new(|| Str::from("key"));
+static VALUE: LazyLock<Str> = LazyLock::new(|| Str::from("value"));
+
+/// `Value::object` of `a` followed by `b` (so `b` wins on a shared key), merged in one pass
+/// when both runs are sorted with distinct keys, as a collection item's `self` parts are.
+fn object_from_runs(a: &[(Str, Value)], b: Vec<(Str, Value)>) -> Value {
+    let sorted = |r: &[(Str, Value)]| r.windows(2).all(|w| w[0].0 < w[1].0);
+    if !sorted(a) || !sorted(&b) {
+        return Value::object(a.iter().cloned().chain(b).collect());
+    }
+    Value::object_sorted(crate::value::merge_runs(a.iter().cloned(), b.into_iter()))
+}
+
+/// Removes the entry `key` from sorted entries, returning its value.
+fn take_entry(entries: &mut Vec<(Str, Value)>, key: &str) -> Option<Value> {
+    let i = entries.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
+    Some(entries.remove(i).1)
+}
+
+/// Puts `key` into sorted entries (replacing an entry of the same key).
+fn put_entry(entries: &mut Vec<(Str, Value)>, key: Str, v: Value) {
+    match entries.binary_search_by(|(k, _)| (**k).cmp(&*key)) {
+        Ok(i) => entries[i].1 = v,
+        Err(i) => entries.insert(i, (key, v)),
+    }
+}
+
+/// function-hcl's `findUnknownPaths` and `path2String`: where the unknowns inside a value are,
+/// in cty.Walk order (attributes and map keys sorted, elements in order), as `.attr`,
+/// `[key]` (unquoted) or `[index]`. A wholly unknown value gives one empty path.
+fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
+    let visit = |step: &str, x: &Value, path: &mut String, out: &mut Vec<String>| {
+        let len = path.len();
+        path.push_str(step);
+        unknown_paths(x, path, out);
+        path.truncate(len);
+    };
+    match v {
+        Value::Unknown(_) => out.push(path.clone()),
+        Value::Object(f) => {
+            for (k, x) in &f.entries {
+                visit(&format!(".{k}"), x, path, out);
+            }
+        }
+        Value::Map(f) => {
+            for (k, x) in &f.entries {
+                visit(&format!("[{k}]"), x, path, out);
+            }
+        }
+        Value::List(s) | Value::Tuple(s) => {
+            for (i, x) in s.items.iter().enumerate() {
+                visit(&format!("[{i}]"), x, path, out);
+            }
+        }
+        Value::Set(s) => {
+            for x in &s.items {
+                let step = match x {
+                    Value::String(k) => format!("[{k}]"),
+                    Value::Number(n) => format!("[{}]", n.text(b'f', 0)),
+                    _ => "<?>".to_string(),
+                };
+                visit(&step, x, path, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// encoding/json's error for a number that does not fit a float64.
+const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
+
+/// True if `to_json` would succeed (every number finite as a float64, nothing unknown),
+/// checked without building the JSON tree: resource bodies are converted once, to protobuf,
+/// by the response.
+fn json_ready(v: &Value) -> bool {
+    match v {
+        Value::Unknown(_) => false,
+        Value::Number(n) => !n.is_infinite() && crate::protocol::response::json_f64(n).is_finite(),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(json_ready),
+        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| json_ready(x)),
+        Value::Null(_) | Value::Bool(_) | Value::String(_) => true,
+    }
+}
+
+/// A value as Go sees it after `ctyjson.Marshal` + `json.Unmarshal` into `any`.
+pub fn to_json(v: &Value) -> Result<Json, String> {
+    Ok(match v {
+        Value::Null(_) => Json::Null,
+        Value::Unknown(_) => return Err("value is not known".into()),
+        Value::Bool(b) => Json::Bool(*b),
+        // ctyjson.Marshal refuses infinities with this message before Go ever sees a float.
+        Value::Number(n) if n.is_infinite() => {
+            return Err("cannot serialize infinity as JSON".into());
+        }
+        Value::Number(n) => {
+            let f = crate::protocol::response::json_f64(n);
+            match serde_json::Number::from_f64(f) {
+                Some(n) => Json::Number(n),
+                // Marshalled as exact decimal text, then refused by encoding/json's float64.
+                None => {
+                    return Err(format!(
+                        "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
+                        n.to_cty_string()
+                    ));
+                }
+            }
+        }
+        Value::String(s) => Json::String(s.to_string()),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+            Json::Array(s.items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?)
+        }
+        Value::Map(f) | Value::Object(f) => {
+            let mut m = Map::new();
+            for (k, x) in &f.entries {
+                m.insert(k.to_string(), to_json(x)?);
+            }
+            Json::Object(m)
+        }
+    })
+}
+
+/// function-hcl's `attributesToValueMap` conversion to a Go object. Ok(None) for null.
+fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
+    let j = to_json(v).map_err(|e| {
+        // ctyjson.Marshal fails on unknowns and infinities; a finite number too big for a
+        // float64 fails later, in json.Unmarshal.
+        let stage = if e.starts_with(GO_FLOAT_UNMARSHAL) {
+            "unmarshaling"
+        } else {
+            "marshaling"
+        };
+        format!("error {stage} cty value: {e}")
+    })?;
+    match j {
+        Json::Object(m) => Ok(Some(m)),
+        Json::Null => Ok(None),
+        other => Err(format!(
+            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type evaluator.Object",
+            match other {
+                Json::Array(_) => "array",
+                Json::String(_) => "string",
+                Json::Number(_) => "number",
+                _ => "bool",
+            }
+        )),
+    }
+}
+
+/// Go's `%T` of a JSON-decoded value.
+fn go_json_type(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "<nil>",
+        Json::Bool(_) => "bool",
+        Json::Number(_) => "float64",
+        Json::String(_) => "string",
+        Json::Array(_) => "[]interface {}",
+        Json::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `base64.StdEncoding.DecodeString` (padding required).
+fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
+}
+
+/// The labels of a `matchLabels` value.
+fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
+    let Value::Object(f) = v else {
+        return Err("matchLabels in requirement selector was not an object".into());
+    };
+    let mut m = BTreeMap::new();
+    for (k, x) in &f.entries {
+        match x {
+            Value::String(s) => {
+                m.insert(k.to_string(), s.to_string());
+            }
+            _ => {
+                return Err(format!(
+                    "match label {:?} in requirement selector was not an string",
+                    &**k
+                ));
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// function-hcl's `unify`: merge objects recursively; equal leaves are fine, different
+/// ones are an error naming the dotted path.
+pub fn unify(objs: Vec<Json>) -> Result<Json, String> {
+    let mut acc = Json::Object(Map::new());
+    for o in objs {
+        merge_into(&mut acc, o, "")?;
+    }
+    Ok(acc)
+}
+
+fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
+    let (Json::Object(a), Json::Object(b)) = (&mut *acc, &new) else {
+        return Ok(());
+    };
+    let _ = b;
+    let Json::Object(b) = new else { return Ok(()) };
+    for (k, v) in b {
+        let p = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
+        match a.get_mut(&k) {
+            None => {
+                a.insert(k, v);
+            }
+            Some(existing) => match (&*existing, &v) {
+                (Json::Object(_), Json::Object(_)) => merge_into(existing, v, &p)?,
+                (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
+                    return Err(format!(
+                        "type mismatch for key {p}:  {} v/s {}",
+                        go_json_type(y),
+                        go_json_type(x)
+                    ));
+                }
+                (x, y) if x != y => return Err(format!("values for key {p} not equal")),
+                _ => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unify_merges_and_reports_conflicts() {
+        let a: Json = serde_json::json!({"shared": {"owner": "a", "x": 1}});
+        let b: Json = serde_json::json!({"shared": {"owner": "a", "y": 2}});
+        assert_eq!(
+            unify(vec![a.clone(), b]).unwrap(),
+            serde_json::json!({"shared": {"owner": "a", "x": 1, "y": 2}})
+        );
+        let c: Json = serde_json::json!({"shared": {"owner": "b"}});
+        assert_eq!(
+            unify(vec![a.clone(), c]).unwrap_err(),
+            "values for key shared.owner not equal"
+        );
+        let d: Json = serde_json::json!({"shared": "flat"});
+        assert_eq!(
+            unify(vec![a, d]).unwrap_err(),
+            "type mismatch for key shared:  string v/s map[string]interface {}"
+        );
+    }
+
+    #[test]
+    fn go_type_strings() {
+        assert_eq!(
+            go_type_string(&Type::String),
+            "{{{} %!s(cty.primitiveTypeKind=83)}}"
+        );
+        assert_eq!(
+            go_type_string(&Type::Bool),
+            "{{{} %!s(cty.primitiveTypeKind=66)}}"
+        );
+        use std::sync::Arc;
+        assert_eq!(go_type_string(&Type::Dynamic), "{{{}}}");
+        assert_eq!(
+            go_type_string(&Type::list(Type::String)),
+            "{{{} {{{} %!s(cty.primitiveTypeKind=83)}}}}"
+        );
+        assert_eq!(
+            go_type_string(&Type::Tuple(Arc::from(vec![Type::Number, Type::Bool]))),
+            "{{{} [{{{} %!s(cty.primitiveTypeKind=78)}} {{{} %!s(cty.primitiveTypeKind=66)}}]}}"
+        );
+        assert_eq!(go_type_string(&Type::empty_object()), "{{{} map[] map[]}}");
+        let obj = Type::Object(Arc::from(vec![
+            ("z".into(), Type::Bool),
+            ("a".into(), Type::Dynamic),
+        ]));
+        assert_eq!(
+            go_type_string(&obj),
+            "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"
+        );
+    }
+
+    #[test]
+    fn unknown_paths_follow_cty_walk() {
+        let unknown = Value::Unknown(Type::Dynamic);
+        let mut out = Vec::new();
+        unknown_paths(&unknown, &mut String::new(), &mut out);
+        assert_eq!(out, vec![String::new()]);
+        let v = Value::object(vec![
+            ("b".into(), Value::int(1)),
+            (
+                "a".into(),
+                Value::tuple(vec![Value::int(0), unknown.clone()]),
+            ),
+            (
+                "m".into(),
+                Value::object(vec![("k.1".into(), unknown.clone())]),
+            ),
+        ]);
+        let mut out = Vec::new();
+        unknown_paths(&v, &mut String::new(), &mut out);
+        assert_eq!(out, vec![".a[1]".to_string(), ".m.k.1".to_string()]);
+        let mut out = Vec::new();
+        unknown_paths(&Value::int(3), &mut String::new(), &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn iterations_of_collections() {
+        let t = Value::tuple(vec![Value::string("a"), Value::string("b")]);
+        let it = iterations(&t).unwrap();
+        assert!(it[1].0.raw_equals(&Value::int(1)));
+        assert!(iterations(&Value::string("x")).is_none());
+        assert!(iterations(&Value::NULL).is_none());
+        assert!(iterations(&Value::Unknown(Type::Dynamic)).is_none());
+    }
+
+    #[test]
+    fn json_ready_agrees_with_to_json() {
+        use crate::value::number::Number;
+        let inf = Value::Number(Number::infinity(false));
+        let huge = Value::Number(Number::parse("1e400").expect("parses"));
+        for v in [
+            Value::object(vec![("a".into(), Value::int(1))]),
+            Value::tuple(vec![inf.clone()]),
+            Value::object(vec![("x".into(), huge)]),
+            Value::tuple(vec![Value::Unknown(Type::Dynamic)]),
+            Value::NULL,
+        ] {
+            assert_eq!(json_ready(&v), to_json(&v).is_ok(), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn object_from_runs_is_object_of_the_concatenation() {
+        let e = |ks: &[&str], tag: i64| -> Vec<(Str, Value)> {
+            ks.iter()
+                .map(|k| (Str::from(*k), Value::int(tag)))
+                .collect()
+        };
+        let cases: [(&[&str], &[&str]); 5] = [
+            (
+                &["basename", "connections", "resources"],
+                &["connection", "name", "resource"],
+            ),
+            (&["a", "c"], &["a", "b", "c", "d"]),
+            (&[], &["x"]),
+            (&["y"], &[]),
+            (&["b", "a"], &["a"]),
+        ];
+        for (a, b) in cases {
+            let (a, b) = (e(a, 1), e(b, 2));
+            let want = Value::object(a.iter().cloned().chain(b.iter().cloned()).collect());
+            assert!(object_from_runs(&a, b).raw_equals(&want));
+        }
+    }
+
+    #[test]
+    fn item_indexes_have_six_digits_at_least() {
+        assert_eq!(&*item_index(0), "s000000");
+        assert_eq!(&*item_index(42), "s000042");
+        assert_eq!(&*item_index(1_234_567), "s1234567");
+        assert_eq!(&*item_index(usize::MAX), format!("s{}", usize::MAX));
+    }
+
+    #[test]
+    fn annotations_are_added() {
+        let body = Value::object(vec![(
+            "metadata".into(),
+            Value::object(vec![("name".into(), Value::string("x"))]),
+        )]);
+        let out = with_annotations(body, Some(("nat".into(), "s000002".into()))).unwrap();
+        let j = to_json(&out).unwrap();
+        assert_eq!(
+            j,
+            serde_json::json!({"metadata": {"name": "x", "annotations": {
+                "hcl.fn.crossplane.io/collection-base-name": "nat",
+                "hcl.fn.crossplane.io/collection-index": "s000002"}}})
+        );
+        assert!(with_annotations(Value::string("x"), None).is_none());
+
+        // Existing annotations (a map) keep their other keys; the body stays sorted.
+        let ann = Value::map(
+            Type::String,
+            vec![
+                ("x".into(), Value::string("1")),
+                (ANNOTATION_INDEX.into(), Value::string("old")),
+            ],
+        );
+        let body = Value::map(
+            Type::Dynamic,
+            vec![
+                ("a".into(), Value::int(1)),
+                (
+                    "metadata".into(),
+                    Value::object(vec![("annotations".into(), ann), ("z".into(), Value::NULL)]),
+                ),
+                ("zz".into(), Value::int(2)),
+            ],
+        );
+        let shared = body.clone();
+        let out = with_annotations(body, Some(("b".into(), "s000001".into()))).unwrap();
+        assert!(matches!(out, Value::Object(_)));
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_fields()
+                .unwrap()
+                .iter()
+                .map(|(k, _)| k.to_string())
+                .collect()
+        };
+        assert_eq!(keys(&out), ["a", "metadata", "zz"]);
+        let meta = out.get_attr("metadata").unwrap();
+        assert_eq!(keys(meta), ["annotations", "z"]);
+        let ann = meta.get_attr("annotations").unwrap();
+        assert!(matches!(ann, Value::Object(_)));
+        assert_eq!(keys(ann), [ANNOTATION_BASE_NAME, ANNOTATION_INDEX, "x"]);
+        assert_eq!(
+            ann.get_attr(ANNOTATION_INDEX).unwrap().as_str(),
+            Some("s000001")
+        );
+        // A body shared elsewhere is copied, not changed.
+        assert_eq!(
+            keys(shared.get_attr("metadata").unwrap()),
+            ["annotations", "z"]
+        );
+        assert!(matches!(shared, Value::Map(_)));
+    }
+}

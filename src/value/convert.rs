@@ -1,0 +1,1180 @@
+//! cty's type conversion and unification (go-cty v1.17 `convert`): the rules behind function
+//! arguments, `?:` results, templates, operators and the `to*` functions.
+//!
+//! cty builds a conversion function from the two types first (and fails with
+//! `MismatchMessage` when there is none), then applies it to the value, which can still fail
+//! for value-dependent reasons (`"abc"` to number). Here [`can_convert`] answers the first
+//! question and [`convert`] does both; the messages are cty's.
+
+use crate::value::ops::make_set;
+use crate::value::{Fields, Str, Type, Value};
+use std::fmt;
+use std::sync::Arc;
+
+/// A failed conversion, with cty's message (e.g. `string required`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvertError(pub String);
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, ConvertError> {
+    Err(ConvertError(msg.into()))
+}
+
+/// Convert `v` to `want` (cty `convert.Convert`: safe and unsafe conversions).
+pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
+    // Fast path, without building the value's type: it already has the wanted type.
+    if *want == Type::Dynamic || has_type(v, want) {
+        return Ok(v.clone());
+    }
+    let got = v.type_of();
+    if got == *want {
+        return Ok(v.clone());
+    }
+    if !can_convert(&got, want, true) {
+        return err(mismatch_message(&got, want));
+    }
+    apply(v, &got, want, true)
+}
+
+/// Whether `v.type_of() == *t`, computed without allocating.
+pub fn has_type(v: &Value, t: &Type) -> bool {
+    v.has_type(t)
+}
+
+/// Primitive to string as cty does it (`tostring`, templates): strings as they are, numbers
+/// in cty's decimal form, bools as `true`/`false`. Nulls, unknowns and other types are
+/// errors: callers (templates) report those with their own messages first.
+pub fn to_string_value(v: &Value) -> Result<Str, ConvertError> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_cty_str()),
+        Value::Bool(b) => Ok(Str::from(if *b { "true" } else { "false" })),
+        Value::Null(_) => err("string required"),
+        other => err(mismatch_message(&other.type_of(), &Type::String)),
+    }
+}
+
+/// cty's `FriendlyNameForConstraint`: like `friendly_name` but `any type` for the dynamic
+/// pseudo-type and `list of any single type` for a collection of it.
+pub fn friendly_name_for_constraint(t: &Type) -> String {
+    fn coll(prefix: &str, e: &Type) -> String {
+        if *e == Type::Dynamic {
+            format!("{prefix} of any single type")
+        } else {
+            format!("{prefix} of {}", friendly_name_for_constraint(e))
+        }
+    }
+    match t {
+        Type::Dynamic => "any type".into(),
+        Type::List(e) => coll("list", e),
+        Type::Set(e) => coll("set", e),
+        Type::Map(e) => coll("map", e),
+        other => other.friendly_name(),
+    }
+}
+
+fn is_collection(t: &Type) -> bool {
+    matches!(t, Type::List(_) | Type::Set(_) | Type::Map(_))
+}
+
+fn attr_type<'a>(attrs: &'a [(Str, Type)], name: &str) -> Option<&'a Type> {
+    attrs.iter().find(|(k, _)| &**k == name).map(|(_, t)| t)
+}
+
+/// Whether cty has a conversion from `got` to `want` (`getConversion(in, out, unsafe) != nil`).
+/// Identical types always convert (cty's callers check equality first).
+pub fn can_convert(got: &Type, want: &Type, unsafe_: bool) -> bool {
+    if got == want || *want == Type::Dynamic {
+        return true;
+    }
+    if unsafe_ && *got == Type::Dynamic {
+        return true;
+    }
+    match (got, want) {
+        (Type::Number | Type::Bool, Type::String) => true,
+        (Type::String, Type::Number | Type::Bool) => unsafe_,
+        (Type::Object(ga), Type::Object(wa)) => wa
+            .iter()
+            .all(|(name, wt)| attr_type(ga, name).is_some_and(|gt| can_convert(gt, wt, unsafe_))),
+        (Type::Tuple(ge), Type::Tuple(we)) => {
+            ge.len() == we.len()
+                && ge
+                    .iter()
+                    .zip(we.iter())
+                    .all(|(g, w)| can_convert(g, w, unsafe_))
+        }
+        (Type::List(ge) | Type::Set(ge), Type::List(we)) => can_convert(ge, we, unsafe_),
+        (Type::Set(ge), Type::Set(we)) => can_convert(ge, we, unsafe_),
+        (Type::List(ge), Type::Set(we)) => unsafe_ && can_convert(ge, we, unsafe_),
+        (Type::Map(ge), Type::Map(we)) => can_convert(ge, we, unsafe_),
+        (Type::Tuple(ge), Type::List(we) | Type::Set(we)) => {
+            tuple_target_elem(ge, we, unsafe_).is_some()
+        }
+        (Type::Object(ga), Type::Map(we)) => {
+            let tys: Vec<Type> = ga.iter().map(|(_, t)| t.clone()).collect();
+            seq_target_elem(&tys, we, unsafe_, false).is_some()
+        }
+        (Type::Map(ge), Type::Object(wa)) => {
+            unsafe_ && wa.iter().all(|(_, wt)| can_convert(ge, wt, unsafe_))
+        }
+        _ => false,
+    }
+}
+
+/// The element type a tuple converts to for a list/set of `want` elements, if any.
+fn tuple_target_elem(elems: &[Type], want: &Type, unsafe_: bool) -> Option<Type> {
+    seq_target_elem(elems, want, unsafe_, true)
+}
+
+fn seq_target_elem(
+    elems: &[Type],
+    want: &Type,
+    unsafe_: bool,
+    strict_dynamic: bool,
+) -> Option<Type> {
+    if elems.is_empty() {
+        return Some(want.clone());
+    }
+    let target = if *want == Type::Dynamic {
+        let u = unify_impl(elems, unsafe_)?;
+        if strict_dynamic && u == Type::Dynamic && elems.iter().any(|t| *t != Type::Dynamic) {
+            return None;
+        }
+        u
+    } else {
+        want.clone()
+    };
+    if elems
+        .iter()
+        .all(|t| *t == target || can_convert(t, &target, unsafe_))
+    {
+        Some(target)
+    } else {
+        None
+    }
+}
+
+/// cty's `dynamicReplace`: `out`, with dynamic parts filled in from `inp` (the type a null or
+/// unknown takes when converted).
+fn dynamic_replace(inp: &Type, out: &Type) -> Type {
+    if *inp == Type::Dynamic {
+        return out.clone();
+    }
+    match out {
+        Type::Dynamic => inp.clone(),
+        Type::Bool | Type::Number | Type::String => out.clone(),
+        Type::Map(oe) => {
+            let e = match inp {
+                Type::Map(ie) => dynamic_replace(ie, oe),
+                Type::Object(ia) => {
+                    let tys: Vec<Type> = ia.iter().map(|(_, t)| t.clone()).collect();
+                    match unify_impl(&tys, true) {
+                        Some(u) => dynamic_replace(&u, oe),
+                        None => (**oe).clone(),
+                    }
+                }
+                _ => (**oe).clone(),
+            };
+            Type::map(e)
+        }
+        Type::Object(oa) => {
+            let attrs: Vec<(Str, Type)> = oa
+                .iter()
+                .map(|(name, at)| {
+                    let t = match inp {
+                        Type::Map(ie) => dynamic_replace(ie, at),
+                        Type::Object(ia) => match attr_type(ia, name) {
+                            Some(it) => dynamic_replace(it, at),
+                            None => at.clone(),
+                        },
+                        _ => at.clone(),
+                    };
+                    (name.clone(), t)
+                })
+                .collect();
+            Type::Object(Arc::from(attrs))
+        }
+        Type::Set(oe) | Type::List(oe) => {
+            let e = match inp {
+                Type::Set(ie) | Type::List(ie) => dynamic_replace(ie, oe),
+                Type::Tuple(ie) => match unify_impl(ie, true) {
+                    Some(u) => dynamic_replace(&u, oe),
+                    None => (**oe).clone(),
+                },
+                _ => (**oe).clone(),
+            };
+            if matches!(out, Type::Set(_)) {
+                Type::set(e)
+            } else {
+                Type::list(e)
+            }
+        }
+        Type::Tuple(oe) => {
+            let ie: &[Type] = match inp {
+                Type::Tuple(ie) => ie,
+                _ => &[],
+            };
+            Type::Tuple(
+                oe.iter()
+                    .enumerate()
+                    .map(|(i, o)| match ie.get(i) {
+                        Some(it) => dynamic_replace(it, o),
+                        None => o.clone(),
+                    })
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Apply a conversion known to exist (`can_convert(got, want, unsafe_)`): cty's wrapper
+/// (passthrough to dynamic, nulls and unknowns re-typed) then the specific conversion.
+fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, ConvertError> {
+    if *want == Type::Dynamic {
+        return Ok(v.clone());
+    }
+    match v {
+        Value::Unknown(t) => return Ok(Value::Unknown(dynamic_replace(t, want))),
+        Value::Null(t) => return Ok(Value::Null(dynamic_replace(t, want))),
+        _ => {}
+    }
+    if got == want {
+        return Ok(v.clone());
+    }
+    if *got == Type::Dynamic {
+        // Only nulls and unknowns have the dynamic type; handled above.
+        return convert(v, want);
+    }
+    match (v, want) {
+        (Value::Number(n), Type::String) => Ok(Value::string(n.to_cty_str())),
+        (Value::Bool(b), Type::String) => Ok(Value::string(if *b { "true" } else { "false" })),
+        (Value::String(s), Type::Number) => match crate::value::number::Number::parse(s) {
+            Some(n) => Ok(Value::Number(n)),
+            None => err("a number is required"),
+        },
+        (Value::String(s), Type::Bool) => match &**s {
+            "true" | "1" => Ok(Value::Bool(true)),
+            "false" | "0" => Ok(Value::Bool(false)),
+            other => match other.to_lowercase().as_str() {
+                "true" => err("a bool is required; to convert from string, use lowercase \"true\""),
+                "false" => {
+                    err("a bool is required; to convert from string, use lowercase \"false\"")
+                }
+                _ => err("a bool is required"),
+            },
+        },
+        (Value::Object(f), Type::Object(wa)) => {
+            let mut out = Vec::with_capacity(wa.len());
+            for (name, wt) in wa.iter() {
+                let Some(av) = f.get(name) else {
+                    return err(format!("attribute {} is required", go_quote(name)));
+                };
+                out.push((name.clone(), elem_convert(av, wt, unsafe_)?));
+            }
+            Ok(Value::object_sorted(out))
+        }
+        (Value::Tuple(s), Type::Tuple(we)) => {
+            let items = s
+                .items
+                .iter()
+                .zip(we.iter())
+                .map(|(x, w)| elem_convert(x, w, unsafe_))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Value::tuple(items))
+        }
+        (Value::List(s) | Value::Set(s), Type::List(we)) => {
+            let items = s
+                .items
+                .iter()
+                .map(|x| elem_convert(x, we, unsafe_))
+                .collect::<Result<Vec<_>, _>>()?;
+            finish_list(items, if **we == Type::Dynamic { &s.elem } else { we })
+        }
+        (Value::List(s) | Value::Set(s), Type::Set(we)) => {
+            let items = s
+                .items
+                .iter()
+                .map(|x| elem_convert(x, we, unsafe_))
+                .collect::<Result<Vec<_>, _>>()?;
+            finish_set(items, if **we == Type::Dynamic { &s.elem } else { we })
+        }
+        (Value::Map(f), Type::Map(we)) => {
+            let entries = f
+                .entries
+                .iter()
+                .map(|(k, x)| Ok((k.clone(), elem_convert(x, we, unsafe_)?)))
+                .collect::<Result<Vec<_>, ConvertError>>()?;
+            finish_map(
+                entries,
+                if **we == Type::Dynamic { &f.elem } else { we },
+                false,
+            )
+        }
+        (Value::Tuple(s), Type::List(we) | Type::Set(we)) => {
+            let etys: Vec<Type> = s.items.iter().map(Value::type_of).collect();
+            let is_set = matches!(want, Type::Set(_));
+            if s.items.is_empty() {
+                return Ok(if is_set {
+                    make_set((**we).clone(), Vec::new())
+                } else {
+                    Value::list((**we).clone(), Vec::new())
+                });
+            }
+            let Some(target) = tuple_target_elem(&etys, we, unsafe_) else {
+                return err(mismatch_message(got, want));
+            };
+            let mut items = s
+                .items
+                .iter()
+                .map(|x| elem_convert(x, &target, unsafe_))
+                .collect::<Result<Vec<_>, _>>()?;
+            if is_set {
+                finish_set(items, &target)
+            } else {
+                items = unify_elements(items, unsafe_)?;
+                finish_list(items, &target)
+            }
+        }
+        (Value::Object(f), Type::Map(we)) => {
+            if f.entries.is_empty() {
+                return Ok(Value::map((**we).clone(), Vec::new()));
+            }
+            let tys: Vec<Type> = f.entries.iter().map(|(_, x)| x.type_of()).collect();
+            let Some(target) = seq_target_elem(&tys, we, unsafe_, false) else {
+                return err(mismatch_message(got, want));
+            };
+            let entries = f
+                .entries
+                .iter()
+                .map(|(k, x)| Ok((k.clone(), elem_convert(x, &target, unsafe_)?)))
+                .collect::<Result<Vec<_>, ConvertError>>()?;
+            finish_map(entries, &target, true)
+        }
+        (Value::Map(f), Type::Object(wa)) => {
+            let mut out = Vec::with_capacity(wa.len());
+            for (name, wt) in wa.iter() {
+                let Some(x) = f.get(name) else {
+                    return err(format!(
+                        "map has no element for required attribute {}",
+                        go_quote(name)
+                    ));
+                };
+                out.push((name.clone(), elem_convert(x, wt, unsafe_)?));
+            }
+            Ok(Value::object_sorted(out))
+        }
+        _ => err(mismatch_message(got, want)),
+    }
+}
+
+/// Convert a nested element (cty's per-element conversion inside collections).
+fn elem_convert(v: &Value, want: &Type, unsafe_: bool) -> Result<Value, ConvertError> {
+    let got = v.type_of();
+    if got == *want {
+        return Ok(v.clone());
+    }
+    if !can_convert(&got, want, unsafe_) {
+        return err(mismatch_message(&got, want));
+    }
+    apply(v, &got, want, unsafe_)
+}
+
+/// cty's `conversionUnifyListElements`: bring converted elements to one common type.
+fn unify_elements(items: Vec<Value>, unsafe_: bool) -> Result<Vec<Value>, ConvertError> {
+    let tys: Vec<Type> = items.iter().map(Value::type_of).collect();
+    if tys.windows(2).all(|w| w[0] == w[1]) {
+        return Ok(items);
+    }
+    let Some(u) = unify_impl(&tys, unsafe_) else {
+        return err("cannot find a common base type for all elements");
+    };
+    items.iter().map(|x| elem_convert(x, &u, unsafe_)).collect()
+}
+
+fn finish_list(items: Vec<Value>, empty_elem: &Type) -> Result<Value, ConvertError> {
+    let Some(first) = items.first() else {
+        return Ok(Value::list(empty_elem.clone(), Vec::new()));
+    };
+    let t = first.type_of();
+    if items.iter().any(|x| x.type_of() != t) {
+        return err("element types must all match for conversion to list");
+    }
+    Ok(Value::list(t, items))
+}
+
+fn finish_set(items: Vec<Value>, empty_elem: &Type) -> Result<Value, ConvertError> {
+    let Some(first) = items.first() else {
+        return Ok(make_set(empty_elem.clone(), Vec::new()));
+    };
+    let t = first.type_of();
+    if items.iter().any(|x| x.type_of() != t) {
+        return err("element types must all match for conversion to set");
+    }
+    Ok(make_set(t, items))
+}
+
+fn finish_map(
+    entries: Vec<(Str, Value)>,
+    empty_elem: &Type,
+    from_object: bool,
+) -> Result<Value, ConvertError> {
+    let Some(mut t) = entries.first().map(|(_, x)| x.type_of()) else {
+        return Ok(Value::map(empty_elem.clone(), Vec::new()));
+    };
+    let mut entries = entries;
+    if entries.iter().any(|(_, x)| x.type_of() != t)
+        && matches!(
+            t,
+            Type::List(_) | Type::Set(_) | Type::Map(_) | Type::Object(_)
+        )
+    {
+        let tys: Vec<Type> = entries.iter().map(|(_, x)| x.type_of()).collect();
+        let Some(u) = unify_impl(&tys, from_object) else {
+            return err("cannot find a common base type for all elements");
+        };
+        entries = entries
+            .iter()
+            .map(|(k, x)| Ok((k.clone(), elem_convert(x, &u, true)?)))
+            .collect::<Result<Vec<_>, ConvertError>>()?;
+        t = u;
+    }
+    if entries.iter().any(|(_, x)| x.type_of() != t) {
+        return err(if from_object {
+            "attribute types must all match for conversion to map"
+        } else {
+            "element types must all match for conversion to map"
+        });
+    }
+    Ok(Value::Map(Arc::new(Fields { elem: t, entries })))
+}
+
+/// Go's `%q` quoting (`strconv.Quote`), used in cty's messages; one implementation, with
+/// Go's `IsPrint` from the Unicode categories, lives with the JSON code.
+pub use crate::value::json::go_quote;
+
+/// cty's `MismatchMessage`: why `got` does not conform to `want`, in English.
+pub fn mismatch_message(got: &Type, want: &Type) -> String {
+    match (got, want) {
+        (Type::Object(_), Type::Object(_)) => mismatch_objects(got, want),
+        (Type::Tuple(_), Type::List(e)) if **e == Type::Dynamic => {
+            "all list elements must have the same type".into()
+        }
+        (Type::Tuple(_), Type::Set(e)) if **e == Type::Dynamic => {
+            "all set elements must have the same type".into()
+        }
+        (Type::Object(_), Type::Map(e)) if **e == Type::Dynamic => {
+            "all map elements must have the same type".into()
+        }
+        (Type::Tuple(_) | Type::Object(_), w) if is_collection(w) => {
+            mismatch_from_structural(got, want)
+        }
+        (g, w) if is_collection(g) && is_collection(w) => mismatch_collections(got, want),
+        _ if !likely_confusing(got, want) => format!(
+            "{} required, but have {}",
+            want.friendly_name(),
+            got.friendly_name()
+        ),
+        _ => format!("{} required", friendly_name_for_constraint(want)),
+    }
+}
+
+fn mismatch_objects(got: &Type, want: &Type) -> String {
+    let (Type::Object(ga), Type::Object(wa)) = (got, want) else {
+        return "incorrect object attributes".into();
+    };
+    let mut missing: Vec<&str> = Vec::new();
+    let mut unsafe_mismatch: Option<String> = None;
+    let mut safe_mismatch: Option<String> = None;
+    // Go iterates a map here; with several mismatching attributes the one reported is
+    // unspecified. We take them in name order.
+    for (name, wt) in wa.iter() {
+        let Some(gt) = attr_type(ga, name) else {
+            missing.push(name);
+            continue;
+        };
+        if gt == wt {
+            continue;
+        }
+        if unsafe_mismatch.is_some() {
+            continue;
+        }
+        if !can_convert(gt, wt, true) {
+            unsafe_mismatch = Some(format!(
+                "attribute {}: {}",
+                go_quote(name),
+                mismatch_message(gt, wt)
+            ));
+        }
+        if safe_mismatch.is_some() {
+            continue;
+        }
+        if !can_convert(gt, wt, false) {
+            safe_mismatch = Some(format!(
+                "attribute {}: {}",
+                go_quote(name),
+                mismatch_message(gt, wt)
+            ));
+        }
+    }
+    missing.sort_unstable();
+    match missing.len() {
+        0 => {}
+        1 => return format!("attribute {} is required", go_quote(missing[0])),
+        2 => {
+            return format!(
+                "attributes {} and {} are required",
+                go_quote(missing[0]),
+                go_quote(missing[1])
+            );
+        }
+        n => {
+            let mut s = String::new();
+            for name in &missing[..n - 1] {
+                s.push_str(&go_quote(name));
+                s.push_str(", ");
+            }
+            s.push_str("and ");
+            s.push_str(&go_quote(missing[n - 1]));
+            return format!("attributes {s} are required");
+        }
+    }
+    unsafe_mismatch
+        .or(safe_mismatch)
+        .unwrap_or_else(|| "incorrect object attributes".into())
+}
+
+fn mismatch_from_structural(got: &Type, want: &Type) -> String {
+    let required = || format!("{} required", friendly_name_for_constraint(want));
+    let wety = match want {
+        Type::List(e) | Type::Set(e) if matches!(got, Type::Tuple(_)) => e,
+        Type::Map(e) if matches!(got, Type::Object(_)) => e,
+        _ => return required(),
+    };
+    match got {
+        Type::Tuple(ge) => {
+            for (i, g) in ge.iter().enumerate() {
+                if g == &**wety || can_convert(g, wety, true) {
+                    continue;
+                }
+                return format!("element {i}: {}", mismatch_message(g, wety));
+            }
+        }
+        Type::Object(ga) => {
+            for (name, g) in ga.iter() {
+                if g == &**wety || can_convert(g, wety, true) {
+                    continue;
+                }
+                return format!("element {}: {}", go_quote(name), mismatch_message(g, wety));
+            }
+        }
+        _ => return required(),
+    }
+    format!(
+        "all elements must be {}",
+        friendly_name_for_constraint(wety)
+    )
+}
+
+fn mismatch_collections(got: &Type, want: &Type) -> String {
+    let required = || format!("{} required", friendly_name_for_constraint(want));
+    let (gety, wety, noun) = match (got, want) {
+        (Type::List(g) | Type::Set(g), Type::List(w)) => (g, w, "list element type"),
+        (Type::List(g) | Type::Set(g), Type::Set(w)) => (g, w, "set element type"),
+        (Type::Map(g), Type::Map(w)) => (g, w, "map element type"),
+        _ => return required(),
+    };
+    format!("incorrect {noun}: {}", mismatch_message(gety, wety))
+}
+
+fn has_dynamic(t: &Type) -> bool {
+    !t.is_known_type()
+}
+
+/// cty's `typesAreLikelyToCauseConfusion` (including its object/tuple quirk).
+fn likely_confusing(got: &Type, want: &Type) -> bool {
+    if got.is_primitive() != want.is_primitive() {
+        return false;
+    }
+    if *want == Type::String {
+        return false;
+    }
+    if matches!(
+        (got, want),
+        (Type::Number, Type::Bool) | (Type::Bool, Type::Number)
+    ) {
+        return false;
+    }
+    if let (Some(ge), Some(we)) = (
+        is_collection(got).then(|| got.element_type()).flatten(),
+        is_collection(want).then(|| want.element_type()).flatten(),
+    ) && !has_dynamic(ge)
+        && has_dynamic(we)
+    {
+        return false;
+    }
+    if matches!(got, Type::Tuple(_)) && matches!(want, Type::Object(_)) {
+        return false;
+    }
+    true
+}
+
+/// cty `convert.Unify` (safe conversions only): the common supertype of `types`, if any.
+pub fn unify(types: &[Type]) -> Option<Type> {
+    unify_impl(types, false)
+}
+
+/// cty `convert.UnifyUnsafe` (what hcl's conditional uses): unsafe conversions allowed, so
+/// `1` and `"a"` unify to string and a string may become a number.
+pub fn unify_unsafe(types: &[Type]) -> Option<Type> {
+    unify_impl(types, true)
+}
+
+fn unify_impl(types: &[Type], unsafe_: bool) -> Option<Type> {
+    if types.is_empty() {
+        return None;
+    }
+    if types.windows(2).all(|w| w[0] == w[1]) {
+        return Some(types[0].clone());
+    }
+    let (mut maps, mut lists, mut sets, mut objs, mut tups, mut dyns) = (0, 0, 0, 0, 0, 0);
+    for t in types {
+        match t {
+            Type::Map(_) => maps += 1,
+            Type::List(_) => lists += 1,
+            Type::Set(_) => sets += 1,
+            Type::Object(_) => objs += 1,
+            Type::Tuple(_) => tups += 1,
+            Type::Dynamic => dyns += 1,
+            _ => {}
+        }
+    }
+    let n = types.len();
+    if maps > 0 && maps + dyns == n {
+        return unify_collections(types, unsafe_, dyns > 0, Type::map);
+    }
+    if maps > 0 && maps + objs + dyns == n {
+        if let Some(t @ Type::Map(_)) = unify_objects_as_maps(types, unsafe_) {
+            return Some(t);
+        }
+    } else if lists > 0 && lists + dyns == n {
+        return unify_collections(types, unsafe_, dyns > 0, Type::list);
+    } else if lists > 0 && lists + tups + dyns == n {
+        if let Some(t @ Type::List(_)) = unify_tuples_as_list(types, unsafe_) {
+            return Some(t);
+        }
+    } else if sets > 0 && sets + dyns == n {
+        return unify_collections(types, unsafe_, dyns > 0, Type::set);
+    } else if objs > 0 && objs + dyns == n {
+        return unify_object_types(types, unsafe_, dyns > 0);
+    } else if tups > 0 && tups + dyns == n {
+        return unify_tuple_types(types, unsafe_, dyns > 0);
+    } else if objs > 0 && tups > 0 {
+        return None;
+    }
+    'pref: for wi in sort_types(types) {
+        let want = &types[wi];
+        for (i, t) in types.iter().enumerate() {
+            if i == wi || t == want {
+                continue;
+            }
+            if !can_convert(t, want, unsafe_) {
+                continue 'pref;
+            }
+        }
+        return Some(want.clone());
+    }
+    None
+}
+
+fn all_convert(types: &[Type], to: &Type, unsafe_: bool) -> bool {
+    types.iter().all(|t| t == to || can_convert(t, to, unsafe_))
+}
+
+fn unify_collections(
+    types: &[Type],
+    unsafe_: bool,
+    has_dyn: bool,
+    make: fn(Type) -> Type,
+) -> Option<Type> {
+    if has_dyn {
+        return Some(Type::Dynamic);
+    }
+    let elems: Vec<Type> = types
+        .iter()
+        .filter_map(|t| t.element_type().cloned())
+        .collect();
+    let ret = make(unify_impl(&elems, unsafe_)?);
+    all_convert(types, &ret, unsafe_).then_some(ret)
+}
+
+fn unify_objects_as_maps(types: &[Type], unsafe_: bool) -> Option<Type> {
+    let objs: Vec<Type> = types
+        .iter()
+        .filter(|t| matches!(t, Type::Object(_)))
+        .cloned()
+        .collect();
+    let mt = unify_objects_to_map(&objs, unsafe_)?;
+    let mapped: Vec<Type> = types
+        .iter()
+        .map(|t| {
+            if matches!(t, Type::Object(_)) {
+                mt.clone()
+            } else {
+                t.clone()
+            }
+        })
+        .collect();
+    match unify_impl(&mapped, unsafe_)? {
+        t @ Type::Map(_) => Some(t),
+        _ => None,
+    }
+}
+
+fn unify_tuples_as_list(types: &[Type], unsafe_: bool) -> Option<Type> {
+    let tups: Vec<Type> = types
+        .iter()
+        .filter(|t| matches!(t, Type::Tuple(_)))
+        .cloned()
+        .collect();
+    let lt = unify_tuples_to_list(&tups, unsafe_)?;
+    let listed: Vec<Type> = types
+        .iter()
+        .map(|t| {
+            if matches!(t, Type::Tuple(_)) {
+                lt.clone()
+            } else {
+                t.clone()
+            }
+        })
+        .collect();
+    match unify_impl(&listed, unsafe_)? {
+        t @ Type::List(_) => Some(t),
+        _ => None,
+    }
+}
+
+fn unify_object_types(types: &[Type], unsafe_: bool, has_dyn: bool) -> Option<Type> {
+    if has_dyn {
+        return Some(Type::Dynamic);
+    }
+    let attrs_of = |t: &Type| match t {
+        Type::Object(a) => a.clone(),
+        _ => Arc::from(Vec::new()),
+    };
+    let first = attrs_of(&types[0]);
+    for t in &types[1..] {
+        let a = attrs_of(t);
+        if a.len() != first.len() || a.iter().zip(first.iter()).any(|(x, y)| x.0 != y.0) {
+            return unify_objects_to_map(types, unsafe_);
+        }
+    }
+    let mut ret = Vec::with_capacity(first.len());
+    for (name, _) in first.iter() {
+        let across: Vec<Type> = types
+            .iter()
+            .filter_map(|t| match t {
+                Type::Object(a) => attr_type(a, name).cloned(),
+                _ => None,
+            })
+            .collect();
+        ret.push((name.clone(), unify_impl(&across, unsafe_)?));
+    }
+    let rt = Type::Object(Arc::from(ret));
+    if all_convert(types, &rt, unsafe_) {
+        Some(rt)
+    } else {
+        unify_objects_to_map(types, unsafe_)
+    }
+}
+
+fn unify_objects_to_map(types: &[Type], unsafe_: bool) -> Option<Type> {
+    let mut atys = Vec::new();
+    for t in types {
+        if let Type::Object(a) = t {
+            atys.extend(a.iter().map(|(_, t)| t.clone()));
+        }
+    }
+    let rt = Type::map(unify_impl(&atys, unsafe_)?);
+    all_convert(types, &rt, unsafe_).then_some(rt)
+}
+
+fn unify_tuple_types(types: &[Type], unsafe_: bool, has_dyn: bool) -> Option<Type> {
+    if has_dyn {
+        return Some(Type::Dynamic);
+    }
+    let elems_of = |t: &Type| match t {
+        Type::Tuple(e) => e.clone(),
+        _ => Arc::from(Vec::new()),
+    };
+    let first = elems_of(&types[0]);
+    if types[1..].iter().any(|t| elems_of(t).len() != first.len()) {
+        return unify_tuples_to_list(types, unsafe_);
+    }
+    let mut ret = Vec::with_capacity(first.len());
+    for i in 0..first.len() {
+        let across: Vec<Type> = types.iter().map(|t| elems_of(t)[i].clone()).collect();
+        ret.push(unify_impl(&across, unsafe_)?);
+    }
+    let rt = Type::Tuple(Arc::from(ret));
+    if all_convert(types, &rt, unsafe_) {
+        Some(rt)
+    } else {
+        unify_tuples_to_list(types, unsafe_)
+    }
+}
+
+fn unify_tuples_to_list(types: &[Type], unsafe_: bool) -> Option<Type> {
+    let mut etys = Vec::new();
+    for t in types {
+        if let Type::Tuple(e) = t {
+            etys.extend(e.iter().cloned());
+        }
+    }
+    let rt = Type::list(unify_impl(&etys, unsafe_)?);
+    all_convert(types, &rt, unsafe_).then_some(rt)
+}
+
+/// cty's `compareTypes`: -1 if `a` is a supertype of `b`, 1 if the reverse, else 0.
+fn compare_types(a: &Type, b: &Type) -> i32 {
+    if *a == Type::Dynamic || *b == Type::Dynamic {
+        return match (*a == Type::Dynamic, *b == Type::Dynamic) {
+            (false, true) => -1,
+            (true, false) => 1,
+            _ => 0,
+        };
+    }
+    if a.is_primitive() && b.is_primitive() && (*a == Type::String || *b == Type::String) {
+        return match (*a == Type::String, *b == Type::String) {
+            (false, true) => 1,
+            (true, false) => -1,
+            _ => 0,
+        };
+    }
+    match (a, b) {
+        (Type::List(x), Type::List(y))
+        | (Type::Set(x), Type::Set(y))
+        | (Type::Map(x), Type::Map(y)) => return compare_types(x, y),
+        _ => {}
+    }
+    let (a, b, swap) = match (a, b) {
+        (Type::Tuple(_), Type::List(_))
+        | (Type::Object(_), Type::Map(_))
+        | (Type::Set(_), Type::Tuple(_))
+        | (Type::Set(_), Type::List(_)) => (b, a, -1),
+        _ => (a, b, 1),
+    };
+    match (a, b) {
+        (Type::Tuple(_) | Type::List(_), Type::Set(_)) => -swap,
+        (Type::List(_), Type::Tuple(_)) => -swap,
+        (Type::Map(_), Type::Object(_)) => -swap,
+        (Type::Object(x), Type::Object(y)) => {
+            if x.len() != y.len() {
+                return 0;
+            }
+            let (mut a_super, mut b_super) = (false, false);
+            for (name, xt) in x.iter() {
+                let Some(yt) = attr_type(y, name) else {
+                    return 0;
+                };
+                match compare_types(xt, yt) {
+                    c if c < 0 => a_super = true,
+                    c if c > 0 => b_super = true,
+                    _ => {}
+                }
+            }
+            super_result(a_super, b_super, swap)
+        }
+        (Type::Tuple(x), Type::Tuple(y)) => {
+            if x.len() != y.len() {
+                return 0;
+            }
+            let (mut a_super, mut b_super) = (false, false);
+            for (xt, yt) in x.iter().zip(y.iter()) {
+                match compare_types(xt, yt) {
+                    c if c < 0 => a_super = true,
+                    c if c > 0 => b_super = true,
+                    _ => {}
+                }
+            }
+            super_result(a_super, b_super, swap)
+        }
+        _ => 0,
+    }
+}
+
+fn super_result(a_super: bool, b_super: bool, swap: i32) -> i32 {
+    match (a_super, b_super) {
+        (true, false) => -swap,
+        (false, true) => swap,
+        _ => 0,
+    }
+}
+
+/// cty's `sortTypes`: indices of `tys`, most general first (a topological sort that keeps
+/// the given order among unrelated types).
+fn sort_types(tys: &[Type]) -> Vec<usize> {
+    let l = tys.len();
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); l];
+    for i in 0..l.saturating_sub(1) {
+        for j in i + 1..l {
+            match compare_types(&tys[i], &tys[j]) {
+                c if c < 0 => edges[i].push(j),
+                c if c > 0 => edges[j].push(i),
+                _ => {}
+            }
+        }
+    }
+    let mut indeg = vec![0usize; l];
+    for outs in &edges {
+        for &j in outs {
+            indeg[j] += 1;
+        }
+    }
+    let mut result: Vec<usize> = (0..l).filter(|&i| indeg[i] == 0).collect();
+    let mut q = 0;
+    while q < result.len() {
+        let i = result[q];
+        q += 1;
+        for &j in &edges[i] {
+            indeg[j] -= 1;
+            if indeg[j] == 0 {
+                result.push(j);
+            }
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> Value {
+        Value::string(x)
+    }
+    fn tup(ts: Vec<Type>) -> Type {
+        Type::Tuple(Arc::from(ts))
+    }
+    fn obj(ts: Vec<(&str, Type)>) -> Type {
+        Type::Object(Arc::from(
+            ts.into_iter()
+                .map(|(k, t)| (Str::from(k), t))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    #[test]
+    fn primitives() {
+        assert!(
+            convert(&Value::int(5), &Type::String)
+                .unwrap()
+                .raw_equals(&s("5"))
+        );
+        assert!(
+            convert(&Value::Bool(true), &Type::String)
+                .unwrap()
+                .raw_equals(&s("true"))
+        );
+        assert!(
+            convert(&s("42"), &Type::Number)
+                .unwrap()
+                .raw_equals(&Value::int(42))
+        );
+        assert!(
+            convert(&s("1"), &Type::Bool)
+                .unwrap()
+                .raw_equals(&Value::Bool(true))
+        );
+        assert_eq!(
+            convert(&s("abc"), &Type::Number).unwrap_err().0,
+            "a number is required"
+        );
+        assert_eq!(
+            convert(&s("yes"), &Type::Bool).unwrap_err().0,
+            "a bool is required"
+        );
+        assert_eq!(
+            convert(&s("True"), &Type::Bool).unwrap_err().0,
+            "a bool is required; to convert from string, use lowercase \"true\""
+        );
+        assert_eq!(
+            convert(&Value::Bool(true), &Type::Number).unwrap_err().0,
+            "number required, but have bool"
+        );
+        assert_eq!(
+            convert(&Value::tuple(vec![]), &Type::String).unwrap_err().0,
+            "string required, but have tuple"
+        );
+    }
+
+    #[test]
+    fn nulls_and_unknowns_take_target_type() {
+        let n = convert(&Value::NULL, &Type::Number).unwrap();
+        assert!(n.raw_equals(&Value::Null(Type::Number)));
+        let n = convert(&Value::NULL, &Type::set(Type::Dynamic)).unwrap();
+        assert!(n.raw_equals(&Value::Null(Type::set(Type::Dynamic))));
+        let n = convert(
+            &Value::Null(Type::list(Type::String)),
+            &Type::set(Type::Dynamic),
+        )
+        .unwrap();
+        assert!(n.raw_equals(&Value::Null(Type::set(Type::String))));
+        let u = convert(&Value::Unknown(Type::Dynamic), &Type::String).unwrap();
+        assert!(u.raw_equals(&Value::Unknown(Type::String)));
+    }
+
+    #[test]
+    fn tuple_to_list() {
+        let t = Value::tuple(vec![s("a"), Value::int(1)]);
+        let l = convert(&t, &Type::list(Type::Dynamic)).unwrap();
+        assert_eq!(l.type_of(), Type::list(Type::String));
+        assert!(l.as_seq().unwrap()[1].raw_equals(&s("1")));
+        let e = convert(&Value::tuple(vec![]), &Type::list(Type::Dynamic)).unwrap();
+        assert_eq!(e.type_of(), Type::list(Type::Dynamic));
+        let bad = Value::tuple(vec![s("a"), Value::object(vec![])]);
+        assert_eq!(
+            convert(&bad, &Type::list(Type::Dynamic)).unwrap_err().0,
+            "all list elements must have the same type"
+        );
+        let nested = Value::tuple(vec![Value::tuple(vec![Value::int(1)])]);
+        assert_eq!(
+            convert(&nested, &Type::list(Type::String)).unwrap_err().0,
+            "element 0: string required, but have tuple"
+        );
+        let with_null = Value::tuple(vec![Value::int(1), Value::NULL]);
+        let l = convert(&with_null, &Type::list(Type::Dynamic)).unwrap();
+        assert_eq!(l.type_of(), Type::list(Type::Number));
+        assert!(l.as_seq().unwrap()[1].raw_equals(&Value::Null(Type::Number)));
+    }
+
+    #[test]
+    fn tuple_to_set_orders_and_dedups() {
+        let t = Value::tuple(vec![Value::int(1), s("1")]);
+        let v = convert(&t, &Type::set(Type::Dynamic)).unwrap();
+        assert_eq!(v.type_of(), Type::set(Type::String));
+        assert_eq!(v.length(), Some(1));
+    }
+
+    #[test]
+    fn objects_and_maps() {
+        let o = Value::object(vec![("a".into(), Value::int(1)), ("b".into(), s("x"))]);
+        let m = convert(&o, &Type::map(Type::Dynamic)).unwrap();
+        assert_eq!(m.type_of(), Type::map(Type::String));
+        let bad = Value::object(vec![
+            ("a".into(), Value::int(1)),
+            ("b".into(), Value::Bool(true)),
+        ]);
+        assert_eq!(
+            convert(&bad, &Type::map(Type::Dynamic)).unwrap_err().0,
+            "all map elements must have the same type"
+        );
+        let want = obj(vec![("a", Type::String), ("c", Type::Number)]);
+        assert_eq!(
+            convert(&o, &want).unwrap_err().0,
+            "attribute \"c\" is required"
+        );
+        let want = obj(vec![("a", Type::String)]);
+        let r = convert(&o, &want).unwrap();
+        assert_eq!(r.type_of(), want);
+        let e = convert(&Value::object(vec![]), &Type::map(Type::Dynamic)).unwrap();
+        assert_eq!(e.type_of(), Type::map(Type::Dynamic));
+        assert_eq!(
+            convert(&Value::tuple(vec![]), &Type::map(Type::String))
+                .unwrap_err()
+                .0,
+            "map of string required"
+        );
+    }
+
+    #[test]
+    fn collection_messages() {
+        let l = Value::list(Type::list(Type::String), vec![]);
+        assert_eq!(
+            convert(&l, &Type::list(Type::Number)).unwrap_err().0,
+            "incorrect list element type: number required, but have list of string"
+        );
+        let set = crate::value::ops::make_set(Type::String, vec![s("a")]);
+        let l = convert(&set, &Type::list(Type::Dynamic)).unwrap();
+        assert_eq!(l.type_of(), Type::list(Type::String));
+    }
+
+    #[test]
+    fn unification() {
+        assert_eq!(
+            unify_unsafe(&[Type::Number, Type::String]),
+            Some(Type::String)
+        );
+        assert_eq!(unify(&[Type::Number, Type::String]), Some(Type::String));
+        assert_eq!(unify(&[Type::Number, Type::Bool]), None);
+        assert_eq!(
+            unify_unsafe(&[tup(vec![Type::Number]), Type::empty_object()]),
+            None
+        );
+        assert_eq!(
+            unify(&[tup(vec![Type::Number]), tup(vec![Type::String])]),
+            Some(tup(vec![Type::String]))
+        );
+        assert_eq!(
+            unify(&[
+                tup(vec![Type::Number]),
+                tup(vec![Type::String, Type::String])
+            ]),
+            Some(Type::list(Type::String))
+        );
+        assert_eq!(
+            unify(&[
+                obj(vec![("a", Type::Number)]),
+                obj(vec![("b", Type::Number)])
+            ]),
+            Some(Type::map(Type::Number))
+        );
+        assert_eq!(
+            unify(&[Type::list(Type::String), tup(vec![])]),
+            Some(Type::list(Type::String))
+        );
+        assert_eq!(
+            unify_unsafe(&[Type::Dynamic, Type::Number]),
+            Some(Type::Number)
+        );
+        assert_eq!(unify(&[]), None);
+    }
+
+    #[test]
+    fn has_type_matches_type_of() {
+        let vals = vec![
+            Value::int(1),
+            s("a"),
+            Value::NULL,
+            Value::tuple(vec![Value::int(1), s("x")]),
+            Value::object(vec![("a".into(), Value::tuple(vec![]))]),
+            Value::list(Type::String, vec![s("a")]),
+            Value::map(Type::Number, vec![]),
+        ];
+        for v in &vals {
+            for w in &vals {
+                assert_eq!(
+                    has_type(v, &w.type_of()),
+                    v.type_of() == w.type_of(),
+                    "{v:?} {w:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn constraint_names() {
+        assert_eq!(
+            friendly_name_for_constraint(&Type::list(Type::Dynamic)),
+            "list of any single type"
+        );
+        assert_eq!(friendly_name_for_constraint(&Type::Dynamic), "any type");
+        assert_eq!(go_quote("a\"b\n"), "\"a\\\"b\\n\"");
+    }
+}

@@ -1,0 +1,566 @@
+//! Runtime values with cty's observable semantics: typed nulls, lists vs tuples, maps vs
+//! objects, sets in cty order, and exact numbers. Strings and collections are shared
+//! (`Arc`), so a constant of a compiled program or a part of a request is never copied.
+
+pub mod convert;
+pub mod json;
+pub mod number;
+pub mod ops;
+pub mod yaml;
+
+use crate::value::number::Number;
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+/// Shared immutable string.
+pub type Str = Arc<str>;
+
+/// A cty type. Object attributes are sorted by name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Type {
+    /// cty's `DynamicPseudoType`: any type (only for nulls/unknowns and empty collections).
+    Dynamic,
+    Bool,
+    Number,
+    String,
+    List(Arc<Type>),
+    Set(Arc<Type>),
+    Map(Arc<Type>),
+    Tuple(Arc<[Type]>),
+    Object(Arc<[(Str, Type)]>),
+}
+
+impl Type {
+    pub fn list(t: Type) -> Type {
+        Type::List(Arc::new(t))
+    }
+    pub fn set(t: Type) -> Type {
+        Type::Set(Arc::new(t))
+    }
+    pub fn map(t: Type) -> Type {
+        Type::Map(Arc::new(t))
+    }
+    pub fn empty_object() -> Type {
+        Type::Object(Arc::from(Vec::new()))
+    }
+    pub fn empty_tuple() -> Type {
+        Type::Tuple(Arc::from(Vec::new()))
+    }
+
+    /// cty's `FriendlyName`, used in error messages ("string", "list of number", "object", ...).
+    pub fn friendly_name(&self) -> String {
+        match self {
+            Type::Dynamic => "dynamic".into(),
+            Type::Bool => "bool".into(),
+            Type::Number => "number".into(),
+            Type::String => "string".into(),
+            Type::List(e) => format!("list of {}", e.friendly_name()),
+            Type::Set(e) => format!("set of {}", e.friendly_name()),
+            Type::Map(e) => format!("map of {}", e.friendly_name()),
+            Type::Tuple(_) => "tuple".into(),
+            Type::Object(_) => "object".into(),
+        }
+    }
+
+    /// True for types with no dynamic part anywhere inside.
+    pub fn is_known_type(&self) -> bool {
+        match self {
+            Type::Dynamic => false,
+            Type::Bool | Type::Number | Type::String => true,
+            Type::List(e) | Type::Set(e) | Type::Map(e) => e.is_known_type(),
+            Type::Tuple(ts) => ts.iter().all(Type::is_known_type),
+            Type::Object(fs) => fs.iter().all(|(_, t)| t.is_known_type()),
+        }
+    }
+
+    pub fn is_primitive(&self) -> bool {
+        matches!(self, Type::Bool | Type::Number | Type::String)
+    }
+
+    /// Element type of a list, set or map.
+    pub fn element_type(&self) -> Option<&Type> {
+        match self {
+            Type::List(e) | Type::Set(e) | Type::Map(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.friendly_name())
+    }
+}
+
+/// The outermost constructor of a [`Type`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Dynamic,
+    Bool,
+    Number,
+    String,
+    List,
+    Set,
+    Map,
+    Tuple,
+    Object,
+}
+
+impl Kind {
+    pub fn is_primitive(self) -> bool {
+        matches!(self, Kind::Bool | Kind::Number | Kind::String)
+    }
+
+    /// A list, set or tuple.
+    pub fn is_sequence(self) -> bool {
+        matches!(self, Kind::List | Kind::Set | Kind::Tuple)
+    }
+}
+
+/// Elements of a list, set or tuple. For lists and sets `elem` is the element type
+/// (which matters when the collection is empty); for tuples it is unused (`Dynamic`).
+#[derive(Clone, Debug)]
+pub struct Seq {
+    pub elem: Type,
+    pub items: Vec<Value>,
+}
+
+/// Entries of a map or object, sorted by key (cty iterates both in key order).
+/// For maps `elem` is the element type; for objects it is unused (`Dynamic`).
+#[derive(Clone, Debug)]
+pub struct Fields {
+    pub elem: Type,
+    pub entries: Vec<(Str, Value)>,
+}
+
+impl Fields {
+    /// Lookup by key: a scan comparing lengths first for a small object (most attribute
+    /// names differ in length, so few bytes are compared), a binary search otherwise.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        if self.entries.len() <= 8 {
+            return self
+                .entries
+                .iter()
+                .find(|(k, _)| k.len() == key.len() && **k == *key)
+                .map(|(_, v)| v);
+        }
+        self.entries
+            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &self.entries[i].1)
+    }
+}
+
+/// A cty value.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// A null of the given type (`Dynamic` for a bare `null`).
+    Null(Type),
+    /// A value not known yet, of the given type. Only the compiler's static evaluation of an
+    /// untaken conditional branch produces it; request data is always known.
+    Unknown(Type),
+    Bool(bool),
+    Number(Number),
+    String(Str),
+    List(Arc<Seq>),
+    Set(Arc<Seq>),
+    Tuple(Arc<Seq>),
+    Map(Arc<Fields>),
+    Object(Arc<Fields>),
+}
+
+impl Value {
+    pub const NULL: Value = Value::Null(Type::Dynamic);
+
+    /// A string value, in Unicode normal form C as cty makes every string it creates
+    /// (`cty.StringVal`), so lengths, comparisons and output match Go. ASCII (the common
+    /// case) is returned as is without a scan of its characters.
+    pub fn string(s: impl Into<Str>) -> Value {
+        let s: Str = s.into();
+        if s.is_ascii() {
+            return Value::String(s);
+        }
+        use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+        match is_nfc_quick(s.chars()) {
+            IsNormalized::Yes => Value::String(s),
+            _ => Value::String(s.nfc().collect::<String>().into()),
+        }
+    }
+
+    pub fn int(i: i64) -> Value {
+        Value::Number(Number::from_i64(i))
+    }
+
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Arc::new(Seq {
+            elem: Type::Dynamic,
+            items,
+        }))
+    }
+
+    /// A list; `elem` must be the (common) element type.
+    pub fn list(elem: Type, items: Vec<Value>) -> Value {
+        Value::List(Arc::new(Seq { elem, items }))
+    }
+
+    /// An object from entries in any order (later duplicates win, as in hcl).
+    pub fn object(mut entries: Vec<(Str, Value)>) -> Value {
+        sort_dedup_entries(&mut entries);
+        Value::Object(Arc::new(Fields {
+            elem: Type::Dynamic,
+            entries,
+        }))
+    }
+
+    /// An object from entries already sorted by key with no duplicates.
+    pub fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
+        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+        Value::Object(Arc::new(Fields {
+            elem: Type::Dynamic,
+            entries,
+        }))
+    }
+
+    /// A map from entries in any order; `elem` must be the (common) element type.
+    pub fn map(elem: Type, mut entries: Vec<(Str, Value)>) -> Value {
+        sort_dedup_entries(&mut entries);
+        Value::Map(Arc::new(Fields { elem, entries }))
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null(_))
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Value::Unknown(_))
+    }
+
+    /// True if the value or anything inside it is unknown.
+    pub fn contains_unknown(&self) -> bool {
+        match self {
+            Value::Unknown(_) => true,
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+                s.items.iter().any(Value::contains_unknown)
+            }
+            Value::Map(f) | Value::Object(f) => f.entries.iter().any(|(_, v)| v.contains_unknown()),
+            _ => false,
+        }
+    }
+
+    /// The value's cty type.
+    pub fn type_of(&self) -> Type {
+        match self {
+            Value::Null(t) | Value::Unknown(t) => t.clone(),
+            Value::Bool(_) => Type::Bool,
+            Value::Number(_) => Type::Number,
+            Value::String(_) => Type::String,
+            Value::List(s) => Type::List(Arc::new(s.elem.clone())),
+            Value::Set(s) => Type::Set(Arc::new(s.elem.clone())),
+            Value::Map(f) => Type::Map(Arc::new(f.elem.clone())),
+            Value::Tuple(s) => Type::Tuple(s.items.iter().map(Value::type_of).collect()),
+            Value::Object(f) => Type::Object(
+                f.entries
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.type_of()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Whether `self.type_of() == other.type_of()`, decided without building either type
+    /// (an object's type is as large as the object).
+    pub fn same_type(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null(t) | Value::Unknown(t), v) | (v, Value::Null(t) | Value::Unknown(t)) => {
+                v.has_type(t)
+            }
+            (Value::Bool(_), Value::Bool(_))
+            | (Value::Number(_), Value::Number(_))
+            | (Value::String(_), Value::String(_)) => true,
+            (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => a.elem == b.elem,
+            (Value::Map(a), Value::Map(b)) => a.elem == b.elem,
+            (Value::Tuple(a), Value::Tuple(b)) => {
+                a.items.len() == b.items.len()
+                    && a.items.iter().zip(&b.items).all(|(x, y)| x.same_type(y))
+            }
+            (Value::Object(a), Value::Object(b)) => {
+                a.entries.len() == b.entries.len()
+                    && a.entries
+                        .iter()
+                        .zip(&b.entries)
+                        .all(|((ka, x), (kb, y))| ka == kb && x.same_type(y))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `self.type_of() == *t`, decided without building the value's type.
+    pub fn has_type(&self, t: &Type) -> bool {
+        match (self, t) {
+            (Value::Null(vt) | Value::Unknown(vt), t) => vt == t,
+            (Value::Bool(_), Type::Bool)
+            | (Value::Number(_), Type::Number)
+            | (Value::String(_), Type::String) => true,
+            (Value::List(s), Type::List(e)) | (Value::Set(s), Type::Set(e)) => s.elem == **e,
+            (Value::Map(f), Type::Map(e)) => f.elem == **e,
+            (Value::Tuple(s), Type::Tuple(ts)) => {
+                s.items.len() == ts.len()
+                    && s.items.iter().zip(ts.iter()).all(|(x, t)| x.has_type(t))
+            }
+            (Value::Object(f), Type::Object(attrs)) => {
+                f.entries.len() == attrs.len()
+                    && f.entries
+                        .iter()
+                        .zip(attrs.iter())
+                        .all(|((k, x), (n, t))| k == n && x.has_type(t))
+            }
+            _ => false,
+        }
+    }
+
+    /// The outermost constructor of the value's type (`type_of` without its contents).
+    pub fn kind(&self) -> Kind {
+        match self {
+            Value::Null(t) | Value::Unknown(t) => match t {
+                Type::Dynamic => Kind::Dynamic,
+                Type::Bool => Kind::Bool,
+                Type::Number => Kind::Number,
+                Type::String => Kind::String,
+                Type::List(_) => Kind::List,
+                Type::Set(_) => Kind::Set,
+                Type::Map(_) => Kind::Map,
+                Type::Tuple(_) => Kind::Tuple,
+                Type::Object(_) => Kind::Object,
+            },
+            Value::Bool(_) => Kind::Bool,
+            Value::Number(_) => Kind::Number,
+            Value::String(_) => Kind::String,
+            Value::List(_) => Kind::List,
+            Value::Set(_) => Kind::Set,
+            Value::Tuple(_) => Kind::Tuple,
+            Value::Map(_) => Kind::Map,
+            Value::Object(_) => Kind::Object,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Elements of a list, set or tuple.
+    pub fn as_seq(&self) -> Option<&[Value]> {
+        match self {
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => Some(&s.items),
+            _ => None,
+        }
+    }
+
+    /// Entries of a map or object.
+    pub fn as_fields(&self) -> Option<&[(Str, Value)]> {
+        match self {
+            Value::Map(f) | Value::Object(f) => Some(&f.entries),
+            _ => None,
+        }
+    }
+
+    /// Attribute or map key lookup.
+    pub fn get_attr(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(f) | Value::Object(f) => f.get(key),
+            _ => None,
+        }
+    }
+
+    /// Number of elements of a collection (None for primitives, null, unknown).
+    pub fn length(&self) -> Option<usize> {
+        match self {
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => Some(s.items.len()),
+            Value::Map(f) | Value::Object(f) => Some(f.entries.len()),
+            _ => None,
+        }
+    }
+
+    /// cty's `RawEquals`-like structural equality including types (used by tests and sets).
+    pub fn raw_equals(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Null(a), Value::Null(b)) | (Value::Unknown(a), Value::Unknown(b)) => a == b,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::List(a), Value::List(b))
+            | (Value::Set(a), Value::Set(b))
+            | (Value::Tuple(a), Value::Tuple(b)) => {
+                a.elem == b.elem
+                    && a.items.len() == b.items.len()
+                    && a.items.iter().zip(&b.items).all(|(x, y)| x.raw_equals(y))
+            }
+            (Value::Map(a), Value::Map(b)) | (Value::Object(a), Value::Object(b)) => {
+                a.elem == b.elem
+                    && a.entries.len() == b.entries.len()
+                    && a.entries
+                        .iter()
+                        .zip(&b.entries)
+                        .all(|((ka, va), (kb, vb))| ka == kb && va.raw_equals(vb))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Default for Value {
+    /// A null of dynamic type, cty's zero value for an absent variable.
+    fn default() -> Value {
+        Value::NULL
+    }
+}
+
+/// Two runs of entries, each sorted by key without duplicates, as one such run; on equal
+/// keys `b`'s entry wins (what `merge` and a later object literal key do). Linear, one
+/// allocation: the callers build objects from runs they already hold sorted.
+pub fn merge_runs(
+    a: impl ExactSizeIterator<Item = (Str, Value)>,
+    b: impl ExactSizeIterator<Item = (Str, Value)>,
+) -> Vec<(Str, Value)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut b = b.peekable();
+    for e in a {
+        while let Some(x) = b.next_if(|x| x.0 < e.0) {
+            out.push(x);
+        }
+        match b.next_if(|x| x.0 == e.0) {
+            Some(x) => out.push(x),
+            None => out.push(e),
+        }
+    }
+    out.extend(b);
+    out
+}
+
+fn sort_dedup_entries(entries: &mut Vec<(Str, Value)>) {
+    if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+        return;
+    }
+    // Stable sort keeps source order among equal keys; keep the last of each run, in place.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut w = 0;
+    for r in 0..entries.len() {
+        if w > 0 && entries[w - 1].0 == entries[r].0 {
+            entries.swap(w - 1, r);
+        } else {
+            entries.swap(w, r);
+            w += 1;
+        }
+    }
+    entries.truncate(w);
+}
+
+/// Orders two strings the way cty orders set elements and map keys: by bytes.
+pub fn cmp_str(a: &str, b: &str) -> Ordering {
+    a.as_bytes().cmp(b.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_runs_is_the_sorted_union_with_b_winning() {
+        let run = |ks: &[&str], tag: i64| -> Vec<(Str, Value)> {
+            ks.iter()
+                .map(|k| (Str::from(*k), Value::int(tag)))
+                .collect()
+        };
+        let cases: [(&[&str], &[&str]); 5] = [
+            (&["a", "c", "e"], &["b", "c", "d", "f"]),
+            (&[], &["x"]),
+            (&["y"], &[]),
+            (&["a"], &["a"]),
+            (&["m", "n"], &["a", "b"]),
+        ];
+        for (a, b) in cases {
+            let (a, b) = (run(a, 1), run(b, 2));
+            let got = merge_runs(a.clone().into_iter(), b.clone().into_iter());
+            let want = Value::object(a.into_iter().chain(b).collect());
+            assert!(Value::object_sorted(got).raw_equals(&want));
+        }
+    }
+
+    #[test]
+    fn object_sorts_and_last_duplicate_wins() {
+        let v = Value::object(vec![
+            ("b".into(), Value::int(1)),
+            ("a".into(), Value::int(2)),
+            ("b".into(), Value::int(3)),
+        ]);
+        let f = v.as_fields().unwrap();
+        assert_eq!(f.len(), 2);
+        assert_eq!(&*f[0].0, "a");
+        assert!(f[1].1.raw_equals(&Value::int(3)));
+    }
+
+    #[test]
+    fn strings_are_nfc_normalized_like_cty() {
+        let decomposed = "e\u{301}";
+        assert_eq!(Value::string(decomposed).as_str(), Some("\u{e9}"));
+        assert_eq!(Value::string("plain").as_str(), Some("plain"));
+        assert_eq!(Value::string("\u{e9}").as_str(), Some("\u{e9}"));
+    }
+
+    #[test]
+    fn same_type_and_kind_agree_with_type_of() {
+        let obj = |a: Value| Value::object(vec![("a".into(), a), ("b".into(), Value::int(1))]);
+        let vals = [
+            Value::NULL,
+            Value::Unknown(Type::Dynamic),
+            Value::Null(Type::String),
+            Value::Unknown(Type::Number),
+            Value::Bool(true),
+            Value::int(1),
+            Value::string("x"),
+            Value::list(Type::String, vec![Value::string("x")]),
+            Value::list(Type::Number, vec![]),
+            Value::tuple(vec![Value::int(1), Value::string("x")]),
+            Value::tuple(vec![Value::int(2), Value::string("y")]),
+            Value::tuple(vec![Value::string("x"), Value::int(1)]),
+            Value::map(Type::String, vec![("k".into(), Value::string("v"))]),
+            obj(Value::string("s")),
+            obj(Value::string("t")),
+            obj(Value::int(3)),
+            Value::Null(obj(Value::string("s")).type_of()),
+            Value::object(vec![("a".into(), Value::string("s"))]),
+        ];
+        for a in &vals {
+            for b in &vals {
+                assert_eq!(a.same_type(b), a.type_of() == b.type_of(), "{a:?} {b:?}");
+                assert_eq!(a.has_type(&b.type_of()), a.type_of() == b.type_of());
+            }
+            let kind_of_type = Value::Null(a.type_of()).kind();
+            assert_eq!(a.kind(), kind_of_type, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn types() {
+        let t = Value::tuple(vec![Value::int(1), Value::string("a")]).type_of();
+        assert_eq!(t, Type::Tuple(Arc::from(vec![Type::Number, Type::String])));
+        assert_eq!(Type::list(Type::String).friendly_name(), "list of string");
+    }
+}

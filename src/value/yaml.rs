@@ -1,0 +1,1203 @@
+//! go-cty-yaml v1.1.0's YAML: `yamlencode` reproduces libyaml's emitter for the event
+//! stream go-cty-yaml sends (block style, every string double-quoted or a literal block,
+//! `...` after a bare root scalar), and `yamldecode` resolves scalars with YAML 1.1 rules
+//! as go-cty-yaml does (`yes`/`on`/`y` are booleans, dates become RFC 3339 strings, keys
+//! are converted to strings), on top of yaml-rust2's event parser.
+
+use crate::value::json::go_quote;
+use crate::value::number::Number;
+use crate::value::{Str, Value};
+use std::collections::{HashMap, HashSet};
+use yaml_rust2::parser::{Event, Parser, Tag};
+use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
+
+/// Deepest nesting `decode` accepts (keeps recursion bounded on hostile input).
+pub const MAX_DEPTH: usize = 1000;
+
+// ---------------------------------------------------------------------------------------
+// Encoding: libyaml's emitter, for the subset of events go-cty-yaml produces.
+
+const BEST_INDENT: i64 = 2;
+const BEST_WIDTH: i64 = 80;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    Plain,
+    Double,
+    Literal,
+}
+
+struct Emitter {
+    out: String,
+    column: i64,
+    indent: i64,
+    indents: Vec<i64>,
+    whitespace: bool,
+    indention: bool,
+    open_ended: bool,
+    root_context: bool,
+    mapping_context: bool,
+    simple_key_context: bool,
+}
+
+/// What libyaml's `yaml_emitter_analyze_scalar` finds out about a scalar.
+struct Analysis {
+    multiline: bool,
+    block_allowed: bool,
+}
+
+/// libyaml's `is_printable` on a code point.
+fn is_printable(c: char) -> bool {
+    let u = c as u32;
+    u == 0x0A
+        || (0x20..=0x7E).contains(&u)
+        || (0xA0..=0xD7FF).contains(&u)
+        || ((0xE000..=0xFFFD).contains(&u) && u != 0xFEFF)
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+fn analyze(value: &str) -> Analysis {
+    if value.is_empty() {
+        return Analysis {
+            multiline: false,
+            block_allowed: false,
+        };
+    }
+    let mut line_breaks = false;
+    let mut special = false;
+    let mut trailing_space = false;
+    let mut space_break = false;
+    let mut previous_space = false;
+    let chars: Vec<char> = value.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !is_printable(c) || c == '\u{FEFF}' {
+            special = true;
+        }
+        if c == ' ' {
+            if i + 1 == chars.len() {
+                trailing_space = true;
+            }
+            previous_space = true;
+        } else if is_break(c) {
+            line_breaks = true;
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+        } else {
+            previous_space = false;
+        }
+    }
+    Analysis {
+        multiline: line_breaks,
+        block_allowed: !(trailing_space || space_break || special),
+    }
+}
+
+impl Emitter {
+    fn new() -> Self {
+        Emitter {
+            out: String::new(),
+            column: 0,
+            indent: -1,
+            indents: Vec::new(),
+            whitespace: true,
+            indention: true,
+            open_ended: false,
+            root_context: false,
+            mapping_context: false,
+            simple_key_context: false,
+        }
+    }
+
+    fn put(&mut self, c: char) {
+        self.out.push(c);
+        self.column += 1;
+    }
+
+    fn put_break(&mut self) {
+        self.out.push('\n');
+        self.column = 0;
+    }
+
+    fn write_str(&mut self, s: &str) {
+        for c in s.chars() {
+            self.put(c);
+        }
+    }
+
+    fn increase_indent(&mut self, flow: bool, indentless: bool) {
+        self.indents.push(self.indent);
+        if self.indent < 0 {
+            self.indent = if flow { BEST_INDENT } else { 0 };
+        } else if !indentless {
+            self.indent += BEST_INDENT;
+        }
+    }
+
+    fn restore_indent(&mut self) {
+        self.indent = self.indents.pop().unwrap_or(-1);
+    }
+
+    fn write_indent(&mut self) {
+        let indent = self.indent.max(0);
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
+            self.put_break();
+        }
+        while self.column < indent {
+            self.put(' ');
+        }
+        self.whitespace = true;
+        self.indention = true;
+    }
+
+    fn write_indicator(
+        &mut self,
+        ind: &str,
+        need_whitespace: bool,
+        is_whitespace: bool,
+        is_indention: bool,
+    ) {
+        if need_whitespace && !self.whitespace {
+            self.put(' ');
+        }
+        self.write_str(ind);
+        self.whitespace = is_whitespace;
+        self.indention = self.indention && is_indention;
+        self.open_ended = false;
+    }
+
+    fn set_context(&mut self, root: bool, mapping: bool, simple_key: bool) {
+        self.root_context = root;
+        self.mapping_context = mapping;
+        self.simple_key_context = simple_key;
+    }
+
+    fn emit_node(
+        &mut self,
+        v: &Value,
+        root: bool,
+        mapping: bool,
+        simple_key: bool,
+    ) -> Result<(), String> {
+        self.set_context(root, mapping, simple_key);
+        match v {
+            Value::Null(_) => {
+                self.emit_scalar("null", Style::Plain);
+                Ok(())
+            }
+            Value::Unknown(_) => Err("cannot serialize unknown value as YAML".into()),
+            Value::Bool(b) => {
+                self.emit_scalar(if *b { "true" } else { "false" }, Style::Plain);
+                Ok(())
+            }
+            Value::Number(n) => {
+                let text = if n.is_infinite() {
+                    if n.is_negative() { "-.Inf" } else { "+.Inf" }.to_string()
+                } else {
+                    n.to_cty_string()
+                };
+                self.emit_scalar(&text, Style::Plain);
+                Ok(())
+            }
+            Value::String(s) => {
+                let style = if s.contains('\n') {
+                    Style::Literal
+                } else {
+                    Style::Double
+                };
+                self.emit_scalar(s, style);
+                Ok(())
+            }
+            Value::List(seq) | Value::Set(seq) | Value::Tuple(seq) => {
+                if seq.items.is_empty() {
+                    self.write_indicator("[", true, true, false);
+                    self.increase_indent(true, false);
+                    self.restore_indent();
+                    self.write_indicator("]", false, false, false);
+                    return Ok(());
+                }
+                let indentless = self.mapping_context && !self.indention;
+                self.increase_indent(false, indentless);
+                for item in &seq.items {
+                    self.write_indent();
+                    self.write_indicator("-", true, false, true);
+                    self.emit_node(item, false, false, false)?;
+                }
+                self.restore_indent();
+                Ok(())
+            }
+            Value::Map(f) | Value::Object(f) => {
+                if f.entries.is_empty() {
+                    self.write_indicator("{", true, true, false);
+                    self.increase_indent(true, false);
+                    self.restore_indent();
+                    self.write_indicator("}", false, false, false);
+                    return Ok(());
+                }
+                self.increase_indent(false, false);
+                for (k, item) in &f.entries {
+                    self.write_indent();
+                    let simple = !analyze(k).multiline && k.len() <= 128;
+                    let key = Value::String(k.clone());
+                    if simple {
+                        self.emit_node(&key, false, true, true)?;
+                        self.write_indicator(":", false, false, false);
+                    } else {
+                        self.write_indicator("?", true, false, true);
+                        self.emit_node(&key, false, true, false)?;
+                        self.write_indent();
+                        self.write_indicator(":", true, false, true);
+                    }
+                    self.emit_node(item, false, true, false)?;
+                }
+                self.restore_indent();
+                Ok(())
+            }
+        }
+    }
+
+    fn emit_scalar(&mut self, value: &str, requested: Style) {
+        let a = analyze(value);
+        let mut style = requested;
+        if self.simple_key_context && a.multiline {
+            style = Style::Double;
+        }
+        if style == Style::Literal && (!a.block_allowed || self.simple_key_context) {
+            style = Style::Double;
+        }
+        self.increase_indent(true, false);
+        match style {
+            Style::Plain => self.write_plain(value),
+            Style::Double => self.write_double_quoted(value, !self.simple_key_context),
+            Style::Literal => self.write_literal(value),
+        }
+        self.restore_indent();
+    }
+
+    fn write_plain(&mut self, value: &str) {
+        if !self.whitespace {
+            self.put(' ');
+        }
+        self.write_str(value);
+        self.whitespace = false;
+        self.indention = false;
+        if self.root_context {
+            self.open_ended = true;
+        }
+    }
+
+    fn write_double_quoted(&mut self, value: &str, allow_breaks: bool) {
+        self.write_indicator("\"", true, false, false);
+        let chars: Vec<char> = value.chars().collect();
+        let mut spaces = false;
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
+                self.put('\\');
+                match c {
+                    '\0' => self.put('0'),
+                    '\u{7}' => self.put('a'),
+                    '\u{8}' => self.put('b'),
+                    '\t' => self.put('t'),
+                    '\n' => self.put('n'),
+                    '\u{b}' => self.put('v'),
+                    '\u{c}' => self.put('f'),
+                    '\r' => self.put('r'),
+                    '\u{1b}' => self.put('e'),
+                    '"' => self.put('"'),
+                    '\\' => self.put('\\'),
+                    '\u{85}' => self.put('N'),
+                    '\u{a0}' => self.put('_'),
+                    '\u{2028}' => self.put('L'),
+                    '\u{2029}' => self.put('P'),
+                    _ => {
+                        let u = c as u32;
+                        let hex = if u <= 0xFF {
+                            format!("x{u:02X}")
+                        } else if u <= 0xFFFF {
+                            format!("u{u:04X}")
+                        } else {
+                            format!("U{u:08X}")
+                        };
+                        self.write_str(&hex);
+                    }
+                }
+                spaces = false;
+                i += 1;
+            } else if c == ' ' {
+                if allow_breaks
+                    && !spaces
+                    && self.column > BEST_WIDTH
+                    && i != 0
+                    && i != chars.len() - 1
+                {
+                    self.write_indent();
+                    if chars.get(i + 1) == Some(&' ') {
+                        self.put('\\');
+                    }
+                } else {
+                    self.put(c);
+                }
+                i += 1;
+                spaces = true;
+            } else {
+                self.put(c);
+                i += 1;
+                spaces = false;
+            }
+        }
+        self.write_indicator("\"", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_literal(&mut self, value: &str) {
+        self.write_indicator("|", true, false, false);
+        // Block scalar hints.
+        let first = value.chars().next();
+        if first.is_some_and(|c| c == ' ' || is_break(c)) {
+            let hint = char::from(b'0' + BEST_INDENT as u8).to_string();
+            self.write_indicator(&hint, false, false, false);
+        }
+        self.open_ended = false;
+        let chars: Vec<char> = value.chars().collect();
+        let chomp = match chars.len() {
+            0 => Some('-'),
+            n if !is_break(chars[n - 1]) => Some('-'),
+            1 => {
+                self.open_ended = true;
+                Some('+')
+            }
+            n if is_break(chars[n - 2]) => {
+                self.open_ended = true;
+                Some('+')
+            }
+            _ => None,
+        };
+        if let Some(h) = chomp {
+            let keep = self.open_ended;
+            self.write_indicator(&h.to_string(), false, false, false);
+            self.open_ended = keep;
+        }
+        self.put_break();
+        self.indention = true;
+        self.whitespace = true;
+        let mut breaks = true;
+        for &c in &chars {
+            if is_break(c) {
+                if c == '\n' {
+                    self.put_break();
+                } else {
+                    self.out.push(c);
+                    self.column = 0;
+                }
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                self.put(c);
+                self.indention = false;
+                breaks = false;
+            }
+        }
+    }
+}
+
+/// `yamlencode`: go-cty-yaml's `Marshal` output.
+pub fn encode(v: &Value) -> Result<String, String> {
+    let mut e = Emitter::new();
+    e.emit_node(v, true, false, false)?;
+    // Document end (implicit), then stream end.
+    e.write_indent();
+    if e.open_ended {
+        e.write_indicator("...", true, false, false);
+        e.write_indent();
+    }
+    Ok(e.out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Decoding.
+
+const STR_TAG: &str = "tag:yaml.org,2002:str";
+const BOOL_TAG: &str = "tag:yaml.org,2002:bool";
+const INT_TAG: &str = "tag:yaml.org,2002:int";
+const FLOAT_TAG: &str = "tag:yaml.org,2002:float";
+const NULL_TAG: &str = "tag:yaml.org,2002:null";
+const TIMESTAMP_TAG: &str = "tag:yaml.org,2002:timestamp";
+const BINARY_TAG: &str = "tag:yaml.org,2002:binary";
+const MAP_TAG: &str = "tag:yaml.org,2002:map";
+const SEQ_TAG: &str = "tag:yaml.org,2002:seq";
+
+/// A resolved scalar: a value, or the `<<` merge key.
+enum Scalar {
+    Val(Value),
+    Merge,
+}
+
+fn resolve_map(src: &str) -> Option<Value> {
+    Some(match src {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            Value::Bool(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            Value::Bool(false)
+        }
+        "" | "~" | "null" | "Null" | "NULL" => Value::NULL,
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            Value::Number(Number::infinity(false))
+        }
+        "-.inf" | "-.Inf" | "-.INF" => Value::Number(Number::infinity(true)),
+        _ => return None,
+    })
+}
+
+fn is_bool_word(src: &str) -> bool {
+    matches!(resolve_map(src), Some(Value::Bool(_)))
+}
+
+/// cty's `ParseNumberVal` (Go's `big.ParseFloat(s, 10, ...)`, which also reads "inf").
+fn parse_number_val(s: &str) -> Option<Number> {
+    match s {
+        "inf" | "Inf" | "+inf" | "+Inf" => Some(Number::infinity(false)),
+        "-inf" | "-Inf" => Some(Number::infinity(true)),
+        _ => Number::parse(s),
+    }
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)` then `ParseUint(s, 0, 64)`.
+fn parse_go_int(s: &str) -> Option<Number> {
+    let (neg, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mag = u64::from_str_radix(digits, radix).ok()?;
+    if neg {
+        if mag > 1u64 << 63 {
+            return None;
+        }
+        Some(Number::from_i64((mag as i64).wrapping_neg()))
+    } else {
+        Some(Number::from_u64(mag))
+    }
+}
+
+fn parse_binary(s: &str) -> Option<Number> {
+    if let Some(d) = s.strip_prefix("0b") {
+        return u64::from_str_radix(d, 2).ok().map(Number::from_u64);
+    }
+    if let Some(d) = s.strip_prefix("-0b") {
+        let m = u64::from_str_radix(d, 2).ok()?;
+        if m > 1u64 << 63 {
+            return None;
+        }
+        return Some(Number::from_i64((m as i64).wrapping_neg()));
+    }
+    None
+}
+
+/// Go's `getnum`.
+fn getnum(s: &[u8], fixed: bool) -> Option<(i64, &[u8])> {
+    let d = |i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
+    if !d(0) {
+        return None;
+    }
+    if !d(1) {
+        if fixed {
+            return None;
+        }
+        return Some((i64::from(s[0] - b'0'), &s[1..]));
+    }
+    Some((
+        i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'),
+        &s[2..],
+    ))
+}
+
+/// One of go-cty-yaml's timestamp layouts, parsed as Go's `time.Parse` would, formatted
+/// as RFC 3339.
+fn parse_timestamp_layout(s: &str, sep: Option<u8>, zone: bool) -> Option<String> {
+    let mut v = s.as_bytes();
+    if v.len() < 4 || !v[..4].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let year: i64 = v[..4].iter().fold(0, |a, &c| a * 10 + i64::from(c - b'0'));
+    v = v[4..].strip_prefix(b"-")?;
+    let (month, rest) = getnum(v, false)?;
+    if !(1..=12).contains(&month) {
+        return None;
+    }
+    v = rest.strip_prefix(b"-")?;
+    let (day, rest) = getnum(v, false)?;
+    v = rest;
+    let (mut hour, mut min, mut sec, mut offset) = (0, 0, 0, 0i64);
+    if let Some(sep) = sep {
+        if sep == b' ' {
+            if v.first() != Some(&b' ') {
+                return None;
+            }
+            while v.first() == Some(&b' ') {
+                v = &v[1..];
+            }
+        } else {
+            v = v.strip_prefix(&[sep])?;
+        }
+        let (h, rest) = getnum(v, false)?;
+        if h >= 24 {
+            return None;
+        }
+        v = rest.strip_prefix(b":")?;
+        let (m, rest) = getnum(v, false)?;
+        if m >= 60 {
+            return None;
+        }
+        v = rest.strip_prefix(b":")?;
+        let (sc, rest) = getnum(v, false)?;
+        if sc >= 60 {
+            return None;
+        }
+        v = rest;
+        if v.len() >= 2 && (v[0] == b'.' || v[0] == b',') && v[1].is_ascii_digit() {
+            let mut n = 1;
+            while n < v.len() && v[n].is_ascii_digit() {
+                n += 1;
+            }
+            v = &v[n..];
+        }
+        (hour, min, sec) = (h, m, sc);
+        if zone {
+            if v.first() == Some(&b'Z') {
+                v = &v[1..];
+            } else {
+                if v.len() < 6 || v[3] != b':' {
+                    return None;
+                }
+                let hr = getnum(&v[1..3], true)?.0;
+                let mm = getnum(&v[4..6], true)?.0;
+                if hr > 24 || mm > 60 {
+                    return None;
+                }
+                offset = (hr * 60 + mm) * 60;
+                match v[0] {
+                    b'+' => {}
+                    b'-' => offset = -offset,
+                    _ => return None,
+                }
+                v = &v[6..];
+            }
+        }
+    }
+    if !v.is_empty() {
+        return None;
+    }
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let dim = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if day < 1 || day > dim {
+        return None;
+    }
+    let zone_text = if offset == 0 {
+        "Z".to_string()
+    } else {
+        let sign = if offset < 0 { '-' } else { '+' };
+        let a = offset.abs() / 60;
+        format!("{sign}{:02}:{:02}", a / 60, a % 60)
+    };
+    Some(format!(
+        "{year:04}-{month:02}-{day:02}T{hour:02}:{min:02}:{sec:02}{zone_text}"
+    ))
+}
+
+/// go-cty-yaml's `parseTimestamp`.
+fn parse_timestamp(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits != 4 || b.get(4) != Some(&b'-') {
+        return None;
+    }
+    parse_timestamp_layout(s, Some(b'T'), true)
+        .or_else(|| parse_timestamp_layout(s, Some(b't'), true))
+        .or_else(|| parse_timestamp_layout(s, Some(b' '), false))
+        .or_else(|| parse_timestamp_layout(s, None, false))
+}
+
+/// go-cty-yaml's `resolveScalar`.
+fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, String> {
+    let resolvable = matches!(
+        tag,
+        "" | STR_TAG | BOOL_TAG | INT_TAG | FLOAT_TAG | NULL_TAG | TIMESTAMP_TAG | BINARY_TAG
+    );
+    if !resolvable {
+        return Err(format!("unsupported tag {}", go_quote(tag)));
+    }
+    let mut tag = tag;
+    let hint = match src.as_bytes().first() {
+        None => b'N',
+        Some(b'+' | b'-') => b'S',
+        Some(b'0'..=b'9') => b'D',
+        Some(b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~') => b'M',
+        Some(b'.') => b'.',
+        Some(_) => 0,
+    };
+    if hint != 0 && tag != STR_TAG && tag != BINARY_TAG {
+        if matches!(
+            style,
+            TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted
+        ) {
+            return Ok(Scalar::Val(Value::string(src)));
+        }
+        if let Some(v) = resolve_map(src) {
+            return Ok(Scalar::Val(v));
+        }
+        if tag.is_empty() && matches!(src, ".nan" | ".NaN" | ".NAN") {
+            return Err("floating point NaN is not supported".into());
+        }
+        match hint {
+            b'.' => {
+                if let Some(n) = parse_number_val(src) {
+                    return Ok(Scalar::Val(Value::Number(n)));
+                }
+            }
+            b'D' | b'S' => {
+                if (tag.is_empty() || tag == TIMESTAMP_TAG)
+                    && let Some(t) = parse_timestamp(src)
+                {
+                    return Ok(Scalar::Val(Value::string(t)));
+                }
+                let plain = src.replace('_', "");
+                if let Some(n) = parse_number_val(&plain) {
+                    return Ok(Scalar::Val(Value::Number(n)));
+                }
+                if plain.starts_with("0b") || plain.starts_with("-0b") {
+                    tag = INT_TAG;
+                } else if tag.is_empty()
+                    && let Some(n) = parse_go_int(&plain)
+                {
+                    return Ok(Scalar::Val(Value::Number(n)));
+                }
+            }
+            _ => {}
+        }
+    }
+    if tag.is_empty() && src == "<<" {
+        return Ok(Scalar::Merge);
+    }
+    let cannot = || format!("cannot parse {} as {}", go_quote(src), tag);
+    match tag {
+        STR_TAG => Ok(Scalar::Val(Value::string(src))),
+        BINARY_TAG => {
+            if crate::builtins::encoding::go_base64_decode(src.as_bytes()).is_err() {
+                return Err(format!(
+                    "cannot parse {} as {}: not valid base64",
+                    go_quote(src),
+                    tag
+                ));
+            }
+            Ok(Scalar::Val(Value::string(src)))
+        }
+        BOOL_TAG => {
+            if is_bool_word(src) {
+                Ok(Scalar::Val(resolve_map(src).unwrap_or(Value::NULL)))
+            } else {
+                Err(cannot())
+            }
+        }
+        INT_TAG | FLOAT_TAG => {
+            let plain = src.replace('_', "");
+            parse_number_val(&plain)
+                .or_else(|| parse_go_int(&plain))
+                .or_else(|| parse_binary(&plain))
+                .map(|n| Scalar::Val(Value::Number(n)))
+                .ok_or_else(cannot)
+        }
+        TIMESTAMP_TAG => parse_timestamp(src)
+            .map(|t| Scalar::Val(Value::string(t)))
+            .ok_or_else(cannot),
+        NULL_TAG => Ok(Scalar::Val(Value::NULL)),
+        _ => Ok(Scalar::Val(Value::string(src))),
+    }
+}
+
+/// A decode error: go-cty-yaml's `Error` ("on line L, column C: ...") or a bare message.
+struct YamlErr(String);
+
+fn at(mark: &Marker, msg: &str) -> YamlErr {
+    // go-cty-yaml reports libyaml's zero-based line and a one-based column.
+    YamlErr(format!(
+        "on line {}, column {}: {}",
+        mark.line().saturating_sub(1),
+        mark.col() + 1,
+        msg
+    ))
+}
+
+/// libyaml's problem text from yaml-rust2's "context, problem" message.
+fn scan_error(src: &str, e: &ScanError) -> YamlErr {
+    let info = e.info();
+    if info.contains("found unknown anchor") {
+        let name = alias_name(src, e.marker());
+        return at(
+            e.marker(),
+            &format!("reference to undefined anchor {}", go_quote(&name)),
+        );
+    }
+    let problem = if info.starts_with("while ") {
+        info.split_once(", ").map_or(info, |(_, p)| p)
+    } else {
+        info
+    };
+    // libyaml words this one problem differently.
+    let problem = if problem == "expected ',' or ']'" {
+        "did not find expected ',' or ']'"
+    } else {
+        problem
+    };
+    at(e.marker(), problem)
+}
+
+/// The name of the alias (`*name`) at a marker.
+fn alias_name(src: &str, mark: &Marker) -> String {
+    src.chars()
+        .skip(mark.index())
+        .skip_while(|&c| c == '*')
+        .take_while(|&c| !c.is_whitespace() && !matches!(c, ',' | '[' | ']' | '{' | '}'))
+        .collect()
+}
+
+fn full_tag(tag: &Option<Tag>) -> String {
+    match tag {
+        Some(t) => format!("{}{}", t.handle, t.suffix),
+        None => String::new(),
+    }
+}
+
+struct Decoder<'a> {
+    src: &'a str,
+    parser: Parser<std::str::Chars<'a>>,
+    anchors: HashMap<usize, Value>,
+    pending: HashSet<usize>,
+}
+
+impl<'a> Decoder<'a> {
+    fn next(&mut self) -> Result<(Event, Marker), YamlErr> {
+        self.parser
+            .next_token()
+            .map_err(|e| scan_error(self.src, &e))
+    }
+
+    fn complete(&mut self, anchor: usize, v: &Value) {
+        if anchor != 0 {
+            self.pending.remove(&anchor);
+            self.anchors.insert(anchor, v.clone());
+        }
+    }
+
+    fn node(&mut self, ev: Event, mark: Marker, depth: usize) -> Result<Value, YamlErr> {
+        if depth > MAX_DEPTH {
+            return Err(at(&mark, "exceeded max depth"));
+        }
+        match ev {
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag = full_tag(&tag);
+                let v = match resolve_scalar(&tag, &text, style).map_err(|e| at(&mark, &e))? {
+                    Scalar::Val(v) => v,
+                    Scalar::Merge => Value::string("<<"),
+                };
+                self.complete(anchor, &v);
+                Ok(v)
+            }
+            Event::Alias(id) => {
+                if self.pending.contains(&id) {
+                    let name = alias_name(self.src, &mark);
+                    return Err(at(
+                        &mark,
+                        &format!(
+                            "cannot refer to anchor {} from inside its own definition",
+                            go_quote(&name)
+                        ),
+                    ));
+                }
+                match self.anchors.get(&id) {
+                    Some(v) => Ok(v.clone()),
+                    None => {
+                        let name = alias_name(self.src, &mark);
+                        Err(at(
+                            &mark,
+                            &format!("reference to undefined anchor {}", go_quote(&name)),
+                        ))
+                    }
+                }
+            }
+            Event::SequenceStart(anchor, tag) => {
+                let tag = full_tag(&tag);
+                if !tag.is_empty() && tag != SEQ_TAG {
+                    return Err(at(&mark, &format!("can't interpret sequence as {tag}")));
+                }
+                if anchor != 0 {
+                    self.pending.insert(anchor);
+                }
+                let mut items = Vec::new();
+                loop {
+                    let (ev, m) = self.next()?;
+                    if let Event::SequenceEnd = ev {
+                        break;
+                    }
+                    items.push(self.node(ev, m, depth + 1)?);
+                }
+                let v = Value::tuple(items);
+                self.complete(anchor, &v);
+                Ok(v)
+            }
+            Event::MappingStart(anchor, tag) => {
+                let tag = full_tag(&tag);
+                if !tag.is_empty() && tag != MAP_TAG {
+                    return Err(at(&mark, &format!("can't interpret mapping as {tag}")));
+                }
+                if anchor != 0 {
+                    self.pending.insert(anchor);
+                }
+                let mut entries: Vec<(Str, Value)> = Vec::new();
+                loop {
+                    let (ev, m) = self.next()?;
+                    let (text, style, ktag) = match ev {
+                        Event::MappingEnd => break,
+                        Event::Scalar(text, style, _, ktag) => (text, style, ktag),
+                        _ => return Err(at(&m, "only strings are allowed as mapping keys")),
+                    };
+                    let key = resolve_scalar(&full_tag(&ktag), &text, style).map_err(YamlErr)?;
+                    let key = match key {
+                        Scalar::Merge => {
+                            let (ev, vm) = self.next()?;
+                            let val = self.node(ev, vm, depth + 1)?;
+                            match &val {
+                                Value::Object(f) | Value::Map(f) => {
+                                    for (k, v) in &f.entries {
+                                        entries.push((k.clone(), v.clone()));
+                                    }
+                                }
+                                Value::Null(_) => {
+                                    return Err(at(&m, "cannot merge dynamic into mapping"));
+                                }
+                                other => {
+                                    return Err(at(
+                                        &m,
+                                        &format!(
+                                            "cannot merge {} into mapping",
+                                            other.type_of().friendly_name()
+                                        ),
+                                    ));
+                                }
+                            }
+                            continue;
+                        }
+                        Scalar::Val(Value::String(s)) => s,
+                        Scalar::Val(Value::Bool(b)) => Str::from(if b { "true" } else { "false" }),
+                        Scalar::Val(Value::Number(n)) => Str::from(n.to_cty_string().as_str()),
+                        Scalar::Val(Value::Null(_)) => {
+                            return Err(at(&m, "mapping key cannot be null"));
+                        }
+                        Scalar::Val(_) => {
+                            return Err(at(&m, "only strings are allowed as mapping keys"));
+                        }
+                    };
+                    let (ev, vm) = self.next()?;
+                    let val = self.node(ev, vm, depth + 1)?;
+                    entries.push((key, val));
+                }
+                // Later keys win, as in Go's map assignment.
+                let v = Value::object(entries);
+                self.complete(anchor, &v);
+                Ok(v)
+            }
+            Event::DocumentStart => Err(at(&mark, "only a single document is allowed")),
+            Event::StreamEnd => Err(at(&mark, "expecting value but found end of stream")),
+            other => Err(at(&mark, &format!("unexpected parser event {other:?}"))),
+        }
+    }
+}
+
+/// `yamldecode`: one YAML document as a cty value (objects and tuples), with
+/// go-cty-yaml's resolution rules and messages.
+pub fn decode(src: &str) -> Result<Value, String> {
+    let input = if src.is_empty() { "\n" } else { src };
+    let mut d = Decoder {
+        src: input,
+        parser: Parser::new_from_str(input),
+        anchors: HashMap::new(),
+        pending: HashSet::new(),
+    };
+    let run = |d: &mut Decoder<'_>| -> Result<Value, YamlErr> {
+        let (ev, m) = d.next()?;
+        if ev != Event::StreamStart {
+            return Err(at(&m, "missing stream start token"));
+        }
+        let (ev, m) = d.next()?;
+        if ev != Event::DocumentStart {
+            return Err(at(&m, "missing start of document"));
+        }
+        let (ev, m) = d.next()?;
+        let v = d.node(ev, m, 0)?;
+        let (ev, m) = d.next()?;
+        if ev == Event::DocumentStart {
+            return Err(at(&m, "only a single document is allowed"));
+        }
+        if ev != Event::DocumentEnd {
+            return Err(at(
+                &m,
+                &format!("unexpected extra content ({ev:?}) after value"),
+            ));
+        }
+        let (ev, m) = d.next()?;
+        if ev != Event::StreamEnd {
+            return Err(at(&m, "unexpected extra content after value"));
+        }
+        Ok(v)
+    };
+    run(&mut d).map_err(|e| e.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Type;
+
+    fn enc(v: &Value) -> String {
+        encode(v).unwrap()
+    }
+    fn s(x: &str) -> Value {
+        Value::string(x)
+    }
+
+    #[test]
+    fn encode_recorded() {
+        let v = Value::object(vec![
+            ("a".into(), Value::int(1)),
+            ("b".into(), s("yes")),
+            (
+                "c".into(),
+                Value::tuple(vec![Value::Bool(true), Value::NULL]),
+            ),
+        ]);
+        assert_eq!(
+            enc(&v),
+            "\"a\": 1\n\"b\": \"yes\"\n\"c\":\n- true\n- null\n"
+        );
+        assert_eq!(enc(&s("multi\nline\n")), "|\n  multi\n  line\n");
+        assert_eq!(enc(&Value::tuple(vec![])), "[]\n");
+        assert_eq!(enc(&Value::object(vec![])), "{}\n");
+        assert_eq!(enc(&s("123")), "\"123\"\n");
+        assert_eq!(enc(&s("plain")), "\"plain\"\n");
+        let nested = Value::object(vec![(
+            "nested".into(),
+            Value::object(vec![(
+                "list".into(),
+                Value::tuple(vec![Value::object(vec![("k".into(), s("v"))])]),
+            )]),
+        )]);
+        assert_eq!(enc(&nested), "\"nested\":\n  \"list\":\n  - \"k\": \"v\"\n");
+        assert_eq!(enc(&Value::NULL), "null\n...\n");
+        assert_eq!(
+            enc(&Value::list(Type::String, vec![s("a"), s("b")])),
+            "- \"a\"\n- \"b\"\n"
+        );
+        assert_eq!(enc(&Value::int(-5)), "-5\n...\n");
+    }
+
+    #[test]
+    fn encode_scalars_like_libyaml() {
+        assert_eq!(enc(&s("")), "\"\"\n");
+        assert_eq!(enc(&s("tab\there")), "\"tab\\there\"\n");
+        assert_eq!(enc(&s("é ✓ \u{a0} 😀")), "\"é ✓ \u{a0} \\U0001F600\"\n");
+        assert_eq!(enc(&s("q\"b\\")), "\"q\\\"b\\\\\"\n");
+        assert_eq!(enc(&s("a\nb")), "|-\n  a\n  b\n");
+        assert_eq!(enc(&s("a\n\n")), "|+\n  a\n\n...\n");
+        assert_eq!(enc(&s(" lead\n")), "|2\n   lead\n");
+        assert_eq!(enc(&s("x\n\ny\n")), "|\n  x\n\n  y\n");
+        // A tab or a space before a line break rules out the literal style.
+        assert_eq!(enc(&s("a\tb\nc")), "\"a\\tb\\nc\"\n");
+        assert_eq!(enc(&s("a \nb")), "\"a \\nb\"\n");
+        assert_eq!(enc(&Value::Bool(false)), "false\n...\n");
+        assert_eq!(enc(&Value::Number(Number::infinity(true))), "-.Inf\n...\n");
+    }
+
+    #[test]
+    fn encode_long_strings_fold_like_libyaml() {
+        let long = "word ".repeat(20) + "end";
+        let out = enc(&s(&long));
+        let want = format!(
+            "\"{}\n  {}\"\n",
+            "word ".repeat(17).trim_end(),
+            "word ".repeat(3) + "end"
+        );
+        assert_eq!(out, want);
+        // Keys are never folded.
+        let v = Value::object(vec![(Str::from(long.as_str()), Value::int(1))]);
+        assert_eq!(enc(&v), format!("\"{long}\": 1\n"));
+    }
+
+    #[test]
+    fn encode_structures() {
+        let v = Value::tuple(vec![
+            Value::tuple(vec![Value::int(1), Value::int(2)]),
+            Value::object(vec![
+                ("a".into(), Value::int(1)),
+                ("b".into(), Value::tuple(vec![])),
+            ]),
+            s("x\ny"),
+        ]);
+        assert_eq!(
+            enc(&v),
+            "- - 1\n  - 2\n- \"a\": 1\n  \"b\": []\n- |-\n  x\n  y\n"
+        );
+        let v = Value::object(vec![(
+            "m".into(),
+            Value::object(vec![("t".into(), s("a\nb\n"))]),
+        )]);
+        assert_eq!(enc(&v), "\"m\":\n  \"t\": |\n    a\n    b\n");
+        let v = Value::object(vec![("k\nx".into(), Value::int(1))]);
+        assert_eq!(enc(&v), "? |-\n  k\n  x\n: 1\n");
+        assert!(encode(&Value::Unknown(Type::String)).is_err());
+    }
+
+    fn dec(x: &str) -> Value {
+        match decode(x) {
+            Ok(v) => v,
+            Err(e) => panic!("decode({x:?}): {e}"),
+        }
+    }
+
+    #[test]
+    fn decode_recorded() {
+        let v = dec("a: 1\nb: [x, y]");
+        assert!(v.get_attr("a").unwrap().raw_equals(&Value::int(1)));
+        assert!(
+            v.get_attr("b")
+                .unwrap()
+                .raw_equals(&Value::tuple(vec![s("x"), Value::Bool(true)]))
+        );
+        assert!(dec("yes").raw_equals(&Value::Bool(true)));
+        assert!(dec("on").raw_equals(&Value::Bool(true)));
+        assert!(dec("0x10").raw_equals(&Value::int(16)));
+        assert!(dec("1e3").raw_equals(&Value::int(1000)));
+        assert!(dec("~").raw_equals(&Value::NULL));
+        assert!(
+            dec("- a\n- 2\n- true\n- null").raw_equals(&Value::tuple(vec![
+                s("a"),
+                Value::int(2),
+                Value::Bool(true),
+                Value::NULL
+            ]))
+        );
+        assert!(dec("'quoted'").raw_equals(&s("quoted")));
+        let v = dec("x: &anchor {k: v}\ny: *anchor");
+        let inner = Value::object(vec![("k".into(), s("v"))]);
+        assert!(v.raw_equals(&Value::object(vec![
+            ("true".into(), inner.clone()),
+            ("x".into(), inner)
+        ])));
+        assert!(dec("2024-01-02").raw_equals(&s("2024-01-02T00:00:00Z")));
+        assert_eq!(
+            decode("a: [").unwrap_err(),
+            "on line 1, column 1: did not find expected node content"
+        );
+        assert_eq!(
+            decode("").unwrap_err(),
+            "on line 1, column 1: missing start of document"
+        );
+        assert_eq!(
+            decode("a: 1\n---\nb: 2").unwrap_err(),
+            "on line 1, column 1: unexpected extra content after value"
+        );
+    }
+
+    #[test]
+    fn decode_resolution() {
+        assert!(dec("\"yes\"").raw_equals(&s("yes")));
+        assert!(dec("!!str 12").raw_equals(&s("12")));
+        assert!(dec("!!int '7'").raw_equals(&s("7")));
+        assert!(dec("1_000").raw_equals(&Value::int(1000)));
+        assert!(dec("0b101").raw_equals(&Value::int(5)));
+        assert!(dec("-0x10").raw_equals(&Value::int(-16)));
+        assert!(dec(".5").raw_equals(&Value::Number(Number::parse("0.5").unwrap())));
+        assert!(dec("Off").raw_equals(&Value::Bool(false)));
+        assert!(dec("-.inf").raw_equals(&Value::Number(Number::infinity(true))));
+        assert!(dec("hello world").raw_equals(&s("hello world")));
+        assert!(dec("2001-12-14t21:59:43.10-05:00").raw_equals(&s("2001-12-14T21:59:43-05:00")));
+        assert!(dec("2001-12-14 21:59:43.10").raw_equals(&s("2001-12-14T21:59:43Z")));
+        assert!(dec("2023-02-29").raw_equals(&s("2023-02-29")));
+        assert!(dec("|\n  text\n").raw_equals(&s("text\n")));
+        assert!(dec("1: one\n~x: 2").get_attr("1").is_some());
+        assert_eq!(
+            decode(".nan").unwrap_err(),
+            "on line 0, column 1: floating point NaN is not supported"
+        );
+        assert_eq!(
+            decode("!!bool maybe").unwrap_err(),
+            "on line 0, column 8: cannot parse \"maybe\" as tag:yaml.org,2002:bool"
+        );
+        assert_eq!(
+            decode("!foo x").unwrap_err(),
+            "on line 0, column 6: unsupported tag \"!foo\""
+        );
+        assert_eq!(
+            decode("~: 1").unwrap_err(),
+            "on line 0, column 1: mapping key cannot be null"
+        );
+        assert_eq!(
+            decode("[a]: 1").unwrap_err(),
+            "on line 0, column 1: only strings are allowed as mapping keys"
+        );
+    }
+
+    #[test]
+    fn decode_anchors_and_merges() {
+        let v = dec("base: &b {p: 1, q: 2}\nderived:\n  <<: *b\n  q: 3");
+        let d = v.get_attr("derived").unwrap();
+        assert!(d.get_attr("p").unwrap().raw_equals(&Value::int(1)));
+        assert!(d.get_attr("q").unwrap().raw_equals(&Value::int(3)));
+        // YAML 1.1: `y` is a boolean, even as a key.
+        assert!(dec("y: 1").get_attr("true").is_some());
+        assert!(
+            decode("a: &x [*x]")
+                .unwrap_err()
+                .ends_with("cannot refer to anchor \"x\" from inside its own definition")
+        );
+        assert!(
+            decode("a: *nope")
+                .unwrap_err()
+                .ends_with("reference to undefined anchor \"nope\"")
+        );
+        assert!(decode(&"[".repeat(3000)).is_err());
+        assert_eq!(
+            decode("[1, 2").unwrap_err(),
+            "on line 1, column 1: did not find expected ',' or ']'"
+        );
+    }
+}
