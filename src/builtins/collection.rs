@@ -4,7 +4,8 @@
 //! exactly as cty produces them.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::value::convert::{convert, go_quote, has_type, unify_unsafe};
+use crate::text::quote::go_quote;
+use crate::value::convert::{convert, has_type, unify_unsafe};
 use crate::value::number::Number;
 use crate::value::ops::{Members, equals, make_set};
 use crate::value::{Fields, Str, Type, Value, merge_runs};

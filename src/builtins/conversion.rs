@@ -3,8 +3,9 @@
 //! messages for the failures users actually hit.
 
 use super::{FuncDef, FuncError, Param, ParamType};
+use crate::text::quote::go_quote;
 use crate::value::convert::{
-    can_convert, convert, friendly_name_for_constraint, go_quote, mismatch_message, to_string_value,
+    can_convert, convert, friendly_name_for_constraint, mismatch_message, to_string_value,
 };
 use crate::value::{Type, Value};
 

@@ -5,8 +5,8 @@
 
 use super::encoding::{base64_encode, go_base64_decode};
 use super::{FuncDef, FuncError, Param, ParamType};
+use crate::text::quote::go_quote;
 use crate::value::Value;
-use crate::value::json::go_quote;
 use md5::Md5;
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};

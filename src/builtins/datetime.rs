@@ -5,8 +5,8 @@
 //! fields their messages are built from.
 
 use super::{FuncDef, FuncError, Param, ParamType};
+use crate::text::quote::go_quote;
 use crate::value::Value;
-use crate::value::json::go_quote;
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
 
 /// The date and time functions.

@@ -4,7 +4,7 @@
 //! decoder, gzip writer and CSV reader are reproduced where their output or messages show.
 
 use super::{FuncDef, FuncError, Param, ParamType};
-use crate::value::json::go_quote;
+use crate::text::quote::go_quote;
 use crate::value::{Str, Type, Value};
 use std::sync::Arc;
 

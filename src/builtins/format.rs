@@ -4,8 +4,9 @@
 //! `*big.Float`, strings are padded and truncated by grapheme clusters as cty does.
 
 use super::{FuncDef, FuncError, Param, ParamType};
+use crate::text::quote::{go_quote, go_quote_rune};
 use crate::value::convert::convert;
-use crate::value::json::{encode as json_encode, go_quote, go_quote_rune, push_json_string};
+use crate::value::json::{encode as json_encode, push_json_string};
 use crate::value::number::{Number, decimal_u64};
 use crate::value::{Type, Value};
 use num_bigint::BigInt;

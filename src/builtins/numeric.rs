@@ -181,7 +181,7 @@ fn parseint(args: &[Value]) -> Result<Value, FuncError> {
             0,
             format!(
                 "cannot parse {} as a base {} integer",
-                crate::value::convert::go_quote(s),
+                crate::text::quote::go_quote(s),
                 base
             ),
         )
@@ -475,11 +475,8 @@ mod tests {
 
     #[test]
     fn go_quote_escapes() {
-        assert_eq!(
-            crate::value::convert::go_quote("a\"b\\c"),
-            "\"a\\\"b\\\\c\""
-        );
-        assert_eq!(crate::value::convert::go_quote("\u{1}é"), "\"\\x01é\"");
-        assert_eq!(crate::value::convert::go_quote("\u{a0}"), "\"\\u00a0\"");
+        assert_eq!(crate::text::quote::go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+        assert_eq!(crate::text::quote::go_quote("\u{1}é"), "\"\\x01é\"");
+        assert_eq!(crate::text::quote::go_quote("\u{a0}"), "\"\\u00a0\"");
     }
 }

@@ -14,6 +14,7 @@ use crate::syntax::ast::{
 };
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, Pos, SourceMap, Span};
+use crate::text::suggest::{closest_first, suggest};
 use crate::value::number::Number;
 use crate::value::{Str, Type, Value};
 use std::collections::HashMap;
@@ -834,15 +835,15 @@ impl ProgramBuilder {
         }
         let mut names: Vec<Arc<str>> = scope.visible_names();
         names.extend(self.locals.iter().map(|(n, _)| n.clone()));
-        let suggestion = match name_suggestion(&id.name, names.iter().map(|n| &**n)) {
-            Some(s) => format!(" Did you mean {}?", crate::value::convert::go_quote(s)),
+        let suggestion = match suggest(&id.name, closest_first(&id.name, &mut names)) {
+            Some(s) => format!(" Did you mean {}?", crate::text::quote::go_quote(s)),
             None => String::new(),
         };
         let d = Diagnostic::error(
             "Unknown variable",
             format!(
                 "There is no variable named {}.{suggestion}",
-                crate::value::convert::go_quote(&id.name)
+                crate::text::quote::go_quote(&id.name)
             ),
             id.span,
         )
@@ -1163,8 +1164,8 @@ impl ProgramBuilder {
             // A function the DSL leaves out on purpose says why; others get hcl's hint.
             let suggestion = match builtins::unavailable_reason(&name.name) {
                 Some(why) => format!(" {why}."),
-                None => match name_suggestion(&name.name, names.into_iter()) {
-                    Some(s) => format!(" Did you mean {}?", crate::value::convert::go_quote(s)),
+                None => match suggest(&name.name, closest_first(&name.name, &mut names)) {
+                    Some(s) => format!(" Did you mean {}?", crate::text::quote::go_quote(s)),
                     None => String::new(),
                 },
             };
@@ -1172,7 +1173,7 @@ impl ProgramBuilder {
                 "Call to unknown function",
                 format!(
                     "There is no function named {}.{suggestion}",
-                    crate::value::convert::go_quote(&name.name)
+                    crate::text::quote::go_quote(&name.name)
                 ),
                 name.span,
             )
@@ -1232,9 +1233,9 @@ impl ProgramBuilder {
                 "Not enough function arguments",
                 format!(
                     "Function {} expects{qual} {} argument(s). Missing value for {}.",
-                    crate::value::convert::go_quote(&name.name),
+                    crate::text::quote::go_quote(&name.name),
                     params.len(),
-                    crate::value::convert::go_quote(params[args.len()])
+                    crate::text::quote::go_quote(params[args.len()])
                 ),
                 close_paren,
             )
@@ -1248,7 +1249,7 @@ impl ProgramBuilder {
                 "Too many function arguments",
                 format!(
                     "Function {} expects only {} argument(s).",
-                    crate::value::convert::go_quote(&name.name),
+                    crate::text::quote::go_quote(&name.name),
                     params.len()
                 ),
                 self.start_range(&args[params.len()]),
@@ -1501,37 +1502,9 @@ pub fn static_string(e: &Expr) -> Option<Str> {
     }
 }
 
-/// hcl's `nameSuggestion`: a candidate within Levenshtein distance 2. hcl returns the first
-/// such name in Go's (random) map order; this returns the closest, then the smallest.
-pub fn name_suggestion<'a>(
-    given: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let mut best: Option<(usize, &str)> = None;
-    for c in candidates {
-        let d = crate::lower::schema::levenshtein(given, c);
-        if d < 3 {
-            match best {
-                Some((bd, bs)) if (bd, bs) <= (d, c) => {}
-                _ => best = Some((d, c)),
-            }
-        }
-    }
-    best.map(|(_, s)| s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn suggestion_prefers_closest() {
-        let names = ["name", "names", "other"];
-        assert_eq!(name_suggestion("nmae", names.into_iter()), Some("name"));
-        assert_eq!(name_suggestion("zzzzzz", names.into_iter()), None);
-        assert_eq!(crate::lower::schema::levenshtein("kitten", "sitting"), 3);
-        assert_eq!(crate::lower::schema::levenshtein("", "ab"), 2);
-    }
 
     struct OneVar;
     impl Scope for OneVar {

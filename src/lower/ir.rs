@@ -878,7 +878,7 @@ impl<'a> Lowerer<'a> {
                 let names: Vec<&str> = names.iter().map(|n| &**n).collect();
                 let hint = match special_hint(&v.name) {
                     Some(h) => format!(" {h}"),
-                    None => schema::name_suggestion(&v.name, &names)
+                    None => crate::text::suggest::suggest(&v.name, names.iter().copied())
                         .map(|s| format!(" Did you mean {s:?}?"))
                         .unwrap_or_default(),
                 };
@@ -896,9 +896,10 @@ impl<'a> Lowerer<'a> {
                     && &*root.name == "req"
                     && !REQ_FIELDS.contains(&&*name.name)
                 {
-                    let hint = schema::name_suggestion(&name.name, REQ_FIELDS)
-                        .map(|s| format!(" Did you mean {s:?}?"))
-                        .unwrap_or_default();
+                    let hint =
+                        crate::text::suggest::suggest(&name.name, REQ_FIELDS.iter().copied())
+                            .map(|s| format!(" Did you mean {s:?}?"))
+                            .unwrap_or_default();
                     found.push(Diagnostic::error(
                         "Unsupported attribute",
                         format!(
@@ -933,7 +934,7 @@ impl<'a> Lowerer<'a> {
                     let why = crate::builtins::unavailable_reason(n)
                         .map(|r| format!(" {r}."))
                         .or_else(|| {
-                            schema::name_suggestion(n, &names)
+                            crate::text::suggest::suggest(n, names.iter().copied())
                                 .map(|s| format!(" Did you mean {s:?}?"))
                         })
                         .unwrap_or_default();
@@ -1085,7 +1086,7 @@ impl<'a> Lowerer<'a> {
                     let names: Vec<&str> = names.iter().map(|n| &**n).collect();
                     locals.hint = Some(match special_hint(&v.name) {
                         Some(h) => h.to_string(),
-                        None => schema::name_suggestion(&v.name, &names)
+                        None => crate::text::suggest::suggest(&v.name, names.iter().copied())
                             .map(|s| format!("Did you mean {s:?}?"))
                             .unwrap_or_default(),
                     })

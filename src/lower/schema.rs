@@ -5,6 +5,7 @@
 use crate::syntax::ast::{Attribute, Block, Body, BodyItem};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{Pos, Span};
+use crate::text::suggest::suggest;
 
 /// An attribute a body may (or must) have.
 #[derive(Clone, Copy, Debug)]
@@ -153,31 +154,6 @@ impl<'a> Content<'a> {
     }
 }
 
-/// hcl's `nameSuggestion`: the first candidate within Levenshtein distance 3 (schema
-/// candidates come in schema order, as in Go).
-pub fn name_suggestion<'s>(given: &str, candidates: &[&'s str]) -> Option<&'s str> {
-    candidates
-        .iter()
-        .copied()
-        .find(|c| levenshtein(given, c) < 3)
-}
-
-/// Levenshtein distance over characters.
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j + 1] + 1).min(cur[j] + 1).min(prev[j] + cost);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
 /// hcl's `Block.DefRange()`: from the type name to the last label.
 pub fn def_range(b: &Block) -> Span {
     match b.labels.last() {
@@ -274,7 +250,7 @@ pub fn content<'a>(
             .filter(|s| out.attr(s.name).is_none())
             .map(|s| s.name)
             .collect();
-        let suggestion = match name_suggestion(name, &candidates) {
+        let suggestion = match suggest(name, candidates.iter().copied()) {
             Some(s) => format!(" Did you mean {s:?}?"),
             None if schema.blocks.iter().any(|b| b.kind == name) => {
                 format!(" Did you mean to define a block of type {name:?}?")
@@ -293,7 +269,7 @@ pub fn content<'a>(
             continue;
         }
         let candidates: Vec<&str> = schema.blocks.iter().map(|s| s.kind).collect();
-        let suggestion = match name_suggestion(kind, &candidates) {
+        let suggestion = match suggest(kind, candidates.iter().copied()) {
             Some(s) => format!(" Did you mean {s:?}?"),
             None if schema.attrs.iter().any(|a| a.name == kind) => format!(
                 " Did you mean to define argument {kind:?}? If so, use the equals sign to assign it a value."
@@ -335,17 +311,6 @@ pub fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn levenshtein_and_suggestions() {
-        assert_eq!(levenshtein("resourse", "resource"), 1);
-        assert_eq!(levenshtein("", "abc"), 3);
-        assert_eq!(
-            name_suggestion("resourse", &["locals", "resource"]),
-            Some("resource")
-        );
-        assert_eq!(name_suggestion("xyzzy", &["locals"]), None);
-    }
 
     #[test]
     fn identifiers() {

@@ -345,9 +345,10 @@ impl Inferer<'_> {
                         Some((_, a)) => a.clone(),
                         None => {
                             let names: Vec<&str> = fs.iter().map(|(k, _)| &**k).collect();
-                            let hint = crate::lower::schema::name_suggestion(&name.name, &names)
-                                .map(|s| format!(" Did you mean {s:?}?"))
-                                .unwrap_or_default();
+                            let hint =
+                                crate::text::suggest::suggest(&name.name, names.iter().copied())
+                                    .map(|s| format!(" Did you mean {s:?}?"))
+                                    .unwrap_or_default();
                             self.warn(
                                 "Unsupported attribute",
                                 format!(

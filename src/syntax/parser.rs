@@ -2019,7 +2019,7 @@ impl<'a> Parser<'a> {
                                 "Invalid escape sequence",
                                 format!(
                                     "The symbol {} is not a valid escape sequence selector.",
-                                    crate::value::convert::go_quote(rest)
+                                    crate::text::quote::go_quote(rest)
                                 ),
                                 rng,
                             );
@@ -2293,9 +2293,9 @@ impl<'a> Parser<'a> {
             }
             _ => {
                 if !self.recovery {
-                    let suggestion = crate::lower::schema::name_suggestion(
+                    let suggestion = crate::text::suggest::suggest(
                         kw_text,
-                        &["if", "for", "else", "endif", "endfor"],
+                        ["if", "for", "else", "endif", "endfor"],
                     )
                     .map(|s| format!(" Did you mean {s:?}?"))
                     .unwrap_or_default();

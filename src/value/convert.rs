@@ -6,6 +6,7 @@
 //! for value-dependent reasons (`"abc"` to number). Here [`can_convert`] answers the first
 //! question and [`convert`] does both; the messages are cty's.
 
+use crate::text::quote::go_quote;
 use crate::value::ops::make_set;
 use crate::value::{Fields, Str, Type, Value};
 use std::fmt;
@@ -457,7 +458,6 @@ fn finish_map(
 
 /// Go's `%q` quoting (`strconv.Quote`), used in cty's messages; one implementation, with
 /// Go's `IsPrint` from the Unicode categories, lives with the JSON code.
-pub use crate::value::json::go_quote;
 
 /// cty's `MismatchMessage`: why `got` does not conform to `want`, in English.
 pub fn mismatch_message(got: &Type, want: &Type) -> String {

@@ -1,7 +1,8 @@
 //! Operations on values with cty's and hcl's exact semantics: `Value.Equals`, sets in cty's
 //! iteration order, and hcl's index and attribute access with its diagnostic texts.
 
-use crate::value::convert::{convert, go_quote};
+use crate::text::quote::go_quote;
+use crate::value::convert::convert;
 use crate::value::{Seq, Type, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;

@@ -4,7 +4,7 @@
 //! as go-cty-yaml does (`yes`/`on`/`y` are booleans, dates become RFC 3339 strings, keys
 //! are converted to strings), on top of yaml-rust2's event parser.
 
-use crate::value::json::go_quote;
+use crate::text::quote::go_quote;
 use crate::value::number::Number;
 use crate::value::{Str, Value};
 use std::collections::{HashMap, HashSet};
