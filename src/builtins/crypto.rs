@@ -3,8 +3,8 @@
 //! PKCS #1 v1.5 with a PEM key in PKCS #1 or PKCS #8 form, as Go's
 //! `ssh.ParseRawPrivateKey` reads it).
 
-use super::encoding::{base64_encode, go_base64_decode};
 use super::{FuncDef, FuncError, Param, ParamType};
+use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
 use crate::value::Value;
 use md5::Md5;

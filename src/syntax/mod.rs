@@ -9,3 +9,4 @@ pub mod lexer;
 pub mod parser;
 pub mod span;
 pub mod txtar;
+pub mod visit;
