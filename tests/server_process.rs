@@ -57,8 +57,8 @@ impl Proc {
         loop {
             let found = lines.lock().expect("lock").iter().find_map(|l| {
                 let j: serde_json::Value = serde_json::from_str(l).ok()?;
-                let f = j.get("fields")?;
-                (f.get("message")?.as_str()? == "fn-hcl listening").then(|| {
+                let f = &j;
+                (f.get("msg")?.as_str()? == "fn-hcl listening").then(|| {
                     let a = f.get("address")?.as_str()?.parse().ok()?;
                     let m = f.get("metrics_address")?.as_str()?.parse().ok()?;
                     Some((a, m))
@@ -273,12 +273,15 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
     let running = lines
         .iter()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|j| j["fields"]["message"] == "Running Function")
+        .find(|j| j["msg"] == "Running Function")
         .expect("a Running Function log line");
-    let f = &running["fields"];
+    // zap's keys, as functions on the Go SDK log: level, ts, caller, msg, then the fields.
+    assert!(running["ts"].as_f64().is_some(), "{running}");
+    assert!(running["caller"].as_str().is_some(), "{running}");
+    let f = &running;
     assert_eq!(f["tag"], "log-tag-123");
     assert_eq!(f["xr_api_version"], "example.com/v1");
     assert_eq!(f["xr_kind"], "XBucket");
     assert_eq!(f["xr_name"], "bucket-1");
-    assert_eq!(running["level"], "INFO");
+    assert_eq!(running["level"], "info");
 }

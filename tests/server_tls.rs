@@ -89,34 +89,34 @@ async fn mutual_tls_accepts_only_clients_of_its_ca() {
     };
     let srv = start(&args).await;
 
-    let good = tls_call(srv.grpc_addr, &pki.ca_pem, Some(leaf(&pki, &["client"]))).await;
+    let good = tls_call(srv.addr(), &pki.ca_pem, Some(leaf(&pki, &["client"]))).await;
     let rsp = good.expect("a client with a certificate from the CA is served");
     assert_eq!(rsp.meta.map(|m| m.tag), Some("tls".into()));
 
-    let anonymous = tls_call(srv.grpc_addr, &pki.ca_pem, None).await;
+    let anonymous = tls_call(srv.addr(), &pki.ca_pem, None).await;
     let refused = anonymous.expect_err("a client without a certificate was served");
     assert!(refused.contains("CertificateRequired"), "{refused}");
 
-    let stranger = tls_call(srv.grpc_addr, &pki.ca_pem, Some(leaf(&other, &["client"]))).await;
+    let stranger = tls_call(srv.addr(), &pki.ca_pem, Some(leaf(&other, &["client"]))).await;
     let refused = stranger.expect_err("a client signed by another CA was served");
     assert!(refused.contains("UnknownCA"), "{refused}");
 
     // Plaintext gRPC and garbage on the TLS port are refused without harm.
     let mut c = v1::function_runner_service_client::FunctionRunnerServiceClient::connect(format!(
         "http://{}",
-        srv.grpc_addr
+        srv.addr()
     ))
     .await;
     if let Ok(c) = c.as_mut() {
         assert!(c.run_function(request("plain", "x = 1")).await.is_err());
     }
-    let mut s = tokio::net::TcpStream::connect(srv.grpc_addr)
+    let mut s = tokio::net::TcpStream::connect(srv.addr())
         .await
         .expect("connect");
     let _ = s.write_all(b"\x16\x03\x01\x02\x00garbage-handshake").await;
     drop(s);
 
-    let again = tls_call(srv.grpc_addr, &pki.ca_pem, Some(leaf(&pki, &["client"]))).await;
+    let again = tls_call(srv.addr(), &pki.ca_pem, Some(leaf(&pki, &["client"]))).await;
     assert!(again.is_ok(), "{again:?}");
     srv.shutdown(Duration::from_secs(5))
         .await
