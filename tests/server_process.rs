@@ -285,3 +285,88 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
     assert_eq!(f["xr_name"], "bucket-1");
     assert_eq!(running["level"], "info");
 }
+
+/// Runs `fn-hcl serve` with `args` (and `env`) expecting it to refuse to start: exit code 1,
+/// no panic, nothing served; returns stderr.
+fn refused(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .args(args)
+        .env_remove("TLS_SERVER_CERTS_DIR")
+        .env_remove("RUST_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run fn-hcl serve");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        !err.contains("fn-hcl listening"),
+        "served before failing: {err}"
+    );
+    err
+}
+
+#[test]
+fn a_wrong_tls_server_certs_dir_is_named_and_exits_1() {
+    let err = refused(
+        &["--address", "127.0.0.1:0", "--metrics-address", ""],
+        &[("TLS_SERVER_CERTS_DIR", "/nonexistent/fn-hcl-certs")],
+    );
+    assert!(err.contains("/nonexistent/fn-hcl-certs"), "{err}");
+    assert!(err.contains("TLS_SERVER_CERTS_DIR"), "{err}");
+    // An empty TLS_SERVER_CERTS_DIR is no directory at all: the refusal says what to do.
+    let err = refused(
+        &["--address", "127.0.0.1:0", "--metrics-address", ""],
+        &[("TLS_SERVER_CERTS_DIR", "")],
+    );
+    assert!(err.contains("refusing to serve without TLS"), "{err}");
+}
+
+#[test]
+fn ports_in_use_are_named_and_exit_1() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port();
+    let at = format!("127.0.0.1:{port}");
+    let err = refused(
+        &["--insecure", "--address", &at, "--metrics-address", ""],
+        &[],
+    );
+    assert!(
+        err.contains(&format!("cannot listen for tcp connections on {at}")),
+        "{err}"
+    );
+    let err = refused(
+        &[
+            "--insecure",
+            "--address",
+            "127.0.0.1:0",
+            "--metrics-address",
+            &at,
+        ],
+        &[],
+    );
+    assert!(
+        err.contains(&format!("cannot listen for metrics on {at}")),
+        "{err}"
+    );
+    drop(taken);
+}
+
+#[test]
+fn sdk_style_arguments_start_the_server() {
+    // What functions built from Crossplane's templates accept (`--tls-certs-dir` is kong's
+    // name for TLSCertsDir; --insecure makes it ignored, as in Go).
+    let p = Proc::spawn(&[
+        "--network=tcp",
+        "--debug",
+        "--max-recv-message-size=4",
+        "--tls-certs-dir=/ignored-with-insecure",
+    ]);
+    let (status, lines) = {
+        p.signal("-TERM");
+        p.wait(Duration::from_secs(20))
+    };
+    assert!(status.success(), "{lines:?}");
+}

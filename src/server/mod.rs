@@ -48,7 +48,8 @@ pub struct ServeArgs {
     pub insecure: bool,
     /// Directory with the server certificate (`tls.crt`, `tls.key`) and the CA that signs
     /// client certificates (`ca.crt`); client certificates are required.
-    #[arg(long, alias = "tls-certs-dir", env = "TLS_SERVER_CERTS_DIR")]
+    /// An empty value counts as unset, as in the Go SDK.
+    #[arg(long, alias = "tls-certs-dir", env = "TLS_SERVER_CERTS_DIR", value_parser = any_path)]
     pub tls_server_certs_dir: Option<PathBuf>,
     /// Debug logs, and the debug dump of every request and response.
     #[arg(long, short = 'd')]
@@ -96,6 +97,11 @@ impl Default for ServeArgs {
             enable_test_hooks: false,
         }
     }
+}
+
+/// A path, empty allowed (clap's own path parser refuses an empty `TLS_SERVER_CERTS_DIR`).
+fn any_path(s: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(s))
 }
 
 /// The default `--grace-period`.
@@ -200,12 +206,12 @@ pub fn load_tls(dir: &Path) -> Result<ServerTlsConfig, ServeError> {
         Ok(m) if m.is_dir() => {}
         Ok(_) => {
             return Err(err(format!(
-                "TLS certificates directory {shown} (--tls-server-certs-dir or TLS_SERVER_CERTS_DIR) is not a directory"
+                "TLS certificates directory {shown}: not a directory (set by --tls-server-certs-dir or TLS_SERVER_CERTS_DIR)"
             )));
         }
         Err(e) => {
             return Err(err(format!(
-                "TLS certificates directory {shown} (--tls-server-certs-dir or TLS_SERVER_CERTS_DIR): {e}"
+                "TLS certificates directory {shown}: {e} (set by --tls-server-certs-dir or TLS_SERVER_CERTS_DIR)"
             )));
         }
     }
