@@ -1,6 +1,8 @@
 //! Helpers shared by the `server_*` integration tests.
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
