@@ -448,9 +448,6 @@ pub fn is_constant(e: &Expr) -> bool {
     constant
 }
 
-/// The value of a constant string expression (a template of literals), as function-hcl
-/// accepts an `invoke` name: [`static_string`].
-
 /// Lowers a parsed program.
 pub struct Lowerer<'a> {
     files: &'a [ast::File],
