@@ -1355,16 +1355,11 @@ fn sorted_last_wins(entries: Vec<(Str, Value)>) -> Vec<(Str, Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builtins::test_util::{n, s};
     use crate::builtins::{call, lookup as find};
 
     fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
         call(find(name).expect("function exists"), args)
-    }
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
-    fn n(i: i64) -> Value {
-        Value::int(i)
     }
     fn f(x: f64) -> Value {
         Value::Number(Number::from_f64(x).expect("finite"))
