@@ -152,22 +152,16 @@ async fn a_panic_is_a_fatal_result_and_the_next_call_succeeds() {
 async fn an_expired_deadline_is_deadline_exceeded() {
     let srv = start(&insecure_args()).await;
     let mut c = client(srv.grpc_addr).await;
-    // The handler sleeps far longer than the deadline, so answering before the sleep ends
-    // proves the deadline was honoured, even on a loaded machine.
+    // The handler sleeps far longer than the deadline: DEADLINE_EXCEEDED (not the answer)
+    // proves the deadline was honoured.
     let mut req = tonic::Request::new(request("fn-hcl-test:sleep-ms=4000", PROGRAM));
-    req.set_timeout(Duration::from_millis(100));
-    let started = std::time::Instant::now();
+    // The deadline travels as the `grpc-timeout` header only (no client-side timer, which
+    // on a loaded machine could cancel the call before the server's own deadline fires):
+    // what is tested is the server giving up.
+    req.metadata_mut()
+        .insert("grpc-timeout", "100m".parse().expect("header value"));
     let err = c.run_function(req).await.expect_err("deadline");
-    // The server answers DEADLINE_EXCEEDED just before the deadline; the tonic client runs
-    // its own timer on the same deadline and may report first ("Timeout expired").
-    assert!(
-        matches!(
-            err.code(),
-            tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
-        ),
-        "{err:?}"
-    );
-    assert!(started.elapsed() < Duration::from_millis(3000));
+    assert_eq!(err.code(), tonic::Code::DeadlineExceeded, "{err:?}");
     // The server, not only the client, gave up on the call (polled: the machine may be busy).
     let until = std::time::Instant::now() + Duration::from_secs(10);
     while srv.metrics.errors(ErrorKind::Deadline) == 0 && std::time::Instant::now() < until {
