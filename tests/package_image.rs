@@ -75,6 +75,21 @@ impl Drop for Buildah {
     }
 }
 
+/// `buildah run` arguments for `fn-hcl ARGS` in container `c` (chroot isolation, so it
+/// works unprivileged and shares the host's loopback).
+fn in_image<'a>(c: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "run",
+        "--isolation",
+        "chroot",
+        c,
+        "--",
+        "/usr/local/bin/fn-hcl",
+    ];
+    v.extend_from_slice(args);
+    v
+}
+
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr").port()
@@ -172,15 +187,7 @@ async fn package_build_makes_a_runnable_image_and_a_valid_xpkg() {
     };
     let archive = format!("oci-archive:{}", out.join("runtime.oci.tar").display());
     let c = b.run(&["from", "--pull-never", &archive]);
-    let version = b.run(&[
-        "run",
-        "--isolation",
-        "chroot",
-        &c,
-        "--",
-        "/usr/local/bin/fn-hcl",
-        "version",
-    ]);
+    let version = b.run(&in_image(&c, &["version"]));
     assert_eq!(version, format!("fn-hcl {}", env!("CARGO_PKG_VERSION")));
     let inspect: Value = serde_json::from_str(&b.run(&["inspect", "--type", "container", &c]))
         .expect("inspect JSON");
@@ -205,15 +212,7 @@ async fn package_build_makes_a_runnable_image_and_a_valid_xpkg() {
     );
     let mut child: Child = b
         .cmd()
-        .args([
-            "run",
-            "--isolation",
-            "chroot",
-            &c,
-            "--",
-            "/usr/local/bin/fn-hcl",
-            "serve",
-        ])
+        .args(in_image(&c, &["serve"]))
         .args([
             "--insecure",
             "--address",
