@@ -131,6 +131,27 @@ fn the_validation_catches_typos_and_wrong_types() {
     let mut unnamed = drc;
     unnamed["metadata"] = serde_json::json!({});
     assert!(!validate(&k.schema, &unnamed).is_empty());
+
+    // The XR is held to its XRD's schema the same way.
+    let docs: Vec<Value> = manifests().into_iter().map(|(_, d)| d).collect();
+    let xrd = docs
+        .iter()
+        .find(|d| d["kind"] == "CompositeResourceDefinition")
+        .expect("XRD");
+    let xr = docs.iter().find(|d| d["kind"] == "XBucket").expect("XR");
+    let xr_kinds = xrd_kind_schemas(xrd);
+    let k = schema_for(&xr_kinds, xr).expect("XR schema");
+    assert!(validate(&k.schema, xr).is_empty());
+    let mut typo = xr.clone();
+    typo["spec"]["regoin"] = Value::from("eu-west-1");
+    assert!(
+        validate(&k.schema, &typo)
+            .iter()
+            .any(|e| e.contains("regoin"))
+    );
+    let mut too_many = xr.clone();
+    too_many["spec"]["replicas"] = Value::from(9);
+    assert!(!validate(&k.schema, &too_many).is_empty(), "maximum: 5");
 }
 
 #[derive(Parser)]
