@@ -1,7 +1,7 @@
 //! Every example composition in the shared conformance corpus analyzes clean: the `hcl`
 //! of its `HclInput` step compiles and `analyze` reports no errors (and no warnings).
 
-use fn_hcl::protocol::protojson::Json;
+use fn_hcl::protocol::doc::Json;
 use std::path::PathBuf;
 
 /// The shared directory: env `FN_HCL_SHARED`, else `../shared` next to the crate, else

@@ -4,8 +4,9 @@
 
 use base64::Engine as _;
 use fn_hcl::handler::run_function;
+use fn_hcl::protocol::doc::{Json, to_pretty};
 use fn_hcl::protocol::proto::v1;
-use fn_hcl::protocol::protojson::{Json, response_to_json, to_pretty};
+use fn_hcl::protocol::protojson::response_to_json;
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
 use std::collections::{BTreeMap, HashMap};

@@ -2,7 +2,7 @@
 //! resources parse, and the expected output is readable by our YAML loader.
 
 use fn_hcl::cli::render::{self, ANNOTATION_RESOURCE_NAME};
-use fn_hcl::protocol::protojson::Json;
+use fn_hcl::protocol::doc::Json;
 use std::path::PathBuf;
 use std::process::Command;
 

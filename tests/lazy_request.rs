@@ -5,8 +5,9 @@
 //! reads, and the same accept/reject decisions as prost on malformed bytes.
 
 use fn_hcl::handler::{run_function, run_function_bytes};
+use fn_hcl::protocol::doc::to_pretty;
 use fn_hcl::protocol::proto::{LazyRequest, v1};
-use fn_hcl::protocol::protojson::{response_to_json, to_pretty};
+use fn_hcl::protocol::protojson::response_to_json;
 use prost::Message;
 use prost::bytes::Bytes;
 use prost_types::value::Kind;

@@ -10,8 +10,9 @@
 //! resources with the metadata Crossplane adds, one `Result` per non-fatal result, and the
 //! `Context`.
 
+use crate::protocol::doc::Json;
 use crate::protocol::proto::v1;
-use crate::protocol::protojson::{Json, json_to_proto_value, json_to_struct, struct_to_json};
+use crate::protocol::protojson::{json_to_proto_value, json_to_struct, struct_to_json};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -624,7 +625,7 @@ pub fn debug_request_text(req: &v1::RunFunctionRequest) -> String {
             let j = crate::protocol::protojson::proto_value_to_json(v)
                 .unwrap_or_else(|e| Json::String(format!("<{e}>")));
             out.push_str(&format!("-- context-{}.json --\n", k.replace('/', "--")));
-            out.push_str(&crate::protocol::protojson::to_pretty(&j));
+            out.push_str(&crate::protocol::doc::to_pretty(&j));
             out.push_str("\n\n");
         }
     }
@@ -695,7 +696,7 @@ pub fn debug_response_text(rsp: &v1::RunFunctionResponse) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::protojson::parse_json;
+    use crate::protocol::doc::parse_json;
     use crate::protocol::response::{ResponseBuilder, Severity, Status, value_to_struct};
     use crate::value::Value;
 

@@ -574,7 +574,8 @@ fn json_to_proto(j: &serde_json::Value) -> prost_types::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::protojson::{json_to_struct, parse_json, request_from_text};
+    use crate::protocol::doc::parse_json;
+    use crate::protocol::protojson::{json_to_struct, request_from_text};
 
     fn with_input(input: &str) -> v1::RunFunctionRequest {
         v1::RunFunctionRequest {

@@ -1215,7 +1215,7 @@ mod tests {
         let json = crate::protocol::protojson::response_to_json(&rsp).unwrap();
         assert_eq!(
             json.get("desired"),
-            Some(&crate::protocol::protojson::Json::Object(Default::default()))
+            Some(&crate::protocol::doc::Json::Object(Default::default()))
         );
     }
 

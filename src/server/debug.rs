@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use prost_types::value::Kind;
 
+use crate::protocol::doc::Json;
 use crate::protocol::proto::v1;
-use crate::protocol::protojson::{self, Json};
+use crate::protocol::protojson;
 use crate::protocol::yaml;
 
 /// What a redacted Secret value is replaced with.
@@ -215,7 +216,7 @@ pub fn request_dump(req: &v1::RunFunctionRequest) -> String {
                 "context-{}.json",
                 key.replace('/', "--").replace(['\n', '\r'], " ")
             ));
-            d.raw(&protojson::to_pretty(&j));
+            d.raw(&crate::protocol::doc::to_pretty(&j));
         }
     }
 
