@@ -17,7 +17,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("src/handler/mod.rs", "cli"),
     ("src/handler/mod.rs", "server"),
     ("src/lower/reads.rs", "protocol"),
-    ("src/protocol/request.rs", "handler"),
 ];
 
 fn rank(layer: &str) -> Option<usize> {

@@ -26,264 +26,14 @@
 //! that both give the same response).
 
 use crate::bytecode::vm::Limits;
-use crate::protocol::proto::v1;
+use crate::protocol::input::Input;
+use crate::protocol::proto::{LazyRequest, RequestRef, v1};
 use crate::protocol::response::{Ready, ResponseBuilder, Severity, Status};
 use crate::runtime::cache::{CacheLimits, ProgramCache};
-use prost_types::value::Kind;
 use std::sync::OnceLock;
-
-/// Annotation on an XR that turns debug output on for it.
-pub const DEBUG_ANNOTATION: &str = "hcl.fn.crossplane.io/debug";
 
 /// The final result of a successful call.
 pub const SUCCESS_MESSAGE: &str = "hcl module executed successfully";
-
-/// The step's input object (Go: `v1beta1.HclInput`). `apiVersion`, `kind`, `source` and
-/// `metadata` are read (and type-checked) but, as in Go, not otherwise validated.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HclInput {
-    pub api_version: String,
-    pub kind: String,
-    pub source: String,
-    /// The program: one or more files in txtar form.
-    pub hcl: String,
-    /// Print request and response for every XR.
-    pub debug: bool,
-    /// Print request and response for XRs with no observed composed resources yet.
-    pub debug_new: bool,
-}
-
-/// Go's prefix for an input that does not decode into an `HclInput`.
-const INPUT_ERROR_PREFIX: &str = "unable to get input: cannot get function input *v1beta1.HclInput from \
-     *v1.RunFunctionRequest: cannot unmarshal JSON from *structpb.Struct into *v1beta1.HclInput: ";
-
-impl HclInput {
-    /// Decodes the request's `input` as Go's `encoding/json` would decode it into an
-    /// `HclInput`: field names match case-insensitively, unknown fields are ignored, `null`
-    /// leaves a field unset, and a value of the wrong type is an error naming the field.
-    pub fn from_request(req: &v1::RunFunctionRequest) -> Result<HclInput, String> {
-        InputView::from_request(req).map(|v| HclInput {
-            api_version: v.api_version.to_string(),
-            kind: v.kind.to_string(),
-            source: v.source.to_string(),
-            hcl: v.hcl.to_string(),
-            debug: v.debug,
-            debug_new: v.debug_new,
-        })
-    }
-
-    /// Whether this call prints debug output: `debug`, `debugNew` for an XR with no
-    /// observed composed resources, or the XR's debug annotation set to `"true"`.
-    pub fn debug_requested(&self, req: &v1::RunFunctionRequest) -> bool {
-        let view = InputView {
-            debug: self.debug,
-            debug_new: self.debug_new,
-            ..InputView::default()
-        };
-        view.debug_requested(req, Source::Eager(req))
-    }
-}
-
-/// [`HclInput`] borrowed from the request (what one call reads: no copy of the program
-/// text per request).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct InputView<'a> {
-    api_version: &'a str,
-    kind: &'a str,
-    source: &'a str,
-    hcl: &'a str,
-    debug: bool,
-    debug_new: bool,
-}
-
-impl<'a> InputView<'a> {
-    /// [`HclInput::from_request`], borrowing the strings.
-    fn from_request(req: &'a v1::RunFunctionRequest) -> Result<InputView<'a>, String> {
-        match &req.input {
-            Some(s) => Self::from_entries(s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v)))),
-            None => Ok(InputView::default()),
-        }
-    }
-
-    /// [`HclInput::from_request`] for a lazily decoded request: read from the input's
-    /// bytes (the Struct decoded into `decoded` first when its bytes are irregular).
-    fn from_lazy(
-        req: &'a crate::protocol::proto::LazyRequest,
-        decoded: &'a mut Option<prost_types::Struct>,
-    ) -> Result<InputView<'a>, String> {
-        let raw = &req.input;
-        if !raw.is_present() {
-            return Ok(InputView::default());
-        }
-        match crate::protocol::request::struct_entries(raw) {
-            Some(mut entries) => {
-                // As the decoded Struct iterates them: sorted by key, one entry per key
-                // (the last one given, as prost's map keeps).
-                entries.reverse();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                entries.dedup_by(|later, first| later.0 == first.0);
-                Self::from_entries(entries.into_iter())
-            }
-            None => {
-                *decoded = raw.to_struct().ok().flatten();
-                match decoded {
-                    Some(s) => {
-                        Self::from_entries(s.fields.iter().map(|(k, v)| (k.as_str(), kind_of(v))))
-                    }
-                    None => Ok(InputView::default()),
-                }
-            }
-        }
-    }
-
-    /// Go's decoding of the input's entries, given in sorted key order, one per key.
-    fn from_entries(
-        entries: impl Iterator<Item = (&'a str, InputKind<'a>)>,
-    ) -> Result<InputView<'a>, String> {
-        let mut input = InputView::default();
-        let mut first_error: Option<String> = None;
-        // Struct fields iterate in sorted key order, the order protojson marshals them in;
-        // with two spellings of one field, the later one wins, as in Go.
-        for (key, kind) in entries {
-            let Some(field) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)).copied() else {
-                continue;
-            };
-            let result = match (field, kind) {
-                (_, InputKind::Null) => Ok(()),
-                ("apiVersion", InputKind::String(v)) => {
-                    input.api_version = v;
-                    Ok(())
-                }
-                ("kind", InputKind::String(v)) => {
-                    input.kind = v;
-                    Ok(())
-                }
-                ("source", InputKind::String(v)) => {
-                    input.source = v;
-                    Ok(())
-                }
-                ("hcl", InputKind::String(v)) => {
-                    input.hcl = v;
-                    Ok(())
-                }
-                ("debug", InputKind::Bool(b)) => {
-                    input.debug = b;
-                    Ok(())
-                }
-                ("debugNew", InputKind::Bool(b)) => {
-                    input.debug_new = b;
-                    Ok(())
-                }
-                ("metadata", InputKind::Struct) => Ok(()),
-                (f, k) => Err(type_error(f, k.json_name())),
-            };
-            if let Err(e) = result {
-                first_error.get_or_insert(e);
-            }
-        }
-        match first_error {
-            Some(e) => Err(format!("{INPUT_ERROR_PREFIX}{e}")),
-            None => Ok(input),
-        }
-    }
-
-    /// [`HclInput::debug_requested`] of the request `req` (or its envelope, whose
-    /// observed composite may still be bytes: `source` has them).
-    fn debug_requested(&self, req: &v1::RunFunctionRequest, source: Source<'_>) -> bool {
-        let observed = req.observed.as_ref();
-        let no_resources = observed.is_none_or(|o| o.resources.is_empty());
-        self.debug
-            || (self.debug_new && no_resources)
-            || xr_debug_annotation(req)
-            || matches!(source, Source::Lazy(lazy) if lazy.composite_debug_annotation())
-    }
-}
-
-const FIELDS: [&str; 7] = [
-    "apiVersion",
-    "kind",
-    "metadata",
-    "source",
-    "hcl",
-    "debug",
-    "debugNew",
-];
-
-/// The kind of an input field's value (a `google.protobuf.Value`), with its string or
-/// bool (what decoding an `HclInput` reads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum InputKind<'a> {
-    /// No kind, or `null_value`.
-    Null,
-    Number,
-    String(&'a str),
-    Bool(bool),
-    Struct,
-    List,
-}
-
-impl InputKind<'_> {
-    /// The JSON type name Go's decoder reports.
-    fn json_name(self) -> &'static str {
-        match self {
-            InputKind::Null => "null",
-            InputKind::Number => "number",
-            InputKind::String(_) => "string",
-            InputKind::Bool(_) => "bool",
-            InputKind::Struct => "object",
-            InputKind::List => "array",
-        }
-    }
-}
-
-fn kind_of(v: &prost_types::Value) -> InputKind<'_> {
-    match &v.kind {
-        None | Some(Kind::NullValue(_)) => InputKind::Null,
-        Some(Kind::NumberValue(_)) => InputKind::Number,
-        Some(Kind::StringValue(s)) => InputKind::String(s),
-        Some(Kind::BoolValue(b)) => InputKind::Bool(*b),
-        Some(Kind::StructValue(_)) => InputKind::Struct,
-        Some(Kind::ListValue(_)) => InputKind::List,
-    }
-}
-
-/// Go's `json.UnmarshalTypeError` text for a field of the wrong type.
-fn type_error(field: &str, value: &str) -> String {
-    let go_type = match field {
-        "debug" | "debugNew" => "bool",
-        "source" => "v1beta1.ScriptSource",
-        "metadata" => "v1.ObjectMeta",
-        _ => "string",
-    };
-    format!(
-        "json: cannot unmarshal {value} into Go struct field HclInput.{field} of type {go_type}"
-    )
-}
-
-fn xr_debug_annotation(req: &v1::RunFunctionRequest) -> bool {
-    let body = req
-        .observed
-        .as_ref()
-        .and_then(|o| o.composite.as_ref())
-        .and_then(|c| c.resource.as_ref());
-    body.is_some_and(struct_debug_annotation)
-}
-
-/// Whether an XR body carries the debug annotation set to `"true"`.
-pub(crate) fn struct_debug_annotation(body: &prost_types::Struct) -> bool {
-    let ann = struct_field(body, "metadata").and_then(|m| struct_field(m, "annotations"));
-    matches!(
-        ann.and_then(|a| a.fields.get(DEBUG_ANNOTATION)).and_then(|v| v.kind.as_ref()),
-        Some(Kind::StringValue(s)) if s == "true"
-    )
-}
-
-fn struct_field<'a>(s: &'a prost_types::Struct, key: &str) -> Option<&'a prost_types::Struct> {
-    match s.fields.get(key).and_then(|v| v.kind.as_ref()) {
-        Some(Kind::StructValue(x)) => Some(x),
-        _ => None,
-    }
-}
 
 /// True if txtar text names at least one file (a line `-- NAME --` with a non-blank name,
 /// golang.org/x/tools/txtar's marker rule). Text before the first marker is a comment.
@@ -308,12 +58,12 @@ pub fn run_function(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
 pub fn run_function_bytes(
     bytes: prost::bytes::Bytes,
 ) -> Result<v1::RunFunctionResponse, prost::DecodeError> {
-    let req = crate::protocol::proto::LazyRequest::decode(bytes)?;
+    let req = LazyRequest::decode(bytes)?;
     Ok(run_function_lazy(&req))
 }
 
-/// [`run_function`] for a request decoded by [`crate::protocol::proto::LazyRequest::decode`].
-pub fn run_function_lazy(req: &crate::protocol::proto::LazyRequest) -> v1::RunFunctionResponse {
+/// [`run_function`] for a request decoded by [`LazyRequest::decode`].
+pub fn run_function_lazy(req: &LazyRequest) -> v1::RunFunctionResponse {
     run_function_lazy_builder(req).finish()
 }
 
@@ -329,38 +79,25 @@ pub fn run_function_encoded(req: &v1::RunFunctionRequest) -> Vec<u8> {
 /// returns) or [`ResponseBuilder::finish_encoded`] (wire bytes). A failure is a builder
 /// holding the Fatal response.
 pub fn run_function_builder(req: &v1::RunFunctionRequest) -> ResponseBuilder {
-    build(req, Source::Eager(req))
+    build(RequestRef::Decoded(req))
 }
 
 /// [`run_function_builder`] for a lazily decoded request: what the gRPC server runs (it
 /// sends [`ResponseBuilder::finish_encoded`]'s bytes as they are).
-pub fn run_function_lazy_builder(req: &crate::protocol::proto::LazyRequest) -> ResponseBuilder {
-    build(&req.envelope, Source::Lazy(req))
+pub fn run_function_lazy_builder(req: &LazyRequest) -> ResponseBuilder {
+    build(RequestRef::Lazy(req))
 }
 
-/// Where `req`'s observed bodies come from.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    /// Decoded with the rest of the request.
-    Eager(&'a v1::RunFunctionRequest),
-    /// Still bytes (the envelope has no bodies).
-    Lazy(&'a crate::protocol::proto::LazyRequest),
-}
-
-/// One call; `req` is the request, or its envelope without observed bodies (enough for
-/// everything but `req` itself and the debug dump).
-fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
+/// One call, in Go's order of checks.
+fn build(source: RequestRef<'_>) -> ResponseBuilder {
+    let req = source.envelope();
     let fatal = |message: String| {
         let mut b = ResponseBuilder::new(req);
         b.add_result(Severity::Fatal, message, None);
         b
     };
     let mut decoded = None;
-    let input = match source {
-        Source::Eager(full) => InputView::from_request(full),
-        Source::Lazy(lazy) => InputView::from_lazy(lazy, &mut decoded),
-    };
-    let input = match input {
+    let input = match Input::read(source, &mut decoded) {
         Ok(i) => i,
         Err(e) => return fatal(e),
     };
@@ -370,18 +107,12 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
     // Go prints the request block before it looks at the program, and the response block
     // only for a successful call. Written to stderr in one piece so that concurrent calls
     // do not interleave and the block stays extractable as txtar.
-    let debug = input.debug_requested(req, source);
+    let debug = input.debug_requested(source, false);
     if debug {
-        let text = match source {
-            Source::Eager(full) => crate::cli::render::debug_request_text(full),
-            // The dump shows every body: decode them all (a rare path). The bodies were
-            // checked when the request was decoded, so this cannot fail.
-            Source::Lazy(lazy) => match lazy.to_full() {
-                Ok(full) => crate::cli::render::debug_request_text(&full),
-                Err(_) => crate::cli::render::debug_request_text(req),
-            },
-        };
-        eprint!("{text}");
+        eprint!(
+            "{}",
+            crate::cli::render::debug_request_text(&source.to_full())
+        );
     }
     if !has_txtar_files(input.hcl) {
         return fatal("no HCL input files found, are you using the txtar format?".to_string());
@@ -451,15 +182,15 @@ pub fn default_limits() -> Limits {
 /// write what the program produced into `out`. `Err` is the complete Fatal message.
 fn evaluate_program(
     program: &str,
-    source: Source<'_>,
+    source: RequestRef<'_>,
     out: &mut ResponseBuilder,
 ) -> Result<(), String> {
     let compiled = program_cache()
         .get_or_compile(program, crate::lower::ir::compile_txtar)
         .map_err(|e| e.message())?;
     let request = match source {
-        Source::Eager(req) => crate::protocol::request::Request::from_proto(req),
-        Source::Lazy(req) => crate::protocol::request::Request::from_lazy(req, &compiled.reads),
+        RequestRef::Decoded(req) => crate::protocol::request::Request::from_proto(req),
+        RequestRef::Lazy(req) => crate::protocol::request::Request::from_lazy(req, &compiled.reads),
     };
     let request = request.map_err(|e| {
         format!(
@@ -575,7 +306,7 @@ fn json_to_proto(j: &serde_json::Value) -> prost_types::Value {
 mod tests {
     use super::*;
     use crate::protocol::doc::parse_json;
-    use crate::protocol::protojson::{json_to_struct, request_from_text};
+    use crate::protocol::protojson::json_to_struct;
 
     fn with_input(input: &str) -> v1::RunFunctionRequest {
         v1::RunFunctionRequest {
@@ -588,28 +319,6 @@ mod tests {
         assert_eq!(rsp.results.len(), 1);
         assert_eq!(rsp.results[0].severity, Severity::Fatal as i32);
         &rsp.results[0].message
-    }
-
-    #[test]
-    fn input_fields_case_insensitive_and_typed() {
-        let req = with_input(
-            r#"{"apiVersion":"function-hcl/v1","kind":"HclInput","source":"Inline",
-                "HCL":"-- a --\n","debugnew":true,"extra":1,"metadata":{"name":"x"}}"#,
-        );
-        let i = HclInput::from_request(&req).unwrap();
-        assert_eq!(i.hcl, "-- a --\n");
-        assert!(i.debug_new && !i.debug);
-        assert!(i.debug_requested(&req));
-        let e = HclInput::from_request(&with_input(r#"{"hcl": 5}"#)).unwrap_err();
-        assert!(
-            e.ends_with(
-                "json: cannot unmarshal number into Go struct field HclInput.hcl of type string"
-            ),
-            "{e}"
-        );
-        assert!(e.starts_with("unable to get input: "));
-        let e = HclInput::from_request(&with_input(r#"{"debug": "yes"}"#)).unwrap_err();
-        assert!(e.ends_with("HclInput.debug of type bool"), "{e}");
     }
 
     #[test]
@@ -634,15 +343,5 @@ mod tests {
         assert!(has_txtar_files("comment\n-- main.hcl --\nx"));
         assert!(has_txtar_files("-- main.hcl --"));
         assert!(!has_txtar_files("--main.hcl--\n"));
-    }
-
-    #[test]
-    fn debug_annotation() {
-        let req = request_from_text(
-            "observed:\n  composite:\n    resource:\n      metadata:\n        annotations:\n          hcl.fn.crossplane.io/debug: \"true\"\n",
-        )
-        .unwrap();
-        assert!(HclInput::default().debug_requested(&req));
-        assert!(!HclInput::default().debug_requested(&v1::RunFunctionRequest::default()));
     }
 }

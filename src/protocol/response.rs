@@ -13,8 +13,8 @@
 //! [`ResponseBuilder::finish_encoded`] writes the protobuf wire bytes straight from them in
 //! two passes (measure the lengths, then write into one buffer of the exact size).
 
+use crate::protocol::MAX_DEPTH;
 use crate::protocol::proto::v1;
-use crate::protocol::request::MAX_DEPTH;
 use crate::value::Value;
 use prost_types::value::Kind;
 use std::collections::HashMap;
