@@ -16,7 +16,6 @@ const LAYERS: &[&str] = &[
 const KNOWN: &[(&str, &str)] = &[
     ("src/handler/mod.rs", "cli"),
     ("src/handler/mod.rs", "server"),
-    ("src/lower/reads.rs", "protocol"),
 ];
 
 fn rank(layer: &str) -> Option<usize> {

@@ -14,6 +14,7 @@
 //! way). Observed resources carrying the collection annotations are grouped, sorted by
 //! index, into `req.resources`/`req.connections` and stay in `req.resource` too.
 
+use crate::lower::reads::Reads;
 use crate::protocol::proto::v1;
 use crate::protocol::raw::{RawBody, Rd, Role, skip};
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX, MAX_DEPTH};
@@ -684,39 +685,14 @@ impl ObservedBodies {
     }
 }
 
-/// Which observed bodies a request must turn into values up front (see `crate::lower::reads`).
-pub trait BodyNeeds {
-    /// Every body.
-    fn all(&self) -> bool;
-    /// The body of the observed resource `name`, read as `req.resource.NAME`.
-    fn name(&self, name: &str) -> bool;
-    /// The bodies of the members of collection `base`.
-    fn base(&self, base: &str) -> bool;
-}
-
-/// Every body is needed (what a program that was not analysed gets).
-pub struct AllBodies;
-
-impl BodyNeeds for AllBodies {
-    fn all(&self) -> bool {
-        true
-    }
-    fn name(&self, _: &str) -> bool {
-        true
-    }
-    fn base(&self, _: &str) -> bool {
-        true
-    }
-}
-
 impl Request {
     /// Builds `req` from a request whose observed bodies are still bytes, turning into
-    /// values only the bodies `needs` names; the others are placeholders (null) that the
+    /// values only the bodies the program `reads`; the others are placeholders (null) that the
     /// program cannot reach, and [`Request::bodies`] decodes any of them on demand. The
     /// outcome (values read, errors) is `from_proto`'s for the same request.
     pub fn from_lazy(
         req: &crate::protocol::proto::LazyRequest,
-        needs: &dyn BodyNeeds,
+        reads: &Reads,
     ) -> Result<Request, RequestError> {
         let env = &req.envelope;
         let context = context_value(env)?;
@@ -760,12 +736,12 @@ impl Request {
         }
         let bodies = ObservedBodies { entries };
 
-        let all = needs.all();
+        let all = reads.all;
         let mut resource = Vec::with_capacity(n);
         let mut connection = Vec::with_capacity(n);
         let conns = observed.map(|o| &o.resources);
         for ((name, _, _), base) in bodies.entries.iter().zip(&member_of) {
-            let needed = all || needs.name(name) || base.as_ref().is_some_and(|b| needs.base(b));
+            let needed = all || reads.body(name) || base.as_ref().is_some_and(|b| reads.base(b));
             let body = if needed {
                 bodies.get(name).unwrap_or_default()
             } else {
