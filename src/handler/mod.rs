@@ -29,7 +29,7 @@ use crate::bytecode::vm::Limits;
 use crate::protocol::input::Input;
 use crate::protocol::proto::{LazyRequest, RequestRef, v1};
 use crate::protocol::response::{Ready, ResponseBuilder, Severity, Status};
-use crate::runtime::cache::{CacheLimits, ProgramCache};
+use crate::runtime::cache::{CacheLimits, CacheSnapshot, ProgramCache};
 use std::sync::OnceLock;
 
 /// The final result of a successful call.
@@ -136,29 +136,12 @@ fn build(source: RequestRef<'_>) -> ResponseBuilder {
 
 /// The process-wide program cache: every call of one program shares its compilation.
 pub fn program_cache() -> &'static ProgramCache {
-    CACHE.get_or_init(|| {
-        crate::server::metrics::register_cache_source(std::sync::Arc::new(GlobalCache));
-        ProgramCache::new(CacheLimits::default())
-    })
+    CACHE.get_or_init(|| ProgramCache::new(CacheLimits::default()))
 }
 
-/// The metrics endpoint's view of the global program cache.
-struct GlobalCache;
-
-impl crate::server::metrics::CacheStatsSource for GlobalCache {
-    fn cache_stats(&self) -> crate::server::metrics::CacheSnapshot {
-        use std::sync::atomic::Ordering::Relaxed;
-        let c = program_cache();
-        crate::server::metrics::CacheSnapshot {
-            hits: c.stats.hits.load(Relaxed),
-            misses: c.stats.misses.load(Relaxed),
-            evictions: c.stats.evictions.load(Relaxed),
-            compiles: c.stats.compiles.load(Relaxed),
-            compile_nanos: c.stats.compile_nanos.load(Relaxed),
-            entries: c.len() as u64,
-            bytes: c.bytes() as u64,
-        }
-    }
+/// The process-wide cache's counters (for the metrics endpoint), once it exists.
+pub fn program_cache_snapshot() -> Option<CacheSnapshot> {
+    CACHE.get().map(ProgramCache::snapshot)
 }
 
 static CACHE: OnceLock<ProgramCache> = OnceLock::new();
@@ -166,11 +149,7 @@ static CACHE: OnceLock<ProgramCache> = OnceLock::new();
 /// Size the program cache; effective only before the first call (the server calls it at
 /// start-up). Returns false if the cache already existed.
 pub fn init_program_cache(limits: CacheLimits) -> bool {
-    let fresh = CACHE.set(ProgramCache::new(limits)).is_ok();
-    if fresh {
-        crate::server::metrics::register_cache_source(std::sync::Arc::new(GlobalCache));
-    }
-    fresh
+    CACHE.set(ProgramCache::new(limits)).is_ok()
 }
 
 /// Budgets of one evaluation.

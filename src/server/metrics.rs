@@ -3,13 +3,12 @@
 //!
 //! Hand-written on purpose: a handful of counters, one gauge and one histogram do not need
 //! a metrics framework, and the endpoint must stay cheap and dependency-free. The program
-//! cache lives elsewhere; it is observed through [`CacheStatsSource`] so this module does
-//! not depend on it.
+//! cache's counters are read from the handler's cache when the endpoint is scraped.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -74,45 +73,11 @@ impl ErrorKind {
     }
 }
 
-/// A point-in-time copy of the program cache's counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheSnapshot {
-    /// Lookups answered from the cache.
-    pub hits: u64,
-    /// Lookups that had to compile.
-    pub misses: u64,
-    /// Entries dropped to stay within the bounds.
-    pub evictions: u64,
-    /// Compilations run (concurrent first calls of one program compile once).
-    pub compiles: u64,
-    /// Total time spent compiling, in nanoseconds.
-    pub compile_nanos: u64,
-    /// Entries held now.
-    pub entries: u64,
-    /// Estimated bytes held now.
-    pub bytes: u64,
-}
+pub use crate::runtime::cache::CacheSnapshot;
 
-/// Anything that can report program cache counters (implemented for the program cache at
-/// merge time; tests use their own).
-pub trait CacheStatsSource: Send + Sync {
-    /// The current counters.
-    fn cache_stats(&self) -> CacheSnapshot;
-}
-
-static CACHE_SOURCE: RwLock<Option<Arc<dyn CacheStatsSource>>> = RwLock::new(None);
-
-/// Registers the cache whose counters the metrics endpoint reports (the last one wins).
-pub fn register_cache_source(source: Arc<dyn CacheStatsSource>) {
-    if let Ok(mut slot) = CACHE_SOURCE.write() {
-        *slot = Some(source);
-    }
-}
-
-/// The registered cache's counters, if a cache is registered.
+/// The program cache's counters, once the cache exists.
 pub fn cache_snapshot() -> Option<CacheSnapshot> {
-    let slot = CACHE_SOURCE.read().ok()?;
-    slot.as_ref().map(|s| s.cache_stats())
+    crate::handler::program_cache_snapshot()
 }
 
 /// The server's counters. All updates are lock-free atomics.
@@ -409,13 +374,6 @@ pub async fn bind(address: &str) -> std::io::Result<(TcpListener, SocketAddr)> {
 mod tests {
     use super::*;
 
-    struct Fixed(CacheSnapshot);
-    impl CacheStatsSource for Fixed {
-        fn cache_stats(&self) -> CacheSnapshot {
-            self.0
-        }
-    }
-
     #[test]
     fn render_counts_requests_errors_and_latency() {
         let m = Arc::new(Metrics::new());
@@ -451,7 +409,7 @@ mod tests {
             entries: 1,
             bytes: 4096,
         };
-        let text = Metrics::new().render(Some(Fixed(snap).cache_stats()));
+        let text = Metrics::new().render(Some(snap));
         assert!(text.contains("fnhcl_cache_hits_total 7\n"));
         assert!(text.contains("fnhcl_cache_misses_total 2\n"));
         assert!(text.contains("fnhcl_cache_evictions_total 1\n"));
