@@ -513,7 +513,7 @@ resource db {
     // The debug dumps (stderr, so a log) redact secrets and connection details too.
     assert_secret_absent(
         "debug request dump",
-        &fn_hcl::cli::render::debug_request_text(&req),
+        &fn_hcl::handler::debug::request_dump(&req),
     );
     // A successful response carrying the secret as connection details: its debug dump
     // must not show it either.
@@ -528,7 +528,7 @@ composite connection {
     assert_success(&ok);
     assert_secret_absent(
         "debug response dump",
-        &fn_hcl::cli::render::debug_response_text(&ok),
+        &fn_hcl::handler::debug::response_dump(&ok_req, &ok),
     );
     // Messages and conditions of the successful response carry no secret either.
     let mut messages: Vec<&str> = ok.results.iter().map(|r| r.message.as_str()).collect();

@@ -25,6 +25,8 @@
 //! [`run_function_builder`] repeats `run_function`'s steps (tests/encode_direct.rs checks
 //! that both give the same response).
 
+pub mod debug;
+
 use crate::bytecode::vm::Limits;
 use crate::protocol::input::Input;
 use crate::protocol::proto::{LazyRequest, RequestRef, v1};
@@ -79,17 +81,32 @@ pub fn run_function_encoded(req: &v1::RunFunctionRequest) -> Vec<u8> {
 /// returns) or [`ResponseBuilder::finish_encoded`] (wire bytes). A failure is a builder
 /// holding the Fatal response.
 pub fn run_function_builder(req: &v1::RunFunctionRequest) -> ResponseBuilder {
-    build(RequestRef::Decoded(req))
+    build(RequestRef::Decoded(req), Options::default())
 }
 
-/// [`run_function_builder`] for a lazily decoded request: what the gRPC server runs (it
-/// sends [`ResponseBuilder::finish_encoded`]'s bytes as they are).
+/// [`run_function_builder`] for a lazily decoded request (it sends
+/// [`ResponseBuilder::finish_encoded`]'s bytes as they are).
 pub fn run_function_lazy_builder(req: &LazyRequest) -> ResponseBuilder {
-    build(RequestRef::Lazy(req))
+    build(RequestRef::Lazy(req), Options::default())
 }
 
-/// One call, in Go's order of checks.
-fn build(source: RequestRef<'_>) -> ResponseBuilder {
+/// What the process running the calls asks of every call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The server's `--debug`: print the debug dump of every call (as the input's
+    /// `debug: true` does for its calls).
+    pub debug: bool,
+}
+
+/// [`run_function_lazy_builder`] with the process's [`Options`]: what the gRPC server runs.
+pub fn run_function_lazy_with(req: &LazyRequest, options: Options) -> ResponseBuilder {
+    build(RequestRef::Lazy(req), options)
+}
+
+/// One call, in Go's order of checks: input decoding, empty `hcl`, the debug switches
+/// (the request dump), txtar files, evaluation (the response dump of a successful call,
+/// before its final result is added, as Go prints it).
+fn build(source: RequestRef<'_>, options: Options) -> ResponseBuilder {
     let req = source.envelope();
     let fatal = |message: String| {
         let mut b = ResponseBuilder::new(req);
@@ -104,15 +121,12 @@ fn build(source: RequestRef<'_>) -> ResponseBuilder {
     if input.hcl.is_empty() {
         return fatal("input HCL was not specified".to_string());
     }
-    // Go prints the request block before it looks at the program, and the response block
-    // only for a successful call. Written to stderr in one piece so that concurrent calls
-    // do not interleave and the block stays extractable as txtar.
-    let debug = input.debug_requested(source, false);
-    if debug {
-        eprint!(
-            "{}",
-            crate::cli::render::debug_request_text(&source.to_full())
-        );
+    // The dump shows every body: with a lazy request, all of them are decoded (a rare path).
+    let dumped = input
+        .debug_requested(source, options.debug)
+        .then(|| source.to_full());
+    if let Some(full) = &dumped {
+        debug::print(&debug::request_dump(full));
     }
     if !has_txtar_files(input.hcl) {
         return fatal("no HCL input files found, are you using the txtar format?".to_string());
@@ -121,13 +135,10 @@ fn build(source: RequestRef<'_>) -> ResponseBuilder {
     match evaluate_program(input.hcl, source, &mut out) {
         Ok(()) => {
             out.ensure_desired();
-            out.push_result(Severity::Normal, SUCCESS_MESSAGE.into(), None);
-            if debug {
-                eprint!(
-                    "{}",
-                    crate::cli::render::debug_response_text(&out.to_response())
-                );
+            if let Some(full) = &dumped {
+                debug::print(&debug::response_dump(full, &out.to_response()));
             }
+            out.push_result(Severity::Normal, SUCCESS_MESSAGE.into(), None);
             out
         }
         Err(message) => fatal(message),

@@ -372,15 +372,9 @@ impl LazyRequest {
     }
 
     /// The string at `path` (object keys) in the observed composite's body, `""` when it
-    /// is missing or not a string (`server::debug::field_str` on a decoded request).
+    /// is missing or not a string (`handler::debug::field_str` on a decoded request).
     pub fn composite_str(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
         self.composite.str_at(path)
-    }
-
-    /// Whether the `input` Struct has the key `name` (exactly) set to `true` (the server's
-    /// debug switches, `server::debug::wanted` on a decoded request).
-    pub fn input_flag(&self, name: &str) -> bool {
-        self.input.bool_at(name)
     }
 
     /// The whole request, every body decoded (for the debug dumps: a rare path).

@@ -610,25 +610,6 @@ impl RawBody {
         s.as_ref().is_some_and(struct_debug_annotation)
     }
 
-    /// Whether the Struct's entry `name` (exactly) is the bool `true`.
-    pub(crate) fn bool_at(&self, name: &str) -> bool {
-        if !self.present {
-            return false;
-        }
-        match struct_entries(self) {
-            Some(entries) => entries
-                .iter()
-                .rev()
-                .find(|(k, _)| *k == name)
-                .is_some_and(|(_, v)| *v == EntryKind::Bool(true)),
-            None => self.to_struct().ok().flatten().is_some_and(|s| {
-                s.fields
-                    .get(name)
-                    .is_some_and(|v| v.kind == Some(Kind::BoolValue(true)))
-            }),
-        }
-    }
-
     /// The string at `path` (object keys) in the body; `""` when missing or not a string.
     pub(crate) fn str_at(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
         use std::borrow::Cow;
