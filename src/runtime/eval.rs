@@ -14,6 +14,7 @@ use crate::lower::ir::{
 };
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
+use crate::value::gofmt::go_struct_text;
 use crate::value::{Fields, Str, Type, Value};
 use serde_json::{Map, Value as Json};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -216,39 +217,6 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
     Diagnostic::error(summary, detail, range)
 }
 
-/// Go's `%s` formatting of a cty.Type, which function-hcl prints in one error message.
-/// fmt prints the `Type{typeImpl}` struct field by field (no Stringer is reachable through
-/// the unexported field): `{` + the impl struct (its empty `typeImplSigil` is `{}`) + `}`,
-/// maps with sorted keys, and an object's nil `AttrOptional` map as `map[]`.
-fn go_type_string(t: &Type) -> String {
-    let inner = match t {
-        Type::String | Type::Number | Type::Bool => {
-            let kind = match t {
-                Type::String => 'S',
-                Type::Number => 'N',
-                _ => 'B',
-            };
-            format!("{{}} %!s(cty.primitiveTypeKind={})", kind as u32)
-        }
-        Type::Dynamic => "{}".to_string(),
-        Type::List(e) | Type::Set(e) | Type::Map(e) => format!("{{}} {}", go_type_string(e)),
-        Type::Tuple(es) => {
-            let items: Vec<String> = es.iter().map(go_type_string).collect();
-            format!("{{}} [{}]", items.join(" "))
-        }
-        Type::Object(attrs) => {
-            let mut sorted: Vec<&(Str, Type)> = attrs.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            let items: Vec<String> = sorted
-                .iter()
-                .map(|(k, t)| format!("{k}:{}", go_type_string(t)))
-                .collect();
-            format!("{{}} map[{}] map[]", items.join(" "))
-        }
-    };
-    format!("{{{{{inner}}}}}")
-}
-
 /// Per-request evaluation state.
 struct Evaluator<'p> {
     program: &'p Program,
@@ -417,8 +385,8 @@ impl<'p> Evaluator<'p> {
             other => {
                 diags.push(err_no_range(format!(
                     "got type {}, expected {}",
-                    go_type_string(&other.type_of()),
-                    go_type_string(&Type::Bool)
+                    go_struct_text(&other.type_of()),
+                    go_struct_text(&Type::Bool)
                 )));
                 Err(())
             }
@@ -1575,37 +1543,6 @@ mod tests {
         assert_eq!(
             unify(vec![a, d]).unwrap_err(),
             "type mismatch for key shared:  string v/s map[string]interface {}"
-        );
-    }
-
-    #[test]
-    fn go_type_strings() {
-        assert_eq!(
-            go_type_string(&Type::String),
-            "{{{} %!s(cty.primitiveTypeKind=83)}}"
-        );
-        assert_eq!(
-            go_type_string(&Type::Bool),
-            "{{{} %!s(cty.primitiveTypeKind=66)}}"
-        );
-        use std::sync::Arc;
-        assert_eq!(go_type_string(&Type::Dynamic), "{{{}}}");
-        assert_eq!(
-            go_type_string(&Type::list(Type::String)),
-            "{{{} {{{} %!s(cty.primitiveTypeKind=83)}}}}"
-        );
-        assert_eq!(
-            go_type_string(&Type::Tuple(Arc::from(vec![Type::Number, Type::Bool]))),
-            "{{{} [{{{} %!s(cty.primitiveTypeKind=78)}} {{{} %!s(cty.primitiveTypeKind=66)}}]}}"
-        );
-        assert_eq!(go_type_string(&Type::empty_object()), "{{{} map[] map[]}}");
-        let obj = Type::Object(Arc::from(vec![
-            ("z".into(), Type::Bool),
-            ("a".into(), Type::Dynamic),
-        ]));
-        assert_eq!(
-            go_type_string(&obj),
-            "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"
         );
     }
 
