@@ -1,36 +1,33 @@
-//! One RunFunction call: read the `HclInput`, frame the response, hand the program to the
-//! evaluator, and print the debug blocks (to stderr) when debugging is on. Mirrors the Go implementation's `fn.RunFunction`, in its order of checks:
-//! input decoding, empty `hcl`, debug switches, txtar files, then evaluation.
+//! One RunFunction call, in the Go implementation's order (`fn.RunFunction`): decode the
+//! step's input ([`crate::protocol::input`]), refuse an empty `hcl`, decide the debug dump
+//! and print its request block ([`debug`]), refuse text without txtar files, then
+//! evaluate and answer.
 //!
-//! The evaluator plugs in through one function (see [`evaluate_program`]):
+//! Evaluation ([`evaluate_program`]) fetches the compiled program from the process-wide
+//! cache ([`program_cache`]; compile errors are answered from it too), builds `req` after
+//! the program loaded (Go builds it after parsing, so parse errors win over bad request
+//! data) with [`crate::protocol::request::Request::from_proto`], or on the server's path
+//! from the request bytes with [`crate::protocol::request::Request::from_lazy`] (only the
+//! observed bodies the program reads become values), runs it
+//! ([`crate::runtime::eval::evaluate`]) and copies its output into the response
+//! ([`write_output`]). A failure at any step is a response holding the request's desired
+//! state and one Fatal result (Go prefixes evaluator errors with `evaluate hcl: `), built
+//! afresh so nothing the program added leaks out; a success gets the response dump, then
+//! the final Normal result.
 //!
-//! ```text
-//! crate::runtime::eval::evaluate(program: &str, req: &v1::RunFunctionRequest, out: &mut ResponseBuilder)
-//!     -> Result<(), String>
-//! ```
-//!
-//! `program` is the input's `hcl` text (txtar). The evaluator builds `req` with
-//! [`crate::protocol::request::Request::from_proto`] (or, on the server's path, from the request
-//! bytes with [`crate::protocol::request::Request::from_lazy`], decoding only the observed bodies the
-//! program can read) when it is ready to (Go builds it after parsing,
-//! so parse errors win over bad request data), and on success has added to `out` the
-//! desired resources, readiness, composite status/connection, context keys, requirements,
-//! its discard warnings and the FullyResolved/HclDiagnostics conditions and result.
-//! `run_function` then appends the final Normal result. An `Err` carries the complete
-//! Fatal message (Go prefixes evaluator errors with `evaluate hcl: `); the response is
-//! then rebuilt from the request, so nothing the evaluator added leaks out.
-//!
-//! [`run_function_encoded`] is the same call answering with the response's wire bytes,
-//! written from the program's values without intermediate protobuf trees (for the server);
-//! [`run_function_builder`] repeats `run_function`'s steps (tests/encode_direct.rs checks
-//! that both give the same response).
+//! The entry points differ only in the request's form and the answer's:
+//! [`run_function`] (decoded request, response message), [`run_function_encoded`] (the
+//! response's wire bytes, written from the program's values without intermediate protobuf
+//! trees), [`run_function_bytes`]/[`run_function_lazy`] (request bytes), and the builders
+//! behind them; the server calls [`run_function_lazy_with`] with its [`Options`].
+//! tests/encode_direct.rs checks that the forms give the same response.
 
 pub mod debug;
 
 use crate::bytecode::vm::Limits;
 use crate::protocol::input::Input;
 use crate::protocol::proto::{LazyRequest, RequestRef, v1};
-use crate::protocol::response::{Ready, ResponseBuilder, Severity, Status};
+use crate::protocol::response::{ResponseBuilder, Severity, Status};
 use crate::runtime::cache::{CacheLimits, CacheSnapshot, ProgramCache};
 use std::sync::OnceLock;
 
@@ -206,15 +203,16 @@ pub fn write_output(
         out.set_resource_value(name.clone(), body).map_err(|e| {
             format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}")
         })?;
-        let r = match ready {
-            1 => Ready::True,
-            2 => Ready::False,
-            _ => Ready::Unspecified,
-        };
-        out.set_ready(&name, r);
+        out.set_ready(&name, ready);
     }
+    // Trees the program built: no nesting bound but the evaluation's own budgets (the
+    // error cannot occur with this bound).
+    let to_proto = |j| {
+        crate::protocol::protojson::json_to_value_within(j, usize::MAX)
+            .map_err(|e| format!("evaluate hcl: {e}"))
+    };
     if let Some(status) = &o.status
-        && let prost_types::value::Kind::StructValue(s) = json_to_proto(status)
+        && let prost_types::value::Kind::StructValue(s) = to_proto(status)?
             .kind
             .unwrap_or(prost_types::value::Kind::StructValue(Default::default()))
     {
@@ -225,7 +223,7 @@ pub fn write_output(
     }
     if let Some(ctx) = &o.context {
         for (k, v) in ctx {
-            out.set_context(k, json_to_proto(v));
+            out.set_context(k, to_proto(v)?);
         }
     }
     for (name, sel) in &o.requirements {
@@ -269,27 +267,6 @@ pub fn write_output(
         );
     }
     Ok(())
-}
-
-/// A JSON value (as Go's `encoding/json` decodes it) as a protobuf Value.
-fn json_to_proto(j: &serde_json::Value) -> prost_types::Value {
-    use prost_types::value::Kind as K;
-    let kind = match j {
-        serde_json::Value::Null => K::NullValue(0),
-        serde_json::Value::Bool(b) => K::BoolValue(*b),
-        serde_json::Value::Number(n) => K::NumberValue(n.as_f64().unwrap_or(0.0)),
-        serde_json::Value::String(s) => K::StringValue(s.clone()),
-        serde_json::Value::Array(a) => K::ListValue(prost_types::ListValue {
-            values: a.iter().map(json_to_proto).collect(),
-        }),
-        serde_json::Value::Object(m) => K::StructValue(prost_types::Struct {
-            fields: m
-                .iter()
-                .map(|(k, v)| (k.clone(), json_to_proto(v)))
-                .collect(),
-        }),
-    };
-    prost_types::Value { kind: Some(kind) }
 }
 
 #[cfg(test)]

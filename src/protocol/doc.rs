@@ -53,6 +53,19 @@ impl Json {
         }
     }
 
+    /// Go's `%T` of this value decoded by `encoding/json` into `any` (`float64`,
+    /// `map[string]interface {}`, ...), as function-hcl's merge errors name it.
+    pub fn go_type(&self) -> &'static str {
+        match self {
+            Json::Null => "<nil>",
+            Json::Bool(_) => "bool",
+            Json::Number(_) => "float64",
+            Json::String(_) => "string",
+            Json::Array(_) => "[]interface {}",
+            Json::Object(_) => "map[string]interface {}",
+        }
+    }
+
     /// What Go's messages call this kind of value ("a bool", "an object").
     pub fn type_name(&self) -> &'static str {
         match self {

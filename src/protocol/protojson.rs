@@ -539,7 +539,7 @@ pub fn json_to_struct(j: &Json, path: &str) -> Result<prost_types::Struct, Strin
         Json::Object(m) => {
             let mut fields = BTreeMap::new();
             for (k, v) in m {
-                fields.insert(k.clone(), json_to_value(v, 1)?);
+                fields.insert(k.clone(), json_to_value(v, 1, MAX_JSON_DEPTH)?);
             }
             Ok(prost_types::Struct { fields })
         }
@@ -550,14 +550,20 @@ pub fn json_to_struct(j: &Json, path: &str) -> Result<prost_types::Struct, Strin
     }
 }
 
-/// Any JSON value as a `google.protobuf.Value`.
+/// Any JSON value as a `google.protobuf.Value` (nested at most [`MAX_JSON_DEPTH`] deep).
 pub fn json_to_proto_value(j: &Json) -> Result<prost_types::Value, String> {
-    json_to_value(j, 0)
+    json_to_value_within(j, MAX_JSON_DEPTH)
 }
 
-fn json_to_value(j: &Json, depth: usize) -> Result<prost_types::Value, String> {
-    if depth > MAX_JSON_DEPTH {
-        return Err(format!("value nested deeper than {MAX_JSON_DEPTH} levels"));
+/// [`json_to_proto_value`] with another nesting bound (`usize::MAX`: none, for a tree a
+/// program built, whose depth its own budgets bound).
+pub fn json_to_value_within(j: &Json, max_depth: usize) -> Result<prost_types::Value, String> {
+    json_to_value(j, 0, max_depth)
+}
+
+fn json_to_value(j: &Json, depth: usize, max: usize) -> Result<prost_types::Value, String> {
+    if depth > max {
+        return Err(format!("value nested deeper than {max} levels"));
     }
     let kind = match j {
         Json::Null => Kind::NullValue(0),
@@ -567,13 +573,13 @@ fn json_to_value(j: &Json, depth: usize) -> Result<prost_types::Value, String> {
         Json::Array(a) => Kind::ListValue(prost_types::ListValue {
             values: a
                 .iter()
-                .map(|x| json_to_value(x, depth + 1))
+                .map(|x| json_to_value(x, depth + 1, max))
                 .collect::<Result<_, _>>()?,
         }),
         Json::Object(m) => {
             let mut fields = BTreeMap::new();
             for (k, v) in m {
-                fields.insert(k.clone(), json_to_value(v, depth + 1)?);
+                fields.insert(k.clone(), json_to_value(v, depth + 1, max)?);
             }
             Kind::StructValue(prost_types::Struct { fields })
         }
