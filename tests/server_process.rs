@@ -123,6 +123,20 @@ impl Drop for Proc {
     }
 }
 
+/// [`request`] with `debug: true` in its input.
+fn debug_request(tag: &str, program: &str) -> v1::RunFunctionRequest {
+    let mut req = request(tag, program);
+    if let Some(input) = req.input.as_mut() {
+        input.fields.insert(
+            "debug".into(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::BoolValue(true)),
+            },
+        );
+    }
+    req
+}
+
 /// How many stderr lines are exactly `marker`.
 fn count(lines: &[String], marker: &str) -> usize {
     lines.iter().filter(|l| l.as_str() == marker).count()
@@ -152,15 +166,7 @@ fn assert_one_dump(lines: &[String]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_call_with_debug_prints_one_dump() {
     let p = Proc::spawn(&[]);
-    let mut req = request("dump-tag", "-- main.hcl --\n# dump\n");
-    if let Some(input) = req.input.as_mut() {
-        input.fields.insert(
-            "debug".into(),
-            prost_types::Value {
-                kind: Some(prost_types::value::Kind::BoolValue(true)),
-            },
-        );
-    }
+    let mut req = debug_request("dump-tag", "-- main.hcl --\n# dump\n");
     let secret = structure(&[
         ("apiVersion", string("v1")),
         ("kind", string("Secret")),
@@ -265,15 +271,7 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
 
     let p = Proc::spawn(&["--debug"]);
-    let mut req = request("log-tag-123", "-- main.hcl --\n# logs\n");
-    if let Some(input) = req.input.as_mut() {
-        input.fields.insert(
-            "debug".into(),
-            prost_types::Value {
-                kind: Some(prost_types::value::Kind::BoolValue(true)),
-            },
-        );
-    }
+    let mut req = debug_request("log-tag-123", "-- main.hcl --\n# logs\n");
     let secret_obj = structure(&[
         ("apiVersion", string("v1")),
         ("kind", string("Secret")),

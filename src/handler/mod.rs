@@ -272,15 +272,7 @@ pub fn write_output(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::doc::parse_json;
-    use crate::protocol::protojson::json_to_struct;
-
-    fn with_input(input: &str) -> v1::RunFunctionRequest {
-        v1::RunFunctionRequest {
-            input: Some(json_to_struct(&parse_json(input).unwrap(), "input").unwrap()),
-            ..Default::default()
-        }
-    }
+    use crate::protocol::input::tests::with_input;
 
     fn fatal_message(rsp: &v1::RunFunctionResponse) -> &str {
         assert_eq!(rsp.results.len(), 1);

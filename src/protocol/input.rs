@@ -217,12 +217,13 @@ fn type_error(field: &str, value: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::protocol::doc::parse_json;
     use crate::protocol::protojson::{json_to_struct, request_from_text};
 
-    fn with_input(input: &str) -> v1::RunFunctionRequest {
+    /// A request whose input is the JSON object `input`.
+    pub(crate) fn with_input(input: &str) -> v1::RunFunctionRequest {
         v1::RunFunctionRequest {
             input: Some(json_to_struct(&parse_json(input).unwrap(), "input").unwrap()),
             ..Default::default()

@@ -73,15 +73,6 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    fn obj_type(fields: &[(&str, Type)]) -> Type {
-        Type::Object(
-            fields
-                .iter()
-                .map(|(k, t)| (Str::from(*k), t.clone()))
-                .collect(),
-        )
-    }
-
     #[test]
     fn go_syntax_is_gostring() {
         let tuple = Type::Tuple(vec![Type::String, Type::String].into());
@@ -92,7 +83,10 @@ mod tests {
         assert_eq!(go_syntax(&Type::empty_tuple()), "cty.EmptyTuple");
         assert_eq!(go_syntax(&Type::list(Type::Number)), "cty.List(cty.Number)");
         assert_eq!(
-            go_syntax(&obj_type(&[("a", Type::Bool), ("b", Type::Dynamic)])),
+            go_syntax(&Type::Object(Arc::from(vec![
+                (Str::from("a"), Type::Bool),
+                (Str::from("b"), Type::Dynamic),
+            ]))),
             "cty.Object(map[string]cty.Type{\"a\":cty.Bool, \"b\":cty.DynamicPseudoType})"
         );
     }
