@@ -570,18 +570,23 @@ fn json_to_value(j: &Json, depth: usize, max: usize) -> Result<prost_types::Valu
         Json::Bool(b) => Kind::BoolValue(*b),
         Json::Number(n) => Kind::NumberValue(*n),
         Json::String(s) => Kind::StringValue(s.clone()),
-        Json::Array(a) => Kind::ListValue(prost_types::ListValue {
-            values: a
-                .iter()
-                .map(|x| json_to_value(x, depth + 1, max))
-                .collect::<Result<_, _>>()?,
-        }),
-        Json::Object(m) => {
-            let mut fields = BTreeMap::new();
-            for (k, v) in m {
-                fields.insert(k.clone(), json_to_value(v, depth + 1, max)?);
+        Json::Array(a) => {
+            let mut values = Vec::with_capacity(a.len());
+            for x in a {
+                values.push(json_to_value(x, depth + 1, max)?);
             }
-            Kind::StructValue(prost_types::Struct { fields })
+            Kind::ListValue(prost_types::ListValue { values })
+        }
+        Json::Object(m) => {
+            // Entries first, then one bulk build of the map: fewer allocations than
+            // inserting one by one into a large map.
+            let mut entries = Vec::with_capacity(m.len());
+            for (k, v) in m {
+                entries.push((k.clone(), json_to_value(v, depth + 1, max)?));
+            }
+            Kind::StructValue(prost_types::Struct {
+                fields: entries.into_iter().collect(),
+            })
         }
     };
     Ok(prost_types::Value { kind: Some(kind) })
