@@ -28,7 +28,7 @@ use crate::bytecode::vm::Limits;
 use crate::protocol::input::Input;
 use crate::protocol::proto::{LazyRequest, RequestRef, v1};
 use crate::protocol::response::{ResponseBuilder, Severity, Status};
-use crate::runtime::cache::{CacheLimits, CacheSnapshot, ProgramCache};
+use crate::runtime::cache::{CacheLimits, ProgramCache};
 use std::sync::OnceLock;
 
 /// The final result of a successful call.
@@ -145,11 +145,6 @@ fn build(source: RequestRef<'_>, options: Options) -> ResponseBuilder {
 /// The process-wide program cache: every call of one program shares its compilation.
 pub fn program_cache() -> &'static ProgramCache {
     CACHE.get_or_init(|| ProgramCache::new(CacheLimits::default()))
-}
-
-/// The process-wide cache's counters (for the metrics endpoint), once it exists.
-pub fn program_cache_snapshot() -> Option<CacheSnapshot> {
-    CACHE.get().map(ProgramCache::snapshot)
 }
 
 static CACHE: OnceLock<ProgramCache> = OnceLock::new();

@@ -39,25 +39,6 @@ impl Default for CacheLimits {
     }
 }
 
-/// A point-in-time copy of the cache's counters (what the metrics endpoint reports).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CacheSnapshot {
-    /// Lookups answered from the cache.
-    pub hits: u64,
-    /// Lookups that had to compile.
-    pub misses: u64,
-    /// Entries dropped to stay within the bounds.
-    pub evictions: u64,
-    /// Compilations run (concurrent first calls of one program compile once).
-    pub compiles: u64,
-    /// Total time spent compiling, in nanoseconds.
-    pub compile_nanos: u64,
-    /// Entries held now.
-    pub entries: u64,
-    /// Estimated bytes held now.
-    pub bytes: u64,
-}
-
 /// Counters for metrics and tests.
 #[derive(Debug, Default)]
 pub struct CacheStats {
@@ -234,20 +215,6 @@ impl ProgramCache {
     pub fn clear(&self) {
         for s in &self.shards {
             *lock(s) = Shard::default();
-        }
-    }
-
-    /// The counters now, with the entries and bytes held.
-    pub fn snapshot(&self) -> CacheSnapshot {
-        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        CacheSnapshot {
-            hits: load(&self.stats.hits),
-            misses: load(&self.stats.misses),
-            evictions: load(&self.stats.evictions),
-            compiles: load(&self.stats.compiles),
-            compile_nanos: load(&self.stats.compile_nanos),
-            entries: self.len() as u64,
-            bytes: self.bytes() as u64,
         }
     }
 
