@@ -5,8 +5,9 @@ mod common;
 
 use common::shared_dir;
 
+use fn_hcl::protocol::doc::{Json, parse_json};
 use fn_hcl::protocol::proto::v1;
-use fn_hcl::protocol::protojson::{Json, parse_json, request_from_json, request_from_text};
+use fn_hcl::protocol::protojson::{request_from_json, request_from_text};
 use fn_hcl::protocol::request::Request;
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -63,7 +64,7 @@ fn eval_input_empty_hcl_prints_the_recorded_response() {
     };
     let (req, expected) = load_case(&dir, "input-empty-hcl");
     let tmp = std::env::temp_dir().join(format!("fn-hcl-cli-eval-{}.json", std::process::id()));
-    std::fs::write(&tmp, fn_hcl::protocol::protojson::to_pretty(&req)).unwrap();
+    std::fs::write(&tmp, fn_hcl::protocol::doc::to_pretty(&req)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .args(["eval", "--request"])
         .arg(&tmp)
@@ -159,7 +160,7 @@ fn recorded_requests_read_into_req_values() {
         let p = e.unwrap().path();
         let name = p.file_stem().unwrap().to_str().unwrap().to_string();
         let (req, _) = load_case(&dir, &name);
-        let text = fn_hcl::protocol::protojson::to_pretty(&req);
+        let text = fn_hcl::protocol::doc::to_pretty(&req);
         let req = request_from_text(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         Request::from_proto(&req).unwrap_or_else(|e| panic!("{name}: {e}"));
     }

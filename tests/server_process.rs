@@ -10,6 +10,82 @@ use fn_hcl::protocol::proto::v1;
 use server_support::process::{BIN, Proc};
 use server_support::*;
 
+/// [`request`] with `debug: true` in its input.
+fn debug_request(tag: &str, program: &str) -> v1::RunFunctionRequest {
+    let mut req = request(tag, program);
+    if let Some(input) = req.input.as_mut() {
+        input.fields.insert(
+            "debug".into(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::BoolValue(true)),
+            },
+        );
+    }
+    req
+}
+
+/// How many stderr lines are exactly `marker`.
+fn count(lines: &[String], marker: &str) -> usize {
+    lines.iter().filter(|l| l.as_str() == marker).count()
+}
+
+/// Exactly one request block and one response block, in that order, and one redaction.
+fn assert_one_dump(lines: &[String]) {
+    let all = lines.join("\n");
+    for marker in [
+        "## start request ##",
+        "## end request ##",
+        "## start response ##",
+        "## end response ##",
+    ] {
+        assert_eq!(count(lines, marker), 1, "{marker}:\n{all}");
+    }
+    let at = |m: &str| lines.iter().position(|l| l == m);
+    assert!(
+        at("## end request ##") < at("## start response ##"),
+        "{all}"
+    );
+    assert!(!all.contains("<redacted>"), "a second redaction:\n{all}");
+}
+
+/// One gRPC call with `debug: true` prints one dump (request and response, each once,
+/// secrets redacted); a call without a debug switch prints none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_with_debug_prints_one_dump() {
+    let p = Proc::spawn(&[]);
+    let mut req = debug_request("dump-tag", "-- main.hcl --\n# dump\n");
+    let secret = structure(&[
+        ("apiVersion", string("v1")),
+        ("kind", string("Secret")),
+        ("metadata", object(&[("name", string("db"))])),
+        ("stringData", object(&[("token", string("dump-SECRET"))])),
+    ]);
+    if let Some(obs) = req.observed.as_mut() {
+        obs.resources.insert(
+            "db-secret".into(),
+            v1::Resource {
+                resource: Some(secret),
+                ..Default::default()
+            },
+        );
+    }
+    let mut c = client(p.grpc).await;
+    let rsp = call(&mut c, req).await.expect("call");
+    assert_eq!(fatal_message(&rsp), None);
+    let quiet = request("quiet-tag", "-- main.hcl --\n# no dump\n");
+    call(&mut c, quiet).await.expect("call");
+    p.signal("-INT");
+    let (status, lines) = tokio::task::spawn_blocking(move || p.wait(Duration::from_secs(15)))
+        .await
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    assert_one_dump(&lines);
+    let all = lines.join("\n");
+    assert!(!all.contains("dump-SECRET"), "{all}");
+    assert!(all.contains("token: REDACTED"), "{all}");
+    assert!(all.contains("# crossplane name: db-secret"), "{all}");
+}
+
 #[test]
 fn refuses_to_start_without_tls_or_insecure() {
     let out = Command::new(BIN)
@@ -82,15 +158,7 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
 
     let p = Proc::spawn(&["--debug"]);
-    let mut req = request("log-tag-123", "-- main.hcl --\n# logs\n");
-    if let Some(input) = req.input.as_mut() {
-        input.fields.insert(
-            "debug".into(),
-            prost_types::Value {
-                kind: Some(prost_types::value::Kind::BoolValue(true)),
-            },
-        );
-    }
+    let mut req = debug_request("log-tag-123", "-- main.hcl --\n# logs\n");
     let secret_obj = structure(&[
         ("apiVersion", string("v1")),
         ("kind", string("Secret")),
@@ -152,9 +220,9 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
             "{s} (base64) leaked into the logs:\n{all}"
         );
     }
-    // The debug dump was printed, with the Secret's values redacted.
-    assert!(all.contains("## start request ##"), "{all}");
-    assert!(all.contains("## end response ##"), "{all}");
+    // The debug dump was printed once (the server's --debug and the input's debug: true
+    // are two switches of one dump), with the Secret's values redacted.
+    assert_one_dump(&lines);
     assert!(all.contains("password: REDACTED"), "{all}");
     // The request's log line is JSON with the XR's identity and the tag.
     let running = lines

@@ -18,6 +18,7 @@ use crate::syntax::diag::{Diagnostic, plain_all};
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
 use crate::value::convert::{convert, unify_unsafe};
+use crate::value::gofmt::go_syntax;
 use crate::value::number::Number;
 use crate::value::ops;
 use crate::value::{Fields, Kind, Seq, Str, Type, Value};
@@ -1897,7 +1898,7 @@ impl<'p> Vm<'p> {
             return Ok(Err(format!(
                 "arguments to user function '{}' is not an object, found {}",
                 f.name,
-                go_type_string(&args.type_of())
+                go_syntax(&args.type_of())
             )));
         };
         for (k, _) in &given.entries {
@@ -2054,33 +2055,6 @@ fn value_cost(v: &Value) -> (u64, u64) {
     }
 }
 
-/// Go's `%#v` of a cty type (`cty.Tuple([]cty.Type{cty.String, cty.String})`), as
-/// function-hcl prints a non-object argument list.
-pub fn go_type_string(t: &Type) -> String {
-    match t {
-        Type::Dynamic => "cty.DynamicPseudoType".into(),
-        Type::Bool => "cty.Bool".into(),
-        Type::Number => "cty.Number".into(),
-        Type::String => "cty.String".into(),
-        Type::List(e) => format!("cty.List({})", go_type_string(e)),
-        Type::Set(e) => format!("cty.Set({})", go_type_string(e)),
-        Type::Map(e) => format!("cty.Map({})", go_type_string(e)),
-        Type::Tuple(ts) if ts.is_empty() => "cty.EmptyTuple".into(),
-        Type::Tuple(ts) => format!(
-            "cty.Tuple([]cty.Type{{{}}})",
-            ts.iter().map(go_type_string).collect::<Vec<_>>().join(", ")
-        ),
-        Type::Object(fs) if fs.is_empty() => "cty.EmptyObject".into(),
-        Type::Object(fs) => format!(
-            "cty.Object(map[string]cty.Type{{{}}})",
-            fs.iter()
-                .map(|(k, t)| format!("{}:{}", go_quote(k), go_type_string(t)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
 /// hcl's `describeConditionalTypeMismatch`.
 fn describe_mismatch(t: &Type, f: &Type) -> String {
     match (t, f) {
@@ -2189,24 +2163,6 @@ mod tests {
                 .map(|(k, t)| (Str::from(*k), t.clone()))
                 .collect(),
         )
-    }
-
-    #[test]
-    fn go_type_strings() {
-        let tuple = Type::Tuple(vec![Type::String, Type::String].into());
-        assert_eq!(
-            go_type_string(&tuple),
-            "cty.Tuple([]cty.Type{cty.String, cty.String})"
-        );
-        assert_eq!(go_type_string(&Type::empty_tuple()), "cty.EmptyTuple");
-        assert_eq!(
-            go_type_string(&Type::list(Type::Number)),
-            "cty.List(cty.Number)"
-        );
-        assert_eq!(
-            go_type_string(&obj_type(&[("a", Type::Bool), ("b", Type::Dynamic)])),
-            "cty.Object(map[string]cty.Type{\"a\":cty.Bool, \"b\":cty.DynamicPseudoType})"
-        );
     }
 
     #[test]

@@ -141,7 +141,7 @@ fn composition_programs(text: &str) -> Result<Vec<(String, String)>, String> {
             .get("spec")
             .and_then(|s| s.get("pipeline"))
             .and_then(|p| match p {
-                crate::protocol::protojson::Json::Array(a) => Some(a.as_slice()),
+                crate::protocol::doc::Json::Array(a) => Some(a.as_slice()),
                 _ => None,
             })
             .unwrap_or(&[]);

@@ -163,13 +163,13 @@ pub fn run(cmd: Command) -> Result<String, String> {
                 let (k, path) = split_kv(kv)?;
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read context file {path}: {e}"))?;
-                let v = protojson::parse_document(&text)
+                let v = crate::protocol::yaml::parse_document(&text)
                     .map_err(|e| format!("cannot parse context file {path}: {e}"))?;
                 inputs.context.insert(k.to_string(), v);
             }
             for kv in &context_values {
                 let (k, text) = split_kv(kv)?;
-                let v = protojson::parse_json(text).map_err(|e| {
+                let v = crate::protocol::doc::parse_json(text).map_err(|e| {
                     format!("cannot unmarshal JSON value for context key {k:?}: {e}")
                 })?;
                 inputs.context.insert(k.to_string(), v);
@@ -207,7 +207,7 @@ pub fn eval(path: &str) -> Result<String, String> {
     let rsp = crate::handler::run_function(&req);
     let json =
         protojson::response_to_json(&rsp).map_err(|e| format!("cannot write the response: {e}"))?;
-    Ok(protojson::to_pretty(&json) + "\n")
+    Ok(crate::protocol::doc::to_pretty(&json) + "\n")
 }
 
 #[cfg(test)]

@@ -12,17 +12,15 @@ use crate::lower::ir::{
     CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals, Matcher,
     Program, Ready, Requirement, Resource, ResourceContent, Sub,
 };
+use crate::protocol::doc::Json;
+use crate::protocol::response::Ready as Readiness;
+use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
+use crate::value::gofmt::go_struct_text;
 use crate::value::{Fields, Str, Type, Value};
-use serde_json::{Map, Value as Json};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
-
-/// Annotation naming the collection a desired resource belongs to.
-pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
-/// Annotation with a collection member's position (`s000000`).
-pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
 
 /// What evaluation reads from the request, already converted to values.
 #[derive(Clone, Debug, Default)]
@@ -109,15 +107,14 @@ pub enum SelectorMatch {
 /// The outcome of a successful evaluation.
 #[derive(Clone, Debug, Default)]
 pub struct Output {
-    /// Desired resources in the order they were produced, with their readiness
-    /// (0 unspecified, 1 true, 2 false).
-    pub resources: Vec<(Str, Value, i32)>,
+    /// Desired resources in the order they were produced, with their readiness.
+    pub resources: Vec<(Str, Value, Readiness)>,
     /// The unified composite status (an object), if any block wrote one.
     pub status: Option<Json>,
     /// The unified composite connection details, if any block wrote them.
     pub connection: Option<BTreeMap<String, Vec<u8>>>,
     /// The unified context keys, if any block wrote one.
-    pub context: Option<Map<String, Json>>,
+    pub context: Option<BTreeMap<String, Json>>,
     pub requirements: Vec<(Str, Selector)>,
     pub results: Vec<ResultMsg>,
     pub conditions: Vec<CondMsg>,
@@ -216,39 +213,6 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
     Diagnostic::error(summary, detail, range)
 }
 
-/// Go's `%s` formatting of a cty.Type, which function-hcl prints in one error message.
-/// fmt prints the `Type{typeImpl}` struct field by field (no Stringer is reachable through
-/// the unexported field): `{` + the impl struct (its empty `typeImplSigil` is `{}`) + `}`,
-/// maps with sorted keys, and an object's nil `AttrOptional` map as `map[]`.
-fn go_type_string(t: &Type) -> String {
-    let inner = match t {
-        Type::String | Type::Number | Type::Bool => {
-            let kind = match t {
-                Type::String => 'S',
-                Type::Number => 'N',
-                _ => 'B',
-            };
-            format!("{{}} %!s(cty.primitiveTypeKind={})", kind as u32)
-        }
-        Type::Dynamic => "{}".to_string(),
-        Type::List(e) | Type::Set(e) | Type::Map(e) => format!("{{}} {}", go_type_string(e)),
-        Type::Tuple(es) => {
-            let items: Vec<String> = es.iter().map(go_type_string).collect();
-            format!("{{}} [{}]", items.join(" "))
-        }
-        Type::Object(attrs) => {
-            let mut sorted: Vec<&(Str, Type)> = attrs.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            let items: Vec<String> = sorted
-                .iter()
-                .map(|(k, t)| format!("{k}:{}", go_type_string(t)))
-                .collect();
-            format!("{{}} map[{}] map[]", items.join(" "))
-        }
-    };
-    format!("{{{{{inner}}}}}")
-}
-
 /// Per-request evaluation state.
 struct Evaluator<'p> {
     program: &'p Program,
@@ -257,7 +221,7 @@ struct Evaluator<'p> {
     frame: Vec<Value>,
     desired: Vec<(Str, Value)>,
     desired_index: HashMap<Str, usize>,
-    ready: HashMap<Str, i32>,
+    ready: HashMap<Str, Readiness>,
     statuses: Vec<Json>,
     connections: Vec<BTreeMap<String, Vec<u8>>>,
     contexts: Vec<(String, Json)>,
@@ -417,8 +381,8 @@ impl<'p> Evaluator<'p> {
             other => {
                 diags.push(err_no_range(format!(
                     "got type {}, expected {}",
-                    go_type_string(&other.type_of()),
-                    go_type_string(&Type::Bool)
+                    go_struct_text(&other.type_of()),
+                    go_struct_text(&Type::Bool)
                 )));
                 Err(())
             }
@@ -578,7 +542,7 @@ impl<'p> Evaluator<'p> {
             return diags;
         }
         diags.extend(ds);
-        let body = match with_annotations(out, annotations).filter(json_ready) {
+        let body = match with_annotations(out, annotations).filter(encodes_as_json) {
             Some(b) => b,
             None => {
                 diags.push(err_at(
@@ -796,7 +760,7 @@ impl<'p> Evaluator<'p> {
                     let Json::String(s) = v else {
                         diags.push(err_no_range(format!(
                             "connection key {k:?} was not a string, got {}",
-                            go_json_type(&v)
+                            Json::go_type(&v)
                         )));
                         continue;
                     };
@@ -924,9 +888,9 @@ impl<'p> Evaluator<'p> {
             return diags;
         };
         let code = match &*s {
-            "READY_UNSPECIFIED" => 0,
-            "READY_TRUE" => 1,
-            "READY_FALSE" => 2,
+            "READY_UNSPECIFIED" => Readiness::Unspecified,
+            "READY_TRUE" => Readiness::True,
+            "READY_FALSE" => Readiness::False,
             _ => {
                 diags.push(err_at(
                     format!(
@@ -1076,7 +1040,7 @@ impl<'p> Evaluator<'p> {
         let mut out = Output::default();
         let ready = self.ready;
         for (name, body) in self.desired {
-            let r = ready.get(&name).copied().unwrap_or(0);
+            let r = ready.get(&name).copied().unwrap_or(Readiness::Unspecified);
             out.resources.push((name, body, r));
         }
         if !self.statuses.is_empty() {
@@ -1106,14 +1070,14 @@ impl<'p> Evaluator<'p> {
                 .contexts
                 .into_iter()
                 .map(|(k, v)| {
-                    let mut m = Map::new();
+                    let mut m = BTreeMap::new();
                     m.insert(k, v);
                     Json::Object(m)
                 })
                 .collect();
             match unify(objs).map_err(|e| Fatal(format!("evaluate hcl: unify context: {e}")))? {
                 Json::Object(m) => out.context = Some(m),
-                _ => out.context = Some(Map::new()),
+                _ => out.context = Some(BTreeMap::new()),
             }
         }
         out.requirements = self.requirements;
@@ -1394,15 +1358,15 @@ fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
 /// encoding/json's error for a number that does not fit a float64.
 const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
 
-/// True if `to_json` would succeed (every number finite as a float64, nothing unknown),
+/// True if [`to_json`] would succeed (every number finite as a float64, nothing unknown),
 /// checked without building the JSON tree: resource bodies are converted once, to protobuf,
 /// by the response.
-fn json_ready(v: &Value) -> bool {
+fn encodes_as_json(v: &Value) -> bool {
     match v {
         Value::Unknown(_) => false,
         Value::Number(n) => !n.is_infinite() && crate::protocol::response::json_f64(n).is_finite(),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(json_ready),
-        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| json_ready(x)),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(encodes_as_json),
+        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| encodes_as_json(x)),
         Value::Null(_) | Value::Bool(_) | Value::String(_) => true,
     }
 }
@@ -1419,23 +1383,21 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
         }
         Value::Number(n) => {
             let f = crate::protocol::response::json_f64(n);
-            match serde_json::Number::from_f64(f) {
-                Some(n) => Json::Number(n),
+            if !f.is_finite() {
                 // Marshalled as exact decimal text, then refused by encoding/json's float64.
-                None => {
-                    return Err(format!(
-                        "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
-                        n.to_cty_string()
-                    ));
-                }
+                return Err(format!(
+                    "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
+                    n.to_cty_string()
+                ));
             }
+            Json::Number(f)
         }
         Value::String(s) => Json::String(s.to_string()),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
             Json::Array(s.items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?)
         }
         Value::Map(f) | Value::Object(f) => {
-            let mut m = Map::new();
+            let mut m = BTreeMap::new();
             for (k, x) in &f.entries {
                 m.insert(k.to_string(), to_json(x)?);
             }
@@ -1445,7 +1407,7 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
 }
 
 /// function-hcl's `attributesToValueMap` conversion to a Go object. Ok(None) for null.
-fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
+fn to_go_object(v: &Value) -> Result<Option<BTreeMap<String, Json>>, String> {
     let j = to_json(v).map_err(|e| {
         // ctyjson.Marshal fails on unknowns and infinities; a finite number too big for a
         // float64 fails later, in json.Unmarshal.
@@ -1468,18 +1430,6 @@ fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
                 _ => "bool",
             }
         )),
-    }
-}
-
-/// Go's `%T` of a JSON-decoded value.
-fn go_json_type(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "<nil>",
-        Json::Bool(_) => "bool",
-        Json::Number(_) => "float64",
-        Json::String(_) => "string",
-        Json::Array(_) => "[]interface {}",
-        Json::Object(_) => "map[string]interface {}",
     }
 }
 
@@ -1514,7 +1464,7 @@ fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
 /// function-hcl's `unify`: merge objects recursively; equal leaves are fine, different
 /// ones are an error naming the dotted path.
 pub fn unify(objs: Vec<Json>) -> Result<Json, String> {
-    let mut acc = Json::Object(Map::new());
+    let mut acc = Json::Object(BTreeMap::new());
     for o in objs {
         merge_into(&mut acc, o, "")?;
     }
@@ -1542,8 +1492,8 @@ fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
                 (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
                     return Err(format!(
                         "type mismatch for key {p}:  {} v/s {}",
-                        go_json_type(y),
-                        go_json_type(x)
+                        Json::go_type(y),
+                        Json::go_type(x)
                     ));
                 }
                 (x, y) if x != y => return Err(format!("values for key {p} not equal")),
@@ -1557,55 +1507,25 @@ fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::doc::parse_json;
 
     #[test]
     fn unify_merges_and_reports_conflicts() {
-        let a: Json = serde_json::json!({"shared": {"owner": "a", "x": 1}});
-        let b: Json = serde_json::json!({"shared": {"owner": "a", "y": 2}});
+        let a: Json = parse_json(r#"{"shared": {"owner": "a", "x": 1}}"#).unwrap();
+        let b: Json = parse_json(r#"{"shared": {"owner": "a", "y": 2}}"#).unwrap();
         assert_eq!(
             unify(vec![a.clone(), b]).unwrap(),
-            serde_json::json!({"shared": {"owner": "a", "x": 1, "y": 2}})
+            parse_json(r#"{"shared": {"owner": "a", "x": 1, "y": 2}}"#).unwrap()
         );
-        let c: Json = serde_json::json!({"shared": {"owner": "b"}});
+        let c: Json = parse_json(r#"{"shared": {"owner": "b"}}"#).unwrap();
         assert_eq!(
             unify(vec![a.clone(), c]).unwrap_err(),
             "values for key shared.owner not equal"
         );
-        let d: Json = serde_json::json!({"shared": "flat"});
+        let d: Json = parse_json(r#"{"shared": "flat"}"#).unwrap();
         assert_eq!(
             unify(vec![a, d]).unwrap_err(),
             "type mismatch for key shared:  string v/s map[string]interface {}"
-        );
-    }
-
-    #[test]
-    fn go_type_strings() {
-        assert_eq!(
-            go_type_string(&Type::String),
-            "{{{} %!s(cty.primitiveTypeKind=83)}}"
-        );
-        assert_eq!(
-            go_type_string(&Type::Bool),
-            "{{{} %!s(cty.primitiveTypeKind=66)}}"
-        );
-        use std::sync::Arc;
-        assert_eq!(go_type_string(&Type::Dynamic), "{{{}}}");
-        assert_eq!(
-            go_type_string(&Type::list(Type::String)),
-            "{{{} {{{} %!s(cty.primitiveTypeKind=83)}}}}"
-        );
-        assert_eq!(
-            go_type_string(&Type::Tuple(Arc::from(vec![Type::Number, Type::Bool]))),
-            "{{{} [{{{} %!s(cty.primitiveTypeKind=78)}} {{{} %!s(cty.primitiveTypeKind=66)}}]}}"
-        );
-        assert_eq!(go_type_string(&Type::empty_object()), "{{{} map[] map[]}}");
-        let obj = Type::Object(Arc::from(vec![
-            ("z".into(), Type::Bool),
-            ("a".into(), Type::Dynamic),
-        ]));
-        assert_eq!(
-            go_type_string(&obj),
-            "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"
         );
     }
 
@@ -1645,7 +1565,7 @@ mod tests {
     }
 
     #[test]
-    fn json_ready_agrees_with_to_json() {
+    fn encodes_as_json_agrees_with_to_json() {
         use crate::value::number::Number;
         let inf = Value::Number(Number::infinity(false));
         let huge = Value::Number(Number::parse("1e400").expect("parses"));
@@ -1656,7 +1576,7 @@ mod tests {
             Value::tuple(vec![Value::Unknown(Type::Dynamic)]),
             Value::NULL,
         ] {
-            assert_eq!(json_ready(&v), to_json(&v).is_ok(), "{v:?}");
+            assert_eq!(encodes_as_json(&v), to_json(&v).is_ok(), "{v:?}");
         }
     }
 
@@ -1702,9 +1622,12 @@ mod tests {
         let j = to_json(&out).unwrap();
         assert_eq!(
             j,
-            serde_json::json!({"metadata": {"name": "x", "annotations": {
+            parse_json(
+                r#"{"metadata": {"name": "x", "annotations": {
                 "hcl.fn.crossplane.io/collection-base-name": "nat",
-                "hcl.fn.crossplane.io/collection-index": "s000002"}}})
+                "hcl.fn.crossplane.io/collection-index": "s000002"}}}"#
+            )
+            .unwrap()
         );
         assert!(with_annotations(Value::string("x"), None).is_none());
 

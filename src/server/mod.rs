@@ -7,7 +7,6 @@
 //! on `--metrics-address`. SIGTERM/SIGINT stop accepting and let in-flight calls finish
 //! within `--grace-period`.
 
-pub mod debug;
 pub mod lazy;
 pub mod log;
 pub mod metrics;
