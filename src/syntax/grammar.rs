@@ -1335,15 +1335,12 @@ fn decode(text: &str, quoted: bool) -> Option<String> {
                 _ => return None,
             }
             i += 2;
-        } else if (c == b'$' || c == b'%') && b.get(i + 1) == Some(&c) {
+        } else if (c == b'$' || c == b'%') && b.get(i + 1) == Some(&c) && b.get(i + 2) == Some(&b'{')
+        {
+            // `$${`/`%%{` is the escape; any other `$`/`%` is literal (hcl's tokens).
             out.push(c as char);
-            if b.get(i + 2) == Some(&b'{') {
-                out.push('{');
-                i += 3;
-            } else {
-                out.push(c as char);
-                i += 2;
-            }
+            out.push('{');
+            i += 3;
         } else {
             let ch = text.get(i..)?.chars().next()?;
             out.push(ch);

@@ -1931,9 +1931,12 @@ impl<'a> Parser<'a> {
                         1 + text[i + 1..].chars().next().map_or(0, char::len_utf8)
                     }
                 }
+                // hcl's scanner makes every `$`/`%` its own token unless it starts
+                // `$${`/`%%{`, so `$$` before anything but `{` is two literal
+                // characters and `$$${` is `$` then the escape `$${`.
                 b'$' | b'%' => {
-                    if b.get(i + 1) == Some(&c) {
-                        if b.get(i + 2) == Some(&b'{') { 3 } else { 2 }
+                    if b.get(i + 1) == Some(&c) && b.get(i + 2) == Some(&b'{') {
+                        3
                     } else {
                         1
                     }

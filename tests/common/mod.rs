@@ -527,3 +527,4 @@ fn pr_template(out: &mut String, t: &Template) {
         }
     }
 }
+pub mod expr;
