@@ -16,6 +16,7 @@ use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
 use crate::value::{Fields, Str, Type, Value};
 use serde_json::{Map, Value as Json};
+use crate::text::quote::go_quote;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
@@ -515,7 +516,7 @@ impl<'p> Evaluator<'p> {
         annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
-            return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
+            return vec![err_no_range(format!("duplicate resource {}", go_quote(name)))];
         }
         self.frame.push(self_obj);
         let mut diags = match self.locals(&c.locals) {
@@ -795,7 +796,8 @@ impl<'p> Evaluator<'p> {
                 for (k, v) in obj {
                     let Json::String(s) = v else {
                         diags.push(err_no_range(format!(
-                            "connection key {k:?} was not a string, got {}",
+                            "connection key {} was not a string, got {}",
+                            go_quote(&k),
                             go_json_type(&v)
                         )));
                         continue;
@@ -805,7 +807,7 @@ impl<'p> Evaluator<'p> {
                             values.insert(k, b);
                         }
                         None => {
-                            let msg = format!("connection secret key {k:?} not in base64 format");
+                            let msg = format!("connection secret key {} not in base64 format", go_quote(&k));
                             self.discards.push(Discard {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
@@ -1460,7 +1462,7 @@ fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
         Json::Object(m) => Ok(Some(m)),
         Json::Null => Ok(None),
         other => Err(format!(
-            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type evaluator.Object",
+            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             match other {
                 Json::Array(_) => "array",
                 Json::String(_) => "string",
@@ -1483,10 +1485,10 @@ fn go_json_type(v: &Json) -> &'static str {
     }
 }
 
-/// Go's `base64.StdEncoding.DecodeString` (padding required).
+/// Go's `base64.StdEncoding.DecodeString`: padding required, `\r`/`\n` anywhere skipped
+/// (line-wrapped secrets are valid), non-zero trailing bits tolerated.
 fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(s).ok()
+    crate::text::base64::go_base64_decode(s.as_bytes()).ok()
 }
 
 /// The labels of a `matchLabels` value.
@@ -1502,8 +1504,8 @@ fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
             }
             _ => {
                 return Err(format!(
-                    "match label {:?} in requirement selector was not an string",
-                    &**k
+                    "match label {} in requirement selector was not an string",
+                    go_quote(k)
                 ));
             }
         }
