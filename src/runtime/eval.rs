@@ -402,8 +402,15 @@ impl<'p> Evaluator<'p> {
             return Ok(false);
         }
         diags.extend(ds);
-        match v {
-            Value::Bool(b) => {
+        // cty's `True()` on a null bool is false (`null == true` is false): the block is
+        // skipped as a user condition. A bare `null` has the dynamic type and is refused.
+        let truth = match v {
+            Value::Bool(b) => Some(b),
+            Value::Null(Type::Bool) => Some(false),
+            _ => None,
+        };
+        match truth {
+            Some(b) => {
                 if !b {
                     self.discards.push(Discard {
                         kind,
@@ -415,10 +422,10 @@ impl<'p> Evaluator<'p> {
                 }
                 Ok(b)
             }
-            other => {
+            None => {
                 diags.push(err_no_range(format!(
                     "got type {}, expected {}",
-                    go_type_string(&other.type_of()),
+                    go_type_string(&v.type_of()),
                     go_type_string(&Type::Bool)
                 )));
                 Err(())
