@@ -394,7 +394,30 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                 if !e.is_ascii() || (e.is_ascii_alphanumeric() && !GO_ESCAPES.contains(e)) {
                     return Some(("invalid escape sequence", format!("\\{e}")));
                 }
-                i += 2;
+                let octal = |c: Option<&char>| c.is_some_and(|c| ('0'..='7').contains(c));
+                let len = match e {
+                    // Go: a lone `\1`..`\7` is a backreference, refused as an invalid
+                    // escape; followed by an octal digit it is an octal escape.
+                    '1'..='7' if !octal(chars.get(i + 2)) => {
+                        return Some(("invalid escape sequence", format!("\\{e}")));
+                    }
+                    '0'..='7' => {
+                        let mut n = 2;
+                        while n < 4 && octal(chars.get(i + n)) {
+                            n += 1;
+                        }
+                        n
+                    }
+                    'x' => match hex_escape(&chars[i + 2..]) {
+                        Ok(n) => 2 + n,
+                        Err(n) => {
+                            let text: String = chars[i..(i + 2 + n).min(chars.len())].iter().collect();
+                            return Some(("invalid escape sequence", text));
+                        }
+                    },
+                    _ => 2,
+                };
+                i += len;
                 prev_repeatable = true;
                 continue;
             }
@@ -528,6 +551,40 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
     None
 }
 
+/// Go's `\\x` escape after the `x`: `{hex+}` (at most U+10FFFF) or two hex digits. Ok is
+/// the length taken; Err the length Go had read when it gave up (its error's text).
+fn hex_escape(cs: &[char]) -> Result<usize, usize> {
+    let hex = |c: &char| c.to_digit(16);
+    match cs.first() {
+        None => Err(0),
+        Some('{') => {
+            let mut v: u32 = 0;
+            let mut n = 1;
+            loop {
+                let Some(c) = cs.get(n) else { return Err(n) };
+                n += 1;
+                if *c == '}' {
+                    return if n == 2 { Err(n) } else { Ok(n) };
+                }
+                match hex(c) {
+                    Some(d) if v <= 0x10FFFF => {
+                        v = v * 16 + d;
+                        if v > 0x10FFFF {
+                            return Err(n);
+                        }
+                    }
+                    _ => return Err(n),
+                }
+            }
+        }
+        Some(c) => match (hex(c), cs.get(1)) {
+            (Some(_), Some(d)) if hex(d).is_some() => Ok(2),
+            (_, None) => Err(1),
+            _ => Err(2),
+        },
+    }
+}
+
 /// Letters and digits Go's RE2 parser accepts after a backslash.
 const GO_ESCAPES: &str = "01234567afnrtvxpPdDsSwWbBAzQE";
 
@@ -582,6 +639,22 @@ fn translate_pattern(pattern: &str) -> String {
                 }
                 out.push_str(&regex::escape(&lit));
             }
+            // Go's octal escapes (`\\0`, `\\012`); the syntax check let only valid ones by.
+            Some(d @ '0'..='7') => {
+                let mut v = d.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match it.peek().and_then(|c| c.to_digit(8)) {
+                        Some(x) => {
+                            v = v * 8 + x;
+                            it.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push_str(&format!("\\x{{{v:x}}}"));
+            }
+            // Escaped punctuation is always itself in Go (`\\<` is not a word boundary).
+            Some(x) if x.is_ascii_punctuation() => out.push_str(&regex::escape(&x.to_string())),
             Some(x) => {
                 out.push('\\');
                 out.push(x);
