@@ -3,7 +3,7 @@
 //! `yamlencode`/`yamldecode` are go-cty-yaml's (see [`crate::value::yaml`]). Go's base64
 //! decoder, gzip writer and CSV reader are reproduced where their output or messages show.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError, Param, ParamType, str_arg, str_fn};
 use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
 use crate::value::{Str, Type, Value};
@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 /// The encoding functions.
 pub static FUNCS: &[FuncDef] = &[
-    str_def("base64decode", base64decode),
-    str_def("base64encode", base64encode),
-    str_def("base64gzip", base64gzip),
-    str_def("csvdecode", csvdecode),
-    str_def("jsondecode", jsondecode),
+    str_fn("base64decode", base64decode),
+    str_fn("base64encode", base64encode),
+    str_fn("base64gzip", base64gzip),
+    str_fn("csvdecode", csvdecode),
+    str_fn("jsondecode", jsondecode),
     FuncDef {
         name: "jsonencode",
         params: &[Param::nullable("val", ParamType::Any)],
@@ -40,7 +40,7 @@ pub static FUNCS: &[FuncDef] = &[
         var_param: None,
         imp: textencodebase64,
     },
-    str_def("urlencode", urlencode),
+    str_fn("urlencode", urlencode),
     FuncDef {
         name: "yamldecode",
         params: &[Param::new("src", ParamType::String)],
@@ -54,23 +54,6 @@ pub static FUNCS: &[FuncDef] = &[
         imp: yamlencode,
     },
 ];
-
-const fn str_def(name: &'static str, imp: super::Impl) -> FuncDef {
-    FuncDef {
-        name,
-        params: STR_PARAMS,
-        var_param: None,
-        imp,
-    }
-}
-
-const STR_PARAMS: &[Param] = &[Param::new("str", ParamType::String)];
-
-fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
-    args.get(i)
-        .and_then(Value::as_str)
-        .ok_or_else(|| FuncError::arg(i, "string required"))
-}
 
 // ---------------------------------------------------------------------------------------
 // base64
@@ -1539,10 +1522,8 @@ fn yamldecode(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builtins::test_util::s;
 
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
     fn ok1(f: super::super::Impl, x: &str) -> String {
         f(&[s(x)]).unwrap().as_str().unwrap().to_string()
     }

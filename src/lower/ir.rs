@@ -21,7 +21,7 @@ use crate::lower::types::{SType, TypeEnv};
 use crate::syntax::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, Pos, SourceMap, Span};
-use crate::syntax::visit::{static_string, variables};
+use crate::syntax::visit::{static_string, variables, visit};
 use crate::value::Str;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -352,90 +352,6 @@ fn invokes<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     });
 }
 
-/// Pre-order visit of every expression node, templates included.
-fn visit<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Null
-        | ExprKind::Bool(_)
-        | ExprKind::Number(_)
-        | ExprKind::SplatItem
-        | ExprKind::Variable(_) => {}
-        ExprKind::Template(t) => visit_template(t, f),
-        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => visit(x, f),
-        ExprKind::GetAttr { obj, .. } => visit(obj, f),
-        ExprKind::Index { obj, key, .. } => {
-            visit(obj, f);
-            visit(key, f);
-        }
-        ExprKind::Splat { source, each, .. } => {
-            visit(source, f);
-            visit(each, f);
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit(a, f)),
-        ExprKind::Tuple(items) => items.iter().for_each(|a| visit(a, f)),
-        ExprKind::Object(items) => {
-            for it in items {
-                if let ast::ObjectKey::Expr(k) = &it.key {
-                    visit(k, f);
-                }
-                visit(&it.value, f);
-            }
-        }
-        ExprKind::Unary { operand, .. } => visit(operand, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            visit(lhs, f);
-            visit(rhs, f);
-        }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => {
-            visit(cond, f);
-            visit(then, f);
-            visit(otherwise, f);
-        }
-        ExprKind::For(fe) => {
-            visit(&fe.collection, f);
-            if let Some(k) = &fe.key_expr {
-                visit(k, f);
-            }
-            visit(&fe.value_expr, f);
-            if let Some(c) = &fe.cond {
-                visit(c, f);
-            }
-        }
-    }
-}
-
-fn visit_template<'a>(t: &'a ast::Template, f: &mut dyn FnMut(&'a Expr)) {
-    for p in &t.parts {
-        match p {
-            TemplatePart::Literal { .. } => {}
-            TemplatePart::Interp(e) => visit(e, f),
-            TemplatePart::If {
-                cond,
-                then,
-                otherwise,
-                ..
-            } => {
-                visit(cond, f);
-                visit_template(then, f);
-                if let Some(o) = otherwise {
-                    visit_template(o, f);
-                }
-            }
-            TemplatePart::For {
-                collection, body, ..
-            } => {
-                visit(collection, f);
-                visit_template(body, f);
-            }
-        }
-    }
-}
-
 /// True if an expression evaluates the same in an empty context: no variables and no
 /// function calls (Go checks requirement selectors that way before evaluating them).
 pub fn is_constant(e: &Expr) -> bool {
@@ -447,9 +363,6 @@ pub fn is_constant(e: &Expr) -> bool {
     });
     constant
 }
-
-/// The value of a constant string expression (a template of literals), as function-hcl
-/// accepts an `invoke` name: [`static_string`].
 
 /// Lowers a parsed program.
 pub struct Lowerer<'a> {

@@ -4,7 +4,6 @@
 pub mod ast;
 pub mod diag;
 pub mod fmt;
-pub mod grammar;
 pub mod lexer;
 pub mod parser;
 pub mod span;

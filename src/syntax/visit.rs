@@ -60,46 +60,7 @@ fn walk_vars<'a>(e: &'a Expr, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
         return;
     }
     match &e.kind {
-        ExprKind::Null
-        | ExprKind::Bool(_)
-        | ExprKind::Number(_)
-        | ExprKind::SplatItem
-        | ExprKind::Variable(_) => {}
         ExprKind::Template(t) => walk_template(t, bound, out),
-        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => walk_vars(x, bound, out),
-        ExprKind::GetAttr { obj, .. } => walk_vars(obj, bound, out),
-        ExprKind::Index { obj, key, .. } => {
-            walk_vars(obj, bound, out);
-            walk_vars(key, bound, out);
-        }
-        ExprKind::Splat { source, each, .. } => {
-            walk_vars(source, bound, out);
-            walk_vars(each, bound, out);
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_vars(a, bound, out)),
-        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_vars(a, bound, out)),
-        ExprKind::Object(items) => {
-            for it in items {
-                if let ast::ObjectKey::Expr(k) = &it.key {
-                    walk_vars(k, bound, out);
-                }
-                walk_vars(&it.value, bound, out);
-            }
-        }
-        ExprKind::Unary { operand, .. } => walk_vars(operand, bound, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            walk_vars(lhs, bound, out);
-            walk_vars(rhs, bound, out);
-        }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => {
-            walk_vars(cond, bound, out);
-            walk_vars(then, bound, out);
-            walk_vars(otherwise, bound, out);
-        }
         ExprKind::For(f) => {
             walk_vars(&f.collection, bound, out);
             let n = bound.len();
@@ -116,26 +77,14 @@ fn walk_vars<'a>(e: &'a Expr, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
             }
             bound.truncate(n);
         }
+        _ => children(e, &mut |c| walk_vars(c, bound, out)),
     }
 }
 
-fn walk_template<'a>(t: &'a ast::Template, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
+/// [`walk_vars`] over a template: a `%{for}` directive's names are bound in its body.
+fn walk_template<'a>(t: &'a Template, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
     for p in &t.parts {
         match p {
-            TemplatePart::Literal { .. } => {}
-            TemplatePart::Interp(e) => walk_vars(e, bound, out),
-            TemplatePart::If {
-                cond,
-                then,
-                otherwise,
-                ..
-            } => {
-                walk_vars(cond, bound, out);
-                walk_template(then, bound, out);
-                if let Some(o) = otherwise {
-                    walk_template(o, bound, out);
-                }
-            }
             TemplatePart::For {
                 key_var,
                 value_var,
@@ -152,8 +101,98 @@ fn walk_template<'a>(t: &'a ast::Template, bound: &mut Vec<Str>, out: &mut Vec<&
                 walk_template(body, bound, out);
                 bound.truncate(n);
             }
+            _ => part_children(p, &mut |c| walk_vars(c, bound, out)),
         }
     }
+}
+
+/// Calls `f` on each direct sub-expression of `e`, in source order. A template's
+/// sub-expressions are those of its parts (interpolations, directive conditions and
+/// collections), nested directives included: templates are not expressions of their own.
+pub fn children<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    match &e.kind {
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Number(_)
+        | ExprKind::SplatItem
+        | ExprKind::Variable(_) => {}
+        ExprKind::Template(t) => t.parts.iter().for_each(|p| part_children(p, f)),
+        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => f(x),
+        ExprKind::GetAttr { obj, .. } => f(obj),
+        ExprKind::Index { obj, key, .. } => {
+            f(obj);
+            f(key);
+        }
+        ExprKind::Splat { source, each, .. } => {
+            f(source);
+            f(each);
+        }
+        ExprKind::Call { args, .. } | ExprKind::Tuple(args) => args.iter().for_each(f),
+        ExprKind::Object(items) => {
+            for it in items {
+                if let ast::ObjectKey::Expr(k) = &it.key {
+                    f(k);
+                }
+                f(&it.value);
+            }
+        }
+        ExprKind::Unary { operand, .. } => f(operand),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            f(lhs);
+            f(rhs);
+        }
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => {
+            f(cond);
+            f(then);
+            f(otherwise);
+        }
+        ExprKind::For(fe) => {
+            f(&fe.collection);
+            if let Some(k) = &fe.key_expr {
+                f(k);
+            }
+            f(&fe.value_expr);
+            if let Some(c) = &fe.cond {
+                f(c);
+            }
+        }
+    }
+}
+
+/// [`children`] of one template part.
+fn part_children<'a>(p: &'a TemplatePart, f: &mut dyn FnMut(&'a Expr)) {
+    match p {
+        TemplatePart::Literal { .. } => {}
+        TemplatePart::Interp(e) => f(e),
+        TemplatePart::If {
+            cond,
+            then,
+            otherwise,
+            ..
+        } => {
+            f(cond);
+            then.parts.iter().for_each(|p| part_children(p, f));
+            if let Some(o) = otherwise {
+                o.parts.iter().for_each(|p| part_children(p, f));
+            }
+        }
+        TemplatePart::For {
+            collection, body, ..
+        } => {
+            f(collection);
+            body.parts.iter().for_each(|p| part_children(p, f));
+        }
+    }
+}
+
+/// Pre-order visit of every expression node of `e`, templates included.
+pub fn visit<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    children(e, &mut |c| visit(c, f));
 }
 
 /// The text of a template made only of literal parts.
