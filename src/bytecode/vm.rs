@@ -965,7 +965,9 @@ impl<'p> Vm<'p> {
                                 }
                             }
                             // hcl's tryfunc ends the list with a blank line.
-                            m.push_str("\nAt least one expression must produce a successful result");
+                            m.push_str(
+                                "\nAt least one expression must produce a successful result",
+                            );
                             m
                         };
                         diags.push(

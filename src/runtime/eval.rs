@@ -14,9 +14,9 @@ use crate::lower::ir::{
 };
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
+use crate::text::quote::go_quote;
 use crate::value::{Fields, Str, Type, Value};
 use serde_json::{Map, Value as Json};
-use crate::text::quote::go_quote;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
@@ -523,7 +523,10 @@ impl<'p> Evaluator<'p> {
         annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
-            return vec![err_no_range(format!("duplicate resource {}", go_quote(name)))];
+            return vec![err_no_range(format!(
+                "duplicate resource {}",
+                go_quote(name)
+            ))];
         }
         self.frame.push(self_obj);
         let mut diags = match self.locals(&c.locals) {
@@ -814,7 +817,10 @@ impl<'p> Evaluator<'p> {
                             values.insert(k, b);
                         }
                         None => {
-                            let msg = format!("connection secret key {} not in base64 format", go_quote(&k));
+                            let msg = format!(
+                                "connection secret key {} not in base64 format",
+                                go_quote(&k)
+                            );
                             self.discards.push(Discard {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
