@@ -131,13 +131,14 @@ fn run_case(c: &J) -> Result<(), String> {
                 .collect()
         })
         .unwrap_or_default();
-    let call = format!(
-        "{fname}({})",
-        args.iter()
-            .map(|(n, _)| n.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    // hcl's operators are stdlib functions too: the fixtures name them by symbol.
+    let names: Vec<&str> = args.iter().map(|(n, _)| n.as_str()).collect();
+    let call = match (fname, args.len()) {
+        ("neg", 1) => "-a0".to_string(),
+        ("!", 1) => "!a0".to_string(),
+        (op, 2) if !op.starts_with(|c: char| c.is_ascii_alphabetic()) => format!("a0 {op} a1"),
+        _ => format!("{fname}({})", names.join(", ")),
+    };
     let got = eval_expr(&call, &args);
     match (&c["error"], got) {
         (J::Null, Ok(v)) => {

@@ -449,9 +449,10 @@ def check_type(t):
 FUNC_RE = re.compile(r"^func (Test\w+)\(t \*testing\.T\) \{\n(.*?)^\}\n", re.M | re.S)
 
 
-def table_of(body_toks):
-    """The test table: the first `NAME := []struct{...}{...}` or map of structs."""
+def tables_of(body_toks):
+    """Every test table: `NAME := []struct{...}{...}` or a map of structs, in order."""
     p = P(body_toks)
+    found = []
     while p.peek().kind != "eof":
         # A local value the table refers to: `name := cty....` (or `name = ` in a var block).
         if p.peek().kind == "ident" and p.peek(1).text in (":=", "=") and p.peek(2).text == "cty":
@@ -471,9 +472,10 @@ def table_of(body_toks):
                 continue
             fields = struct_fields(ty)
             c = p.composite(ty)
-            return name, fields, c, p.i
+            found.append((name, fields, c))
+            continue
         p.i += 1
-    return None
+    return found, p.env
 
 
 def struct_fields(ty):
@@ -553,7 +555,8 @@ def call_in(body, var, fields, known):
         fn = m.group(1).split(".")[-1]
         args = [a.strip() for a in m.group(2).split(",") if a.strip()]
         return fn, args
-    for m in re.finditer(r"(?<![\w.])(\w+)\(((?:" + var + r"\.\w+(?:\.\.\.)?\s*,?\s*)+)\)", body):
+    arg = r"(?:" + var + r"\.\w+(?:\.\.\.)?|cty\.\w+\([^()]*\))"
+    for m in re.finditer(r"(?<![\w.])(\w+)\(((?:" + arg + r"\s*,?\s*)+)\)", body):
         fn = m.group(1)
         if fn in ("Run", "Errorf", "Fatalf", "Sprintf", "Equal", "RawEquals", "Error", "Sprint"):
             continue
@@ -563,79 +566,118 @@ def call_in(body, var, fields, known):
     return None
 
 
+TO_FUNCS = {"string": "tostring", "number": "tonumber", "bool": "tobool"}
+
+
+def to_func_name(t):
+    """Terraform's MakeToFunc target type to the DSL's function name."""
+    if isinstance(t, str):
+        return TO_FUNCS.get(t)
+    if isinstance(t, list) and t[0] in ("list", "set", "map") and t[1] == "dynamic":
+        return "to" + t[0]
+    return None
+
+
 def extract_file(src, table_map, suite, out, skipped):
     for fm in FUNC_RE.finditer(src):
         tname, body = fm.group(1), fm.group(2)
         toks = tokenize(body)
         try:
-            t = table_of(toks)
+            tables, env = tables_of(toks)
         except (Unreadable, NA, ValueError, IndexError, KeyError) as e:
             skipped.append((suite, tname, "table not readable: " + str(e)[:80]))
             continue
-        if t is None:
-            continue
-        var_m = re.search(r"for\s+(?:\w+\s*,\s*)?(\w+)\s*:=\s*range\s+\w+", body)
-        if not var_m:
-            skipped.append((suite, tname, "no loop over the table"))
-            continue
-        var = var_m.group(1)
-        _, fields, table, _ = t
+        for ti, (tab_name, fields, table) in enumerate(tables):
+            label = tname if ti == 0 else f"{tname}/{tab_name}"
+            loop = re.search(r"for\s+(?:\w+\s*,\s*)?(\w+)\s*:=\s*range\s+" + tab_name + r"\b", body)
+            if not loop:
+                skipped.append((suite, label, "no loop over the table"))
+                continue
+            var = loop.group(1)
+            seg = body[loop.end():]
+            nxt = re.search(r"for\s+(?:\w+\s*,\s*)?\w+\s*:=\s*range\s+", seg)
+            if nxt:
+                seg = seg[:nxt.start()]
+            extract_table(suite, label, var, seg, fields, table, env, table_map, out, skipped)
+
+
+def extract_table(suite, tname, var, body, fields, table, env, table_map, out, skipped):
+    to_func = re.search(r"MakeToFunc\(" + var + r"\.(\w+)\)", body)
+    if to_func and "MakeToFunc" in table_map:
+        call = ("MakeToFunc", None)
+        m = re.search(r"\.Call\(\[\]cty\.Value\{([^}]*)\}\)", body)
+        argspec = [a.strip() for a in m.group(1).split(",") if a.strip()] if m else []
+    else:
         call = call_in(body, var, fields, table_map)
         if call is None:
-            skipped.append((suite, tname, "no call of a library function on the table"))
-            continue
-        gofn, argspec = call
+            skipped.append((suite, tname, "calls no function the DSL binds to this implementation"))
+            return
+        argspec = call[1]
+    gofn = call[0]
+    if gofn == "MakeToFunc":
+        hcl = None
+    else:
         fnvar = gofn if gofn.endswith("Func") else gofn + "Func"
         hcl = table_map.get(fnvar)
         if hcl is None:
-            skipped.append((suite, tname, f"{fnvar}: not bound to a DSL name"))
-            continue
-        want_f = field_named(fields, WANT_NAMES)
-        err_f = field_named(fields, ERR_NAMES)
-        for idx, (key, row) in enumerate(rows(table, fields)):
-            case = {"suite": suite, "test": tname, "n": idx, "fn": hcl}
-            if key is not None:
-                case["name"] = key if isinstance(key, str) else str(key)
-            try:
-                args = []
-                for a in argspec:
-                    spread = a.endswith("...")
-                    f = a[:-3] if spread else a
-                    f = f.split(".", 1)[1] if f.startswith(var + ".") else None
-                    if f is None or f not in row:
+            skipped.append((suite, tname, f"{fnvar}: not the implementation any DSL name is bound to"))
+            return
+    want_f = field_named(fields, WANT_NAMES)
+    err_f = field_named(fields, ERR_NAMES)
+    for idx, (key, row) in enumerate(rows(table, fields)):
+        case = {"suite": suite, "test": tname, "n": idx, "fn": hcl}
+        if key is not None:
+            case["name"] = key if isinstance(key, str) else str(key)
+        try:
+            if gofn == "MakeToFunc":
+                target = row.get(to_func.group(1))
+                if isinstance(target, dict) and target.get("go") == "bad":
+                    check_value(target)
+                case["fn"] = to_func_name(target)
+                if case["fn"] is None:
+                    raise NA(f"conversion to {target}: no DSL function converts to it")
+            args = []
+            for a in argspec:
+                spread = a.endswith("...")
+                f = a[:-3] if spread else a
+                if f.startswith(var + "."):
+                    f = f.split(".", 1)[1]
+                    if f not in row:
                         raise Unreadable(f"argument {a}")
                     v = row[f]
-                    if spread:
-                        if not (isinstance(v, dict) and v.get("go") == "composite"):
-                            raise Unreadable("spread of non-literal")
-                        args.extend(v["items"])
-                    else:
-                        args.append(v)
-                for i, a in enumerate(args):
-                    check_value(a, f"arg {i}")
-                case["args"] = args
-                errv = row.get(err_f) if err_f else None
-                if isinstance(errv, dict) and errv.get("go") == "bad":
-                    check_value(errv, "error")
-                if isinstance(errv, str) and errv != "":
-                    case["error"] = errv
-                elif errv is True:
-                    case["error"] = True
-                elif isinstance(errv, dict) and errv.get("go") == "call" and errv["name"] in ("errors.New",):
-                    case["error"] = errv["args"][0]
-                elif errv not in (None, False, ""):
-                    raise Unreadable(f"error field {str(errv)[:40]}")
-                if "error" not in case:
-                    w = row.get(want_f) if want_f else None
-                    check_value(w, "want")
-                    case["want"] = w
-            except NA as e:
-                case["skip"] = "not applicable: " + str(e)
-                case.pop("args", None)
-            except (Unreadable, ValueError, KeyError, TypeError) as e:
-                case["skip"] = "not extracted: " + str(e)[:80]
-                case.pop("args", None)
-            out.append(case)
+                else:
+                    v = P(tokenize(f), env=env).expr()
+                if spread:
+                    if not (isinstance(v, dict) and v.get("go") == "composite"):
+                        raise Unreadable("spread of non-literal")
+                    args.extend(v["items"])
+                else:
+                    args.append(v)
+            for i, a in enumerate(args):
+                check_value(a, f"arg {i}")
+            case["args"] = args
+            errv = row.get(err_f) if err_f else None
+            if isinstance(errv, dict) and errv.get("go") == "bad":
+                check_value(errv, "error")
+            if isinstance(errv, str) and errv != "":
+                case["error"] = errv
+            elif errv is True:
+                case["error"] = True
+            elif isinstance(errv, dict) and errv.get("go") == "call" and errv["name"] in ("errors.New",):
+                case["error"] = errv["args"][0]
+            elif errv not in (None, False, ""):
+                raise Unreadable(f"error field {str(errv)[:40]}")
+            if "error" not in case:
+                w = row.get(want_f) if want_f else None
+                check_value(w, "want")
+                case["want"] = w
+        except NA as e:
+            case["skip"] = "not applicable: " + str(e)
+            case.pop("args", None)
+        except (Unreadable, ValueError, KeyError, TypeError, IndexError) as e:
+            case["skip"] = "not extracted: " + str(e)[:80]
+            case.pop("args", None)
+        out.append(case)
 
 
 def git_show(repo, rev, path):
@@ -656,6 +698,14 @@ def function_table(mirrors):
     std, tf = {}, {}
     for name, pkg, var in re.findall(r'"(\w+)":\s+(stdlib\.|ctyyaml\.|tryfunc\.)?(\w+)', src):
         (std if pkg == "stdlib." else tf if pkg == "" else {})[var] = name
+        if var == "MakeToFunc":
+            tf["MakeToFunc"] = "to*"
+    # hcl's operators call these stdlib functions (hclsyntax's binaryOps and unaryOps).
+    std.update({"AddFunc": "+", "SubtractFunc": "-", "MultiplyFunc": "*", "DivideFunc": "/",
+                "ModuloFunc": "%", "LessThanFunc": "<", "LessThanOrEqualToFunc": "<=",
+                "GreaterThanFunc": ">", "GreaterThanOrEqualToFunc": ">=", "EqualFunc": "==",
+                "NotEqualFunc": "!=", "AndFunc": "&&", "OrFunc": "||", "NegateFunc": "neg",
+                "NotFunc": "!"})
     return std, tf
 
 
