@@ -141,7 +141,27 @@ fn run_case(c: &J) -> Result<(), String> {
     };
     let got = eval_expr(&call, &args);
     match (&c["error"], got) {
+        (J::Null, Ok(v)) if c.get("want_type").is_some() => {
+            let want = ty(&c["want_type"]);
+            if v.type_of() == want {
+                Ok(())
+            } else {
+                Err(format!(
+                    "got {}, want type {}",
+                    show(&v),
+                    want.friendly_name()
+                ))
+            }
+        }
         (J::Null, Ok(v)) => {
+            // go-cty-yaml's Unmarshal to a given type converts the decoded value to it.
+            let v = match c.get("convert_to") {
+                Some(t) => match fn_hcl::value::convert::convert(&v, &ty(t)) {
+                    Ok(x) => x,
+                    Err(e) => return Err(format!("got {}, not convertible: {e}", show(&v))),
+                },
+                None => v,
+            };
             let want = val(&c["want"]);
             if v.raw_equals(&want) {
                 Ok(())
@@ -190,7 +210,7 @@ fn upstream_function_tests() {
     let mut stale = Vec::new();
     let mut seen = BTreeSet::new();
     let mut summary = Vec::new();
-    for suite in ["go-cty", "terraform"] {
+    for suite in ["go-cty", "terraform", "go-cty-yaml"] {
         let path = dir().join(format!("{suite}.jsonl"));
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));

@@ -196,7 +196,8 @@ impl Emitter {
             }
             Value::Number(n) => {
                 let text = if n.is_infinite() {
-                    if n.is_negative() { "-.Inf" } else { "+.Inf" }.to_string()
+                    // big.Float.Text('f', -1), not YAML's .inf spelling.
+                    if n.is_negative() { "-Inf" } else { "+Inf" }.to_string()
                 } else {
                     n.to_cty_string()
                 };
@@ -826,6 +827,21 @@ struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
+    /// Whether the block scalar just read ends the input on a line without a break: the
+    /// input's last line is content (not blank, not a comment) and the next event is an
+    /// implicit end at the end of the input.
+    fn block_scalar_runs_to_eof(&mut self) -> bool {
+        if self.src.ends_with(['\n', '\r']) {
+            return false;
+        }
+        let tail = self.src.rsplit(['\n', '\r']).next().unwrap_or("").trim();
+        if tail.is_empty() || tail.starts_with('#') {
+            return false;
+        }
+        let eof = self.src.chars().count();
+        matches!(self.parser.peek(), Ok((_, m)) if m.index() >= eof)
+    }
+
     fn next(&mut self) -> Result<(Event, Marker), YamlErr> {
         self.parser
             .next_token()
@@ -844,7 +860,15 @@ impl<'a> Decoder<'a> {
             return Err(at(&mark, "exceeded max depth"));
         }
         match ev {
-            Event::Scalar(text, style, anchor, tag) => {
+            Event::Scalar(mut text, style, anchor, tag) => {
+                if matches!(style, TScalarStyle::Literal | TScalarStyle::Folded)
+                    && text.ends_with('\n')
+                    && self.block_scalar_runs_to_eof()
+                {
+                    // libyaml keeps (or clips to) the final line break only if the input
+                    // has one: a block scalar whose last line ends the input has none.
+                    text.pop();
+                }
                 let tag = full_tag(&tag);
                 let v = match resolve_scalar(&tag, &text, style).map_err(|e| at(&mark, &e))? {
                     Scalar::Val(v) => v,
@@ -1064,7 +1088,7 @@ mod tests {
         assert_eq!(enc(&s("a\tb\nc")), "\"a\\tb\\nc\"\n");
         assert_eq!(enc(&s("a \nb")), "\"a \\nb\"\n");
         assert_eq!(enc(&Value::Bool(false)), "false\n...\n");
-        assert_eq!(enc(&Value::Number(Number::infinity(true))), "-.Inf\n...\n");
+        assert_eq!(enc(&Value::Number(Number::infinity(true))), "-Inf\n...\n");
     }
 
     #[test]

@@ -680,6 +680,65 @@ def extract_table(suite, tname, var, body, fields, table, env, table_map, out, s
         out.append(case)
 
 
+def yaml_rows(src, test):
+    """The rows of one go-cty-yaml test function's (map-keyed) table."""
+    for fm in FUNC_RE.finditer(src):
+        if fm.group(1) != test:
+            continue
+        tables, _ = tables_of(tokenize(fm.group(2)))
+        _, fields, table = tables[0]
+        return [(key, row) for key, row in rows(table, fields)]
+    return []
+
+
+def extract_yaml(repo, rev, out):
+    """go-cty-yaml's decoder, encoder and type tests as yamldecode/yamlencode calls."""
+    suite = "go-cty-yaml"
+    plan = [("decode_test.go", "TestUnmarshal"), ("encode_test.go", "TestMarshal"),
+            ("implied_type_test.go", "TestImpliedType"), ("cty_funcs_test.go", "TestYAMLDecodeFunc")]
+    for f, test in plan:
+        src = git_show(repo, rev, f)
+        for idx, (key, row) in enumerate(yaml_rows(src, test)):
+            case = {"suite": f"{suite}/{f}", "test": test, "n": idx}
+            if key is not None:
+                case["name"] = key
+            try:
+                conv = row.get("converter", row.get("conv", {"go": "ident", "name": "Standard"}))
+                if not (isinstance(conv, dict) and conv.get("name") == "Standard"):
+                    raise NA("a converter other than Standard (yamldecode/yamlencode use Standard)")
+                if test == "TestMarshal":
+                    check_value(row["val"], "val")
+                    case.update(fn="yamlencode", args=[row["val"]])
+                    case["want"] = {"k": "string", "v": row["want"]}
+                else:
+                    text = row.get("src", row.get("input"))
+                    if not isinstance(text, str):
+                        raise Unreadable("source is not a literal")
+                    case.update(fn="yamldecode", args=[{"k": "string", "v": text}])
+                    err = row.get("wantErr", "")
+                    if err:
+                        case["error"] = err
+                    elif test == "TestImpliedType":
+                        check_type(row["want"])
+                        case["want_type"] = row["want"]
+                    else:
+                        ty = row.get("ty", "dynamic")
+                        if isinstance(ty, dict) and ty.get("go") == "bad":
+                            check_value(ty)
+                        check_type(ty)
+                        check_value(row["want"], "want")
+                        if ty != "dynamic":
+                            case["convert_to"] = ty
+                        case["want"] = row["want"]
+            except NA as e:
+                case["skip"] = "not applicable: " + str(e)
+                case.pop("args", None)
+            except (Unreadable, ValueError, KeyError, TypeError, IndexError) as e:
+                case["skip"] = "not extracted: " + str(e)[:80]
+                case.pop("args", None)
+            out.append(case)
+
+
 def git_show(repo, rev, path):
     return subprocess.run(["git", "-C", repo, "show", f"{rev}:{path}"], capture_output=True,
                           text=True, check=True).stdout
@@ -732,6 +791,12 @@ def main():
             for s, t, why in skipped:
                 fh.write(f"{s}\t{t}\t{why}\n")
         summary.append((suite, len(out), sum(1 for c in out if "skip" not in c), len(skipped)))
+    out = []
+    extract_yaml(os.path.join(mirrors, "zclconf+go-cty-yaml/repo"), "v1.1.0", out)
+    with open(os.path.join(outdir, "go-cty-yaml.jsonl"), "w") as fh:
+        for c in out:
+            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    summary.append(("go-cty-yaml", len(out), sum(1 for c in out if "skip" not in c), 0))
     for s in summary:
         print("%s: %d cases, %d runnable, %d test functions not read" % s)
 
