@@ -249,3 +249,32 @@ fn upstream_function_tests() {
         missing
     );
 }
+
+/// go-textseg v15's grapheme cluster tests (Unicode 15.0.0's GraphemeBreakTest.txt, as
+/// the version hcl v2.24 and cty v1.17 count columns and `length` with).
+#[test]
+fn upstream_grapheme_clusters() {
+    let path = dir().join("go-textseg.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
+    let (mut total, mut pass) = (0, 0);
+    let mut failures = Vec::new();
+    for line in text.lines() {
+        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
+        let input = c["input"].as_str().unwrap_or("");
+        let want: Vec<&str> = c["clusters"]
+            .as_array()
+            .map(|a| a.iter().filter_map(J::as_str).collect())
+            .unwrap_or_default();
+        let got: Vec<&str> = fn_hcl::text::unicode::graphemes(input).collect();
+        total += 1;
+        if got == want {
+            pass += 1;
+        } else {
+            failures.push(format!("{input:?}: got {got:?}, want {want:?}"));
+        }
+    }
+    println!("go-textseg: {total} cases, {total} applicable, {pass} pass");
+    assert!(total > 500, "the fixture has the whole table");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

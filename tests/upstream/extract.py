@@ -739,6 +739,20 @@ def extract_yaml(repo, rev, out):
             out.append(case)
 
 
+def extract_textseg(repo, rev, out):
+    """go-textseg's grapheme tests (Unicode 15.0's GraphemeBreakTest): input and clusters."""
+    src = git_show(repo, rev, "textseg/tables_test.go")
+    src = src[src.index("var unicodeGraphemeTests"):]
+    src = src[:src.index("\nvar ", 10)]
+    byte_list = lambda t: bytes(int(x, 16) for x in re.findall(r"0x[0-9a-f]+", t))
+    pat = r"input:\s*\[\]byte\{([^}]*)\},\s*output:\s*\[\]\[\]byte\{(.*?)\},\n\t\}"
+    for n, m in enumerate(re.finditer(pat, src, re.S)):
+        outs = re.findall(r"\[\]byte\{([^}]*)\}", m.group(2))
+        out.append({"suite": "go-textseg/tables_test.go", "test": "TestScanGraphemeClusters", "n": n,
+                    "input": byte_list(m.group(1)).decode(),
+                    "clusters": [byte_list(o).decode() for o in outs]})
+
+
 def git_show(repo, rev, path):
     return subprocess.run(["git", "-C", repo, "show", f"{rev}:{path}"], capture_output=True,
                           text=True, check=True).stdout
@@ -797,6 +811,12 @@ def main():
         for c in out:
             fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
     summary.append(("go-cty-yaml", len(out), sum(1 for c in out if "skip" not in c), 0))
+    out = []
+    extract_textseg(os.path.join(mirrors, "apparentlymart+go-textseg/repo"), "v15.0.0", out)
+    with open(os.path.join(outdir, "go-textseg.jsonl"), "w") as fh:
+        for c in out:
+            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    summary.append(("go-textseg", len(out), len(out), 0))
     for s in summary:
         print("%s: %d cases, %d runnable, %d test functions not read" % s)
 
