@@ -194,9 +194,9 @@ fn case_id(c: &J) -> String {
     )
 }
 
-#[test]
-fn upstream_function_tests() {
-    let known: BTreeMap<String, String> = std::fs::read_to_string(dir().join("known.tsv"))
+/// tests/upstream/known.tsv: case id (suite, test, index) to the reason it differs.
+fn known() -> BTreeMap<String, String> {
+    std::fs::read_to_string(dir().join("known.tsv"))
         .unwrap_or_default()
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
@@ -205,7 +205,12 @@ fn upstream_function_tests() {
             let id = format!("{}\t{}\t{}", p.next()?, p.next()?, p.next()?);
             Some((id, p.next().unwrap_or("").to_string()))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn upstream_function_tests() {
+    let known = known();
     let mut unexpected = Vec::new();
     let mut stale = Vec::new();
     let mut seen = BTreeSet::new();
@@ -277,4 +282,34 @@ fn upstream_grapheme_clusters() {
     println!("go-textseg: {total} cases, {total} applicable, {pass} pass");
     assert!(total > 500, "the fixture has the whole table");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// hclwrite's TestFormat (hcl v2.24.0): `fmt`'s token-level formatter on each input.
+#[test]
+fn upstream_hclwrite_format() {
+    let known = known();
+    let path = dir().join("hclwrite-format.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
+    let (mut total, mut applicable, mut pass) = (0, 0, 0);
+    let mut bad = Vec::new();
+    for line in text.lines() {
+        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
+        total += 1;
+        let (Some(input), Some(want)) = (c["input"].as_str(), c["want"].as_str()) else {
+            continue;
+        };
+        applicable += 1;
+        let id = case_id(&c);
+        let got = fn_hcl::syntax::fmt::format(input);
+        match (got == want, known.contains_key(&id)) {
+            (true, false) => pass += 1,
+            (true, true) => bad.push(format!("{id}: listed in known.tsv but passes")),
+            (false, false) => bad.push(format!("{id}: {input:?}\n  got  {got:?}\n  want {want:?}")),
+            (false, true) => {}
+        }
+    }
+    println!("hclwrite-format: {total} cases, {applicable} applicable, {pass} pass");
+    assert!(applicable > 50, "the fixture has the whole table");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -214,6 +214,8 @@ class P:
         self.expect("{")
         items, keyed = [], []
         while not self.eat("}"):
+            if self.peek().kind == "eof":
+                raise Unreadable("unterminated composite literal")
             if self.peek().text == "{":
                 items.append(self.guarded(lambda: self.composite(elem)))
             else:
@@ -237,6 +239,8 @@ class P:
         except (NA, Unreadable, ValueError, IndexError, KeyError, TypeError) as e:
             self.i = start
             self.skip_balanced()
+            if self.i == start and self.peek().kind != "eof":
+                self.i += 1  # a stray token: never loop on it
             return {"go": "bad", "na": isinstance(e, NA), "why": str(e)[:80]}
 
     def go_type(self):
@@ -446,7 +450,31 @@ def check_type(t):
 # ----------------------------------------------------------------------------------
 # Test functions
 
-FUNC_RE = re.compile(r"^func (Test\w+)\(t \*testing\.T\) \{\n(.*?)^\}\n", re.M | re.S)
+class _Funcs:
+    """`finditer` over a file's test functions: (name, body) up to the next top-level
+    `func` (a raw string in a table may hold a line that is just `}`)."""
+
+    HEAD = re.compile(r"^func (Test\w+)\(t \*testing\.T\) \{\n", re.M)
+
+    def finditer(self, src):
+        heads = list(self.HEAD.finditer(src))
+        for i, h in enumerate(heads):
+            end = heads[i + 1].start() if i + 1 < len(heads) else len(src)
+            nxt = re.search(r"^func ", src[h.end():end], re.M)
+            if nxt:
+                end = h.end() + nxt.start()
+            yield _Match(h.group(1), src[h.end():end])
+
+
+class _Match:
+    def __init__(self, name, body):
+        self._g = (None, name, body)
+
+    def group(self, i):
+        return self._g[i]
+
+
+FUNC_RE = _Funcs()
 
 
 def tables_of(body_toks):
@@ -753,6 +781,18 @@ def extract_textseg(repo, rev, out):
                     "clusters": [byte_list(o).decode() for o in outs]})
 
 
+def extract_hclwrite(repo, rev, out):
+    """hclwrite's TestFormat: input text and the formatted text."""
+    src = git_show(repo, rev, "hclwrite/format_test.go")
+    for idx, (key, row) in enumerate(yaml_rows(src, "TestFormat")):
+        case = {"suite": "hcl/hclwrite/format_test.go", "test": "TestFormat", "n": idx}
+        if isinstance(row.get("input"), str) and isinstance(row.get("want"), str):
+            case.update(input=row["input"], want=row["want"])
+        else:
+            case["skip"] = "not extracted: computed strings"
+        out.append(case)
+
+
 def git_show(repo, rev, path):
     return subprocess.run(["git", "-C", repo, "show", f"{rev}:{path}"], capture_output=True,
                           text=True, check=True).stdout
@@ -817,6 +857,12 @@ def main():
         for c in out:
             fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
     summary.append(("go-textseg", len(out), len(out), 0))
+    out = []
+    extract_hclwrite(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
+    with open(os.path.join(outdir, "hclwrite-format.jsonl"), "w") as fh:
+        for c in out:
+            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    summary.append(("hclwrite-format", len(out), sum(1 for c in out if "skip" not in c), 0))
     for s in summary:
         print("%s: %d cases, %d runnable, %d test functions not read" % s)
 
