@@ -15,7 +15,12 @@ fn check(files: &[(String, String)]) -> Option<usize> {
     let p = fn_hcl::lower::ir::compile_files(files).ok()?;
     // A locals error stops the lowerer before it resolves that scope's uses.
     let diags = fn_hcl::lower::analyze::analyze(&p);
-    if diags.iter().any(|d| d.summary.contains("local") || d.summary.contains("variable") && d.summary != "Unknown variable" || d.summary.contains("shadow") || d.summary.contains("cycle")) {
+    if diags.iter().any(|d| {
+        d.summary.contains("local")
+            || d.summary.contains("variable") && d.summary != "Unknown variable"
+            || d.summary.contains("shadow")
+            || d.summary.contains("cycle")
+    }) {
         return None;
     }
     let mut want: Vec<(u32, u32, u32)> = diags
@@ -25,8 +30,14 @@ fn check(files: &[(String, String)]) -> Option<usize> {
         .map(|s| (s.file.0, s.start.byte, s.end.byte))
         .collect();
     let mut sm = SourceMap::new();
-    let ids: Vec<_> = files.iter().map(|(n, t)| sm.add(n.as_str(), t.as_str())).collect();
-    let trees: Vec<ast::File> = ids.iter().map(|id| parse_file_partial(&sm, *id).0).collect();
+    let ids: Vec<_> = files
+        .iter()
+        .map(|(n, t)| sm.add(n.as_str(), t.as_str()))
+        .collect();
+    let trees: Vec<ast::File> = ids
+        .iter()
+        .map(|id| parse_file_partial(&sm, *id).0)
+        .collect();
     let refs: Vec<&ast::File> = trees.iter().collect();
     let ix = Index::build(&refs);
     let mut got: Vec<(u32, u32, u32)> = ix
@@ -94,5 +105,8 @@ group {
     unknown += n;
     eprintln!("{checked} programs, {unknown} unknown variables");
     assert!(checked > 100, "only {checked} programs checked");
-    assert!(unknown > 0, "no program with an unknown variable was checked");
+    assert!(
+        unknown > 0,
+        "no program with an unknown variable was checked"
+    );
 }

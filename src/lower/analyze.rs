@@ -93,4 +93,3 @@ pub fn diagnostics(files: &[(String, String)]) -> (Vec<Diagnostic>, std::sync::A
         Err(e) => (e.diags, e.sources),
     }
 }
-

@@ -205,7 +205,8 @@ impl Index {
         for p in pending {
             ix.resolve(p.expr, p.scope, &by_name);
         }
-        ix.references.sort_by_key(|r| (r.span.file, r.span.start.byte));
+        ix.references
+            .sort_by_key(|r| (r.span.file, r.span.start.byte));
         ix
     }
 
@@ -315,11 +316,8 @@ impl Index {
                     let name: &str = &a.name.name;
                     match (scope_kind, name) {
                         (ScopeKind::Collection, "name") => {
-                            let s = self.new_scope(
-                                ScopeKind::CollectionName,
-                                Some(scope),
-                                a.expr.span,
-                            );
+                            let s =
+                                self.new_scope(ScopeKind::CollectionName, Some(scope), a.expr.span);
                             pending.push(Pending {
                                 expr: &a.expr,
                                 scope: s,
@@ -457,11 +455,7 @@ impl Index {
         let mut cur = Some(scope);
         while let Some(s) = cur {
             let sc = self.scopes.get(s)?;
-            if let Some(&id) = sc
-                .names
-                .iter()
-                .find(|&&id| &*self.symbols[id].name == name)
-            {
+            if let Some(&id) = sc.names.iter().find(|&&id| &*self.symbols[id].name == name) {
                 return Some(id);
             }
             if sc.kind.implicit().iter().any(|(n, _)| *n == name) {
@@ -746,12 +740,11 @@ resources queues {
     #[test]
     fn definitions_and_references() {
         let (ix, sm) = index(&[("main.hcl", PROG)]);
-        let locals: Vec<&str> = ix
-            .symbols_of(SymbolKind::Local)
-            .map(|s| &*s.name)
-            .collect();
+        let locals: Vec<&str> = ix.symbols_of(SymbolKind::Local).map(|s| &*s.name).collect();
         assert_eq!(locals, ["region", "name", "k2", "full"]);
-        let region = ix.symbol_at(FileId(0), at(PROG, "region =")).expect("region");
+        let region = ix
+            .symbol_at(FileId(0), at(PROG, "region ="))
+            .expect("region");
         let uses: Vec<&str> = ix.references_to(region).map(|s| sm.slice(s)).collect();
         assert_eq!(uses, ["region"]);
         // invoke("tag", ...) refers to the function by its string.
@@ -767,10 +760,14 @@ resources queues {
             .next()
             .expect("bucket")
             .clone();
-        let b = ix.symbol_at(FileId(0), bucket.name_span.start.byte).expect("b");
+        let b = ix
+            .symbol_at(FileId(0), bucket.name_span.start.byte)
+            .expect("b");
         assert_eq!(ix.references_to(b).count(), 1);
         // The function's arg is its own scope's name.
-        let key = ix.symbol_at(FileId(0), at(PROG, "= key") + 2).expect("key use");
+        let key = ix
+            .symbol_at(FileId(0), at(PROG, "= key") + 2)
+            .expect("key use");
         assert_eq!(ix.symbols[key].kind, SymbolKind::Arg);
         assert_eq!(ix.symbols[tag].args, vec![key]);
     }
@@ -785,12 +782,16 @@ resources queues {
                 .collect()
         };
         assert_eq!(names("${region}"), ["req", "region", "name"]);
-        assert_eq!(names("{ (k2)"), ["key", "k2"], "a function sees no program names");
         assert_eq!(
-            names("${name}/"),
-            ["self", "full", "req", "region", "name"]
+            names("{ (k2)"),
+            ["key", "k2"],
+            "a function sees no program names"
         );
-        assert_eq!(names("v + i"), ["i", "v", "self", "full", "req", "region", "name"]);
+        assert_eq!(names("${name}/"), ["self", "full", "req", "region", "name"]);
+        assert_eq!(
+            names("v + i"),
+            ["i", "v", "self", "full", "req", "region", "name"]
+        );
         assert_eq!(names("each.key"), ["each", "self", "req", "region", "name"]);
         assert_eq!(
             names("each.value"),
@@ -804,7 +805,9 @@ resources queues {
     #[test]
     fn bodies_know_their_block_kind() {
         let (ix, _) = index(&[("main.hcl", PROG)]);
-        let b = ix.body_at(FileId(0), at(PROG, "body = { ref")).expect("body");
+        let b = ix
+            .body_at(FileId(0), at(PROG, "body = { ref"))
+            .expect("body");
         assert_eq!(&*b.kind, "template");
         let top = ix.body_at(FileId(0), 0).expect("top");
         assert_eq!(&*top.kind, "");

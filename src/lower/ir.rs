@@ -1247,8 +1247,7 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
-        self.scopes
-            .set_type(self_slot, self_type(RESOURCE_SELF));
+        self.scopes.set_type(self_slot, self_type(RESOURCE_SELF));
         let content = self.lower_resource_content(&c, true);
         self.scopes.pop(saved);
         Item::Resource(Resource {
@@ -1341,10 +1340,7 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
-        self.scopes.set_type(
-            self_slot,
-            self_type(COLLECTION_SELF),
-        );
+        self.scopes.set_type(self_slot, self_type(COLLECTION_SELF));
         let locals = self.lower_locals(&c);
         let condition = c.attr("condition").map(|a| self.compile_condition(a));
         let for_each = match c.attr("for_each") {
@@ -1367,8 +1363,7 @@ impl<'a> Lowerer<'a> {
         // collection's: it is the merge of both).
         let iter_saved = self.scopes.push();
         let each_slot = self.scopes.declare("each");
-        self.scopes
-            .set_type(each_slot, self_type(EACH_FIELDS));
+        self.scopes.set_type(each_slot, self_type(EACH_FIELDS));
         let name = match c.attr("name") {
             Some(a) => self.compile(&a.expr),
             None => {
@@ -1383,10 +1378,8 @@ impl<'a> Lowerer<'a> {
             "a string",
         );
         let template_self = self.scopes.declare("self");
-        self.scopes.set_type(
-            template_self,
-            self_type(TEMPLATE_SELF),
-        );
+        self.scopes
+            .set_type(template_self, self_type(TEMPLATE_SELF));
         let template = self.lower_resource_content(&tc, false);
         self.scopes.pop(iter_saved);
         let mut subs = Vec::new();

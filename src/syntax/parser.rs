@@ -3056,7 +3056,10 @@ mod partial_tests {
         let kinds: Vec<&str> = f.body.blocks().map(|b| &*b.kind.name).collect();
         assert_eq!(kinds, ["locals", "resource"]);
         let mut sm = SourceMap::new();
-        let id = sm.add("main.hcl", "locals {\n  a = 1\n}\nresource x {\n  body = {\n    n = \n  }\n}\n");
+        let id = sm.add(
+            "main.hcl",
+            "locals {\n  a = 1\n}\nresource x {\n  body = {\n    n = \n  }\n}\n",
+        );
         assert_eq!(parse_file(&sm, id).err(), Some(d));
     }
 
@@ -3072,7 +3075,12 @@ mod partial_tests {
 
     #[test]
     fn unterminated_strings_and_heredocs_give_a_tree_and_diagnostics() {
-        for src in ["a = \"abc\n", "a = <<EOT\nabc\n", "b {\n a = \"${x\n", "a = [1, 2"] {
+        for src in [
+            "a = \"abc\n",
+            "a = <<EOT\nabc\n",
+            "b {\n a = \"${x\n",
+            "a = [1, 2",
+        ] {
             let (_, d) = partial(src);
             assert!(!d.is_empty(), "{src:?}");
         }
