@@ -1,20 +1,11 @@
-//! Build steps: the lalrpop grammar in `grammar/` and the Crossplane protocol in `proto/`
-//! (with protoc from the `protoc-bin-vendored` crate: no network, no system protoc).
+//! Build step: the Crossplane protocol in `proto/` (with protoc from the
+//! `protoc-bin-vendored` crate: no network, no system protoc). The LR grammar is built by
+//! its own crate (`grammar/`), a dev-dependency.
 
 use std::path::Path;
 
 fn main() {
-    println!("cargo:rerun-if-changed=grammar");
     println!("cargo:rerun-if-changed=proto");
-    if Path::new("grammar").join("hcl.lalrpop").exists() {
-        // The grammar lives in `grammar/`, not `src/`: process that directory and write
-        // the generated parser to OUT_DIR (kept out of git), where
-        // `lalrpop_util::lalrpop_mod!` in src/grammar.rs includes it as `/hcl.rs`.
-        lalrpop::Configuration::new()
-            .set_out_dir(std::env::var("OUT_DIR").expect("OUT_DIR"))
-            .process_dir("grammar")
-            .expect("lalrpop grammar");
-    }
     proto();
 }
 

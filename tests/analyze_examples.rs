@@ -1,19 +1,12 @@
 //! Every example composition in the shared conformance corpus analyzes clean: the `hcl`
 //! of its `HclInput` step compiles and `analyze` reports no errors (and no warnings).
 
+mod common;
+
+use common::shared_dir;
+
 use fn_hcl::protocol::protojson::Json;
 use std::path::PathBuf;
-
-/// The shared directory: env `FN_HCL_SHARED`, else `../shared` next to the crate, else
-/// `/work/shared`; `None` when none exists (the test then skips).
-fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("FN_HCL_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
-}
 
 /// The `hcl` text of every `HclInput` object in a YAML tree.
 fn hcl_inputs(j: &Json, out: &mut Vec<String>) {
@@ -33,14 +26,11 @@ fn hcl_inputs(j: &Json, out: &mut Vec<String>) {
 
 #[test]
 fn conformance_examples_analyze_clean() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("skipping: no shared directory");
+    let Some(shared) = shared_dir("analyze_examples") else {
         return;
     };
-    let Ok(entries) = std::fs::read_dir(shared.join("conformance/examples")) else {
-        eprintln!("skipping: no conformance examples");
-        return;
-    };
+    let entries = std::fs::read_dir(shared.join("conformance/examples"))
+        .expect("the shared directory has conformance/examples");
     let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     dirs.sort();
     let mut checked = 0;

@@ -1,25 +1,15 @@
 //! `fn-hcl eval` end to end on recorded conformance cases whose answer does not depend on
 //! the evaluator, and request reading of a few recorded requests.
 
+mod common;
+
+use common::shared_dir;
+
 use fn_hcl::protocol::proto::v1;
 use fn_hcl::protocol::protojson::{Json, parse_json, request_from_json, request_from_text};
 use fn_hcl::protocol::request::Request;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Command;
-
-/// The shared conformance data: $FN_HCL_SHARED, `<manifest>/../shared`, or `/work/shared`.
-fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("FN_HCL_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("conformance/cases").is_dir())
-}
 
 /// txtar sections, in order.
 fn sections(text: &str) -> Vec<(String, String)> {
@@ -68,8 +58,7 @@ fn load_case(dir: &std::path::Path, name: &str) -> (Json, String) {
 
 #[test]
 fn eval_input_empty_hcl_prints_the_recorded_response() {
-    let Some(dir) = shared_dir() else {
-        eprintln!("skipped: shared conformance data not found");
+    let Some(dir) = shared_dir("cli_eval") else {
         return;
     };
     let (req, expected) = load_case(&dir, "input-empty-hcl");
@@ -124,8 +113,7 @@ fn eval_reads_yaml_from_stdin_and_fails_only_on_unreadable_requests() {
 
 #[test]
 fn recorded_requests_read_into_req_values() {
-    let Some(dir) = shared_dir() else {
-        eprintln!("skipped: shared conformance data not found");
+    let Some(dir) = shared_dir("cli_eval") else {
         return;
     };
     let (req, _) = load_case(&dir, "connection-passthrough-observed");

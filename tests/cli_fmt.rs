@@ -19,7 +19,7 @@ fn corpus() -> Vec<(String, String)> {
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests"),
         &mut files,
     );
-    if let Some(d) = shared_dir() {
+    if let Some(d) = shared_dir("cli_fmt") {
         walk(&d, &mut files);
     }
     let mut out = Vec::new();

@@ -1,27 +1,17 @@
 //! `fn-hcl render` inputs: every conformance example's composition, XR, observed and extra
 //! resources parse, and the expected output is readable by our YAML loader.
 
+mod common;
+
+use common::shared_dir;
+
 use fn_hcl::cli::render::{self, ANNOTATION_RESOURCE_NAME};
 use fn_hcl::protocol::protojson::Json;
-use std::path::PathBuf;
 use std::process::Command;
-
-fn shared_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("FN_HCL_SHARED").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
-        Some(PathBuf::from("/work/shared")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("conformance/examples").is_dir())
-}
 
 #[test]
 fn examples_parse() {
-    let Some(dir) = shared_dir() else {
-        eprintln!("skipped: shared conformance data not found");
+    let Some(dir) = shared_dir("cli_render") else {
         return;
     };
     let mut seen = 0;
@@ -72,8 +62,7 @@ fn examples_parse() {
 
 #[test]
 fn render_reports_a_fatal_step_and_foreign_functions() {
-    let Some(dir) = shared_dir() else {
-        eprintln!("skipped: shared conformance data not found");
+    let Some(dir) = shared_dir("cli_render") else {
         return;
     };
     let ex = dir.join("conformance/examples/basic-resource");
@@ -270,8 +259,7 @@ fn normalize(docs: &[Json]) -> (BTreeMap<String, Json>, Vec<Json>) {
 
 #[test]
 fn render_output_matches_crossplane_for_each_example() {
-    let Some(dir) = shared_dir() else {
-        eprintln!("skipped: shared conformance data not found");
+    let Some(dir) = shared_dir("cli_render") else {
         return;
     };
     for e in std::fs::read_dir(dir.join("conformance/examples")).unwrap() {

@@ -6,6 +6,10 @@
 //! `write_seed_corpus` (ignored; run by `fuzz/seed.sh`) builds the full seed corpus from the
 //! conformance data and the HCL in `tests/` into `$FUZZ_SEED_OUT/<target>/`.
 
+mod common;
+
+use common::shared_dir;
+
 #[path = "../fuzz/fuzz_targets/checks.rs"]
 mod checks;
 
@@ -90,15 +94,6 @@ fn eval_budgets_stop_a_runaway_program_quickly() {
 // ---------------------------------------------------------------------------------------
 // The seed corpus
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("FN_HCL_SHARED") {
-        return Some(PathBuf::from(d));
-    }
-    [root().join("../shared"), PathBuf::from("/work/shared")]
-        .into_iter()
-        .find(|p| p.join("conformance").is_dir())
-}
-
 /// The HCL sections of a conformance case, and its request (input not set).
 fn case_parts(text: &str) -> (Vec<(String, String)>, Option<String>) {
     let Ok(sections) = fn_hcl::syntax::txtar::parse(text) else {
@@ -168,7 +163,7 @@ fn write_seed_corpus() {
         "fixed",
         &checks::with_program(base.clone(), checks::FIXED_PROGRAM).encode_to_vec(),
     );
-    if let Some(shared) = shared_dir() {
+    if let Some(shared) = shared_dir("fuzz_regressions") {
         let conf = shared.join("conformance");
         for f in files_in(&conf.join("cases")) {
             let name = f

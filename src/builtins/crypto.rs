@@ -3,8 +3,8 @@
 //! PKCS #1 v1.5 with a PEM key in PKCS #1 or PKCS #8 form, as Go's
 //! `ssh.ParseRawPrivateKey` reads it).
 
-use super::encoding::{base64_encode, go_base64_decode};
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError, Param, ParamType, str_arg, str_fn};
+use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
 use crate::value::Value;
 use md5::Md5;
@@ -13,12 +13,12 @@ use sha2::{Digest, Sha256, Sha512};
 
 /// The crypto and hash functions.
 pub static FUNCS: &[FuncDef] = &[
-    hash_def("md5", md5),
-    hash_def("sha1", sha1),
-    hash_def("sha256", sha256),
-    hash_def("sha512", sha512),
-    hash_def("base64sha256", base64sha256),
-    hash_def("base64sha512", base64sha512),
+    str_fn("md5", md5),
+    str_fn("sha1", sha1),
+    str_fn("sha256", sha256),
+    str_fn("sha512", sha512),
+    str_fn("base64sha256", base64sha256),
+    str_fn("base64sha512", base64sha512),
     FuncDef {
         name: "rsadecrypt",
         params: &[
@@ -29,23 +29,6 @@ pub static FUNCS: &[FuncDef] = &[
         imp: rsadecrypt,
     },
 ];
-
-const fn hash_def(name: &'static str, imp: super::Impl) -> FuncDef {
-    FuncDef {
-        name,
-        params: STR_PARAMS,
-        var_param: None,
-        imp,
-    }
-}
-
-const STR_PARAMS: &[Param] = &[Param::new("str", ParamType::String)];
-
-fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
-    args.get(i)
-        .and_then(Value::as_str)
-        .ok_or_else(|| FuncError::arg(i, "string required"))
-}
 
 fn hex(bytes: &[u8]) -> String {
     const H: &[u8; 16] = b"0123456789abcdef";
@@ -326,11 +309,9 @@ fn rsadecrypt(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builtins::test_util::s;
     use crate::value::Type;
 
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
     fn h(f: super::super::Impl, x: &str) -> String {
         f(&[s(x)]).unwrap().as_str().unwrap().to_string()
     }

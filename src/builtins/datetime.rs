@@ -4,7 +4,7 @@
 //! `time.Parse` directly. Both parsers are reproduced here with the `time.ParseError`
 //! fields their messages are built from.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError, Param, ParamType, str_arg};
 use crate::text::quote::go_quote;
 use crate::value::Value;
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
@@ -520,12 +520,6 @@ fn split_date_format(f: &[u8]) -> Vec<&[u8]> {
     out
 }
 
-fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
-    args.get(i)
-        .and_then(Value::as_str)
-        .ok_or_else(|| FuncError::arg(i, "string required"))
-}
-
 fn verb_err(tok: &[u8], what: &str) -> FuncError {
     FuncError::arg(
         0,
@@ -838,10 +832,8 @@ fn timecmp(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builtins::test_util::s;
 
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
     fn fd(f: &str, t: &str) -> Result<String, FuncError> {
         formatdate(&[s(f), s(t)]).map(|v| v.as_str().unwrap().to_string())
     }

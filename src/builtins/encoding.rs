@@ -3,18 +3,19 @@
 //! `yamlencode`/`yamldecode` are go-cty-yaml's (see [`crate::value::yaml`]). Go's base64
 //! decoder, gzip writer and CSV reader are reproduced where their output or messages show.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError, Param, ParamType, str_arg, str_fn};
+use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
 use crate::value::{Str, Type, Value};
 use std::sync::Arc;
 
 /// The encoding functions.
 pub static FUNCS: &[FuncDef] = &[
-    str_def("base64decode", base64decode),
-    str_def("base64encode", base64encode),
-    str_def("base64gzip", base64gzip),
-    str_def("csvdecode", csvdecode),
-    str_def("jsondecode", jsondecode),
+    str_fn("base64decode", base64decode),
+    str_fn("base64encode", base64encode),
+    str_fn("base64gzip", base64gzip),
+    str_fn("csvdecode", csvdecode),
+    str_fn("jsondecode", jsondecode),
     FuncDef {
         name: "jsonencode",
         params: &[Param::nullable("val", ParamType::Any)],
@@ -39,7 +40,7 @@ pub static FUNCS: &[FuncDef] = &[
         var_param: None,
         imp: textencodebase64,
     },
-    str_def("urlencode", urlencode),
+    str_fn("urlencode", urlencode),
     FuncDef {
         name: "yamldecode",
         params: &[Param::new("src", ParamType::String)],
@@ -54,137 +55,8 @@ pub static FUNCS: &[FuncDef] = &[
     },
 ];
 
-const fn str_def(name: &'static str, imp: super::Impl) -> FuncDef {
-    FuncDef {
-        name,
-        params: STR_PARAMS,
-        var_param: None,
-        imp,
-    }
-}
-
-const STR_PARAMS: &[Param] = &[Param::new("str", ParamType::String)];
-
-fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
-    args.get(i)
-        .and_then(Value::as_str)
-        .ok_or_else(|| FuncError::arg(i, "string required"))
-}
-
 // ---------------------------------------------------------------------------------------
 // base64
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Go's `base64.StdEncoding.EncodeToString`.
-pub fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let v = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
-        out.push(B64[(v >> 18) as usize & 63] as char);
-        out.push(B64[(v >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 {
-            B64[(v >> 6) as usize & 63] as char
-        } else {
-            '='
-        });
-        out.push(if chunk.len() > 2 {
-            B64[v as usize & 63] as char
-        } else {
-            '='
-        });
-    }
-    out
-}
-
-fn b64_value(c: u8) -> Option<u8> {
-    match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    }
-}
-
-/// Go's `base64.StdEncoding.DecodeString`: padding required, `\r` and `\n` skipped,
-/// trailing bits tolerated. The error is Go's `CorruptInputError` offset.
-pub fn go_base64_decode(src: &[u8]) -> Result<Vec<u8>, usize> {
-    let mut out = Vec::with_capacity(src.len() / 4 * 3);
-    let mut si = 0usize;
-    while si < src.len() {
-        let mut dbuf = [0u8; 4];
-        let mut dlen = 4;
-        let mut j = 0usize;
-        let mut trailing_err: Option<usize> = None;
-        while j < 4 {
-            if si == src.len() {
-                if j == 0 {
-                    return Ok(out);
-                }
-                // Padding is required: a short quantum is corrupt.
-                return Err(si - j);
-            }
-            let c = src[si];
-            si += 1;
-            if let Some(v) = b64_value(c) {
-                dbuf[j] = v;
-                j += 1;
-                continue;
-            }
-            if c == b'\n' || c == b'\r' {
-                continue;
-            }
-            if c != b'=' {
-                return Err(si - 1);
-            }
-            // Padding.
-            match j {
-                0 | 1 => return Err(si - 1),
-                2 => {
-                    while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
-                        si += 1;
-                    }
-                    if si == src.len() {
-                        return Err(src.len());
-                    }
-                    if src[si] != b'=' {
-                        return Err(si - 1);
-                    }
-                    si += 1;
-                }
-                _ => {}
-            }
-            while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
-                si += 1;
-            }
-            if si < src.len() {
-                trailing_err = Some(si);
-            }
-            dlen = j;
-            break;
-        }
-        let val = u32::from(dbuf[0]) << 18
-            | u32::from(dbuf[1]) << 12
-            | u32::from(dbuf[2]) << 6
-            | u32::from(dbuf[3]);
-        let bytes = [(val >> 16) as u8, (val >> 8) as u8, val as u8];
-        out.extend_from_slice(&bytes[..dlen - 1]);
-        if let Some(e) = trailing_err {
-            return Err(e);
-        }
-        if dlen < 4 {
-            break;
-        }
-    }
-    Ok(out)
-}
 
 fn base64decode(args: &[Value]) -> Result<Value, FuncError> {
     let s = str_arg(args, 0)?;
@@ -1650,10 +1522,8 @@ fn yamldecode(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builtins::test_util::s;
 
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
     fn ok1(f: super::super::Impl, x: &str) -> String {
         f(&[s(x)]).unwrap().as_str().unwrap().to_string()
     }
@@ -1683,12 +1553,6 @@ mod tests {
         assert_eq!(ok1(base64encode, "hello"), "aGVsbG8=");
         assert_eq!(ok1(base64encode, "héllo ✓"), "aMOpbGxvIOKckw==");
         assert_eq!(ok1(base64encode, "1234"), "MTIzNA==");
-        assert_eq!(go_base64_decode(b"***"), Err(0));
-        assert_eq!(go_base64_decode(b"aGk=x"), Err(4));
-        assert_eq!(go_base64_decode(b"a==="), Err(1));
-        assert_eq!(go_base64_decode(b"aGk"), Err(0));
-        // Non-zero trailing bits are accepted, as by Go's non-strict decoder.
-        assert_eq!(go_base64_decode(b"aGl="), Ok(b"hi".to_vec()));
     }
 
     #[test]

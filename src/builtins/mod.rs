@@ -248,3 +248,42 @@ pub fn call_in_place(id: FuncId, args: &mut [Value]) -> Result<Value, FuncError>
     prepare_args(def, args)?;
     (def.imp)(args)
 }
+
+/// A function of one string argument named `str` (hashes, encodings).
+const fn str_fn(name: &'static str, imp: Impl) -> FuncDef {
+    FuncDef {
+        name,
+        params: STR_PARAM,
+        var_param: None,
+        imp,
+    }
+}
+
+const STR_PARAM: &[Param] = &[Param::new("str", ParamType::String)];
+
+/// The string argument `i` (type-checked before the call; a mismatch is an argument error).
+fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
+    args.get(i)
+        .and_then(Value::as_str)
+        .ok_or_else(|| FuncError::arg(i, "string required"))
+}
+
+/// Terse value constructors and calls for the builtins' unit tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::{FuncError, call, lookup};
+    use crate::value::Value;
+
+    /// Calls the builtin `name` as the VM does.
+    pub fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
+        call(lookup(name).expect("function exists"), args)
+    }
+
+    pub fn s(x: &str) -> Value {
+        Value::string(x)
+    }
+
+    pub fn n(i: i64) -> Value {
+        Value::int(i)
+    }
+}

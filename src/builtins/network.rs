@@ -4,7 +4,7 @@
 //! go-cidr v1.1.0's (with its quirks for negative numbers), and results are printed the
 //! way Go's `net.IP`/`net.IPNet` print.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError, Param, ParamType, str_arg};
 use crate::value::number::Number;
 use crate::value::{Type, Value};
 use num_bigint::{BigInt, Sign};
@@ -601,12 +601,6 @@ fn next_subnet(n: &IpNet, prefix_len: i64) -> Result<(IpNet, bool), FuncError> {
 // ---------------------------------------------------------------------------------------
 // The functions.
 
-fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
-    args.get(i)
-        .and_then(Value::as_str)
-        .ok_or_else(|| FuncError::arg(i, "string required"))
-}
-
 fn num_arg(args: &[Value], i: usize) -> Result<&Number, FuncError> {
     args.get(i)
         .and_then(Value::as_number)
@@ -720,13 +714,8 @@ fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::builtins::test_util::{n, s};
 
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
-    fn n(i: i64) -> Value {
-        Value::int(i)
-    }
     fn ok(f: fn(&[Value]) -> Result<Value, FuncError>, args: &[Value]) -> String {
         f(args).unwrap().as_str().unwrap().to_string()
     }

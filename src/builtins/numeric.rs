@@ -479,4 +479,264 @@ mod tests {
         assert_eq!(crate::text::quote::go_quote("\u{1}é"), "\"\\x01é\"");
         assert_eq!(crate::text::quote::go_quote("\u{a0}"), "\"\\u00a0\"");
     }
+
+    /// A tiny evaluator for the conformance expressions that only need numbers.
+    mod conformance {
+        use crate::builtins::numeric::FUNCS;
+        use crate::value::Value;
+        use crate::value::number::Number;
+
+        struct P<'a> {
+            s: &'a [u8],
+            i: usize,
+        }
+
+        impl P<'_> {
+            fn ws(&mut self) {
+                while self.i < self.s.len() && self.s[self.i] == b' ' {
+                    self.i += 1;
+                }
+            }
+            fn peek(&mut self) -> Option<u8> {
+                self.ws();
+                self.s.get(self.i).copied()
+            }
+            fn eat(&mut self, c: u8) -> bool {
+                if self.peek() == Some(c) {
+                    self.i += 1;
+                    true
+                } else {
+                    false
+                }
+            }
+            fn expr(&mut self) -> Value {
+                let mut l = self.term();
+                loop {
+                    if self.eat(b'+') {
+                        l = bin(&l, &self.term(), Number::add);
+                    } else if self.eat(b'-') {
+                        l = bin(&l, &self.term(), Number::sub);
+                    } else {
+                        return l;
+                    }
+                }
+            }
+            fn term(&mut self) -> Value {
+                let mut l = self.unary();
+                loop {
+                    if self.eat(b'*') {
+                        l = bin(&l, &self.unary(), Number::mul);
+                    } else if self.eat(b'/') {
+                        l = bin(&l, &self.unary(), Number::div);
+                    } else if self.eat(b'%') {
+                        l = bin(&l, &self.unary(), Number::rem);
+                    } else {
+                        return l;
+                    }
+                }
+            }
+            fn unary(&mut self) -> Value {
+                if self.eat(b'-') {
+                    return Value::Number(num(&self.unary()).neg());
+                }
+                self.primary()
+            }
+            fn primary(&mut self) -> Value {
+                let c = self.peek().unwrap();
+                if self.eat(b'(') {
+                    let v = self.expr();
+                    assert!(self.eat(b')'));
+                    return v;
+                }
+                if c == b'"' {
+                    self.i += 1;
+                    let start = self.i;
+                    while self.s[self.i] != b'"' {
+                        self.i += 1;
+                    }
+                    self.i += 1;
+                    return Value::string(std::str::from_utf8(&self.s[start..self.i - 1]).unwrap());
+                }
+                if c == b'[' {
+                    self.i += 1;
+                    let mut items = vec![];
+                    while !self.eat(b']') {
+                        items.push(self.expr());
+                        self.eat(b',');
+                    }
+                    return Value::tuple(items);
+                }
+                let start = self.i;
+                if c.is_ascii_digit() {
+                    while self.i < self.s.len()
+                        && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.')
+                    {
+                        self.i += 1;
+                    }
+                    let t = std::str::from_utf8(&self.s[start..self.i]).unwrap();
+                    return Value::Number(Number::parse(t).unwrap());
+                }
+                while self.s[self.i].is_ascii_alphanumeric() {
+                    self.i += 1;
+                }
+                let name = std::str::from_utf8(&self.s[start..self.i])
+                    .unwrap()
+                    .to_string();
+                assert!(self.eat(b'('));
+                let mut args = vec![];
+                while !self.eat(b')') {
+                    args.push(self.expr());
+                    self.eat(b',');
+                }
+                call(&name, args)
+            }
+        }
+
+        fn num(v: &Value) -> Number {
+            match v {
+                Value::Number(n) => n.clone(),
+                Value::String(s) => Number::parse_cty(s).unwrap(),
+                other => panic!("not a number: {other:?}"),
+            }
+        }
+
+        fn bin(
+            a: &Value,
+            b: &Value,
+            op: fn(&Number, &Number) -> Result<Number, crate::value::number::NumError>,
+        ) -> Value {
+            Value::Number(op(&num(a), &num(b)).unwrap())
+        }
+
+        fn call(name: &str, args: Vec<Value>) -> Value {
+            match name {
+                "jsondecode" | "tonumber" => Value::Number(num(&args[0])),
+                "sum" => {
+                    let items = args[0].as_seq().unwrap();
+                    let mut acc = num(&items[0]);
+                    for x in &items[1..] {
+                        acc = acc.add(&num(x)).unwrap();
+                    }
+                    Value::Number(acc)
+                }
+                _ => {
+                    let def = FUNCS.iter().find(|f| f.name == name).unwrap();
+                    let args: Vec<Value> = args
+                        .into_iter()
+                        .enumerate()
+                        .map(
+                            |(i, a)| match (def.params.get(i).or(def.var_param.as_ref()), &a) {
+                                (Some(p), Value::String(_))
+                                    if p.ty == crate::builtins::ParamType::Number =>
+                                {
+                                    Value::Number(num(&a))
+                                }
+                                _ => a,
+                            },
+                        )
+                        .collect();
+                    (def.imp)(&args).unwrap()
+                }
+            }
+        }
+
+        /// `expr` and the exact `cty.value` recorded from Go (conformance/builtins/*.jsonl).
+        const CASES: &[(&str, &str)] = &[
+            ("sum([1, 2, 3.5])", "6.5"),
+            ("sum([\"1\", \"2\"])", "3"),
+            ("sum([0.1, 0.2])", "0.3"),
+            ("tonumber(\"42\")", "42"),
+            ("tonumber(\"1e3\")", "1000"),
+            ("tonumber(\"1.50\")", "1.5"),
+            ("tonumber(\"-0.25\")", "-0.25"),
+            (
+                "jsondecode(\"12345678901234567890\")",
+                "12345678901234567890",
+            ),
+            ("jsondecode(\"0.1\")", "0.1"),
+            (
+                "jsondecode(\"1e400\")",
+                "10000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            ("abs(-5)", "5"),
+            ("abs(0)", "0"),
+            ("abs(-0.5)", "0.5"),
+            ("abs(3.7)", "3.7"),
+            ("abs(-12345678901234567890)", "12345678901234567890"),
+            ("ceil(1.2)", "2"),
+            ("ceil(-1.2)", "-1"),
+            ("ceil(5)", "5"),
+            ("ceil(-0.5)", "0"),
+            ("floor(1.8)", "1"),
+            ("floor(-1.2)", "-2"),
+            ("floor(-0.5)", "-1"),
+            ("floor(1e20 + 0.5)", "100000000000000000000"),
+            ("log(100, 10)", "2"),
+            ("log(8, 2)", "3"),
+            ("log(1, 10)", "0"),
+            ("log(16, 4)", "2"),
+            ("log(10, 3)", "2.095903274289385"),
+            ("max(1, 5, 3)", "5"),
+            ("max(-1, -5)", "-1"),
+            ("max(1.5, 1.25)", "1.5"),
+            ("min(1, 5, 3)", "1"),
+            ("min(-1e10, 0)", "-10000000000"),
+            ("min(0.1, 0.2)", "0.1"),
+            ("parseint(\"100\", 10)", "100"),
+            ("parseint(\"FF\", 16)", "255"),
+            ("parseint(\"ff\", 16)", "255"),
+            ("parseint(\"-1010\", 2)", "-10"),
+            ("parseint(\"zz\", 36)", "1295"),
+            ("parseint(\"777\", 8)", "511"),
+            (
+                "parseint(\"123456789012345678901234567890\", 10)",
+                "123456789012345678901234567890",
+            ),
+            ("parseint(\"12\", 37)", "39"),
+            ("pow(2, 10)", "1024"),
+            ("pow(2, 0.5)", "1.4142135623730951"),
+            ("pow(10, -2)", "0.01"),
+            ("pow(0, 0)", "1"),
+            ("pow(2, 64)", "18446744073709550000"),
+            ("pow(-2, 3)", "-8"),
+            ("signum(-3)", "-1"),
+            ("signum(0)", "0"),
+            ("10 % 3", "1"),
+            ("-10 % 3", "-1"),
+            ("7.5 % 2", "1.5"),
+            ("9007199254740993 + 0", "9007199254740993"),
+            (
+                "1 / 3",
+                "0.33333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333333335",
+            ),
+            (
+                "2 / 3",
+                "0.6666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666666667",
+            ),
+            ("0.1 + 0.2", "0.3"),
+            ("100000000000000000000 * 10", "1000000000000000000000"),
+            (
+                "1e308 * 10",
+                "1000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+            ),
+            ("5 - 10", "-5"),
+            ("3 * -4", "-12"),
+            ("-(-3)", "3"),
+        ];
+
+        #[test]
+        fn matches_recorded_cty_numbers() {
+            assert!(CASES.len() >= 20);
+            for (expr, want) in CASES {
+                let mut p = P {
+                    s: expr.as_bytes(),
+                    i: 0,
+                };
+                let v = p.expr();
+                assert_eq!(p.i, expr.len(), "{expr}: trailing input");
+                let got = num(&v).to_cty_string();
+                assert_eq!(&got, want, "{expr}");
+            }
+        }
+    }
 }

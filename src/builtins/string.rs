@@ -4,7 +4,7 @@
 //! ASCII meaning of `\d \w \s \b` and Go's error texts.
 
 use super::collection::{any_unknown, to_int};
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError, Param, ParamType, str_arg};
 use crate::value::{Str, Type, Value};
 use regex::Regex;
 use std::sync::Arc;
@@ -166,12 +166,6 @@ pub static FUNCS: &[FuncDef] = &[
         imp: |a| map_str(a, |s| s.chars().map(go_to_upper).collect()),
     },
 ];
-
-fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
-    args.get(i)
-        .and_then(Value::as_str)
-        .ok_or_else(|| FuncError::arg(i, "string required"))
-}
 
 fn map_str(args: &[Value], f: impl Fn(&str) -> String) -> Result<Value, FuncError> {
     if any_unknown(args) {
@@ -737,17 +731,8 @@ fn replace(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::{call, lookup};
+    use crate::builtins::test_util::{n, run, s};
 
-    fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
-        call(lookup(name).expect("function exists"), args)
-    }
-    fn s(x: &str) -> Value {
-        Value::string(x)
-    }
-    fn n(i: i64) -> Value {
-        Value::int(i)
-    }
     fn ok(name: &str, args: Vec<Value>, want: Value) {
         let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
         assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");

@@ -14,6 +14,7 @@ use crate::syntax::ast::{
 };
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, Pos, SourceMap, Span};
+use crate::syntax::visit::{is_literal_key, literal_template, static_string, traversals};
 use crate::text::suggest::{closest_first, suggest};
 use crate::value::number::Number;
 use crate::value::{Str, Type, Value};
@@ -417,7 +418,7 @@ impl ProgramBuilder {
     /// hcl's `Variables()` of an expression: each root traversal (`req.resource.x`, a local
     /// name, ...) with its range, compiled on its own chunk.
     pub fn compile_traversals(&mut self, e: &Expr, scope: &dyn Scope) -> Vec<(Span, ChunkId)> {
-        crate::lower::ir::traversals(e)
+        traversals(e)
             .into_iter()
             .map(|t| {
                 let start = self.begin_chunk();
@@ -1305,7 +1306,7 @@ impl ProgramBuilder {
                 self.emit(Op::TryBegin, e.span);
                 let mut ends = Vec::new();
                 for a in args {
-                    let travs = crate::lower::ir::traversals(a);
+                    let travs = traversals(a);
                     if !travs.is_empty() {
                         for t in travs {
                             self.emit(Op::Mark, t.span);
@@ -1441,31 +1442,6 @@ fn start_range_of(e: &Expr) -> Span {
     }
 }
 
-/// The text of a template made only of literal parts.
-fn literal_template(t: &Template) -> Option<String> {
-    let mut s = String::new();
-    for p in &t.parts {
-        match p {
-            TemplatePart::Literal { text, .. } => s.push_str(text),
-            _ => return None,
-        }
-    }
-    Some(s)
-}
-
-/// A key hcl's parser would make a traversal step: a literal value or a literal string.
-pub fn is_literal_key(key: &Expr) -> bool {
-    match &key.kind {
-        ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_) => true,
-        ExprKind::Template(t) => literal_template(t).is_some(),
-        ExprKind::Unary {
-            op: UnaryOp::Neg,
-            operand,
-        } => matches!(operand.kind, ExprKind::Number(_)),
-        _ => false,
-    }
-}
-
 /// The key of an object item when it is a constant: a name, a keyword, or a literal string
 /// (as its template evaluates it: in normal form C).
 fn const_key(key: &ObjectKey) -> Option<Str> {
@@ -1489,15 +1465,6 @@ fn keyword_key(k: &Expr) -> Option<Str> {
         ExprKind::Bool(true) => Some(Str::from("true")),
         ExprKind::Bool(false) => Some(Str::from("false")),
         ExprKind::Variable(id) => Some(id.name.clone()),
-        _ => None,
-    }
-}
-
-/// The value of a static string expression (the first argument of `invoke`).
-pub fn static_string(e: &Expr) -> Option<Str> {
-    match &e.kind {
-        ExprKind::Template(t) => literal_template(t).map(Str::from),
-        ExprKind::TemplateWrap(inner) | ExprKind::Paren(inner) => static_string(inner),
         _ => None,
     }
 }

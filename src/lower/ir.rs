@@ -21,6 +21,7 @@ use crate::lower::types::{SType, TypeEnv};
 use crate::syntax::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, Pos, SourceMap, Span};
+use crate::syntax::visit::{static_string, variables, visit};
 use crate::value::Str;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -383,156 +384,6 @@ impl TypeEnv for Scopes {
     }
 }
 
-/// One root traversal of an expression (hcl `Variables()`): its root name and ranges.
-#[derive(Clone, Debug)]
-pub struct VarRef {
-    pub name: Str,
-    pub root: Span,
-    pub traversal: Span,
-}
-
-/// hcl's `Variables()`: root traversals in source order, without the names a `for`
-/// expression declares for its own body.
-pub fn variables(e: &Expr) -> Vec<VarRef> {
-    traversals(e)
-        .into_iter()
-        .filter_map(|t| {
-            traversal_root(t).map(|root| VarRef {
-                name: root.name.clone(),
-                root: root.span,
-                traversal: t.span,
-            })
-        })
-        .collect()
-}
-
-/// The root traversal expressions of hcl's `Variables()` (each a variable with its chain
-/// of attribute and literal-index steps), in source order; the compiler compiles each on
-/// its own to explain incomplete blocks.
-pub fn traversals(e: &Expr) -> Vec<&Expr> {
-    let mut out = Vec::new();
-    let mut bound: Vec<Str> = Vec::new();
-    walk_vars(e, &mut bound, &mut out);
-    out
-}
-
-/// The traversal an expression starts with, if it is a variable traversal: hcl folds
-/// `a.b[0]["c"]` into one `ScopeTraversalExpr`; index keys must be literals.
-fn traversal_root(e: &Expr) -> Option<&ast::Ident> {
-    match &e.kind {
-        ExprKind::Variable(id) => Some(id),
-        ExprKind::GetAttr { obj, .. } => traversal_root(obj),
-        ExprKind::Index { obj, key, .. } if crate::bytecode::compile::is_literal_key(key) => {
-            traversal_root(obj)
-        }
-        _ => None,
-    }
-}
-
-fn walk_vars<'a>(e: &'a Expr, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
-    if let Some(root) = traversal_root(e) {
-        if !bound.iter().any(|b| **b == *root.name) {
-            out.push(e);
-        }
-        return;
-    }
-    match &e.kind {
-        ExprKind::Null
-        | ExprKind::Bool(_)
-        | ExprKind::Number(_)
-        | ExprKind::SplatItem
-        | ExprKind::Variable(_) => {}
-        ExprKind::Template(t) => walk_template(t, bound, out),
-        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => walk_vars(x, bound, out),
-        ExprKind::GetAttr { obj, .. } => walk_vars(obj, bound, out),
-        ExprKind::Index { obj, key, .. } => {
-            walk_vars(obj, bound, out);
-            walk_vars(key, bound, out);
-        }
-        ExprKind::Splat { source, each, .. } => {
-            walk_vars(source, bound, out);
-            walk_vars(each, bound, out);
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| walk_vars(a, bound, out)),
-        ExprKind::Tuple(items) => items.iter().for_each(|a| walk_vars(a, bound, out)),
-        ExprKind::Object(items) => {
-            for it in items {
-                if let ast::ObjectKey::Expr(k) = &it.key {
-                    walk_vars(k, bound, out);
-                }
-                walk_vars(&it.value, bound, out);
-            }
-        }
-        ExprKind::Unary { operand, .. } => walk_vars(operand, bound, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            walk_vars(lhs, bound, out);
-            walk_vars(rhs, bound, out);
-        }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => {
-            walk_vars(cond, bound, out);
-            walk_vars(then, bound, out);
-            walk_vars(otherwise, bound, out);
-        }
-        ExprKind::For(f) => {
-            walk_vars(&f.collection, bound, out);
-            let n = bound.len();
-            if let Some(k) = &f.key_var {
-                bound.push(k.name.clone());
-            }
-            bound.push(f.value_var.name.clone());
-            if let Some(k) = &f.key_expr {
-                walk_vars(k, bound, out);
-            }
-            walk_vars(&f.value_expr, bound, out);
-            if let Some(c) = &f.cond {
-                walk_vars(c, bound, out);
-            }
-            bound.truncate(n);
-        }
-    }
-}
-
-fn walk_template<'a>(t: &'a ast::Template, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
-    for p in &t.parts {
-        match p {
-            TemplatePart::Literal { .. } => {}
-            TemplatePart::Interp(e) => walk_vars(e, bound, out),
-            TemplatePart::If {
-                cond,
-                then,
-                otherwise,
-                ..
-            } => {
-                walk_vars(cond, bound, out);
-                walk_template(then, bound, out);
-                if let Some(o) = otherwise {
-                    walk_template(o, bound, out);
-                }
-            }
-            TemplatePart::For {
-                key_var,
-                value_var,
-                collection,
-                body,
-                ..
-            } => {
-                walk_vars(collection, bound, out);
-                let n = bound.len();
-                if let Some(k) = key_var {
-                    bound.push(k.name.clone());
-                }
-                bound.push(value_var.name.clone());
-                walk_template(body, bound, out);
-                bound.truncate(n);
-            }
-        }
-    }
-}
-
 /// Every `invoke(...)` call in an expression.
 fn invokes<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     visit(e, &mut |x| {
@@ -542,90 +393,6 @@ fn invokes<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
             out.push(x);
         }
     });
-}
-
-/// Pre-order visit of every expression node, templates included.
-pub fn visit<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Null
-        | ExprKind::Bool(_)
-        | ExprKind::Number(_)
-        | ExprKind::SplatItem
-        | ExprKind::Variable(_) => {}
-        ExprKind::Template(t) => visit_template(t, f),
-        ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => visit(x, f),
-        ExprKind::GetAttr { obj, .. } => visit(obj, f),
-        ExprKind::Index { obj, key, .. } => {
-            visit(obj, f);
-            visit(key, f);
-        }
-        ExprKind::Splat { source, each, .. } => {
-            visit(source, f);
-            visit(each, f);
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit(a, f)),
-        ExprKind::Tuple(items) => items.iter().for_each(|a| visit(a, f)),
-        ExprKind::Object(items) => {
-            for it in items {
-                if let ast::ObjectKey::Expr(k) = &it.key {
-                    visit(k, f);
-                }
-                visit(&it.value, f);
-            }
-        }
-        ExprKind::Unary { operand, .. } => visit(operand, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            visit(lhs, f);
-            visit(rhs, f);
-        }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => {
-            visit(cond, f);
-            visit(then, f);
-            visit(otherwise, f);
-        }
-        ExprKind::For(fe) => {
-            visit(&fe.collection, f);
-            if let Some(k) = &fe.key_expr {
-                visit(k, f);
-            }
-            visit(&fe.value_expr, f);
-            if let Some(c) = &fe.cond {
-                visit(c, f);
-            }
-        }
-    }
-}
-
-fn visit_template<'a>(t: &'a ast::Template, f: &mut dyn FnMut(&'a Expr)) {
-    for p in &t.parts {
-        match p {
-            TemplatePart::Literal { .. } => {}
-            TemplatePart::Interp(e) => visit(e, f),
-            TemplatePart::If {
-                cond,
-                then,
-                otherwise,
-                ..
-            } => {
-                visit(cond, f);
-                visit_template(then, f);
-                if let Some(o) = otherwise {
-                    visit_template(o, f);
-                }
-            }
-            TemplatePart::For {
-                collection, body, ..
-            } => {
-                visit(collection, f);
-                visit_template(body, f);
-            }
-        }
-    }
 }
 
 /// True if an expression evaluates the same in an empty context: no variables and no
@@ -639,10 +406,6 @@ pub fn is_constant(e: &Expr) -> bool {
     });
     constant
 }
-
-/// The value of a constant string expression (a template of literals), as function-hcl
-/// accepts an `invoke` name: the compiler's [`crate::bytecode::compile::static_string`].
-pub use crate::bytecode::compile::static_string;
 
 /// Lowers a parsed program.
 pub struct Lowerer<'a> {

@@ -265,7 +265,7 @@ struct Inferer<'a> {
 
 /// A literal string (a template without interpolations).
 fn literal_string(e: &Expr) -> Option<String> {
-    crate::lower::ir::static_string(e).map(|s| s.to_string())
+    crate::syntax::visit::static_string(e).map(|s| s.to_string())
 }
 
 /// Strings cty's string-to-number conversion certainly rejects (`big.ParseFloat` also

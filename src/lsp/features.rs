@@ -1015,7 +1015,7 @@ fn classify_body(b: &Body, out: &mut HashMap<u32, (u32, u32)>) {
 }
 
 fn classify_expr(e: &Expr, out: &mut HashMap<u32, (u32, u32)>) {
-    crate::lower::ir::visit(e, &mut |x| match &x.kind {
+    crate::syntax::visit::visit(e, &mut |x| match &x.kind {
         ExprKind::Variable(id) => {
             let class = match &*id.name {
                 "req" | "self" | "each" => (T_VARIABLE, M_READONLY | M_DEFAULT_LIBRARY),

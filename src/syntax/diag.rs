@@ -113,46 +113,6 @@ pub fn has_errors(diags: &[Diagnostic]) -> bool {
     diags.iter().any(Diagnostic::is_error)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::syntax::span::Pos;
-
-    #[test]
-    fn plain_forms() {
-        let mut sm = SourceMap::new();
-        let f = sm.add("main.hcl", "");
-        let sp = Span::new(
-            f,
-            Pos {
-                byte: 0,
-                line: 9,
-                col: 50,
-            },
-            Pos {
-                byte: 5,
-                line: 9,
-                col: 55,
-            },
-        );
-        let d = Diagnostic::error(
-            "Unsupported attribute",
-            "This object does not have an attribute named \"cidr\".",
-            sp,
-        );
-        assert_eq!(
-            d.plain(&sm),
-            "main.hcl:9,50-55: Unsupported attribute; This object does not have an attribute named \"cidr\"."
-        );
-        let n = Diagnostic::error_no_range("A", "b");
-        assert_eq!(n.plain(&sm), "<nil>: A; b");
-        assert_eq!(
-            plain_all(&[d.clone(), n.clone(), n], &sm),
-            format!("{}, and 2 other diagnostic(s)", d.plain(&sm))
-        );
-    }
-}
-
 /// Renders diagnostics for a terminal, without colour: the summary, the source lines
 /// under the subject range (via codespan-reporting), then hcl's detail text. A
 /// diagnostic without a range, or whose range is not in `sm`, falls back to its
@@ -204,27 +164,36 @@ pub fn render_rich(diags: &[Diagnostic], sm: &SourceMap) -> String {
 }
 
 #[cfg(test)]
-mod rich_tests {
+mod tests {
     use super::*;
-    use crate::syntax::span::Pos;
+
+    #[test]
+    fn plain_forms() {
+        let mut sm = SourceMap::new();
+        let f = sm.add("main.hcl", "");
+        let sp = Span::at(f, (0, 9, 50), (5, 9, 55));
+        let d = Diagnostic::error(
+            "Unsupported attribute",
+            "This object does not have an attribute named \"cidr\".",
+            sp,
+        );
+        assert_eq!(
+            d.plain(&sm),
+            "main.hcl:9,50-55: Unsupported attribute; This object does not have an attribute named \"cidr\"."
+        );
+        let n = Diagnostic::error_no_range("A", "b");
+        assert_eq!(n.plain(&sm), "<nil>: A; b");
+        assert_eq!(
+            plain_all(&[d.clone(), n.clone(), n], &sm),
+            format!("{}, and 2 other diagnostic(s)", d.plain(&sm))
+        );
+    }
 
     #[test]
     fn rich_rendering_shows_source_and_detail() {
         let mut sm = SourceMap::new();
         let f = sm.add("main.hcl", "a = 1\nb = @\n");
-        let sp = Span::new(
-            f,
-            Pos {
-                byte: 10,
-                line: 2,
-                col: 5,
-            },
-            Pos {
-                byte: 11,
-                line: 2,
-                col: 6,
-            },
-        );
+        let sp = Span::at(f, (10, 2, 5), (11, 2, 6));
         let d = Diagnostic::error(
             "Invalid character",
             "This character is not used within the language.",

@@ -4,8 +4,8 @@
 pub mod ast;
 pub mod diag;
 pub mod fmt;
-pub mod grammar;
 pub mod lexer;
 pub mod parser;
 pub mod span;
 pub mod txtar;
+pub mod visit;

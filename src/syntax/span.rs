@@ -39,6 +39,13 @@ impl Span {
         Span { file, start, end }
     }
 
+    /// A span of tests, from (byte, line, column) to (byte, line, column).
+    #[cfg(test)]
+    pub(crate) fn at(file: FileId, start: (u32, u32, u32), end: (u32, u32, u32)) -> Span {
+        let pos = |(byte, line, col)| Pos { byte, line, col };
+        Span::new(file, pos(start), pos(end))
+    }
+
     /// The smallest span covering both `self` and `other` (same file assumed).
     pub fn to(self, other: Span) -> Span {
         let start = if other.start.byte < self.start.byte {
@@ -147,33 +154,9 @@ mod tests {
     fn range_formats_like_hcl() {
         let mut sm = SourceMap::new();
         let f = sm.add("main.hcl", "x");
-        let one = Span::new(
-            f,
-            Pos {
-                byte: 0,
-                line: 9,
-                col: 50,
-            },
-            Pos {
-                byte: 5,
-                line: 9,
-                col: 55,
-            },
-        );
+        let one = Span::at(f, (0, 9, 50), (5, 9, 55));
         assert_eq!(sm.range(one).to_string(), "main.hcl:9,50-55");
-        let multi = Span::new(
-            f,
-            Pos {
-                byte: 0,
-                line: 9,
-                col: 12,
-            },
-            Pos {
-                byte: 90,
-                line: 19,
-                col: 6,
-            },
-        );
+        let multi = Span::at(f, (0, 9, 12), (90, 19, 6));
         assert_eq!(sm.range(multi).to_string(), "main.hcl:9,12-19,6");
     }
 }

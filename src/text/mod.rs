@@ -1,5 +1,6 @@
-//! Text helpers every layer words its messages with: Go's quoting and hcl's
-//! "Did you mean" rule. A leaf: it imports nothing of the crate.
+//! Go's and hcl's text conventions every layer shares: strconv quoting, hcl's
+//! "Did you mean" rule, base64 as Go decodes it. A leaf: it imports nothing of the crate.
 
+pub mod base64;
 pub mod quote;
 pub mod suggest;

@@ -456,9 +456,6 @@ fn finish_map(
     Ok(Value::Map(Arc::new(Fields { elem: t, entries })))
 }
 
-/// Go's `%q` quoting (`strconv.Quote`), used in cty's messages; one implementation, with
-/// Go's `IsPrint` from the Unicode categories, lives with the JSON code.
-
 /// cty's `MismatchMessage`: why `got` does not conform to `want`, in English.
 pub fn mismatch_message(got: &Type, want: &Type) -> String {
     match (got, want) {

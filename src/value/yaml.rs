@@ -713,7 +713,7 @@ fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, S
     match tag {
         STR_TAG => Ok(Scalar::Val(Value::string(src))),
         BINARY_TAG => {
-            if crate::builtins::encoding::go_base64_decode(src.as_bytes()).is_err() {
+            if crate::text::base64::go_base64_decode(src.as_bytes()).is_err() {
                 return Err(format!(
                     "cannot parse {} as {}: not valid base64",
                     go_quote(src),

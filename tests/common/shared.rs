@@ -4,15 +4,27 @@
 use std::path::{Path, PathBuf};
 
 /// The shared directory (spec, reference docs, conformance data): env `FN_HCL_SHARED`,
-/// else `../shared` beside the crate (CI), else `/work/shared`; `None` when none exists
-/// (the tests that need it then skip).
-pub fn shared_dir() -> Option<PathBuf> {
+/// else `../shared` beside the crate (CI), else `/work/shared`, for the check named by
+/// `what`. When none exists the check cannot run: under `CI=true` that fails the test;
+/// elsewhere it says so on stderr (`SKIPPED: ...`) and the caller checks nothing else.
+pub fn shared_dir(what: &str) -> Option<PathBuf> {
     let candidates = [
         std::env::var("FN_HCL_SHARED").ok().map(PathBuf::from),
         Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared")),
         Some(PathBuf::from("/work/shared")),
     ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("conformance").is_dir());
+    if found.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{what}: the shared directory (../shared) is missing, and CI=true requires it"
+        );
+        eprintln!("SKIPPED: {what}: no shared directory (../shared or FN_HCL_SHARED)");
+    }
+    found
 }
 
 /// Every file below `dir`, in sorted order.

@@ -1,7 +1,7 @@
 //! The LR grammar of hcl's native syntax (`grammar/hcl.lalrpop`, generated into OUT_DIR by
-//! `build.rs`) and its glue: a token filter between [`crate::syntax::lexer`] and the generated
+//! `grammar/build.rs`) and its glue: a token filter between [`fn_hcl::syntax::lexer`] and the generated
 //! parser, and the semantic actions ([`Cx`]) that build exactly the [`ast::File`] that
-//! [`crate::syntax::parser::parse_file`] builds, spans included.
+//! [`fn_hcl::syntax::parser::parse_file`] builds, spans included.
 //!
 //! Why two parsers: the hand-written parser reproduces hcl's error recovery, so it is the
 //! source of every diagnostic; the grammar is the declarative, checked statement of what
@@ -18,15 +18,18 @@
 //! marks the `{` of a `{for ...}` expression and the keyword right after `%{`, the two
 //! places where hcl decides by looking ahead.
 //!
+//! It is a crate of its own, a dev-dependency of fn-hcl: the checked specification is
+//! compiled for the tests that check it, not into the shipped binary.
+//!
 //! Limits: the actions track each expression's depth and the nesting the hand parser
 //! would need for it, and reject exactly the programs that exceed
 //! [`MAX_EXPR_DEPTH`] or [`MAX_NESTING`] (so no tree deeper than the limits is ever
 //! built, and the hand parser reports the error).
 
-use crate::syntax::ast::{self, *};
-use crate::syntax::lexer::{self, Token, TokenKind as K};
-use crate::syntax::parser::{MAX_EXPR_DEPTH, MAX_INPUT_BYTES, MAX_NESTING};
-use crate::syntax::span::{FileId, SourceMap, Span};
+use fn_hcl::syntax::ast::{self, *};
+use fn_hcl::syntax::lexer::{self, Token, TokenKind as K};
+use fn_hcl::syntax::parser::{MAX_EXPR_DEPTH, MAX_INPUT_BYTES, MAX_NESTING};
+use fn_hcl::syntax::span::{FileId, SourceMap, Span};
 use lalrpop_util::ParseError;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -45,7 +48,7 @@ lalrpop_util::lalrpop_mod!(
 );
 
 /// Parses one file of the source map with the LR grammar. `Ok` holds exactly the tree
-/// that [`crate::syntax::parser::parse_file`] returns for the same input; `Err` means the input
+/// that [`fn_hcl::syntax::parser::parse_file`] returns for the same input; `Err` means the input
 /// has an error (or exceeds a limit): the hand parser gives hcl's diagnostics for it.
 #[allow(clippy::result_unit_err)]
 pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, ()> {
@@ -58,7 +61,7 @@ pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, ()> {
 }
 
 /// Parses one file of the source map as a standalone expression with the LR grammar:
-/// exactly the tree of [`crate::syntax::parser::parse_expression`] (hcl's `ParseExpression`,
+/// exactly the tree of [`fn_hcl::syntax::parser::parse_expression`] (hcl's `ParseExpression`,
 /// where newlines are insignificant), or `Err` where that reports an error.
 #[allow(clippy::result_unit_err)]
 pub fn parse_expression(sm: &SourceMap, file: FileId) -> Result<Expr, ()> {
@@ -354,7 +357,7 @@ fn next_is_for(src: &str, rest: &[Token]) -> bool {
 
 // ----- semantic values -------------------------------------------------------------------
 
-/// An expression with its tree depth (as [`crate::syntax::parser::expr_depth`] counts it) and the
+/// An expression with its tree depth (as [`fn_hcl::syntax::parser::expr_depth`] counts it) and the
 /// nesting the hand parser reaches below the start of its operand chain (`p`: parsing it
 /// with `parse_expression` needs `1 + p` levels).
 #[derive(Debug)]
@@ -1439,163 +1442,4 @@ fn valid_number(s: &str) -> bool {
         }
     }
     i == b.len()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn both(src: &str) -> (Result<File, ()>, bool) {
-        let mut sm = SourceMap::new();
-        let f = sm.add("main.hcl", src);
-        let g = parse_file(&sm, f);
-        let hand = crate::syntax::parser::parse_file(&sm, f);
-        if let (Ok(g), Ok(h)) = (&g, &hand) {
-            assert_eq!(g, h, "trees differ for {src:?}");
-        }
-        (g, hand.is_ok())
-    }
-
-    #[track_caller]
-    fn accepts(src: &str) {
-        let (g, hand) = both(src);
-        assert!(hand, "hand parser rejects {src:?}");
-        assert!(g.is_ok(), "grammar rejects {src:?}");
-    }
-
-    #[track_caller]
-    fn rejects(src: &str) {
-        let (g, hand) = both(src);
-        assert!(!hand, "hand parser accepts {src:?}");
-        assert!(g.is_err(), "grammar accepts {src:?}");
-    }
-
-    #[test]
-    fn bodies_and_blocks() {
-        accepts("");
-        accepts("\n\n# c\n");
-        accepts("a = 1");
-        accepts("a = 1\nb = 2\n");
-        accepts("blk x \"y\" {\n  a = 1\n\n  inner {}\n}\n");
-        accepts("blk { a = 1 }\n");
-        accepts("a = 1 # comment\nb = 2 // other\n");
-        accepts("/* lead */ a = 1\n");
-        rejects("a = 1\na = 2\n");
-        rejects("blk {\n a = 1 }\n");
-        rejects("blk { a = 1\n}\n");
-        rejects("blk\n{\n}\n");
-        rejects("blk {} x = 1\n");
-        rejects("a = 1, b = 2\n");
-        rejects("\"a\" = 1\n");
-        rejects("blk \"x${y}\" {}\n");
-    }
-
-    #[test]
-    fn expressions() {
-        accepts("a = -x.y[0] * 2 + 3 % 4 >= 5 == !true && null || false ? 1 : b ? 2 : 3\n");
-        accepts("a = f(1, 2,)\nb = ns::g(x...)\nc = f()\n");
-        accepts("a = [1, 2,]\nb = []\nc = [\n  1,\n  2\n]\n");
-        accepts("a = {\n  x = 1\n  \"y\" = 2, (z) : 3\n\n  null = 4\n}\n");
-        accepts("a = {}\nb = {\n}\n");
-        accepts("a = (\n 1 +\n 2\n)\n");
-        accepts("a = x.*.b.0.c[1]\nb = x[*].b.*.c[0][*].d\nc = x.0\n");
-        accepts("a = [for k, v in m : v if k != \"\"]\n");
-        accepts("a = {\n for k, v in m :\n k => v... if v\n}\n");
-        accepts("a = x[for]\n");
-        rejects("a = [for]\n");
-        rejects("a = {for = 1}\n");
-        rejects("a = 1 +\n 2\n");
-        rejects("a = x.*.*\n");
-        rejects("a = x.0.1\n");
-        rejects("a = 1.2.3\n");
-        rejects("a = f(x..., y)\n");
-        rejects("a = [for x in y : k => v]\n");
-        rejects("a = {for x in y : v}\n");
-        rejects("a = [foo x in y : v]\n");
-        rejects("a = [for x of y : v]\n");
-        rejects("a = {\n x = 1 y = 2 }\n");
-    }
-
-    #[test]
-    fn templates() {
-        accepts("a = \"x ${y} z\"\nb = \"${y}\"\nc = \"\"\n");
-        accepts("a = \"\\n\\t\\\"\\\\ \\u00e9 \\U0001F600 $${x} %%{y} $$ %\"\n");
-        accepts("a = \"a %{ if x ~} b %{~ else } c %{ endif } d\"\n");
-        accepts("a = \"%{for k, v in m}${k}=${v},%{endfor}\"\n");
-        accepts("a = <<EOT\nhello ${x}\n  world\nEOT\n");
-        accepts("a = <<-EOT\n    one\n      two ${x}\n\n    three\n    EOT\n");
-        accepts("a = <<-EOT\nEOT\n");
-        accepts("a = \"${ \"b ${c}\" } d\"\n");
-        accepts("a = \" ${~ x ~} \"\n");
-        rejects("a = \"\\q\"\n");
-        rejects("a = \"\\u12\"\n");
-        rejects("a = \"%{ if x }y\"\n");
-        rejects("a = \"%{ endif }\"\n");
-        rejects("a = \"%{ iff x }%{ endif }\"\n");
-        rejects("a = \"%{ for x on y }%{ endfor }\"\n");
-        rejects("a = \"%{ if x }%{ else }%{ else }%{ endif }\"\n");
-    }
-
-    #[test]
-    fn standalone_expressions() {
-        for (src, ok) in [
-            ("a +\n b", true),
-            ("{\n a = 1\n b = [\n 2 ]\n}", true),
-            ("\n x.y[*].z \n", true),
-            ("\"${a}\"", true),
-            ("1 2", false),
-            ("{ a = 1 b = 2 }", false),
-            ("", false),
-        ] {
-            let mut sm = SourceMap::new();
-            let f = sm.add("expr.hcl", src);
-            let g = parse_expression(&sm, f);
-            let h = crate::syntax::parser::parse_expression(&sm, f);
-            assert_eq!(h.is_ok(), ok, "hand parser on {src:?}");
-            match (g, h) {
-                (Ok(g), Ok(h)) => assert_eq!(g, h, "trees differ for {src:?}"),
-                (Err(()), Err(_)) => {}
-                (g, _) => panic!("grammar disagrees on {src:?}: {g:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn limits_match_the_hand_parser() {
-        for n in [200usize, 254, 255, 256, 257, 300] {
-            let src = format!("a = {}1{}\n", "[".repeat(n), "]".repeat(n));
-            let (g, hand) = both(&src);
-            assert_eq!(g.is_ok(), hand, "tuples nested {n}");
-            let src = format!("a = {}1{}\n", "(".repeat(n), ")".repeat(n));
-            let (g, hand) = both(&src);
-            assert_eq!(g.is_ok(), hand, "parens nested {n}");
-            let src = format!("a = {}x\n", "-".repeat(n));
-            let (g, hand) = both(&src);
-            assert_eq!(g.is_ok(), hand, "unary nested {n}");
-            let src = format!("{}{}\n", "b {\n".repeat(n), "}\n".repeat(n));
-            let (g, hand) = both(&src);
-            assert_eq!(g.is_ok(), hand, "blocks nested {n}");
-            let src = format!("a = \"{}x{}\"\n", "%{if c}".repeat(n), "%{endif}".repeat(n));
-            let (g, hand) = both(&src);
-            assert_eq!(g.is_ok(), hand, "directives nested {n}");
-        }
-        for n in [1000usize, 1023, 1024, 1025, 1100] {
-            let src = format!("a = x{}\n", " + x".repeat(n));
-            let (g, hand) = both(&src);
-            assert_eq!(g.is_ok(), hand, "binary chain {n}");
-            let src = format!("a = x{}\n", ".y".repeat(n));
-            let (g, hand) = both(&src);
-            assert_eq!(g.is_ok(), hand, "traversal chain {n}");
-        }
-        // Far beyond the limits: rejected without deep recursion.
-        let deep = format!("a = {}1\n", "[".repeat(100_000));
-        rejects(&deep);
-        let long = format!("a = x{}\n", " + x".repeat(200_000));
-        rejects(&long);
-        let n = 100_000;
-        let directives = format!("a = \"{}x{}\"\n", "%{if c}".repeat(n), "%{endif}".repeat(n));
-        rejects(&directives);
-        let blocks = format!("{}{}", "b {\n".repeat(n), "}\n".repeat(n));
-        rejects(&blocks);
-    }
 }

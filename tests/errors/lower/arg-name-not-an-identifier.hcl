@@ -1,0 +1,4 @@
+function make {
+  arg "a b" {}
+  body = 1
+}

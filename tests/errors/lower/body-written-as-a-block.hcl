@@ -1,0 +1,5 @@
+resource x {
+  body {
+    apiVersion = "v1"
+  }
+}

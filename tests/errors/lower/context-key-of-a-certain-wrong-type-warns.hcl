@@ -1,0 +1,4 @@
+context {
+  key   = 1
+  value = "v"
+}

@@ -1,0 +1,4 @@
+resource x {
+  body = {}
+  body = {}
+}

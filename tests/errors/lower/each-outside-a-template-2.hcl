@@ -1,0 +1,9 @@
+resources xs {
+  for_each = [1]
+  locals {
+    k = each.key
+  }
+  template {
+    body = {}
+  }
+}

@@ -1,0 +1,4 @@
+locals {
+  fn = "f"
+  r  = invoke(fn, {})
+}

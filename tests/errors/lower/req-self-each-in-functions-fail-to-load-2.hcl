@@ -1,0 +1,4 @@
+function f {
+  arg a {}
+  body = self.name
+}

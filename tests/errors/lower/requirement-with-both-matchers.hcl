@@ -1,0 +1,8 @@
+requirement cfg {
+  select {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    matchName  = "a"
+    matchLabels = { a = "b" }
+  }
+}

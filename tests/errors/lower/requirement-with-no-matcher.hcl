@@ -1,0 +1,6 @@
+requirement cfg {
+  select {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+  }
+}

@@ -1,0 +1,3 @@
+locals {
+  n = self.name
+}

@@ -1,0 +1,3 @@
+composite status {
+  body = { n = self.name }
+}

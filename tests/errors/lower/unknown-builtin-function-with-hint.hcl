@@ -1,0 +1,3 @@
+resource x {
+  body = { v = uper("a") }
+}

@@ -1,0 +1,6 @@
+locals {
+  name = "n"
+}
+resource x {
+  body = { n = nmae }
+}

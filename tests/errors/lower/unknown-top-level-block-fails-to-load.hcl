@@ -1,0 +1,3 @@
+resourse x {
+  body = {}
+}

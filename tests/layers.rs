@@ -1,0 +1,127 @@
+//! The shape of `src/`: one layer a directory, each importing only the layers before it
+//! (README "Layout"). Reads every `crate::LAYER` path in `src/` (tests included) and fails
+//! on an import from a later layer, so the pipeline stays readable from the tree.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The layers, first to last. A layer may use any layer before it, never one after it.
+const LAYERS: &[&str] = &[
+    "text", "syntax", "value", "builtins", "bytecode", "lower", "protocol", "runtime", "handler",
+    "server", "lsp", "cli",
+];
+
+/// Upward edges still being cut (file, imported layer). Each entry must still occur, so
+/// the list can only shrink.
+const KNOWN: &[(&str, &str)] = &[
+    ("src/handler/mod.rs", "cli"),
+    ("src/handler/mod.rs", "server"),
+    ("src/lower/reads.rs", "protocol"),
+    ("src/protocol/request.rs", "handler"),
+];
+
+fn rank(layer: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| *l == layer)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The layers a file names as `crate::LAYER`, with a line number of one use each.
+fn imports(text: &str) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !out.iter().any(|(l, _)| *l == name) {
+                out.push((name, n + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn layers_import_only_earlier_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut violations = Vec::new();
+    let mut seen_known = BTreeSet::new();
+    let mut layers_seen = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).expect("under src");
+        let mut parts = rel.components();
+        let first = parts
+            .next()
+            .expect("a path")
+            .as_os_str()
+            .to_string_lossy()
+            .into_owned();
+        if parts.next().is_none() {
+            // lib.rs, main.rs: the crate's roots, above every layer.
+            continue;
+        }
+        if first == "bin" {
+            continue;
+        }
+        let Some(own) = rank(&first) else {
+            panic!("src/{first}/ is not a layer: add it to LAYERS in tests/layers.rs, in order");
+        };
+        layers_seen.insert(first.clone());
+        let text = std::fs::read_to_string(f).expect("readable source");
+        let file = format!("src/{}", rel.display());
+        for (layer, line) in imports(&text) {
+            let Some(r) = rank(&layer) else { continue };
+            if r > own {
+                if KNOWN.contains(&(file.as_str(), layer.as_str())) {
+                    seen_known.insert((file.clone(), layer));
+                } else {
+                    violations.push(format!(
+                        "{file}:{line}: `{first}` imports the later layer `{layer}`"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        layers_seen.len() >= 10,
+        "too few layers found under src/: {layers_seen:?}"
+    );
+    assert!(
+        violations.is_empty(),
+        "imports from later layers:\n{}",
+        violations.join("\n")
+    );
+    for (file, layer) in KNOWN {
+        assert!(
+            seen_known.contains(&(file.to_string(), layer.to_string())),
+            "{file} no longer imports `{layer}`: remove it from KNOWN in tests/layers.rs"
+        );
+    }
+}
+
+#[test]
+fn imports_are_read_from_code_not_comments() {
+    let text = "use crate::syntax::ast;\n// crate::cli here is prose\nlet x = crate::value::Value::Null; // crate::server\n";
+    let names: Vec<String> = imports(text).into_iter().map(|(l, _)| l).collect();
+    assert_eq!(names, ["syntax", "value"]);
+}
