@@ -11,9 +11,9 @@
 //! that both agree on every variable of the examples and test cases.
 
 use crate::lower::ir::{COLLECTION_SELF, EACH_FIELDS, RESOURCE_SELF, TEMPLATE_SELF};
-use crate::syntax::visit::{static_string, variables, visit};
 use crate::syntax::ast::{self, Block, Body, BodyItem, Expr, ExprKind, TemplatePart};
 use crate::syntax::span::{FileId, Span};
+use crate::syntax::visit::{static_string, variables, visit};
 use crate::value::Str;
 
 /// Index of a [`Symbol`] in [`Index::symbols`].

@@ -499,6 +499,21 @@ pub fn symbol_markdown(a: &Analysis, s: &Symbol) -> String {
                 out.push_str(&format!(": `{t}`"));
             }
             out.push_str(&format!("\n\n```hcl\n{}\n```", src(a, s.span)));
+            if let (Some(Ok(run)), Some(value)) = (&a.sample, s.value) {
+                let values = crate::lsp::sample::local_values(run, value);
+                if !values.is_empty() {
+                    out.push_str(&format!(
+                        "\n\nWith the sample request ({}):",
+                        crate::lsp::sample::XR_FILE
+                    ));
+                    for v in values {
+                        out.push_str(&format!(
+                            "\n```json\n{}\n```",
+                            crate::lsp::sample::show_value(v)
+                        ));
+                    }
+                }
+            }
             out
         }
         SymbolKind::Function => {
@@ -1049,4 +1064,68 @@ fn classify_expr(e: &Expr, out: &mut HashMap<u32, (u32, u32)>) {
         }
         _ => {}
     });
+}
+
+/// Code lenses from the sample request: the blocks its evaluation deferred or skipped
+/// (with why), and at the top of each file what the run produced.
+pub fn code_lenses(a: &Analysis, f: FileId) -> Vec<CodeLens> {
+    let lens = |range: Range, title: String| CodeLens {
+        range,
+        command: Some(Command {
+            title,
+            command: String::new(),
+            arguments: None,
+        }),
+        data: None,
+    };
+    let top = Range::default();
+    let run = match &a.sample {
+        None => return Vec::new(),
+        Some(Err(e)) => return vec![lens(top, format!("sample request: {e}"))],
+        Some(Ok(run)) => run,
+    };
+    let mut out = Vec::new();
+    let deferred = run
+        .trace
+        .discards
+        .iter()
+        .filter(|d| d.reason != "user-condition")
+        .count();
+    out.push(lens(
+        top,
+        match &run.fatal {
+            Some(m) => format!("sample request: {m}"),
+            None => format!(
+                "sample request ({}): {} resources, {} deferred",
+                crate::lsp::sample::XR_FILE,
+                run.resources,
+                deferred
+            ),
+        },
+    ));
+    for d in &run.trace.discards {
+        if d.span.file != f {
+            continue;
+        }
+        let (_, mut range) = a.range(d.span);
+        range.end = range.start;
+        let why = match d.reason {
+            "user-condition" => "skipped: its condition is false".to_string(),
+            "incomplete" => match d.context.first() {
+                Some(c) => format!("deferred: incomplete ({})", first_line(c)),
+                None => "deferred: incomplete".to_string(),
+            },
+            other => format!("deferred: {other}"),
+        };
+        out.push(lens(range, format!("{} {}: {why}", d.kind, d.name)));
+    }
+    out
+}
+
+fn first_line(s: &str) -> &str {
+    let l = s.lines().next().unwrap_or("");
+    match l.char_indices().nth(120) {
+        Some((i, _)) => &l[..i],
+        None => l,
+    }
 }

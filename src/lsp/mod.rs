@@ -9,6 +9,7 @@
 
 pub mod features;
 pub mod position;
+pub mod sample;
 pub mod server;
 pub mod transport;
 pub mod workspace;

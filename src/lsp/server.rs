@@ -73,6 +73,9 @@ pub fn capabilities() -> ServerCapabilities {
         })),
         document_symbol_provider: Some(OneOf::Left(true)),
         document_formatting_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
         semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
             SemanticTokensOptions {
                 legend: SemanticTokensLegend {
@@ -306,6 +309,13 @@ impl Server {
                     return json(None::<()>);
                 };
                 json(features::formatting(&doc.text, &doc.lines))
+            }
+            request::CodeLensRequest::METHOD => {
+                let p: CodeLensParams = params(&req)?;
+                let Some((a, f)) = self.document(&p.text_document.uri) else {
+                    return json(None::<()>);
+                };
+                json(features::code_lenses(&a, f))
             }
             request::SemanticTokensFullRequest::METHOD => {
                 let p: SemanticTokensParams = params(&req)?;

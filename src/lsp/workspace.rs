@@ -9,6 +9,7 @@
 use crate::lower::index::Index;
 use crate::lower::ir::Program;
 use crate::lsp::position::LineIndex;
+use crate::protocol::protojson::Json;
 use crate::syntax::ast;
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, SourceMap};
@@ -53,11 +54,18 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
     /// The compiled program, when it loads.
     pub program: Option<Program>,
+    /// The run against the sample request beside the program, if there is one (or why
+    /// it could not run).
+    pub sample: Option<Result<crate::lsp::sample::SampleRun, String>>,
 }
 
 impl Analysis {
-    /// Analyze a program given as (uri, name, text) files.
-    pub fn new(files: Vec<(String, String, Arc<str>)>) -> Analysis {
+    /// Analyze a program given as (uri, name, text) files, and run it against the sample
+    /// (XR, observed) documents when given and the program loads.
+    pub fn new(
+        files: Vec<(String, String, Arc<str>)>,
+        sample: Option<&Result<(Json, Vec<Json>), String>>,
+    ) -> Analysis {
         let mut sm = SourceMap::new();
         let mut pfiles = Vec::with_capacity(files.len());
         for (uri, name, text) in &files {
@@ -90,6 +98,11 @@ impl Analysis {
                 Err(e) => (e.diags, None),
             }
         };
+        let sample = match (sample, &program) {
+            (Some(Ok((xr, observed))), Some(p)) => Some(crate::lsp::sample::run(p, xr, observed)),
+            (Some(Err(e)), _) => Some(Err(e.clone())),
+            _ => None,
+        };
         Analysis {
             files: pfiles,
             sources: Arc::new(sm),
@@ -97,6 +110,7 @@ impl Analysis {
             index,
             diagnostics,
             program,
+            sample,
         }
     }
 
@@ -154,6 +168,8 @@ pub struct Workspace {
     /// The contents of directories' `*.hcl` files as last read from disk.
     disk: HashMap<PathBuf, BTreeMap<String, Arc<str>>>,
     analyses: HashMap<ProgramKey, Arc<Analysis>>,
+    /// The sample request files of each directory.
+    samples: HashMap<PathBuf, crate::lsp::sample::SampleFiles>,
 }
 
 impl Workspace {
@@ -230,11 +246,22 @@ impl Workspace {
 
     /// The analysis of a program (computed now if anything changed since the last one).
     pub fn analysis(&mut self, key: &ProgramKey) -> Arc<Analysis> {
+        // The sample files are not watched by editors: their change shows in their stamps.
+        let sample = match key {
+            ProgramKey::Dir(d) => {
+                let s = self.samples.entry(d.clone()).or_default();
+                if s.refresh(d) {
+                    self.analyses.remove(key);
+                }
+                s.docs.clone()
+            }
+            ProgramKey::Alone(_) => None,
+        };
         if let Some(a) = self.analyses.get(key) {
             return a.clone();
         }
         let files = self.files_of(key);
-        let a = Arc::new(Analysis::new(files));
+        let a = Arc::new(Analysis::new(files, sample.as_ref()));
         self.analyses.insert(key.clone(), a.clone());
         a
     }

@@ -142,6 +142,8 @@ async def main_flow(ls, fn_hcl, tmp):
     (d / "main.hcl").write_text(MAIN)
     (d / "locals.hcl").write_text(LOCALS)
     (d / "fmt.hcl").write_text(UNFORMATTED)
+    # The sample request beside the program (as `fn-hcl render` takes it).
+    (d / "xr.yaml").write_text("apiVersion: example.org/v1\nkind: XThing\nmetadata:\n  name: demo-xr\n")
     main_uri, locals_uri, fmt_uri = uri(d / "main.hcl"), uri(d / "locals.hcl"), uri(d / "fmt.hcl")
 
     client = Client()
@@ -165,7 +167,7 @@ async def main_flow(ls, fn_hcl, tmp):
     check("initialize: incremental sync", caps.text_document_sync.change == T.TextDocumentSyncKind.Incremental, caps.text_document_sync)
     for name in ["hover_provider", "completion_provider", "definition_provider", "references_provider",
                  "rename_provider", "document_formatting_provider", "document_symbol_provider",
-                 "semantic_tokens_provider", "signature_help_provider"]:
+                 "semantic_tokens_provider", "signature_help_provider", "code_lens_provider"]:
         check(f"initialize: {name}", getattr(caps, name) is not None, caps)
     client.initialized(T.InitializedParams())
 
@@ -253,6 +255,15 @@ async def main_flow(ls, fn_hcl, tmp):
     check("hover: user function's args and defaults", h and 'function tags(env = "dev")' in h, h)
     h = await hover(MAIN, "req.resource", 5)
     check("hover: req field", h and "req.resource" in h, h)
+
+    # --- the sample request: a local's value, deferred blocks as code lenses
+    h = await hover(LOCALS, "name   =", 0, locals_uri)
+    check("hover: a local's value with the sample request", h and "With the sample request" in h and '"demo-xr"' in h, h)
+    lenses = await client.text_document_code_lens_async(T.CodeLensParams(
+        text_document=T.TextDocumentIdentifier(uri=main_uri)))
+    titles = [l.command.title for l in (lenses or [])]
+    check("codeLens: the sample run's summary", any(t.startswith("sample request (xr.yaml)") for t in titles), titles)
+    check("codeLens: a deferred block and why", any("queues" in t and "deferred: incomplete" in t for t in titles), titles)
 
     # --- definition and references across files
     loc = await client.text_document_definition_async(T.DefinitionParams(
