@@ -58,7 +58,7 @@ fn index_and_lowerer_agree_on_every_case() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
     let (mut checked, mut unknown) = (0, 0);
     let mut paths = txtar_cases::case_files(&dir);
-    if let Some(shared) = txtar_cases::shared_dir() {
+    if let Some(shared) = txtar_cases::shared_dir("index_scopes") {
         paths.extend(txtar_cases::case_files(&shared.join("conformance/cases")));
     }
     for path in paths {

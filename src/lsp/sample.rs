@@ -42,10 +42,7 @@ impl SampleFiles {
             return false;
         }
         self.stamp = now.clone();
-        self.docs = match now[0] {
-            None => None,
-            Some(_) => Some(read(&paths[0], &paths[1], now[1].is_some())),
-        };
+        self.docs = now[0].map(|_| read(&paths[0], &paths[1], now[1].is_some()));
         true
     }
 }
