@@ -512,7 +512,6 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         .iter()
         .map(|(n, t)| sm.add(n.as_str(), t.as_str()))
         .collect();
-    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let mut parsed = Vec::with_capacity(ids.len());
     for id in &ids {
         match crate::syntax::parser::parse_file(&sm, *id) {
@@ -525,9 +524,16 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
             }
         }
     }
+    compile_parsed(sm, &parsed)
+}
+
+/// Lower files already parsed without errors: `parsed[i]` is file `i` of `sm`, which
+/// holds nothing else. The language server parses once, for its index and for this.
+pub fn compile_parsed(mut sm: SourceMap, parsed: &[ast::File]) -> Result<Program, LoadError> {
+    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
-        files: &parsed,
+        files: parsed,
         builder: ProgramBuilder::new(sm.clone()),
         scopes: Scopes::for_program(),
         default_name: default_name_expr(default_file),

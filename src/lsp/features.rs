@@ -979,9 +979,9 @@ pub fn semantic_tokens(a: &Analysis, f: FileId) -> Vec<SemanticToken> {
             let end_pos = pf.lines.position(text, line_end);
             let len = end_pos.character.saturating_sub(p.character);
             if len > 0 {
-                let delta_line = p.line - prev_line;
+                let delta_line = p.line.saturating_sub(prev_line);
                 let delta_start = if delta_line == 0 {
-                    p.character - prev_char
+                    p.character.saturating_sub(prev_char)
                 } else {
                     p.character
                 };
@@ -1127,5 +1127,152 @@ fn first_line(s: &str) -> &str {
     match l.char_indices().nth(120) {
         Some((i, _)) => &l[..i],
         None => l,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn analysis(files: &[(&str, &str)]) -> Analysis {
+        Analysis::new(
+            files
+                .iter()
+                .map(|(n, t)| (format!("file:///p/{n}"), n.to_string(), Arc::from(*t)))
+                .collect(),
+            None,
+        )
+    }
+
+    fn at(text: &str, needle: &str, plus: usize) -> u32 {
+        (text.find(needle).expect("needle") + plus) as u32
+    }
+
+    fn labels(items: &[CompletionItem]) -> Vec<String> {
+        items.iter().map(|i| i.label.clone()).collect()
+    }
+
+    /// A program that compiles (static types known).
+    const SRC: &str = "locals {\n  base = { team = \"a\" }\n}\n\nresource bucket {\n  body = {\n    a = base.team\n    b = req.composite\n    c = upper(base.team)\n  }\n  \n}\n";
+
+    #[test]
+    fn completion_knows_where_it_is() {
+        let a = analysis(&[("main.hcl", SRC)]);
+        let f = FileId(0);
+        // Inside the resource's body, on an empty line: its attributes and blocks, without
+        // `body` (already there).
+        let items = labels(&completion(&a, f, at(SRC, "  \n}", 2)));
+        assert!(items.contains(&"condition".to_string()), "{items:?}");
+        assert!(items.contains(&"ready".to_string()), "{items:?}");
+        assert!(items.contains(&"composite status".to_string()), "{items:?}");
+        assert!(!items.contains(&"body".to_string()), "{items:?}");
+        assert!(!items.contains(&"resource <name>".to_string()), "{items:?}");
+        // After `base.`: the local's object attributes from its static type.
+        let items = labels(&completion(&a, f, at(SRC, "base.team\n", 5)));
+        assert_eq!(items, ["team"]);
+        // After `req.`, even while the file does not parse: its fields.
+        let broken = SRC.replace("req.composite", "req.");
+        let b = analysis(&[("main.hcl", &broken)]);
+        let items = labels(&completion(&b, f, at(&broken, "req.\n", 4)));
+        assert_eq!(items.len(), REQ_FIELDS.len());
+        // In an expression: names in scope and functions.
+        let items = labels(&completion(&a, f, at(SRC, "upper(", 6)));
+        for want in ["base", "self", "req", "upper", "invoke"] {
+            assert!(items.contains(&want.to_string()), "{want}: {items:?}");
+        }
+        assert!(!items.contains(&"each".to_string()));
+        // Inside a string or comment: nothing.
+        assert!(completion(&a, f, at(SRC, "\"a\"", 2)).is_empty());
+    }
+
+    #[test]
+    fn completion_in_a_broken_file_and_past_the_end() {
+        let src = "resource x {\n  body = { a = \"abc\n";
+        let a = analysis(&[("main.hcl", src)]);
+        for byte in 0..=src.len() as u32 + 10 {
+            let _ = completion(&a, FileId(0), byte);
+            let _ = hover(&a, FileId(0), byte);
+            let _ = signature_help(&a, FileId(0), byte);
+        }
+    }
+
+    #[test]
+    fn hover_and_signature_help_of_builtins() {
+        let a = analysis(&[("main.hcl", SRC)]);
+        let f = FileId(0);
+        let h = hover(&a, f, at(SRC, "upper", 1)).expect("hover");
+        let HoverContents::Markup(m) = h.contents else {
+            panic!("markup")
+        };
+        assert!(m.value.contains("upper(str string)"), "{}", m.value);
+        assert!(m.value.contains("Uppercase"), "{}", m.value);
+        let sh = signature_help(&a, f, at(SRC, "upper(", 6)).expect("signature");
+        assert_eq!(sh.active_parameter, Some(0));
+        let two = "locals {\n  x = join(\",\", [1], \n";
+        let b = analysis(&[("main.hcl", two)]);
+        let sh = signature_help(&b, f, at(two, "[1], ", 5)).expect("signature");
+        assert_eq!(
+            sh.active_parameter,
+            Some(1),
+            "the second argument, clamped to `lists...`"
+        );
+        let h = hover(&a, f, at(SRC, "base =", 0)).expect("local");
+        let HoverContents::Markup(m) = h.contents else {
+            panic!("markup")
+        };
+        assert!(m.value.contains("local `base`"), "{}", m.value);
+    }
+
+    #[test]
+    fn rename_checks_the_new_name() {
+        let a = analysis(&[("main.hcl", SRC)]);
+        let f = FileId(0);
+        let byte = at(SRC, "base =", 0);
+        assert!(rename(&a, f, byte, "2x").is_err());
+        assert!(rename(&a, f, byte, "req").is_err());
+        let e = rename(&a, f, byte, "common").expect("rename");
+        let edits: usize = e
+            .changes
+            .iter()
+            .flat_map(|c| c.values())
+            .map(Vec::len)
+            .sum();
+        assert_eq!(edits, 3, "the definition and its two uses");
+        assert!(
+            prepare_rename(&a, f, at(SRC, "bucket", 0)).is_none(),
+            "resources are not renamed"
+        );
+    }
+
+    #[test]
+    fn semantic_tokens_split_multiline_tokens() {
+        let src = "locals {\n  h = <<EOT\nline one\nline two\nEOT\n}\n";
+        let a = analysis(&[("main.hcl", src)]);
+        let toks = semantic_tokens(&a, FileId(0));
+        // `locals` is a keyword at 0:0; no token spans a line break.
+        assert_eq!(
+            (toks[0].delta_line, toks[0].delta_start, toks[0].length),
+            (0, 0, 6)
+        );
+        assert_eq!(toks[0].token_type, T_KEYWORD);
+        let mut line = 0;
+        let mut lines_with_strings = Vec::new();
+        for t in &toks {
+            line += t.delta_line;
+            if t.token_type == T_STRING {
+                lines_with_strings.push(line);
+            }
+        }
+        lines_with_strings.dedup();
+        assert_eq!(lines_with_strings, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn symbols_outline_blocks_and_locals() {
+        let a = analysis(&[("main.hcl", SRC)]);
+        let syms = document_symbols(&a, FileId(0));
+        let names: Vec<&str> = syms.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["base", "resource bucket"]);
     }
 }

@@ -123,7 +123,18 @@ impl Server {
                 },
             };
             match item {
-                None => self.publish_due()?,
+                None => {
+                    let published = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.publish_due()
+                    }));
+                    match published {
+                        Ok(r) => r?,
+                        Err(_) => {
+                            self.due.clear();
+                            self.log(MessageType::ERROR, "diagnostics failed inside the server")?;
+                        }
+                    }
+                }
                 Some(Incoming::Malformed { id, error }) => match id {
                     Some(id) => self.respond(Response::new_err(
                         id,
@@ -141,7 +152,17 @@ impl Server {
                             Exit::Abrupt
                         });
                     }
-                    self.notification(n)?;
+                    let method = n.method.clone();
+                    let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.notification(n)
+                    }));
+                    match handled {
+                        Ok(r) => r?,
+                        Err(_) => self.log(
+                            MessageType::ERROR,
+                            &format!("{method} failed inside the server"),
+                        )?,
+                    }
                 }
                 Some(Incoming::Message(Message::Response(_))) => {}
             }

@@ -84,16 +84,12 @@ impl Analysis {
         }
         let refs: Vec<&ast::File> = trees.iter().collect();
         let index = Index::build(&refs);
-        let named: Vec<(String, String)> = files
-            .iter()
-            .map(|(_, n, t)| (n.clone(), t.to_string()))
-            .collect();
         // With syntax errors, every file's (analyze stops at the first broken file);
         // otherwise exactly what `fn-hcl analyze` reports.
         let (diagnostics, program) = if !syntax.is_empty() {
             (syntax, None)
         } else {
-            match crate::lower::ir::compile_files(&named) {
+            match crate::lower::ir::compile_parsed(sm.clone(), &trees) {
                 Ok(p) => (crate::lower::analyze::analyze(&p), Some(p)),
                 Err(e) => (e.diags, None),
             }
