@@ -405,29 +405,7 @@ fn build(req: &v1::RunFunctionRequest, source: Source<'_>) -> ResponseBuilder {
 
 /// The process-wide program cache: every call of one program shares its compilation.
 pub fn program_cache() -> &'static ProgramCache {
-    CACHE.get_or_init(|| {
-        crate::server::metrics::register_cache_source(std::sync::Arc::new(GlobalCache));
-        ProgramCache::new(CacheLimits::default())
-    })
-}
-
-/// The metrics endpoint's view of the global program cache.
-struct GlobalCache;
-
-impl crate::server::metrics::CacheStatsSource for GlobalCache {
-    fn cache_stats(&self) -> crate::server::metrics::CacheSnapshot {
-        use std::sync::atomic::Ordering::Relaxed;
-        let c = program_cache();
-        crate::server::metrics::CacheSnapshot {
-            hits: c.stats.hits.load(Relaxed),
-            misses: c.stats.misses.load(Relaxed),
-            evictions: c.stats.evictions.load(Relaxed),
-            compiles: c.stats.compiles.load(Relaxed),
-            compile_nanos: c.stats.compile_nanos.load(Relaxed),
-            entries: c.len() as u64,
-            bytes: c.bytes() as u64,
-        }
-    }
+    CACHE.get_or_init(|| ProgramCache::new(CacheLimits::default()))
 }
 
 static CACHE: OnceLock<ProgramCache> = OnceLock::new();
@@ -435,11 +413,7 @@ static CACHE: OnceLock<ProgramCache> = OnceLock::new();
 /// Size the program cache; effective only before the first call (the server calls it at
 /// start-up). Returns false if the cache already existed.
 pub fn init_program_cache(limits: CacheLimits) -> bool {
-    let fresh = CACHE.set(ProgramCache::new(limits)).is_ok();
-    if fresh {
-        crate::server::metrics::register_cache_source(std::sync::Arc::new(GlobalCache));
-    }
-    fresh
+    CACHE.set(ProgramCache::new(limits)).is_ok()
 }
 
 /// Budgets of one evaluation.

@@ -125,7 +125,16 @@ pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
 }
 
 impl FunctionService {
+    /// One call, counted as go-grpc-middleware counts a unary call (see
+    /// [`Metrics::grpc_call`]): a call dropped before it ends counts as `Canceled`.
     async fn run(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
+        let counted = self.shared.metrics.grpc_call(call.version());
+        let r = self.evaluate_call(call, deadline).await;
+        counted.finish(r.as_ref().map_or_else(Status::code, |_| tonic::Code::Ok));
+        r
+    }
+
+    async fn evaluate_call(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
         let shared = Arc::clone(&self.shared);
         shared.metrics.request(call.version());
         let deadline_status =
@@ -454,5 +463,11 @@ mod tests {
         };
         assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
         assert_eq!(svc.shared.metrics.errors(ErrorKind::Deadline), 1);
+        let m = &svc.shared.metrics;
+        assert_eq!(
+            m.grpc_handled(ApiVersion::V1, tonic::Code::DeadlineExceeded),
+            1
+        );
+        assert_eq!(m.grpc_handled(ApiVersion::V1, tonic::Code::Ok), 0);
     }
 }
