@@ -58,6 +58,7 @@ fn subs(s: &[Sub], out: &mut Vec<Diagnostic>) {
             Sub::Composite(c) => composite(c, out),
             Sub::Ready(r) => locals(&r.locals, out),
             Sub::Context(c) => locals(&c.locals, out),
+            Sub::Assert(_) => {}
             Sub::Fatal(d) => out.extend(d.iter().cloned()),
         }
     }
@@ -81,6 +82,7 @@ fn group(g: &Group, out: &mut Vec<Diagnostic>) {
             Item::Composite(c) => composite(c, out),
             Item::Context(c) => locals(&c.locals, out),
             Item::Requirement(r) => locals(&r.locals, out),
+            Item::Assert(_) => {}
             Item::Fatal(d) => out.extend(d.iter().cloned()),
         }
     }
@@ -164,7 +166,17 @@ fn composition_programs(text: &str) -> Result<Vec<(String, String)>, String> {
 /// Run `analyze` over files; returns the report (each diagnostic in the rich form, then
 /// a summary line) and whether it has errors.
 pub fn run(files: &[(String, String)]) -> (String, bool) {
-    let (diags, sm) = diagnostics(files);
+    run_with(files, false)
+}
+
+/// [`run`]; `portable` adds a warning at every construct the Go implementation would
+/// reject (fn-hcl's extensions: `assert` blocks).
+pub fn run_with(files: &[(String, String)], portable: bool) -> (String, bool) {
+    let (mut diags, sm) = diagnostics(files);
+    if portable && let Ok(p) = crate::lower::ir::compile_files(files) {
+        diags.extend(p.portability.iter().cloned());
+        diags.sort_by_key(|d| d.subject.map(|s| (s.file.0, s.start.byte)));
+    }
     let errors = diags.iter().any(|d| d.severity == Severity::Error);
     (render(&diags, &sm), errors)
 }

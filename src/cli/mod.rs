@@ -67,6 +67,10 @@ pub enum Command {
     Analyze {
         /// Files or directories (default: the current directory).
         paths: Vec<String>,
+        /// Also warn at every construct the Go implementation (function-hcl v0.2.0)
+        /// rejects: fn-hcl's extensions (`assert` blocks).
+        #[arg(long)]
+        portable: bool,
     },
     /// Format HCL files in place as `fn-hcl-tools fmt` does (hclwrite's canonical
     /// layout, object literals with `=`); `-` filters standard input to standard output.
@@ -96,10 +100,10 @@ pub fn main() -> ExitCode {
                 }
             };
         }
-        Command::Analyze { paths } => {
+        Command::Analyze { paths, portable } => {
             return match crate::cli::analyze::load_inputs(&paths) {
                 Ok(files) => {
-                    let (report, errors) = crate::cli::analyze::run(&files);
+                    let (report, errors) = crate::cli::analyze::run_with(&files, portable);
                     print!("{report}");
                     if errors {
                         ExitCode::FAILURE

@@ -45,6 +45,9 @@ pub struct Program {
     pub functions: Vec<UserFunction>,
     /// Which observed bodies the program can read (the request path decodes only those).
     pub reads: crate::lower::reads::Reads,
+    /// fn-hcl's extensions the program uses, which the Go implementation rejects (one
+    /// warning each): reported by `analyze --portable`.
+    pub portability: Vec<Diagnostic>,
 }
 
 /// A `function` block: args (slots 0..n, in order) with whether each has a default, its
@@ -116,6 +119,7 @@ pub enum Item {
     Composite(Composite),
     Context(ContextBlock),
     Requirement(Requirement),
+    Assert(Assert),
     /// A block that is an error when evaluation reaches it (schema errors and the like).
     Fatal(Vec<Diagnostic>),
 }
@@ -146,6 +150,8 @@ pub enum Sub {
     Composite(Composite),
     Ready(Ready),
     Context(ContextBlock),
+    /// Evaluated before the body (or the `for_each`) of the block that holds it.
+    Assert(Assert),
     Fatal(Vec<Diagnostic>),
 }
 
@@ -191,6 +197,18 @@ pub struct ContextBlock {
     pub locals: Locals,
     pub key: CExpr,
     pub value: CExpr,
+}
+
+/// `assert { assertion = ...  message = ...  warning = ... }` (fn-hcl's extension, from
+/// Terramate): a false assertion is a Fatal result carrying the message, or a warning
+/// when `warning` is true.
+#[derive(Debug)]
+pub struct Assert {
+    /// hcl's `DefRange` of the block (the `assert` keyword): where the result points.
+    pub def_range: Span,
+    pub assertion: CExpr,
+    pub message: CExpr,
+    pub warning: Option<CExpr>,
 }
 
 /// `ready { value = ... }`.
@@ -378,6 +396,8 @@ pub struct Lowerer<'a> {
     user_functions: Vec<UserFunction>,
     /// Each lowered user function's body type (what `invoke` of it returns).
     fn_types: HashMap<String, SType>,
+    /// See [`Program::portability`].
+    portability: Vec<Diagnostic>,
 }
 
 /// The type environment while lowering: slots' types and user functions' result types.
@@ -494,6 +514,7 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         fn_args: HashMap::new(),
         user_functions: Vec::new(),
         fn_types: HashMap::new(),
+        portability: Vec::new(),
     };
     lowerer
         .lower(sm.clone())
@@ -559,6 +580,7 @@ impl<'a> Lowerer<'a> {
             types: self.types,
             functions: self.user_functions,
             reads: crate::lower::reads::Reads::default(),
+            portability: self.portability,
         };
         program.reads = crate::lower::reads::Reads::of(&program);
         Ok(program)
@@ -939,6 +961,10 @@ impl<'a> Lowerer<'a> {
                     Err(d) => Item::Fatal(d),
                 },
                 "requirement" => self.lower_requirement(b),
+                "assert" => match self.lower_assert(b) {
+                    Ok(a) => Item::Assert(a),
+                    Err(d) => Item::Fatal(d),
+                },
                 other => Item::Fatal(vec![Diagnostic::error_at(
                     format!("unsupported block type {other}"),
                     "",
@@ -1009,6 +1035,7 @@ impl<'a> Lowerer<'a> {
                 "composite" => self.lower_composite(sb).map(Sub::Composite),
                 "ready" => self.lower_ready(sb).map(Sub::Ready),
                 "context" => self.lower_context(sb).map(Sub::Context),
+                "assert" => self.lower_assert(sb).map(Sub::Assert),
                 _ => continue,
             };
             subs.push(sub.unwrap_or_else(Sub::Fatal));
@@ -1121,6 +1148,7 @@ impl<'a> Lowerer<'a> {
             let sub = match &*sb.kind.name {
                 "composite" => self.lower_composite(sb).map(Sub::Composite),
                 "context" => self.lower_context(sb).map(Sub::Context),
+                "assert" => self.lower_assert(sb).map(Sub::Assert),
                 _ => continue,
             };
             subs.push(sub.unwrap_or_else(Sub::Fatal));
@@ -1213,6 +1241,61 @@ impl<'a> Lowerer<'a> {
         );
         self.scopes.pop(saved);
         Ok(Ready { locals, value })
+    }
+
+    /// An `assert` block, in the scope that holds it. `analyze` reports an assertion that
+    /// is never a bool and a message that is never a string as errors (the block fails
+    /// whenever it runs), and `analyze --portable` the block itself.
+    fn lower_assert(&mut self, b: &'a Block) -> Result<Assert, Vec<Diagnostic>> {
+        let def_range = schema::def_range(b);
+        self.portability.push(Diagnostic::warning(
+            "Not portable: assert block",
+            "`assert` is an fn-hcl extension; the Go implementation (function-hcl v0.2.0) \
+             rejects it: Blocks of type \"assert\" are not expected here.",
+            def_range,
+        ));
+        let (c, d) = schema::content(&b.body, &schema::ASSERT, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let (Some(a), Some(m)) = (c.attr("assertion"), c.attr("message")) else {
+            return Err(d);
+        };
+        let assertion = self.compile(&a.expr);
+        let message = self.compile(&m.expr);
+        let warning = c.attr("warning").map(|w| self.compile(&w.expr));
+        let never = |t: &SType, ok: &[SType]| t.is_known() && !ok.contains(t);
+        for (e, what, want, ok) in [
+            (Some(&assertion), "assertion", "a bool", &[SType::Bool][..]),
+            (
+                Some(&message),
+                "assert message",
+                "a string",
+                &[SType::String, SType::Number, SType::Bool][..],
+            ),
+            (
+                warning.as_ref(),
+                "assert warning",
+                "a bool",
+                &[SType::Bool][..],
+            ),
+        ] {
+            let Some(e) = e else { continue };
+            let t = self.types.get(&e.chunk).cloned().unwrap_or(SType::Dynamic);
+            if never(&t, ok) {
+                self.analysis.push(Diagnostic::error(
+                    format!("Invalid {what}"),
+                    format!("The {what} must be {want}, but this expression is always {t}."),
+                    e.range,
+                ));
+            }
+        }
+        Ok(Assert {
+            def_range,
+            assertion,
+            message,
+            warning,
+        })
     }
 
     fn lower_requirement(&mut self, b: &'a Block) -> Item {
@@ -1736,8 +1819,18 @@ impl Dumper<'_> {
                         Matcher::Labels(m) => self.attr(i + 1, "matchLabels", m),
                     }
                 }
+                Item::Assert(a) => self.assert(i, a),
                 Item::Fatal(ds) => self.fatal(i, ds),
             }
+        }
+    }
+
+    fn assert(&mut self, indent: usize, a: &Assert) {
+        self.line(indent, "assert");
+        self.attr(indent + 1, "assertion", &a.assertion);
+        self.attr(indent + 1, "message", &a.message);
+        if let Some(w) = &a.warning {
+            self.attr(indent + 1, "warning", w);
         }
     }
 
@@ -1760,6 +1853,7 @@ impl Dumper<'_> {
                     self.attr(indent + 1, "value", &r.value);
                 }
                 Sub::Context(c) => self.context(indent, c),
+                Sub::Assert(a) => self.assert(indent, a),
                 Sub::Fatal(ds) => self.fatal(indent, ds),
             }
         }

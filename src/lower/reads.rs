@@ -169,7 +169,11 @@ impl Reads {
                         self.own_body.insert(c.template.body.chunk);
                     }
                 }
-                Item::Composite(_) | Item::Context(_) | Item::Requirement(_) | Item::Fatal(_) => {}
+                Item::Composite(_)
+                | Item::Context(_)
+                | Item::Requirement(_)
+                | Item::Assert(_)
+                | Item::Fatal(_) => {}
             }
         }
     }
@@ -194,6 +198,11 @@ fn subs_chunks(subs: &[Sub], out: &mut Vec<ChunkId>) {
                 locals_chunks(&c.locals, out);
                 out.push(c.key.chunk);
                 out.push(c.value.chunk);
+            }
+            Sub::Assert(a) => {
+                out.push(a.assertion.chunk);
+                out.push(a.message.chunk);
+                out.extend(a.warning.as_ref().map(|w| w.chunk));
             }
             Sub::Fatal(_) => {}
         }

@@ -9,8 +9,8 @@
 use crate::bytecode::compile::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{
-    CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals, Matcher,
-    Program, Ready, Requirement, Resource, ResourceContent, Sub,
+    Assert, CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals,
+    Matcher, Program, Ready, Requirement, Resource, ResourceContent, Sub,
 };
 use crate::protocol::doc::Json;
 use crate::protocol::response::Ready as Readiness;
@@ -134,6 +134,7 @@ enum DiscardType {
     Ready,
     Context,
     Requirement,
+    Assert,
 }
 
 impl DiscardType {
@@ -147,6 +148,7 @@ impl DiscardType {
             DiscardType::Ready => "resource-ready",
             DiscardType::Context => "context",
             DiscardType::Requirement => "requirement",
+            DiscardType::Assert => "assert",
         }
     }
 }
@@ -423,6 +425,7 @@ impl<'p> Evaluator<'p> {
                 Item::Composite(c) => self.composite(c),
                 Item::Context(c) => self.context(c),
                 Item::Requirement(r) => self.requirement(r),
+                Item::Assert(a) => self.assert(a),
                 Item::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -499,6 +502,9 @@ impl<'p> Evaluator<'p> {
             Ok(false) => return Vec::new(),
             Ok(true) => diags.extend(cd),
         }
+        if self.asserts(&c.subs, &mut diags) {
+            return diags;
+        }
         let mut ds = Vec::new();
         let out = self.eval(&c.body, &mut ds);
         if has_errors(&ds) || out.contains_unknown() {
@@ -560,6 +566,7 @@ impl<'p> Evaluator<'p> {
                 Sub::Composite(x) => self.composite(x),
                 Sub::Ready(x) => self.ready_block(name, x),
                 Sub::Context(x) => self.context(x),
+                Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -619,6 +626,9 @@ impl<'p> Evaluator<'p> {
             }
             Ok(false) => return diags,
             Ok(true) => {}
+        }
+        if self.asserts(&c.subs, &mut diags) {
+            return diags;
         }
         let mut ds = Vec::new();
         let for_each = self.eval(&c.for_each, &mut ds);
@@ -692,7 +702,7 @@ impl<'p> Evaluator<'p> {
             let cur = match s {
                 Sub::Composite(x) => self.composite(x),
                 Sub::Context(x) => self.context(x),
-                Sub::Ready(_) => Vec::new(),
+                Sub::Ready(_) | Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -853,6 +863,101 @@ impl<'p> Evaluator<'p> {
             )),
         }
         diags
+    }
+
+    /// The `assert` blocks among a block's subs, before its body: true to stop (an error).
+    fn asserts(&mut self, subs: &[Sub], diags: &mut Diags) -> bool {
+        for s in subs {
+            if let Sub::Assert(a) = s {
+                let cur = self.assert(a);
+                let stop = has_errors(&cur) || self.budget_error.is_some();
+                diags.extend(cur);
+                if stop {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// An `assert` block: nothing when its assertion holds; an error carrying the message
+    /// when it does not (a warning when `warning` is true); deferred, like any block, when
+    /// the assertion, message or warning cannot be evaluated yet.
+    fn assert(&mut self, a: &Assert) -> Diags {
+        let mut diags = Vec::new();
+        let mut ds = Vec::new();
+        let v = self.eval(&a.assertion, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            return self.defer_assert(a.assertion.range, ds);
+        }
+        diags.extend(ds);
+        let holds = match v {
+            Value::Bool(b) => b,
+            other => {
+                diags.push(not_a(&other, "assertion", "a bool", a.assertion.range));
+                return diags;
+            }
+        };
+        if holds {
+            return diags;
+        }
+        let mut ds = Vec::new();
+        let message = self.eval(&a.message, &mut ds);
+        let warning = match &a.warning {
+            Some(w) => self.eval(w, &mut ds),
+            None => Value::Bool(false),
+        };
+        if has_errors(&ds) || message.contains_unknown() || warning.contains_unknown() {
+            let range = if message.contains_unknown() || a.warning.is_none() {
+                a.message.range
+            } else {
+                a.warning.as_ref().map_or(a.message.range, |w| w.range)
+            };
+            return self.defer_assert(range, ds);
+        }
+        diags.extend(ds);
+        let message = match crate::value::convert::convert(&message, &Type::String) {
+            Ok(Value::String(s)) => s,
+            _ => {
+                diags.push(not_a(
+                    &message,
+                    "assert message",
+                    "a string",
+                    a.message.range,
+                ));
+                return diags;
+            }
+        };
+        let warning = match warning {
+            Value::Bool(b) => b,
+            other => {
+                let range = a.warning.as_ref().map_or(a.message.range, |w| w.range);
+                diags.push(not_a(&other, "assert warning", "a bool", range));
+                return diags;
+            }
+        };
+        // The message in the summary: a warning is listed by its summary alone.
+        let summary = format!("assertion failed: {message}");
+        let d = if warning {
+            Diagnostic::warning(summary, "", a.def_range)
+        } else {
+            Diagnostic::error(summary, "", a.def_range)
+        };
+        diags.push(d);
+        diags
+    }
+
+    /// An assert that depends on something unknown: a discard, its diagnostics warnings.
+    fn defer_assert(&mut self, range: Span, ds: Diags) -> Diags {
+        let context = self.messages(&ds);
+        self.discards.push(Discard {
+            kind: DiscardType::Assert,
+            reason: DiscardReason::Incomplete,
+            name: String::new(),
+            range: self.range(range),
+            context,
+        });
+        downgrade(ds)
     }
 
     fn ready_block(&mut self, name: &Str, r: &Ready) -> Diags {
@@ -1184,6 +1289,20 @@ impl<'p> Evaluator<'p> {
         }
         Ok(out)
     }
+}
+
+/// An assert attribute whose value has the wrong type (or is null).
+fn not_a(v: &Value, what: &str, want: &str, range: Span) -> Diagnostic {
+    let got = if v.is_null() {
+        "null".to_string()
+    } else {
+        v.type_of().friendly_name()
+    };
+    err_at(
+        format!("Invalid {what}"),
+        format!("The {what} must be {want}, got {got}."),
+        range,
+    )
 }
 
 /// The source text of a range, or Go's placeholder.
