@@ -711,21 +711,9 @@ impl<'a> Lowerer<'a> {
                     }
                     found.extend(self.check_invoke_args(x));
                 } else if n != "try" && n != "can" && crate::builtins::lookup(n).is_none() {
-                    let names: Vec<&str> = crate::builtins::all()
-                        .iter()
-                        .map(|f| f.name)
-                        .chain(["try", "can", "invoke"])
-                        .collect();
-                    let why = crate::builtins::unavailable_reason(n)
-                        .map(|r| format!(" {r}."))
-                        .or_else(|| {
-                            crate::text::suggest::suggest(n, names.iter().copied())
-                                .map(|s| format!(" Did you mean {s:?}?"))
-                        })
-                        .unwrap_or_default();
                     found.push(Diagnostic::error(
                         "Call to unknown function",
-                        format!("There is no function named {n:?}.{why}"),
+                        crate::builtins::unknown_function_detail(n),
                         name.span,
                     ));
                 }

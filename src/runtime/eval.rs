@@ -17,6 +17,7 @@ use crate::protocol::response::Ready as Readiness;
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
+use crate::text::quote::go_quote;
 use crate::value::gofmt::go_struct_text;
 use crate::value::{Fields, Str, Type, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -367,8 +368,15 @@ impl<'p> Evaluator<'p> {
             return Ok(false);
         }
         diags.extend(ds);
-        match v {
-            Value::Bool(b) => {
+        // cty's `True()` on a null bool is false (`null == true` is false): the block is
+        // skipped as a user condition. A bare `null` has the dynamic type and is refused.
+        let truth = match v {
+            Value::Bool(b) => Some(b),
+            Value::Null(Type::Bool) => Some(false),
+            _ => None,
+        };
+        match truth {
+            Some(b) => {
                 if !b {
                     self.discards.push(Discard {
                         kind,
@@ -380,10 +388,10 @@ impl<'p> Evaluator<'p> {
                 }
                 Ok(b)
             }
-            other => {
+            None => {
                 diags.push(err_no_range(format!(
                     "got type {}, expected {}",
-                    go_struct_text(&other.type_of()),
+                    go_struct_text(&v.type_of()),
                     go_struct_text(&Type::Bool)
                 )));
                 Err(())
@@ -482,7 +490,10 @@ impl<'p> Evaluator<'p> {
         annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
-            return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
+            return vec![err_no_range(format!(
+                "duplicate resource {}",
+                go_quote(name)
+            ))];
         }
         self.frame.push(self_obj);
         let mut diags = match self.locals(&c.locals) {
@@ -769,7 +780,8 @@ impl<'p> Evaluator<'p> {
                 for (k, v) in obj {
                     let Json::String(s) = v else {
                         diags.push(err_no_range(format!(
-                            "connection key {k:?} was not a string, got {}",
+                            "connection key {} was not a string, got {}",
+                            go_quote(&k),
                             Json::go_type(&v)
                         )));
                         continue;
@@ -779,7 +791,10 @@ impl<'p> Evaluator<'p> {
                             values.insert(k, b);
                         }
                         None => {
-                            let msg = format!("connection secret key {k:?} not in base64 format");
+                            let msg = format!(
+                                "connection secret key {} not in base64 format",
+                                go_quote(&k)
+                            );
                             self.discards.push(Discard {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
@@ -1541,7 +1556,7 @@ fn to_go_object(v: &Value) -> Result<Option<BTreeMap<String, Json>>, String> {
         Json::Object(m) => Ok(Some(m)),
         Json::Null => Ok(None),
         other => Err(format!(
-            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type evaluator.Object",
+            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             match other {
                 Json::Array(_) => "array",
                 Json::String(_) => "string",
@@ -1552,10 +1567,10 @@ fn to_go_object(v: &Value) -> Result<Option<BTreeMap<String, Json>>, String> {
     }
 }
 
-/// Go's `base64.StdEncoding.DecodeString` (padding required).
+/// Go's `base64.StdEncoding.DecodeString`: padding required, `\r`/`\n` anywhere skipped
+/// (line-wrapped secrets are valid), non-zero trailing bits tolerated.
 fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(s).ok()
+    crate::text::base64::go_base64_decode(s.as_bytes()).ok()
 }
 
 /// The labels of a `matchLabels` value.
@@ -1571,8 +1586,8 @@ fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
             }
             _ => {
                 return Err(format!(
-                    "match label {:?} in requirement selector was not an string",
-                    &**k
+                    "match label {} in requirement selector was not an string",
+                    go_quote(k)
                 ));
             }
         }

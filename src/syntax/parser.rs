@@ -1931,9 +1931,12 @@ impl<'a> Parser<'a> {
                         1 + text[i + 1..].chars().next().map_or(0, char::len_utf8)
                     }
                 }
+                // hcl's scanner makes every `$`/`%` its own token unless it starts
+                // `$${`/`%%{`, so `$$` before anything but `{` is two literal
+                // characters and `$$${` is `$` then the escape `$${`.
                 b'$' | b'%' => {
-                    if b.get(i + 1) == Some(&c) {
-                        if b.get(i + 2) == Some(&b'{') { 3 } else { 2 }
+                    if b.get(i + 1) == Some(&c) && b.get(i + 2) == Some(&b'{') {
+                        3
                     } else {
                         1
                     }
@@ -2608,23 +2611,23 @@ fn flush_heredoc(parts: &mut [TT], _src: &str) {
 
 /// The number of extended grapheme clusters in `s` (bytes, for ASCII without `\r`).
 fn grapheme_count(s: &str) -> usize {
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
     if s.is_ascii() && !s.contains('\r') {
         return s.len();
     }
-    s.graphemes(true).count()
+    graphemes(s).count()
 }
 
 /// The byte length of the first `n` grapheme clusters of `s` (all of `s` if fewer).
 fn grapheme_prefix_len(s: &str, n: usize) -> usize {
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
     let b = s.as_bytes();
     let k = n.min(b.len());
     // Byte k must also not continue a cluster (a multi-byte char or `\r\n` across it).
     if b[..k].iter().all(|&c| c.is_ascii() && c != b'\r') && b.get(k).is_none_or(u8::is_ascii) {
         return k;
     }
-    s.graphemes(true).take(n).map(str::len).sum()
+    graphemes(s).take(n).map(str::len).sum()
 }
 
 /// hcl's `meldConsecutiveStringLiterals`.
@@ -2696,7 +2699,7 @@ fn valid_number(s: &str) -> bool {
 
 /// Advances a position over `text`, counting lines as hcl's string-literal decoder does.
 fn advance(mut pos: crate::syntax::span::Pos, text: &str) -> crate::syntax::span::Pos {
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
     if text.is_ascii() {
         // ASCII: one grapheme per byte, except `\r\n`.
         let b = text.as_bytes();
@@ -2717,7 +2720,7 @@ fn advance(mut pos: crate::syntax::span::Pos, text: &str) -> crate::syntax::span
         pos.byte += b.len() as u32;
         return pos;
     }
-    for g in text.graphemes(true) {
+    for g in graphemes(text) {
         pos.byte += g.len() as u32;
         if g.starts_with(['\r', '\n']) {
             pos.line += 1;
@@ -2939,7 +2942,7 @@ fn take_children(e: &mut Expr, out: &mut Vec<Expr>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
 
     const SAMPLES: [&str; 7] = [
         "",
@@ -2955,7 +2958,7 @@ mod tests {
     fn advance_fast_path_counts_like_graphemes() {
         for s in SAMPLES {
             let mut want = crate::syntax::span::Pos::START;
-            for g in s.graphemes(true) {
+            for g in graphemes(s) {
                 want.byte += g.len() as u32;
                 if g.starts_with(['\r', '\n']) {
                     want.line += 1;
@@ -2971,9 +2974,9 @@ mod tests {
     #[test]
     fn grapheme_helpers_match_segmentation() {
         for s in SAMPLES {
-            assert_eq!(grapheme_count(s), s.graphemes(true).count(), "{s:?}");
+            assert_eq!(grapheme_count(s), graphemes(s).count(), "{s:?}");
             for n in 0..=s.len() + 1 {
-                let want: usize = s.graphemes(true).take(n).map(str::len).sum();
+                let want: usize = graphemes(s).take(n).map(str::len).sum();
                 assert_eq!(grapheme_prefix_len(s, n), want, "{s:?} {n}");
             }
         }
