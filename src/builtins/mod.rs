@@ -17,6 +17,7 @@ pub mod control;
 pub mod conversion;
 pub mod crypto;
 pub mod datetime;
+pub mod docs;
 pub mod encoding;
 pub mod format;
 pub mod network;

@@ -62,6 +62,8 @@ pub enum Command {
     },
     /// Serve the Crossplane function over gRPC.
     Serve(crate::server::ServeArgs),
+    /// Run the language server for editors (LSP over stdio), as `function-hcl-ls serve`.
+    Lsp(crate::lsp::ServeArgs),
     /// Report every problem of a program without a request: `.hcl` files, directories
     /// (their `*.hcl` files) or txtar files; `-` reads txtar from standard input.
     Analyze {
@@ -100,6 +102,7 @@ pub fn main() -> ExitCode {
                 }
             };
         }
+        Command::Lsp(args) => return crate::lsp::serve(&args),
         Command::Analyze { paths, portable } => {
             return match crate::cli::analyze::load_inputs(&paths) {
                 Ok(files) => {
@@ -185,7 +188,11 @@ pub fn run(cmd: Command) -> Result<String, String> {
         Command::Bench(args) => crate::cli::bench::run(&args),
         Command::Loadgen(args) => crate::cli::loadgen::run(&args),
         Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
-        Command::Serve(_) | Command::Analyze { .. } | Command::Fmt(_) | Command::Package(_) => {
+        Command::Serve(_)
+        | Command::Lsp(_)
+        | Command::Analyze { .. }
+        | Command::Fmt(_)
+        | Command::Package(_) => {
             Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
         }
     }

@@ -176,6 +176,8 @@ struct Discard {
     reason: DiscardReason,
     name: String,
     range: String,
+    /// The same range, for [`Trace`].
+    span: Span,
     context: Vec<String>,
 }
 
@@ -232,10 +234,57 @@ struct Evaluator<'p> {
     requirement_names: HashSet<Str>,
     discards: Vec<Discard>,
     budget_error: Option<String>,
+    /// What [`evaluate_traced`] records (none for [`evaluate`]).
+    trace: Option<Trace>,
+}
+
+/// What an evaluation computed along the way, for tools (the language server shows a
+/// local's value and why a block was deferred): every local's value (each evaluation of
+/// it, at most [`TRACE_VALUES`] per local) and every discarded block.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    /// (the local's expression range, its value), in evaluation order.
+    pub locals: Vec<(Span, Value)>,
+    pub discards: Vec<TracedDiscard>,
+}
+
+/// The most values kept for one local (a local of a collection's template is evaluated
+/// once per member).
+pub const TRACE_VALUES: usize = 3;
+
+/// A block evaluation skipped: its kind (`resource`, `composite-status`, ...), name,
+/// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports it at, and
+/// the diagnostics that explain it.
+#[derive(Clone, Debug)]
+pub struct TracedDiscard {
+    pub kind: &'static str,
+    pub reason: &'static str,
+    pub name: String,
+    pub span: Span,
+    pub context: Vec<String>,
 }
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
+    evaluate_with(program, inputs, limits, None).0
+}
+
+/// [`evaluate`], also returning its [`Trace`].
+pub fn evaluate_traced(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+) -> (Result<Output, Fatal>, Trace) {
+    let (out, trace) = evaluate_with(program, inputs, limits, Some(Trace::default()));
+    (out, trace.unwrap_or_default())
+}
+
+fn evaluate_with(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+    trace: Option<Trace>,
+) -> (Result<Output, Fatal>, Option<Trace>) {
     let mut e = Evaluator {
         program,
         vm: Vm::new(&program.code, limits),
@@ -251,21 +300,39 @@ pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Ou
         requirement_names: HashSet::new(),
         discards: Vec::new(),
         budget_error: None,
+        trace,
     };
     e.frame.push(inputs.req.clone());
     let mut diags: Diags = program.load_warnings.clone();
     let ds = e.group(&program.root);
     diags.extend(ds);
+    let mut trace = e.trace.take();
+    if let Some(t) = &mut trace {
+        t.discards = e
+            .discards
+            .iter()
+            .map(|d| TracedDiscard {
+                kind: d.kind.as_str(),
+                reason: d.reason.as_str(),
+                name: d.name.clone(),
+                span: d.span,
+                context: d.context.clone(),
+            })
+            .collect();
+    }
     if let Some(b) = e.budget_error.take() {
-        return Err(Fatal(format!("evaluate hcl: {b}")));
+        return (Err(Fatal(format!("evaluate hcl: {b}"))), trace);
     }
     if has_errors(&diags) {
-        return Err(Fatal(format!(
-            "evaluate hcl: {}",
-            crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
-        )));
+        return (
+            Err(Fatal(format!(
+                "evaluate hcl: {}",
+                crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
+            ))),
+            trace,
+        );
     }
-    e.finish(diags)
+    (e.finish(diags), trace)
 }
 
 /// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
@@ -336,6 +403,15 @@ impl<'p> Evaluator<'p> {
             let mut ds = Vec::new();
             let v = self.eval(&def.expr, &mut ds);
             diags.extend(downgrade(ds));
+            if let Some(t) = &mut self.trace
+                && t.locals
+                    .iter()
+                    .filter(|(r, _)| *r == def.expr.range)
+                    .count()
+                    < TRACE_VALUES
+            {
+                t.locals.push((def.expr.range, v.clone()));
+            }
             self.frame.push(v);
         }
         Ok(diags)
@@ -359,6 +435,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(c.range),
+                span: c.range,
                 context,
             });
             // Go appends the (downgraded) diagnostics twice; they are deduplicated later.
@@ -383,6 +460,7 @@ impl<'p> Evaluator<'p> {
                         reason: DiscardReason::UserCondition,
                         name: name.to_string(),
                         range: self.range(c.range),
+                        span: c.range,
                         context: Vec::new(),
                     });
                 }
@@ -553,6 +631,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(c.body.range),
+                span: c.body.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -758,6 +837,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
                 range: self.range(c.body.range),
+                span: c.body.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -800,6 +880,7 @@ impl<'p> Evaluator<'p> {
                                 reason: DiscardReason::BadSecret,
                                 name: k.clone(),
                                 range: self.range(c.body.range),
+                                span: c.body.range,
                                 context: vec![msg.clone()],
                             });
                             diags.push(Diagnostic {
@@ -863,6 +944,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
                 range: self.range(c.value.range),
+                span: c.value.range,
                 context,
             });
             diags.extend(downgrade(vd));
@@ -970,6 +1052,7 @@ impl<'p> Evaluator<'p> {
             reason: DiscardReason::Incomplete,
             name: String::new(),
             range: self.range(range),
+            span: range,
             context,
         });
         downgrade(ds)
@@ -993,6 +1076,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(r.value.range),
+                span: r.value.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -1093,6 +1177,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: e.range(r.select_range),
+                span: r.select_range,
                 context: Vec::new(),
             });
             cur.extend(downgrade(ds));

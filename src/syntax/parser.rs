@@ -17,7 +17,7 @@
 use crate::syntax::ast::*;
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::lexer::{self, Token, TokenKind as K};
-use crate::syntax::span::{FileId, RangeDisplay, SourceMap, Span};
+use crate::syntax::span::{FileId, Pos, RangeDisplay, SourceMap, Span};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -45,14 +45,34 @@ const SMALL_BODY: usize = 32;
 /// Parses one file of the source map as an hcl config body (hcl's `ParseConfig`).
 /// Any diagnostic is an error: the result is either a complete tree or the diagnostics.
 pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>> {
+    let (file, diags) = parse_file_partial(sm, file);
+    if diags.is_empty() {
+        Ok(file)
+    } else {
+        Err(diags)
+    }
+}
+
+/// [`parse_file`] that keeps what hcl's recovery built: the (possibly incomplete) tree
+/// together with all diagnostics, as hcl's `ParseConfig` returns both. An editor needs
+/// the blocks around a syntax error while it is being typed. A file past
+/// [`MAX_INPUT_BYTES`] (or missing) gives an empty body.
+pub fn parse_file_partial(sm: &SourceMap, file: FileId) -> (File, Vec<Diagnostic>) {
+    let empty = |d: Diagnostic| {
+        let body = Body {
+            items: Vec::new(),
+            span: Span::new(file, Pos::START, Pos::START),
+        };
+        (File { body }, vec![d])
+    };
     let Some(f) = sm.get(file) else {
-        return Err(vec![Diagnostic::error_no_range(
+        return empty(Diagnostic::error_no_range(
             "Missing source file",
             "The source file to parse is not in the source map.",
-        )]);
+        ));
     };
     if let Some(d) = size_check(&f.text, file) {
-        return Err(vec![d]);
+        return empty(d);
     }
     let toks = lexer::tokenize_into(&f.text, file, TOKEN_BUF.take());
     let mut diags = lexer::check_invalid_tokens(&toks);
@@ -63,11 +83,7 @@ pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>>
     if toks.capacity() <= TOKEN_BUF_MAX {
         TOKEN_BUF.set(toks);
     }
-    if diags.is_empty() {
-        Ok(File { body })
-    } else {
-        Err(diags)
-    }
+    (File { body }, diags)
 }
 
 /// Parses one file of the source map as a standalone expression (hcl's
@@ -3022,6 +3038,54 @@ mod redefined_tests {
                 })
                 .collect();
             assert_eq!(got, want, "body of {n} attributes");
+        }
+    }
+}
+
+#[cfg(test)]
+mod partial_tests {
+    use super::*;
+
+    fn partial(src: &str) -> (File, Vec<Diagnostic>) {
+        let mut sm = SourceMap::new();
+        let id = sm.add("main.hcl", src);
+        parse_file_partial(&sm, id)
+    }
+
+    #[test]
+    fn a_broken_file_keeps_the_blocks_recovery_built() {
+        let (f, d) = partial("locals {\n  a = 1\n}\nresource x {\n  body = {\n    n = \n  }\n}\n");
+        assert!(!d.is_empty());
+        let kinds: Vec<&str> = f.body.blocks().map(|b| &*b.kind.name).collect();
+        assert_eq!(kinds, ["locals", "resource"]);
+        let mut sm = SourceMap::new();
+        let id = sm.add(
+            "main.hcl",
+            "locals {\n  a = 1\n}\nresource x {\n  body = {\n    n = \n  }\n}\n",
+        );
+        assert_eq!(parse_file(&sm, id).err(), Some(d));
+    }
+
+    #[test]
+    fn a_valid_file_parses_as_parse_file_does() {
+        let src = "a = 1\nb { c = \"x\" }\n";
+        let (f, d) = partial(src);
+        assert!(d.is_empty());
+        let mut sm = SourceMap::new();
+        let id = sm.add("main.hcl", src);
+        assert_eq!(parse_file(&sm, id).ok(), Some(f));
+    }
+
+    #[test]
+    fn unterminated_strings_and_heredocs_give_a_tree_and_diagnostics() {
+        for src in [
+            "a = \"abc\n",
+            "a = <<EOT\nabc\n",
+            "b {\n a = \"${x\n",
+            "a = [1, 2",
+        ] {
+            let (_, d) = partial(src);
+            assert!(!d.is_empty(), "{src:?}");
         }
     }
 }
