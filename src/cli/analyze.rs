@@ -98,10 +98,11 @@ pub fn run_with(files: &[(String, String)], portable: bool) -> (String, bool) {
         diags.sort_by_key(|d| d.subject.map(|s| (s.file.0, s.start.byte)));
     }
     let errors = diags.iter().any(|d| d.severity == Severity::Error);
-    (render(&diags, &sm), errors)
+    (report(&diags, &sm), errors)
 }
 
-fn render(diags: &[Diagnostic], sm: &SourceMap) -> String {
+/// `analyze`'s report of diagnostics: each in the rich form, then the summary line.
+pub fn report(diags: &[Diagnostic], sm: &SourceMap) -> String {
     let mut s = crate::syntax::diag::render_rich(diags, sm);
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;

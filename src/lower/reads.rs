@@ -212,6 +212,7 @@ fn subs_chunks(subs: &[Sub], out: &mut Vec<ChunkId>) {
 /// Every chunk the evaluator may run for a resource block or template.
 fn content_chunks(c: &ResourceContent, out: &mut Vec<ChunkId>) {
     let ResourceContent {
+        span: _,
         locals,
         condition,
         body,

@@ -219,7 +219,7 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
 }
 
 /// Per-request evaluation state.
-struct Evaluator<'p> {
+struct Evaluator<'p, 'o> {
     program: &'p Program,
     vm: Vm<'p>,
     inputs: &'p Inputs,
@@ -236,6 +236,26 @@ struct Evaluator<'p> {
     budget_error: Option<String>,
     /// What [`evaluate_traced`] records (none for [`evaluate`]).
     trace: Option<Trace>,
+    /// Who follows the evaluation block by block ([`evaluate_observed`]).
+    observer: Option<&'o mut dyn Observer>,
+}
+
+/// Follows an evaluation block by block and expression by expression: what `explain`
+/// needs to fold a program against a request with the VM's own values (it evaluates the
+/// parts of each expression again in the frame the evaluator used).
+pub trait Observer {
+    /// A block starts: its whole source range; `item`: the iteration of a collection's
+    /// template it is (index, `each`, the member's name).
+    fn enter(&mut self, block: Span, item: Option<(usize, Value, Str)>);
+    /// An expression was evaluated: its chunk and range, the frame's slots at that moment
+    /// and its value.
+    fn evaluated(&mut self, e: &CExpr, frame: &[Value], value: &Value);
+    /// A part of the current block was discarded: its kind (`resource`, `assert`, ...),
+    /// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports and the
+    /// messages that explain it.
+    fn discarded(&mut self, kind: &'static str, reason: &'static str, span: Span, context: &[String]);
+    /// The block that started last ends with these diagnostics.
+    fn exit(&mut self, diags: &[Diagnostic]);
 }
 
 /// What an evaluation computed along the way, for tools (the language server shows a
@@ -266,7 +286,7 @@ pub struct TracedDiscard {
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
-    evaluate_with(program, inputs, limits, None).0
+    evaluate_with(program, inputs, limits, None, None).0
 }
 
 /// [`evaluate`], also returning its [`Trace`].
@@ -275,8 +295,18 @@ pub fn evaluate_traced(
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, Trace) {
-    let (out, trace) = evaluate_with(program, inputs, limits, Some(Trace::default()));
+    let (out, trace) = evaluate_with(program, inputs, limits, Some(Trace::default()), None);
     (out, trace.unwrap_or_default())
+}
+
+/// [`evaluate`], telling `observer` what happens block by block (see [`Observer`]).
+pub fn evaluate_observed(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+    observer: &mut dyn Observer,
+) -> Result<Output, Fatal> {
+    evaluate_with(program, inputs, limits, None, Some(observer)).0
 }
 
 fn evaluate_with(
@@ -284,6 +314,7 @@ fn evaluate_with(
     inputs: &Inputs,
     limits: Limits,
     trace: Option<Trace>,
+    observer: Option<&mut dyn Observer>,
 ) -> (Result<Output, Fatal>, Option<Trace>) {
     let mut e = Evaluator {
         program,
@@ -301,6 +332,7 @@ fn evaluate_with(
         discards: Vec::new(),
         budget_error: None,
         trace,
+        observer,
     };
     e.frame.push(inputs.req.clone());
     let mut diags: Diags = program.load_warnings.clone();
@@ -344,7 +376,32 @@ fn sort_by_severity(mut d: Diags) -> Diags {
     d
 }
 
-impl<'p> Evaluator<'p> {
+impl<'p, 'o> Evaluator<'p, 'o> {
+    /// Run one block's evaluation, telling the observer (if any) where it starts and ends.
+    fn observed(
+        &mut self,
+        block: Span,
+        item: Option<(usize, Value, Str)>,
+        f: impl FnOnce(&mut Self) -> Diags,
+    ) -> Diags {
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.enter(block, item);
+        }
+        let out = f(self);
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.exit(&out);
+        }
+        out
+    }
+
+    /// Record a discarded block part (and tell the observer).
+    fn discard(&mut self, d: Discard) {
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.discarded(d.kind.as_str(), d.reason.as_str(), d.span, &d.context);
+        }
+        self.discards.push(d);
+    }
+
     fn range(&self, sp: Span) -> String {
         self.program.sources.range(sp).to_string()
     }
@@ -355,7 +412,12 @@ impl<'p> Evaluator<'p> {
             return Value::Unknown(Type::Dynamic);
         }
         match self.vm.eval(e.chunk, &self.frame, diags) {
-            Ok(v) => v,
+            Ok(v) => {
+                if let Some(o) = self.observer.as_deref_mut() {
+                    o.evaluated(e, &self.frame, &v);
+                }
+                v
+            }
             Err(err) => {
                 self.budget_error = Some(err.to_string());
                 diags.push(err_no_range(err.to_string()));
@@ -430,7 +492,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&c.expr, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
@@ -455,7 +517,7 @@ impl<'p> Evaluator<'p> {
         match truth {
             Some(b) => {
                 if !b {
-                    self.discards.push(Discard {
+                    self.discard(Discard {
                         kind,
                         reason: DiscardReason::UserCondition,
                         name: name.to_string(),
@@ -478,10 +540,12 @@ impl<'p> Evaluator<'p> {
     }
 
     fn group(&mut self, g: &Group) -> Diags {
-        let base = self.frame.len();
-        let out = self.group_inner(g);
-        self.frame.truncate(base);
-        out
+        self.observed(g.span, None, |e| {
+            let base = e.frame.len();
+            let out = e.group_inner(g);
+            e.frame.truncate(base);
+            out
+        })
     }
 
     fn group_inner(&mut self, g: &Group) -> Diags {
@@ -554,7 +618,9 @@ impl<'p> Evaluator<'p> {
         debug_assert_eq!(base as u32, r.self_slot);
         let self_obj =
             Value::object(self.self_object(&r.name, self.program.reads.own_body(&r.content)));
-        let out = self.add_resource(&r.name, &r.content, self_obj, None);
+        let out = self.observed(r.content.span, None, |e| {
+            e.add_resource(&r.name, &r.content, self_obj, None)
+        });
         self.frame.truncate(base);
         out
     }
@@ -626,7 +692,7 @@ impl<'p> Evaluator<'p> {
             }
             let mut context = context;
             context.push(format!("unknown values: {unknown}"));
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Resource,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
@@ -669,10 +735,12 @@ impl<'p> Evaluator<'p> {
     }
 
     fn collection(&mut self, c: &Collection) -> Diags {
-        let base = self.frame.len();
-        let out = self.collection_inner(c);
-        self.frame.truncate(base);
-        out
+        self.observed(c.span, None, |e| {
+            let base = e.frame.len();
+            let out = e.collection_inner(c);
+            e.frame.truncate(base);
+            out
+        })
     }
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
@@ -775,12 +843,15 @@ impl<'p> Evaluator<'p> {
                 }
             };
             let own = self.self_object(&name, own_body);
-            let ds = self.add_resource(
-                &name,
-                &c.template,
-                object_from_runs(&coll_self, own),
-                Some((base_name.clone(), item_index(i))),
-            );
+            let each = self.frame.last().cloned().unwrap_or_default();
+            let ds = self.observed(c.template.span, Some((i, each, name.clone())), |e| {
+                e.add_resource(
+                    &name,
+                    &c.template,
+                    object_from_runs(&coll_self, own),
+                    Some((base_name.clone(), item_index(i))),
+                )
+            });
             let stop = has_errors(&ds) || self.budget_error.is_some();
             diags.extend(ds);
             if stop {
@@ -812,7 +883,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn composite(&mut self, c: &Composite) -> Diags {
-        self.with_scope(|e| e.composite_inner(c))
+        self.observed(c.span, None, |e| e.with_scope(|e| e.composite_inner(c)))
     }
 
     fn composite_inner(&mut self, c: &Composite) -> Diags {
@@ -832,7 +903,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&c.body, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
@@ -875,7 +946,7 @@ impl<'p> Evaluator<'p> {
                                 "connection secret key {} not in base64 format",
                                 go_quote(&k)
                             );
-                            self.discards.push(Discard {
+                            self.discard(Discard {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
                                 name: k.clone(),
@@ -900,7 +971,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn context(&mut self, c: &ContextBlock) -> Diags {
-        self.with_scope(|e| e.context_inner(c))
+        self.observed(c.span, None, |e| e.with_scope(|e| e.context_inner(c)))
     }
 
     fn context_inner(&mut self, c: &ContextBlock) -> Diags {
@@ -939,7 +1010,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&c.value, &mut vd);
         if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Context,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
@@ -981,6 +1052,10 @@ impl<'p> Evaluator<'p> {
     /// when it does not (a warning when `warning` is true); deferred, like any block, when
     /// the assertion, message or warning cannot be evaluated yet.
     fn assert(&mut self, a: &Assert) -> Diags {
+        self.observed(a.span, None, |e| e.assert_inner(a))
+    }
+
+    fn assert_inner(&mut self, a: &Assert) -> Diags {
         let mut diags = Vec::new();
         let mut ds = Vec::new();
         let v = self.eval(&a.assertion, &mut ds);
@@ -1047,7 +1122,7 @@ impl<'p> Evaluator<'p> {
     /// An assert that depends on something unknown: a discard, its diagnostics warnings.
     fn defer_assert(&mut self, range: Span, ds: Diags) -> Diags {
         let context = self.messages(&ds);
-        self.discards.push(Discard {
+        self.discard(Discard {
             kind: DiscardType::Assert,
             reason: DiscardReason::Incomplete,
             name: String::new(),
@@ -1059,7 +1134,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn ready_block(&mut self, name: &Str, r: &Ready) -> Diags {
-        self.with_scope(|e| e.ready_inner(name, r))
+        self.observed(r.span, None, |e| e.with_scope(|e| e.ready_inner(name, r)))
     }
 
     fn ready_inner(&mut self, name: &Str, r: &Ready) -> Diags {
@@ -1071,7 +1146,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&r.value, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Ready,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
@@ -1111,7 +1186,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn requirement(&mut self, r: &Requirement) -> Diags {
-        self.with_scope(|e| e.requirement_inner(r))
+        self.observed(r.span, None, |e| e.with_scope(|e| e.requirement_inner(r)))
     }
 
     fn requirement_inner(&mut self, r: &Requirement) -> Diags {
@@ -1172,7 +1247,7 @@ impl<'p> Evaluator<'p> {
         }
         self.requirement_names.insert(name.clone());
         let incomplete = |e: &mut Self, cur: &mut Diags, ds: Diags| {
-            e.discards.push(Discard {
+            e.discard(Discard {
                 kind: DiscardType::Requirement,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
