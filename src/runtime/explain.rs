@@ -707,7 +707,7 @@ impl<'a> Printer<'a> {
                     return None;
                 }
             };
-            if crate::syntax::diag::has_errors(&diags) || v.contains_unknown() {
+            if crate::syntax::diag::has_errors(&diags) || !has_literal(&v) {
                 return None;
             }
             let text = literal(&v);
@@ -891,6 +891,19 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Whether [`literal`] can write `v`: known, finite numbers, nulls untyped or of a
+/// primitive type (an infinity or a typed null of a collection type has no literal).
+pub fn has_literal(v: &Value) -> bool {
+    match v {
+        Value::Unknown(_) => false,
+        Value::Null(t) => matches!(t, Type::Dynamic | Type::Bool | Type::Number | Type::String),
+        Value::Number(n) => !n.is_infinite(),
+        Value::Bool(_) | Value::String(_) => true,
+        Value::List(q) | Value::Set(q) | Value::Tuple(q) => q.items.iter().all(has_literal),
+        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| has_literal(x)),
+    }
+}
+
 /// A known value as an HCL expression that evaluates to the same value, type included:
 /// lists, sets and maps through `tolist`, `toset` and `tomap`.
 pub fn literal(v: &Value) -> String {
@@ -901,6 +914,9 @@ pub fn literal(v: &Value) -> String {
 
 fn write_literal(v: &Value, out: &mut String) {
     match v {
+        Value::Null(Type::Bool) => out.push_str("tobool(null)"),
+        Value::Null(Type::Number) => out.push_str("tonumber(null)"),
+        Value::Null(Type::String) => out.push_str("tostring(null)"),
         Value::Null(_) | Value::Unknown(_) => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&n.to_string()),
