@@ -494,7 +494,7 @@ impl<'a> Printer<'a> {
         if let Some(ds) = failed_here {
             report.outcome = Outcome {
                 status: Status::Failed,
-                reason: ds.first().cloned().unwrap_or_default(),
+                reason: "evaluation stopped here with an error".into(),
                 unknown: Vec::new(),
                 diagnostics: ds.clone(),
             };
@@ -581,7 +581,7 @@ impl<'a> Printer<'a> {
                 .collect();
             return Outcome {
                 status: Status::Failed,
-                reason: ds.first().cloned().unwrap_or_default(),
+                reason: "evaluation stopped here with an error".into(),
                 unknown: Vec::new(),
                 diagnostics: ds,
             };
