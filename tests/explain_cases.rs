@@ -46,7 +46,10 @@ fn explain_cases() {
             _ => ("explain.hcl", Format::Hcl),
         };
         let got = run(&text, format);
-        let want = secs.iter().find(|(n, _)| n == section).map(|(_, v)| v.clone());
+        let want = secs
+            .iter()
+            .find(|(n, _)| n == section)
+            .map(|(_, v)| v.clone());
         if bless {
             let mut kept = String::new();
             for line in text.split_inclusive('\n') {

@@ -21,10 +21,9 @@ fn response(req: &v1::RunFunctionRequest) -> Json {
 
 /// Fully resolved, no warnings, no Fatal result.
 fn fully_known(rsp: &v1::RunFunctionResponse) -> bool {
-    let fatal = rsp
-        .results
-        .iter()
-        .any(|r| r.severity == v1::Severity::Fatal as i32 || r.severity == v1::Severity::Warning as i32);
+    let fatal = rsp.results.iter().any(|r| {
+        r.severity == v1::Severity::Fatal as i32 || r.severity == v1::Severity::Warning as i32
+    });
     let conditions_true = rsp
         .conditions
         .iter()
@@ -70,8 +69,10 @@ fn check(name: &str, req: &v1::RunFunctionRequest, t: &mut Tally) {
         .collect();
     // The printed program must parse.
     if let Err(e) = fn_hcl::lower::ir::compile_txtar(&txtar) {
-        t.failures
-            .push(format!("{name}: the explained program does not load: {}\n{txtar}", e.message()));
+        t.failures.push(format!(
+            "{name}: the explained program does not load: {}\n{txtar}",
+            e.message()
+        ));
         return;
     }
     if !fully_known(&original) {

@@ -155,9 +155,5 @@ pub fn step_requests(
             Ok(_) => "the composition has no pipeline step to explain".into(),
         });
     }
-    Ok(steps
-        .into_iter()
-        .map(|s| s.name)
-        .zip(groups)
-        .collect())
+    Ok(steps.into_iter().map(|s| s.name).zip(groups).collect())
 }

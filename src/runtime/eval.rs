@@ -253,7 +253,13 @@ pub trait Observer {
     /// A part of the current block was discarded: its kind (`resource`, `assert`, ...),
     /// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports and the
     /// messages that explain it.
-    fn discarded(&mut self, kind: &'static str, reason: &'static str, span: Span, context: &[String]);
+    fn discarded(
+        &mut self,
+        kind: &'static str,
+        reason: &'static str,
+        span: Span,
+        context: &[String],
+    );
     /// The block that started last ends with these diagnostics.
     fn exit(&mut self, diags: &[Diagnostic]);
 }

@@ -141,10 +141,7 @@ impl Explanation {
             "blocks".into(),
             Json::Array(self.blocks.iter().map(block_json).collect()),
         );
-        m.insert(
-            "fatal".into(),
-            self.fatal.as_deref().map_or(Json::Null, s),
-        );
+        m.insert("fatal".into(), self.fatal.as_deref().map_or(Json::Null, s));
         m.insert(
             "notes".into(),
             Json::Array(self.notes.iter().map(|n| s(n)).collect()),
@@ -158,7 +155,12 @@ fn s(x: &str) -> Json {
 }
 
 fn obj<const N: usize>(entries: [(&str, Json); N]) -> Json {
-    Json::Object(entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    Json::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 fn outcome_json(o: &Outcome, m: &mut BTreeMap<String, Json>) {
@@ -271,7 +273,13 @@ impl Observer for Recorder {
         });
     }
 
-    fn discarded(&mut self, kind: &'static str, reason: &'static str, span: Span, context: &[String]) {
+    fn discarded(
+        &mut self,
+        kind: &'static str,
+        reason: &'static str,
+        span: Span,
+        context: &[String],
+    ) {
         if let Some(r) = self.stack.last().and_then(|&i| self.runs.get_mut(i)) {
             r.discards.push((kind, reason, span, context.to_vec()));
         }
@@ -347,7 +355,10 @@ pub fn explain(program: &Program, trees: &[ast::File], inputs: &Inputs) -> Expla
     if let Some(f) = &fatal
         && let Some((_, text)) = files.last_mut()
     {
-        text.push_str(&format!("\n# explain: evaluation failed: {}\n", one_line(f)));
+        text.push_str(&format!(
+            "\n# explain: evaluation failed: {}\n",
+            one_line(f)
+        ));
     }
     Explanation {
         files,
@@ -531,15 +542,15 @@ impl<'a> Printer<'a> {
                 } else {
                     report.items[0].outcome.status
                 },
-                reason: format!(
-                    "{} item(s), {} not emitted",
-                    report.items.len(),
-                    deferred
-                ),
+                reason: format!("{} item(s), {} not emitted", report.items.len(), deferred),
                 unknown: Vec::new(),
                 diagnostics: Vec::new(),
             };
-            if let Some(i) = report.items.iter().find(|i| i.outcome.status != Status::Emitted) {
+            if let Some(i) = report
+                .items
+                .iter()
+                .find(|i| i.outcome.status != Status::Emitted)
+            {
                 report.outcome.status = i.outcome.status;
             }
         } else if let Some(&r) = runs.first() {
@@ -589,7 +600,9 @@ impl<'a> Printer<'a> {
         let warnings: Vec<String> = if self.is_assert(run.block) {
             run.diags
                 .iter()
-                .filter(|d| d.severity == Severity::Warning && d.summary.starts_with("assertion failed"))
+                .filter(|d| {
+                    d.severity == Severity::Warning && d.summary.starts_with("assertion failed")
+                })
                 .map(|d| d.plain(self.sm))
                 .collect()
         } else {
@@ -683,7 +696,11 @@ impl<'a> Printer<'a> {
         let evs: Evals<'_> = rec
             .evals
             .get(&x.span)
-            .map(|v| v.iter().filter(|e| only.is_none_or(|r| e.run == r)).collect())
+            .map(|v| {
+                v.iter()
+                    .filter(|e| only.is_none_or(|r| e.run == r))
+                    .collect()
+            })
             .unwrap_or_default();
         if evs.is_empty() {
             return self.src(x.span).to_string();
@@ -791,18 +808,25 @@ impl<'a> Printer<'a> {
     }
 
     /// A quoted template rebuilt: known interpolations of primitive values become text.
-    fn template(&mut self, t: &ast::Template, evs: &[&Eval], refs: &mut Vec<(String, Span)>) -> String {
+    fn template(
+        &mut self,
+        t: &ast::Template,
+        evs: &[&Eval],
+        refs: &mut Vec<(String, Span)>,
+    ) -> String {
         let mut out = String::from("\"");
         for p in &t.parts {
             match p {
                 TemplatePart::Literal { text, .. } => out.push_str(&escape(text)),
                 TemplatePart::Interp(e) => {
-                    let known = self.known(e, evs).and_then(|(v, _)| {
-                        match crate::value::convert::convert(&v, &Type::String) {
-                            Ok(Value::String(s)) if v.kind().is_primitive() => Some(s),
-                            _ => None,
-                        }
-                    });
+                    let known =
+                        self.known(e, evs)
+                            .and_then(|(v, _)| {
+                                match crate::value::convert::convert(&v, &Type::String) {
+                                    Ok(Value::String(s)) if v.kind().is_primitive() => Some(s),
+                                    _ => None,
+                                }
+                            });
                     match known {
                         Some(s) => out.push_str(&escape(&s)),
                         None => {
