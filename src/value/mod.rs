@@ -478,6 +478,21 @@ pub fn cmp_str(a: &str, b: &str) -> Ordering {
     a.as_bytes().cmp(b.as_bytes())
 }
 
+/// Helpers for unit tests of this layer and the ones above it.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::Value;
+
+    /// The strings of a list, set or tuple of strings.
+    pub fn strs(v: &Value) -> Vec<String> {
+        v.as_seq()
+            .expect("a sequence")
+            .iter()
+            .map(|x| x.as_str().expect("a string").to_string())
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
