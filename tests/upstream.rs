@@ -313,3 +313,71 @@ fn upstream_hclwrite_format() {
     assert!(applicable > 50, "the fixture has the whole table");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// hclsyntax's expression and template tests (hcl v2.24.0: TestExpressionParseAndValue,
+/// TestTemplateExprParseAndValue, TestExpressionErrorMessages): each expression parsed and
+/// evaluated as a program's expression is, with the test's variables bound. Upstream's
+/// value (type included) when it expects no diagnostics, as many error diagnostics as it
+/// counts otherwise, and its summary and detail where it names them.
+#[test]
+fn upstream_hclsyntax_expressions() {
+    let known = known();
+    let path = dir().join("hclsyntax-expressions.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
+    let (mut total, mut applicable, mut pass) = (0, 0, 0);
+    let mut bad = Vec::new();
+    for line in text.lines() {
+        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
+        total += 1;
+        let Some(expr) = c["expr"].as_str() else {
+            continue;
+        };
+        applicable += 1;
+        let id = case_id(&c);
+        let vars: Vec<(String, Value)> = c["vars"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), val(v))).collect())
+            .unwrap_or_default();
+        let got = eval_expr(expr, &vars);
+        let r = match (got, c["diags"].as_u64()) {
+            (Ok(v), Some(0)) => {
+                let want = val(&c["want"]);
+                if v.raw_equals(&want) {
+                    Ok(())
+                } else {
+                    Err(format!("got {}, want {}", show(&v), show(&want)))
+                }
+            }
+            (Err(d), Some(0)) => Err(format!("error {}", d.join(" | "))),
+            (Ok(v), _) => Err(format!("got {}, want an error", show(&v))),
+            (Err(d), Some(n)) if d.len() as u64 != n => Err(format!(
+                "{} diagnostics, want {n}: {}",
+                d.len(),
+                d.join(" | ")
+            )),
+            (Err(_), Some(_)) => Ok(()),
+            (Err(d), None) => {
+                let want = format!(
+                    "{}; {}",
+                    c["summary"].as_str().unwrap_or(""),
+                    c["detail"].as_str().unwrap_or("")
+                );
+                if d.len() == 1 && d[0].ends_with(&format!(": {want}")) {
+                    Ok(())
+                } else {
+                    Err(format!("error {}, want {want:?}", d.join(" | ")))
+                }
+            }
+        };
+        match (r, known.contains_key(&id)) {
+            (Ok(()), false) => pass += 1,
+            (Ok(()), true) => bad.push(format!("{id}: listed in known.tsv but passes")),
+            (Err(why), false) => bad.push(format!("{id}\t{expr}: {why}")),
+            (Err(_), true) => {}
+        }
+    }
+    println!("hclsyntax-expressions: {total} cases, {applicable} applicable, {pass} pass");
+    assert!(applicable > 200, "the fixture has the whole table");
+    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+}

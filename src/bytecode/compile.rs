@@ -1087,8 +1087,8 @@ impl ProgramBuilder {
         let site = self.site(Site {
             a: source.span,
             b: marker,
+            c: each.span,
             whole,
-            ..Site::default()
         });
         self.emit(Op::Mark, whole);
         self.expr(source, scope);

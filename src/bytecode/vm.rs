@@ -129,6 +129,8 @@ struct SplatState {
     upgraded_unknown: bool,
     /// An empty list: the element expression ran once on an unknown element for the type.
     probe: bool,
+    /// The splat's site (source, marker, each, whole), for the nested-splat diagnostic.
+    site: u32,
 }
 
 struct TryState {
@@ -809,7 +811,10 @@ impl<'p> Vm<'p> {
                 Op::SplatEnd => {
                     let v = match self.splats.pop() {
                         None => DYN,
-                        Some(st) => splat_result(st),
+                        Some(st) => {
+                            let s = self.site(st.site);
+                            splat_result(st, s, diags)
+                        }
                     };
                     self.stack.push(v);
                 }
@@ -1511,6 +1516,7 @@ impl<'p> Vm<'p> {
             list: matches!(kind, Kind::List | Kind::Set),
             upgraded_unknown: false,
             probe: false,
+            site,
         };
         if !seq {
             st.upgraded_unknown = src.is_unknown();
@@ -2011,7 +2017,7 @@ fn call_failed(name: &str, msg: &str, start: Span, range: Span) -> Diagnostic {
     .with_expression(range)
 }
 
-fn splat_result(st: SplatState) -> Value {
+fn splat_result(st: SplatState, s: Site, diags: &mut Vec<Diagnostic>) -> Value {
     if st.upgraded_unknown {
         return DYN;
     }
@@ -2025,15 +2031,35 @@ fn splat_result(st: SplatState) -> Value {
         let elem = st.out.first().map(Value::type_of).unwrap_or(Type::Dynamic);
         return Value::list(elem, Vec::new());
     }
-    let elem = st.out.first().map(Value::type_of).unwrap_or(Type::Dynamic);
-    if st.out.iter().all(|v| v.type_of() == elem) {
-        Value::List(Arc::new(Seq {
-            elem,
-            items: st.out,
-        }))
-    } else {
-        Value::tuple(st.out)
+    // cty.CanListVal: one element type, dynamic elements aside.
+    let mut elem = Type::Dynamic;
+    for v in &st.out {
+        let t = v.type_of();
+        if elem == Type::Dynamic {
+            elem = t;
+        } else if t != Type::Dynamic && t != elem {
+            // A nested splat over scalars makes tuples of different lengths: hcl (since
+            // v2.24) refuses the list it cannot build rather than answering a tuple.
+            diags.push(
+                err_diag(
+                    "Invalid nested splat expressions",
+                    "The second level of splat expression produced elements of different \
+                     types, so it isn't possible to construct a valid list to represent the \
+                     top-level result.\n\nConsider using a for expression instead, to produce \
+                     a tuple-typed result which can therefore have non-homogenous element \
+                     types."
+                        .into(),
+                    s.c,
+                )
+                .with_context(s.whole),
+            );
+            return DYN;
+        }
     }
+    Value::List(Arc::new(Seq {
+        elem,
+        items: st.out,
+    }))
 }
 
 /// Elements and string bytes a builtin's result adds (shallow: one level deep).

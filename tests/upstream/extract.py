@@ -323,7 +323,7 @@ class P:
             if self.peek().text == "(":
                 args = self.call_args()
                 return {"go": "call", "name": name, "args": args}
-            if self.peek().text == "{" and name[:1].isupper():
+            if self.peek().text == "{" and name.split(".")[-1][:1].isupper():
                 return self.composite(name)
             if name in self.env:
                 return self.env[name]
@@ -793,6 +793,129 @@ def extract_hclwrite(repo, rev, out):
         out.append(case)
 
 
+CALL_RE = re.compile(r"(?<![\w.\"])([A-Za-z_][\w]*(?:::[\w]+)*)\s*\(")
+
+
+def hcl_context(ctx, std):
+    """An EvalContext literal as (variables, function names), or NA/Unreadable."""
+    if ctx is None:
+        return {}, None
+    if isinstance(ctx, dict) and ctx.get("go") == "bad":
+        check_value(ctx)
+    if not (isinstance(ctx, dict) and ctx.get("go") == "composite"):
+        raise Unreadable("context")
+    variables, functions = {}, None
+    for k, v in ctx["keyed"]:
+        key = k.get("name") if isinstance(k, dict) else k
+        if key == "Variables":
+            for name, val in v["keyed"]:
+                check_value(val, f"variable {name}")
+                variables[name] = val
+        elif key == "Functions":
+            functions = {}
+            for name, f in v["keyed"]:
+                fname = f.get("name", "") if isinstance(f, dict) else ""
+                impl = fname.split(".")[-1]
+                if not fname.startswith("stdlib.") or std.get(impl) != name:
+                    raise NA(f"a function of the test's own ({name}), not the DSL's")
+                functions[name] = impl
+        else:
+            raise Unreadable("context field " + str(key))
+    return variables, functions
+
+
+def expr_case(case, text, ctx, std):
+    """Fills an hcl expression case: the input, its variables; NA when it calls a function
+    the test's context does not have (the DSL always has its whole library)."""
+    variables, functions = hcl_context(ctx, std)
+    called = set(CALL_RE.findall(text)) - {"for", "if"}
+    if called and (functions is None or not called <= set(functions)):
+        raise NA("calls functions the test's context does not have (the DSL has its library)")
+    case["expr"] = text
+    case["vars"] = variables
+
+
+def skip_interp(t, i):
+    """The index just past the `}` closing the template sequence whose `{` is at t[i-1];
+    quoted strings inside (with their own sequences) are stepped over."""
+    depth = 1
+    while i < len(t):
+        c = t[i]
+        if c == '"':
+            i += 1
+            while i < len(t) and t[i] != '"':
+                if t[i] == "\\":
+                    i += 2
+                elif t[i] in "$%" and t[i + 1:i + 2] == "{" and t[i - 1:i] != t[i]:
+                    i = skip_interp(t, i + 2)
+                else:
+                    i += 1
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise Unreadable("unclosed template sequence")
+
+
+def quote_template(t):
+    """A bare template as the quoted string that means the same: its literal text escaped
+    (a bare template takes backslashes and quotes literally), its ${...} and %{...}
+    sequences kept as they are (a quoted template reads them the same way)."""
+    out, i = ['"'], 0
+    while i < len(t):
+        c = t[i]
+        if t.startswith("$${", i) or t.startswith("%%{", i):
+            out.append(t[i:i + 3])
+            i += 3
+        elif c in "$%" and t[i + 1:i + 2] == "{":
+            j = skip_interp(t, i + 2)
+            out.append(t[i:j])
+            i = j
+        else:
+            out.append({"\\": "\\\\", '"': '\\"', "\n": "\\n"}.get(c, c))
+            i += 1
+    return "".join(out) + '"'
+
+
+def extract_hclsyntax(repo, rev, std, out):
+    """hclsyntax's expression and template tests: expression text, variables, and the
+    value and number of diagnostics (or the expected error's summary and detail)."""
+    plan = [("hclsyntax/expression_test.go", "TestExpressionParseAndValue"),
+            ("hclsyntax/expression_test.go", "TestExpressionErrorMessages"),
+            ("hclsyntax/expression_template_test.go", "TestTemplateExprParseAndValue")]
+    for f, test in plan:
+        src = git_show(repo, rev, f)
+        for idx, (key, row) in enumerate(yaml_rows(src, test)):
+            case = {"suite": f"hcl/{f}", "test": test, "n": idx}
+            try:
+                text = row.get("input")
+                if not isinstance(text, str):
+                    raise Unreadable("input is not a literal")
+                if test == "TestTemplateExprParseAndValue":
+                    if "\r" in text:
+                        raise NA("a bare template with CR (the quoted form differs)")
+                    text = quote_template(text)
+                expr_case(case, text, row.get("ctx"), std)
+                if test == "TestExpressionErrorMessages":
+                    case["summary"] = row["wantSummary"]
+                    case["detail"] = row["wantDetail"]
+                else:
+                    case["diags"] = row["diagCount"]
+                    if row["diagCount"] == 0:
+                        check_value(row["want"], "want")
+                        case["want"] = row["want"]
+            except NA as e:
+                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
+                case["skip"] = "not applicable: " + str(e)
+            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
+                case["skip"] = "not extracted: " + str(e)[:80]
+            out.append(case)
+
+
 def git_show(repo, rev, path):
     return subprocess.run(["git", "-C", repo, "show", f"{rev}:{path}"], capture_output=True,
                           text=True, check=True).stdout
@@ -857,6 +980,12 @@ def main():
         for c in out:
             fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
     summary.append(("go-textseg", len(out), len(out), 0))
+    out = []
+    extract_hclsyntax(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", std, out)
+    with open(os.path.join(outdir, "hclsyntax-expressions.jsonl"), "w") as fh:
+        for c in out:
+            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    summary.append(("hclsyntax-expressions", len(out), sum(1 for c in out if "skip" not in c), 0))
     out = []
     extract_hclwrite(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
     with open(os.path.join(outdir, "hclwrite-format.jsonl"), "w") as fh:
