@@ -381,3 +381,154 @@ fn upstream_hclsyntax_expressions() {
     assert!(applicable > 200, "the fixture has the whole table");
     assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
 }
+
+/// A parsed body as the parser fixtures describe it: sorted attribute names, blocks in order.
+fn body_shape(b: &fn_hcl::syntax::ast::Body) -> J {
+    use fn_hcl::syntax::ast::BodyItem;
+    let mut attrs: Vec<&str> = Vec::new();
+    let mut blocks = Vec::new();
+    for item in &b.items {
+        match item {
+            BodyItem::Attribute(a) => attrs.push(&a.name.name),
+            BodyItem::Block(k) => blocks.push(serde_json::json!({
+                "type": &*k.kind.name,
+                "labels": k.labels.iter().map(|l| &*l.value).collect::<Vec<_>>(),
+                "body": body_shape(&k.body),
+            })),
+        }
+    }
+    attrs.sort_unstable();
+    serde_json::json!({ "attrs": attrs, "blocks": blocks })
+}
+
+fn range_json(sp: fn_hcl::syntax::span::Span) -> [J; 2] {
+    let p = |p: fn_hcl::syntax::span::Pos| serde_json::json!([p.byte, p.line, p.col]);
+    [p(sp.start), p(sp.end)]
+}
+
+/// hcl's scanner splits a quoted string's literal text at `$` and `%` and its parser
+/// melds the pieces again; fn-hcl's lexer emits the melded token (its module doc): the
+/// expected tokens melded the same way (same type, adjacent ranges).
+fn meld_quoted_lits(want: &J) -> J {
+    let mut out: Vec<J> = Vec::new();
+    for t in want.as_array().into_iter().flatten() {
+        if let Some(last) = out.last_mut()
+            && t[0] == "TokenQuotedLit"
+            && last[0] == "TokenQuotedLit"
+            && last[3] == t[2]
+        {
+            let text = format!(
+                "{}{}",
+                last[1].as_str().unwrap_or(""),
+                t[1].as_str().unwrap_or("")
+            );
+            last[1] = J::String(text);
+            last[3] = t[3].clone();
+            continue;
+        }
+        out.push(t.clone());
+    }
+    J::Array(out)
+}
+
+/// hclsyntax's scanner and parser tests (hcl v2.24.0): TestScanTokens_normal (each
+/// token's type, bytes and range), TestParseConfig (the body's attributes and blocks, or
+/// the number of diagnostics), TestParseConfigDiagnostics (summary, detail and subject
+/// range of each diagnostic).
+#[test]
+fn upstream_hclsyntax_parser() {
+    use fn_hcl::syntax::lexer::tokenize;
+    use fn_hcl::syntax::parser::parse_file_partial;
+    use fn_hcl::syntax::span::SourceMap;
+    let known = known();
+    let path = dir().join("hclsyntax-parser.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
+    let (mut total, mut applicable, mut pass) = (0, 0, 0);
+    let mut bad = Vec::new();
+    for line in text.lines() {
+        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
+        total += 1;
+        let Some(input) = c["input"].as_str() else {
+            continue;
+        };
+        applicable += 1;
+        let id = case_id(&c);
+        let mut sm = SourceMap::new();
+        let f = sm.add("test.hcl", input);
+        let r = if let Some(want) = c.get("tokens") {
+            let got: Vec<J> = tokenize(input, f)
+                .iter()
+                .map(|t| {
+                    let [s, e] = range_json(t.span);
+                    let kind = match t.kind {
+                        fn_hcl::syntax::lexer::TokenKind::Eof => "TokenEOF".to_string(),
+                        k => format!("Token{k:?}"),
+                    };
+                    serde_json::json!([
+                        kind,
+                        &input[t.span.start.byte as usize..t.span.end.byte as usize],
+                        s,
+                        e
+                    ])
+                })
+                .collect();
+            let got = J::Array(got);
+            let want = &meld_quoted_lits(want);
+            if &got == want {
+                Ok(())
+            } else {
+                Err(format!("tokens {got}\n  want {want}"))
+            }
+        } else {
+            let (file, diags) = parse_file_partial(&sm, f);
+            let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
+            if let Some(want) = c.get("diagnostics") {
+                let got = J::Array(
+                    errors
+                        .iter()
+                        .map(|d| {
+                            let [s, e] = d.subject.map(range_json).unwrap_or_default();
+                            serde_json::json!([d.summary, d.detail, s, e])
+                        })
+                        .collect(),
+                );
+                if &got == want {
+                    Ok(())
+                } else {
+                    Err(format!("diagnostics {got}\n  want {want}"))
+                }
+            } else {
+                let n = c["diags"].as_u64().unwrap_or(0) as usize;
+                if errors.len() != n {
+                    Err(format!(
+                        "{} diagnostics, want {n}: {}",
+                        errors.len(),
+                        errors
+                            .iter()
+                            .map(|d| d.plain(&sm))
+                            .collect::<Vec<_>>()
+                            .join(" | ")
+                    ))
+                } else if n == 0 && body_shape(&file.body) != c["shape"] {
+                    Err(format!(
+                        "shape {}\n  want {}",
+                        body_shape(&file.body),
+                        c["shape"]
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        };
+        match (r, known.contains_key(&id)) {
+            (Ok(()), false) => pass += 1,
+            (Ok(()), true) => bad.push(format!("{id}: listed in known.tsv but passes")),
+            (Err(why), false) => bad.push(format!("{id}\t{input:?}: {why}")),
+            (Err(_), true) => {}
+        }
+    }
+    println!("hclsyntax-parser: {total} cases, {applicable} applicable, {pass} pass");
+    assert!(applicable > 100, "the fixture has the whole table");
+    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+}

@@ -297,6 +297,11 @@ class P:
             return v
         if tok.text in ("[", "map"):
             ty = self.go_type()
+            if ty == "[ ] byte" and self.peek().text == "(":
+                args = self.call_args()
+                if len(args) == 1 and isinstance(args[0], str):
+                    return args[0]
+                raise Unreadable("[]byte conversion")
             if self.peek().text == "{":
                 c = self.composite(ty)
                 c["type"] = ty
@@ -552,10 +557,6 @@ def rows(table, fields):
                 row[n] = v
         out.append((key, row))
     return out
-
-
-def parse_rows(table_toks_start, toks):
-    pass
 
 
 def value_fields(fields):
@@ -915,6 +916,112 @@ def extract_hclsyntax(repo, rev, std, out):
                 case["skip"] = "not extracted: " + str(e)[:80]
             out.append(case)
 
+def keyed(c):
+    """A keyed composite literal's fields as {name: value}."""
+    if not (isinstance(c, dict) and c.get("go") == "composite"):
+        raise Unreadable("not a composite literal")
+    out = {}
+    for k, v in c["keyed"]:
+        out[k["name"] if isinstance(k, dict) and "name" in k else k] = v
+    return out
+
+
+def pos(c):
+    f = keyed(c)
+    return [f.get("Byte", 0), f.get("Line", 0), f.get("Column", 0)]
+
+
+def hcl_range(c):
+    f = keyed(c)
+    return [pos(f["Start"]), pos(f["End"])]
+
+
+def bad(v):
+    return isinstance(v, dict) and v.get("go") == "bad"
+
+
+def body_shape(b):
+    """A parsed body as the facts fn-hcl's tree can be compared on: attribute names
+    (sorted: hcl keeps them in a map) and blocks in order (type, labels, body)."""
+    f = keyed(b)
+    attrs = sorted(k for k, _ in keyed(f["Attributes"]).items()) if "Attributes" in f else []
+    blocks = []
+    for blk in (f["Blocks"]["items"] if "Blocks" in f else []):
+        if bad(blk):
+            raise NA("a block the extractor cannot read") if blk["na"] else Unreadable(blk["why"])
+        bf = keyed(blk)
+        labels = bf.get("Labels") or {"items": []}
+        if not all(isinstance(x, str) for x in labels["items"]):
+            raise Unreadable("labels")
+        blocks.append({"type": bf["Type"], "labels": labels["items"],
+                       "body": body_shape(bf["Body"])})
+    return {"attrs": attrs, "blocks": blocks}
+
+
+def extract_hclsyntax_parser(repo, rev, out):
+    """hclsyntax's scanner and parser tests: tokens (type, text, range) of normal-mode
+    scanning; the shape and diagnostic count of TestParseConfig; the exact diagnostics
+    of TestParseConfigDiagnostics."""
+    src = git_show(repo, rev, "hclsyntax/scan_tokens_test.go")
+    for test in ("TestScanTokens_normal", "TestScanTokens_template"):
+        for idx, (_, row) in enumerate(yaml_rows(src, test)):
+            case = {"suite": "hcl/hclsyntax/scan_tokens_test.go", "test": test, "n": idx}
+            try:
+                if test == "TestScanTokens_template":
+                    raise NA("bare template mode (hcl.ParseTemplate): a DSL file is scanned "
+                             "in normal mode only")
+                if not isinstance(row.get("input"), str):
+                    raise Unreadable("input is not a literal")
+                toks = []
+                for t in row["want"]["items"]:
+                    if bad(t):
+                        raise Unreadable(t["why"])
+                    f = keyed(t)
+                    if not isinstance(f.get("Bytes"), str):
+                        if isinstance(f.get("Bytes"), dict) and f["Bytes"].get("go") == "composite" \
+                                and not f["Bytes"]["items"]:
+                            f["Bytes"] = ""
+                        else:
+                            raise Unreadable("token bytes")
+                    toks.append([f["Type"]["name"], f["Bytes"]] + hcl_range(f["Range"]))
+                case.update(input=row["input"], tokens=toks)
+            except NA as e:
+                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
+                case["skip"] = "not applicable: " + str(e)
+            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
+                case["skip"] = "not extracted: " + str(e)[:80]
+            out.append(case)
+    src = git_show(repo, rev, "hclsyntax/parser_test.go")
+    for test in ("TestParseConfig", "TestParseConfig_incompleteFunctionCall",
+                 "TestParseConfigDiagnostics"):
+        for idx, (key, row) in enumerate(yaml_rows(src, test)):
+            case = {"suite": "hcl/hclsyntax/parser_test.go", "test": test, "n": idx}
+            try:
+                if test == "TestParseConfig_incompleteFunctionCall":
+                    raise NA("the tree hcl's recovery builds around an incomplete call "
+                             "(the DSL refuses a file with errors)")
+                if not isinstance(row.get("input"), str):
+                    raise Unreadable("input is not a literal")
+                case["input"] = row["input"]
+                if test == "TestParseConfig":
+                    case["diags"] = row["diagCount"]
+                    if row["diagCount"] == 0:
+                        case["shape"] = body_shape(row["want"])
+                else:
+                    diags = []
+                    for d in row["want"]["items"]:
+                        f = keyed(d)
+                        diags.append([f["Summary"], f["Detail"]] + hcl_range(f["Subject"]))
+                    case["diagnostics"] = diags
+            except NA as e:
+                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
+                case["skip"] = "not applicable: " + str(e)
+            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
+                case["skip"] = "not extracted: " + str(e)[:80]
+            out.append(case)
+
 
 def git_show(repo, rev, path):
     return subprocess.run(["git", "-C", repo, "show", f"{rev}:{path}"], capture_output=True,
@@ -986,6 +1093,12 @@ def main():
         for c in out:
             fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
     summary.append(("hclsyntax-expressions", len(out), sum(1 for c in out if "skip" not in c), 0))
+    out = []
+    extract_hclsyntax_parser(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
+    with open(os.path.join(outdir, "hclsyntax-parser.jsonl"), "w") as fh:
+        for c in out:
+            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    summary.append(("hclsyntax-parser", len(out), sum(1 for c in out if "skip" not in c), 0))
     out = []
     extract_hclwrite(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
     with open(os.path.join(outdir, "hclwrite-format.jsonl"), "w") as fh:
