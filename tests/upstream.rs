@@ -242,7 +242,16 @@ fn upstream_function_tests() {
         println!("{suite}: {total} cases, {applicable} applicable, {pass} pass");
         summary.push((suite, total, applicable, pass));
     }
-    let missing: Vec<&String> = known.keys().filter(|k| !seen.contains(*k)).collect();
+    // Entries of the other fixtures (hcl/..., libyaml) are checked by their own tests.
+    let missing: Vec<&String> = known
+        .keys()
+        .filter(|k| {
+            ["go-cty/", "terraform/", "go-cty-yaml/"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
+        .filter(|k| !seen.contains(*k))
+        .collect();
     assert!(
         unexpected.is_empty() && stale.is_empty() && missing.is_empty(),
         "{} unexpected failures:\n{}\n{} listed in known.tsv but passing:\n{}\n{} listed but not in the fixtures:\n{:?}",
@@ -530,5 +539,41 @@ fn upstream_hclsyntax_parser() {
     }
     println!("hclsyntax-parser: {total} cases, {applicable} applicable, {pass} pass");
     assert!(applicable > 100, "the fixture has the whole table");
+    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// yamldecode's syntax errors against libyaml's own (tests/upstream/libyaml-errors.jsonl,
+/// written by libyaml_errors.py from libyaml-inputs.jsonl): the problem text, and the
+/// line and column go-cty-yaml derives from libyaml's marks.
+#[test]
+fn upstream_libyaml_errors() {
+    let known = known();
+    let path = dir().join("libyaml-errors.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run tests/upstream/libyaml_errors.py)",
+            path.display()
+        )
+    });
+    let (mut total, mut pass) = (0, 0);
+    let mut bad = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
+        total += 1;
+        let input = c["input"].as_str().unwrap_or("");
+        let id = format!("libyaml\terrors\t{n}");
+        let got = fn_hcl::value::yaml::decode(input).err();
+        let ok = got.as_deref() == c["error"].as_str();
+        match (ok, known.contains_key(&id)) {
+            (true, false) => pass += 1,
+            (true, true) => bad.push(format!("{id}: listed in known.tsv but passes")),
+            (false, false) => {
+                bad.push(format!("{id}\t{input:?}: got {got:?}, want {}", c["error"]))
+            }
+            (false, true) => {}
+        }
+    }
+    println!("libyaml-errors: {total} cases, {total} applicable, {pass} pass");
+    assert!(total > 40, "the fixture has the whole table");
     assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
 }
