@@ -3,7 +3,8 @@
 //! lang/funcs, ...): each case calls a function through the DSL's expression evaluator
 //! and expects upstream's value (type included) or error. Cases that differ for a known
 //! reason are listed in tests/upstream/known.tsv, with the reason; a listed case that
-//! passes, or an unlisted one that fails, fails this test. README.md there has the counts.
+//! passes, or an unlisted one that fails, fails this test. The README's table "The
+//! upstream libraries' own tests" has the counts.
 
 mod common;
 

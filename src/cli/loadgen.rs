@@ -379,7 +379,7 @@ mod tests {
         assert!(run(&args(0, Duration::from_secs(1))).is_err());
         assert!(run(&args(1, Duration::from_secs(3600))).is_err());
         let e = run(&args(1, Duration::from_secs(1))).unwrap_err();
-        assert!(e.contains("cannot read request"), "{e}");
+        assert!(e.contains("cannot read /nonexistent"), "{e}");
     }
 
     #[tokio::test]
