@@ -294,11 +294,16 @@ fn upstream_grapheme_clusters() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// hclwrite's TestFormat (hcl v2.24.0): `fmt`'s token-level formatter on each input.
-#[test]
-fn upstream_hclwrite_format() {
+/// Runs every case of `tests/upstream/{name}.jsonl` through `check` (None: the case is
+/// not applicable); a failure must be listed in known.tsv and a listed case must fail.
+/// Prints the counts; fails with every difference.
+fn run_fixture(
+    name: &str,
+    min_applicable: usize,
+    check: impl Fn(&J) -> Option<Result<(), String>>,
+) {
     let known = known();
-    let path = dir().join("hclwrite-format.jsonl");
+    let path = dir().join(format!("{name}.jsonl"));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
     let (mut total, mut applicable, mut pass) = (0, 0, 0);
@@ -306,22 +311,41 @@ fn upstream_hclwrite_format() {
     for line in text.lines() {
         let c: J = serde_json::from_str(line).expect("fixture line is JSON");
         total += 1;
-        let (Some(input), Some(want)) = (c["input"].as_str(), c["want"].as_str()) else {
+        let Some(r) = check(&c) else {
             continue;
         };
         applicable += 1;
         let id = case_id(&c);
-        let got = fn_hcl::syntax::fmt::format(input);
-        match (got == want, known.contains_key(&id)) {
-            (true, false) => pass += 1,
-            (true, true) => bad.push(format!("{id}: listed in known.tsv but passes")),
-            (false, false) => bad.push(format!("{id}: {input:?}\n  got  {got:?}\n  want {want:?}")),
-            (false, true) => {}
+        match (r, known.contains_key(&id)) {
+            (Ok(()), false) => pass += 1,
+            (Ok(()), true) => bad.push(format!("{id}: listed in known.tsv but passes")),
+            (Err(why), false) => bad.push(format!(
+                "{id}\t{}: {why}",
+                c["input"].as_str().or(c["expr"].as_str()).unwrap_or("")
+            )),
+            (Err(_), true) => {}
         }
     }
-    println!("hclwrite-format: {total} cases, {applicable} applicable, {pass} pass");
-    assert!(applicable > 50, "the fixture has the whole table");
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    println!("{name}: {total} cases, {applicable} applicable, {pass} pass");
+    assert!(
+        applicable >= min_applicable,
+        "the fixture has the whole table"
+    );
+    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// hclwrite's TestFormat (hcl v2.24.0): `fmt`'s token-level formatter on each input.
+#[test]
+fn upstream_hclwrite_format() {
+    run_fixture("hclwrite-format", 51, |c| {
+        let (input, want) = (c["input"].as_str()?, c["want"].as_str()?);
+        let got = fn_hcl::syntax::fmt::format(input);
+        Some(if got == want {
+            Ok(())
+        } else {
+            Err(format!("\n  got  {got:?}\n  want {want:?}"))
+        })
+    });
 }
 
 /// hclsyntax's expression and template tests (hcl v2.24.0: TestExpressionParseAndValue,
@@ -331,26 +355,14 @@ fn upstream_hclwrite_format() {
 /// counts otherwise, and its summary and detail where it names them.
 #[test]
 fn upstream_hclsyntax_expressions() {
-    let known = known();
-    let path = dir().join("hclsyntax-expressions.jsonl");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
-    let (mut total, mut applicable, mut pass) = (0, 0, 0);
-    let mut bad = Vec::new();
-    for line in text.lines() {
-        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
-        total += 1;
-        let Some(expr) = c["expr"].as_str() else {
-            continue;
-        };
-        applicable += 1;
-        let id = case_id(&c);
+    run_fixture("hclsyntax-expressions", 201, |c| {
+        let expr = c["expr"].as_str()?;
         let vars: Vec<(String, Value)> = c["vars"]
             .as_object()
             .map(|m| m.iter().map(|(k, v)| (k.clone(), val(v))).collect())
             .unwrap_or_default();
         let got = eval_expr(expr, &vars);
-        let r = match (got, c["diags"].as_u64()) {
+        Some(match (got, c["diags"].as_u64()) {
             (Ok(v), Some(0)) => {
                 let want = val(&c["want"]);
                 if v.raw_equals(&want) {
@@ -379,17 +391,8 @@ fn upstream_hclsyntax_expressions() {
                     Err(format!("error {}, want {want:?}", d.join(" | ")))
                 }
             }
-        };
-        match (r, known.contains_key(&id)) {
-            (Ok(()), false) => pass += 1,
-            (Ok(()), true) => bad.push(format!("{id}: listed in known.tsv but passes")),
-            (Err(why), false) => bad.push(format!("{id}\t{expr}: {why}")),
-            (Err(_), true) => {}
-        }
-    }
-    println!("hclsyntax-expressions: {total} cases, {applicable} applicable, {pass} pass");
-    assert!(applicable > 200, "the fixture has the whole table");
-    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+        })
+    });
 }
 
 /// A parsed body as the parser fixtures describe it: sorted attribute names, blocks in order.
@@ -450,23 +453,11 @@ fn upstream_hclsyntax_parser() {
     use fn_hcl::syntax::lexer::tokenize;
     use fn_hcl::syntax::parser::parse_file_partial;
     use fn_hcl::syntax::span::SourceMap;
-    let known = known();
-    let path = dir().join("hclsyntax-parser.jsonl");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
-    let (mut total, mut applicable, mut pass) = (0, 0, 0);
-    let mut bad = Vec::new();
-    for line in text.lines() {
-        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
-        total += 1;
-        let Some(input) = c["input"].as_str() else {
-            continue;
-        };
-        applicable += 1;
-        let id = case_id(&c);
+    run_fixture("hclsyntax-parser", 101, |c| {
+        let input = c["input"].as_str()?;
         let mut sm = SourceMap::new();
         let f = sm.add("test.hcl", input);
-        let r = if let Some(want) = c.get("tokens") {
+        Some(if let Some(want) = c.get("tokens") {
             let got: Vec<J> = tokenize(input, f)
                 .iter()
                 .map(|t| {
@@ -530,17 +521,8 @@ fn upstream_hclsyntax_parser() {
                     Ok(())
                 }
             }
-        };
-        match (r, known.contains_key(&id)) {
-            (Ok(()), false) => pass += 1,
-            (Ok(()), true) => bad.push(format!("{id}: listed in known.tsv but passes")),
-            (Err(why), false) => bad.push(format!("{id}\t{input:?}: {why}")),
-            (Err(_), true) => {}
-        }
-    }
-    println!("hclsyntax-parser: {total} cases, {applicable} applicable, {pass} pass");
-    assert!(applicable > 100, "the fixture has the whole table");
-    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+        })
+    });
 }
 
 /// yamldecode's syntax errors against libyaml's own (tests/upstream/libyaml-errors.jsonl,
@@ -548,33 +530,12 @@ fn upstream_hclsyntax_parser() {
 /// line and column go-cty-yaml derives from libyaml's marks.
 #[test]
 fn upstream_libyaml_errors() {
-    let known = known();
-    let path = dir().join("libyaml-errors.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run tests/upstream/libyaml_errors.py)",
-            path.display()
-        )
+    run_fixture("libyaml-errors", 40, |c| {
+        let got = fn_hcl::value::yaml::decode(c["input"].as_str()?).err();
+        Some(if got.as_deref() == c["error"].as_str() {
+            Ok(())
+        } else {
+            Err(format!("got {got:?}, want {}", c["error"]))
+        })
     });
-    let (mut total, mut pass) = (0, 0);
-    let mut bad = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let c: J = serde_json::from_str(line).expect("fixture line is JSON");
-        total += 1;
-        let input = c["input"].as_str().unwrap_or("");
-        let id = format!("libyaml\terrors\t{n}");
-        let got = fn_hcl::value::yaml::decode(input).err();
-        let ok = got.as_deref() == c["error"].as_str();
-        match (ok, known.contains_key(&id)) {
-            (true, false) => pass += 1,
-            (true, true) => bad.push(format!("{id}: listed in known.tsv but passes")),
-            (false, false) => {
-                bad.push(format!("{id}\t{input:?}: got {got:?}, want {}", c["error"]))
-            }
-            (false, true) => {}
-        }
-    }
-    println!("libyaml-errors: {total} cases, {total} applicable, {pass} pass");
-    assert!(total > 40, "the fixture has the whole table");
-    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
 }

@@ -881,40 +881,51 @@ def quote_template(t):
     return "".join(out) + '"'
 
 
+def table_cases(src, suite, tests, fill, out):
+    """One case per row of each named test's table: `fill(case, test, row)` adds the
+    facts, or raises NA (not applicable) or Unreadable (not extracted): the case is then
+    written with only its id and the reason as "skip"."""
+    for test in tests:
+        for idx, (_, row) in enumerate(yaml_rows(src, test)):
+            case = {"suite": suite, "test": test, "n": idx}
+            try:
+                fill(case, test, row)
+            except NA as e:
+                case = {"suite": suite, "test": test, "n": idx,
+                        "skip": "not applicable: " + str(e)}
+            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+                case = {"suite": suite, "test": test, "n": idx,
+                        "skip": "not extracted: " + str(e)[:80]}
+            out.append(case)
+
+
 def extract_hclsyntax(repo, rev, std, out):
     """hclsyntax's expression and template tests: expression text, variables, and the
     value and number of diagnostics (or the expected error's summary and detail)."""
-    plan = [("hclsyntax/expression_test.go", "TestExpressionParseAndValue"),
-            ("hclsyntax/expression_test.go", "TestExpressionErrorMessages"),
-            ("hclsyntax/expression_template_test.go", "TestTemplateExprParseAndValue")]
-    for f, test in plan:
-        src = git_show(repo, rev, f)
-        for idx, (key, row) in enumerate(yaml_rows(src, test)):
-            case = {"suite": f"hcl/{f}", "test": test, "n": idx}
-            try:
-                text = row.get("input")
-                if not isinstance(text, str):
-                    raise Unreadable("input is not a literal")
-                if test == "TestTemplateExprParseAndValue":
-                    if "\r" in text:
-                        raise NA("a bare template with CR (the quoted form differs)")
-                    text = quote_template(text)
-                expr_case(case, text, row.get("ctx"), std)
-                if test == "TestExpressionErrorMessages":
-                    case["summary"] = row["wantSummary"]
-                    case["detail"] = row["wantDetail"]
-                else:
-                    case["diags"] = row["diagCount"]
-                    if row["diagCount"] == 0:
-                        check_value(row["want"], "want")
-                        case["want"] = row["want"]
-            except NA as e:
-                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
-                case["skip"] = "not applicable: " + str(e)
-            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
-                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
-                case["skip"] = "not extracted: " + str(e)[:80]
-            out.append(case)
+    def fill(case, test, row):
+        text = row.get("input")
+        if not isinstance(text, str):
+            raise Unreadable("input is not a literal")
+        if test == "TestTemplateExprParseAndValue":
+            if "\r" in text:
+                raise NA("a bare template with CR (the quoted form differs)")
+            text = quote_template(text)
+        expr_case(case, text, row.get("ctx"), std)
+        if test == "TestExpressionErrorMessages":
+            case["summary"] = row["wantSummary"]
+            case["detail"] = row["wantDetail"]
+        else:
+            case["diags"] = row["diagCount"]
+            if row["diagCount"] == 0:
+                check_value(row["want"], "want")
+                case["want"] = row["want"]
+
+    for f, tests in [("hclsyntax/expression_test.go",
+                      ("TestExpressionParseAndValue", "TestExpressionErrorMessages")),
+                     ("hclsyntax/expression_template_test.go",
+                      ("TestTemplateExprParseAndValue",))]:
+        table_cases(git_show(repo, rev, f), f"hcl/{f}", tests, fill, out)
+
 
 def keyed(c):
     """A keyed composite literal's fields as {name: value}."""
@@ -962,65 +973,48 @@ def extract_hclsyntax_parser(repo, rev, out):
     """hclsyntax's scanner and parser tests: tokens (type, text, range) of normal-mode
     scanning; the shape and diagnostic count of TestParseConfig; the exact diagnostics
     of TestParseConfigDiagnostics."""
-    src = git_show(repo, rev, "hclsyntax/scan_tokens_test.go")
-    for test in ("TestScanTokens_normal", "TestScanTokens_template"):
-        for idx, (_, row) in enumerate(yaml_rows(src, test)):
-            case = {"suite": "hcl/hclsyntax/scan_tokens_test.go", "test": test, "n": idx}
-            try:
-                if test == "TestScanTokens_template":
-                    raise NA("bare template mode (hcl.ParseTemplate): a DSL file is scanned "
-                             "in normal mode only")
-                if not isinstance(row.get("input"), str):
-                    raise Unreadable("input is not a literal")
-                toks = []
-                for t in row["want"]["items"]:
-                    if bad(t):
-                        raise Unreadable(t["why"])
-                    f = keyed(t)
-                    if not isinstance(f.get("Bytes"), str):
-                        if isinstance(f.get("Bytes"), dict) and f["Bytes"].get("go") == "composite" \
-                                and not f["Bytes"]["items"]:
-                            f["Bytes"] = ""
-                        else:
-                            raise Unreadable("token bytes")
-                    toks.append([f["Type"]["name"], f["Bytes"]] + hcl_range(f["Range"]))
-                case.update(input=row["input"], tokens=toks)
-            except NA as e:
-                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
-                case["skip"] = "not applicable: " + str(e)
-            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
-                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
-                case["skip"] = "not extracted: " + str(e)[:80]
-            out.append(case)
-    src = git_show(repo, rev, "hclsyntax/parser_test.go")
-    for test in ("TestParseConfig", "TestParseConfig_incompleteFunctionCall",
-                 "TestParseConfigDiagnostics"):
-        for idx, (key, row) in enumerate(yaml_rows(src, test)):
-            case = {"suite": "hcl/hclsyntax/parser_test.go", "test": test, "n": idx}
-            try:
-                if test == "TestParseConfig_incompleteFunctionCall":
-                    raise NA("the tree hcl's recovery builds around an incomplete call "
-                             "(the DSL refuses a file with errors)")
-                if not isinstance(row.get("input"), str):
-                    raise Unreadable("input is not a literal")
-                case["input"] = row["input"]
-                if test == "TestParseConfig":
-                    case["diags"] = row["diagCount"]
-                    if row["diagCount"] == 0:
-                        case["shape"] = body_shape(row["want"])
-                else:
-                    diags = []
-                    for d in row["want"]["items"]:
-                        f = keyed(d)
-                        diags.append([f["Summary"], f["Detail"]] + hcl_range(f["Subject"]))
-                    case["diagnostics"] = diags
-            except NA as e:
-                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
-                case["skip"] = "not applicable: " + str(e)
-            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
-                case = {k: v for k, v in case.items() if k in ("suite", "test", "n")}
-                case["skip"] = "not extracted: " + str(e)[:80]
-            out.append(case)
+    def tokens(case, test, row):
+        if test == "TestScanTokens_template":
+            raise NA("bare template mode (hcl.ParseTemplate): a DSL file is scanned "
+                     "in normal mode only")
+        if not isinstance(row.get("input"), str):
+            raise Unreadable("input is not a literal")
+        toks = []
+        for t in row["want"]["items"]:
+            if bad(t):
+                raise Unreadable(t["why"])
+            f = keyed(t)
+            b = f.get("Bytes")
+            if isinstance(b, dict) and b.get("go") == "composite" and not b["items"]:
+                b = ""
+            if not isinstance(b, str):
+                raise Unreadable("token bytes")
+            toks.append([f["Type"]["name"], b] + hcl_range(f["Range"]))
+        case.update(input=row["input"], tokens=toks)
+
+    def parse(case, test, row):
+        if test == "TestParseConfig_incompleteFunctionCall":
+            raise NA("the tree hcl's recovery builds around an incomplete call "
+                     "(the DSL refuses a file with errors)")
+        if not isinstance(row.get("input"), str):
+            raise Unreadable("input is not a literal")
+        case["input"] = row["input"]
+        if test == "TestParseConfig":
+            case["diags"] = row["diagCount"]
+            if row["diagCount"] == 0:
+                case["shape"] = body_shape(row["want"])
+        else:
+            case["diagnostics"] = [
+                [keyed(d)["Summary"], keyed(d)["Detail"]] + hcl_range(keyed(d)["Subject"])
+                for d in row["want"]["items"]]
+
+    f = "hclsyntax/scan_tokens_test.go"
+    table_cases(git_show(repo, rev, f), f"hcl/{f}",
+                ("TestScanTokens_normal", "TestScanTokens_template"), tokens, out)
+    f = "hclsyntax/parser_test.go"
+    table_cases(git_show(repo, rev, f), f"hcl/{f}",
+                ("TestParseConfig", "TestParseConfig_incompleteFunctionCall",
+                 "TestParseConfigDiagnostics"), parse, out)
 
 
 def git_show(repo, rev, path):
@@ -1052,6 +1046,14 @@ def function_table(mirrors):
     return std, tf
 
 
+def write_suite(outdir, name, out, summary):
+    """Writes one fixture file (a case a line) and its summary row."""
+    with open(os.path.join(outdir, f"{name}.jsonl"), "w") as fh:
+        for c in out:
+            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    summary.append((name, len(out), sum(1 for c in out if "skip" not in c), 0))
+
+
 def main():
     mirrors, outdir = sys.argv[1], sys.argv[2]
     std, tf = function_table(mirrors)
@@ -1077,34 +1079,19 @@ def main():
         summary.append((suite, len(out), sum(1 for c in out if "skip" not in c), len(skipped)))
     out = []
     extract_yaml(os.path.join(mirrors, "zclconf+go-cty-yaml/repo"), "v1.1.0", out)
-    with open(os.path.join(outdir, "go-cty-yaml.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("go-cty-yaml", len(out), sum(1 for c in out if "skip" not in c), 0))
+    write_suite(outdir, "go-cty-yaml", out, summary)
     out = []
     extract_textseg(os.path.join(mirrors, "apparentlymart+go-textseg/repo"), "v15.0.0", out)
-    with open(os.path.join(outdir, "go-textseg.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("go-textseg", len(out), len(out), 0))
+    write_suite(outdir, "go-textseg", out, summary)
     out = []
     extract_hclsyntax(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", std, out)
-    with open(os.path.join(outdir, "hclsyntax-expressions.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("hclsyntax-expressions", len(out), sum(1 for c in out if "skip" not in c), 0))
+    write_suite(outdir, "hclsyntax-expressions", out, summary)
     out = []
     extract_hclsyntax_parser(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
-    with open(os.path.join(outdir, "hclsyntax-parser.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("hclsyntax-parser", len(out), sum(1 for c in out if "skip" not in c), 0))
+    write_suite(outdir, "hclsyntax-parser", out, summary)
     out = []
     extract_hclwrite(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
-    with open(os.path.join(outdir, "hclwrite-format.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("hclwrite-format", len(out), sum(1 for c in out if "skip" not in c), 0))
+    write_suite(outdir, "hclwrite-format", out, summary)
     for s in summary:
         print("%s: %d cases, %d runnable, %d test functions not read" % s)
 

@@ -41,10 +41,12 @@ def go_error(src):
 
 def main():
     assert yaml.__with_libyaml__, "PyYAML without its libyaml binding"
-    for line in sys.stdin:
-        if line.strip():
-            src = json.loads(line)
-            print(json.dumps({"input": src, "error": go_error(src)}, ensure_ascii=False))
+    lines = [line for line in sys.stdin if line.strip()]
+    for n, line in enumerate(lines):
+        src = json.loads(line)
+        case = {"suite": "libyaml", "test": "errors", "n": n, "input": src,
+                "error": go_error(src)}
+        print(json.dumps(case, ensure_ascii=False, sort_keys=True))
 
 
 if __name__ == "__main__":
