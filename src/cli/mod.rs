@@ -7,6 +7,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod explain;
 pub mod loadgen;
 pub mod package;
 pub mod progress;
@@ -70,6 +71,10 @@ pub enum Command {
     Analyze {
         /// Files or directories (default: the current directory).
         paths: Vec<String>,
+        /// Also warn at every construct the Go implementation (function-hcl v0.2.0)
+        /// rejects: fn-hcl's extensions (`assert` blocks).
+        #[arg(long)]
+        portable: bool,
     },
     /// Format HCL files in place as `fn-hcl-tools fmt` does (hclwrite's canonical
     /// layout, object literals with `=`); `-` filters standard input to standard output.
@@ -79,6 +84,11 @@ pub enum Command {
     Package(crate::cli::package::PackageArgs),
     /// Run one request N times in-process and print ns/op, allocations/op and bytes/op.
     Bench(crate::cli::bench::BenchArgs),
+    /// Partially evaluate a program against one request (render's inputs, or
+    /// `--request FILE`): the program with every known expression folded to its value and
+    /// every block marked emitted, deferred (by which unknown references), discarded or
+    /// failed.
+    Explain(crate::cli::explain::ExplainArgs),
     /// Drive a running `fn-hcl serve --insecure` on loopback with concurrent clients and
     /// print requests/s, latency percentiles, errors and the server's peak RSS.
     Loadgen(crate::cli::loadgen::LoadgenArgs),
@@ -184,6 +194,7 @@ pub fn main() -> ExitCode {
         Command::Lsp(args) => crate::lsp::serve(&args),
         Command::Fmt(args) => crate::syntax::fmt::main(&args),
         Command::Package(args) => crate::cli::package::main(&args),
+        Command::Explain(args) => crate::cli::explain::main(&args),
         cmd => match run(cmd) {
             Ok(out) => {
                 use std::io::Write as _;
@@ -211,24 +222,13 @@ pub fn run(cmd: Command) -> Result<String, Failure> {
             context_files,
             context_values,
         } => {
-            let mut inputs = render::Inputs {
-                xr: render::read_object(&xr)?,
-                composition: render::read_object(&composition)?,
-                functions: functions
-                    .as_deref()
-                    .map(render::read_documents)
-                    .transpose()?,
-                observed: match &observed {
-                    Some(p) => render::read_documents(p)?,
-                    None => Vec::new(),
-                },
-                extra: match &extra {
-                    Some(p) => render::read_documents(p)?,
-                    None => Vec::new(),
-                },
-                ..Default::default()
-            };
-            render::check_kinds(&inputs, &xr, &composition, functions.as_deref())?;
+            let mut inputs = render::Inputs::read(
+                &xr,
+                &composition,
+                functions.as_deref(),
+                observed.as_deref(),
+                extra.as_deref(),
+            )?;
             for kv in &context_files {
                 let (k, path) = split_kv(kv)?;
                 let text = read_input(path)?;
@@ -251,9 +251,9 @@ pub fn run(cmd: Command) -> Result<String, Failure> {
             crate::server::serve(args).map_err(|e| e.to_string())?;
             Ok(String::new())
         }
-        Command::Analyze { paths } => {
+        Command::Analyze { paths, portable } => {
             let files = crate::cli::analyze::load_inputs(&paths)?;
-            let (report, errors) = crate::cli::analyze::run(&files);
+            let (report, errors) = crate::cli::analyze::run_with(&files, portable);
             if errors {
                 // The report goes to stdout as on success; the exit code says it failed.
                 print!("{report}");
@@ -267,9 +267,9 @@ pub fn run(cmd: Command) -> Result<String, Failure> {
         Command::Bench(args) => Ok(crate::cli::bench::run(&args)?),
         Command::Loadgen(args) => Ok(crate::cli::loadgen::run(&args)?),
         Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
-        Command::Lsp(_) | Command::Fmt(_) | Command::Package(_) => Err(Failure::usage(
-            "this command runs from `fn-hcl` itself, not through cli::run",
-        )),
+        Command::Lsp(_) | Command::Fmt(_) | Command::Package(_) | Command::Explain(_) => Err(
+            Failure::usage("this command runs from `fn-hcl` itself, not through cli::run"),
+        ),
     }
 }
 
