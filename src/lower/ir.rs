@@ -15,7 +15,8 @@
 //! Every compiled expression also gets its static type ([`crate::lower::types`], in
 //! [`Program::types`]); [`dump`] prints the whole tree for review.
 
-use crate::bytecode::compile::{ChunkId, FnId, ProgramBuilder, Scope};
+use crate::bytecode::code::{ChunkId, FnId};
+use crate::bytecode::compile::{CodeBuilder, Scope};
 use crate::lower::schema::{self, Content, Schema};
 use crate::lower::types::{SType, TypeEnv};
 use crate::syntax::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
@@ -29,7 +30,7 @@ use std::sync::Arc;
 /// A compiled program: the block tree plus its bytecode.
 pub struct Program {
     pub sources: Arc<SourceMap>,
-    pub code: crate::bytecode::compile::Program,
+    pub code: crate::bytecode::code::Code,
     pub root: Group,
     /// Largest frame any evaluation needs.
     pub frame_size: u32,
@@ -367,7 +368,7 @@ pub fn is_constant(e: &Expr) -> bool {
 /// Lowers a parsed program.
 pub struct Lowerer<'a> {
     files: &'a [ast::File],
-    builder: ProgramBuilder,
+    builder: CodeBuilder,
     scopes: Scopes,
     default_name: Expr,
     functions: HashMap<String, FnId>,
@@ -485,7 +486,7 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
         files: &parsed,
-        builder: ProgramBuilder::new(sm.clone()),
+        builder: CodeBuilder::new(sm.clone()),
         scopes: Scopes::for_program(),
         default_name: default_name_expr(default_file),
         functions: HashMap::new(),
