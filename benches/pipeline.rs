@@ -123,7 +123,7 @@ fn encode_prost(req: &v1::RunFunctionRequest, out: &fn_hcl::runtime::eval::Outpu
             Ok(s) => b.set_resource(name, s),
             Err(e) => panic!("{name}: {e}"),
         }
-        b.set_ready(name, ready_of(*ready));
+        b.set_ready(name, *ready);
     }
     b.finish().encode_to_vec()
 }
@@ -135,17 +135,9 @@ fn encode_direct(req: &v1::RunFunctionRequest, out: &fn_hcl::runtime::eval::Outp
         if let Err(e) = b.set_resource_value(name.clone(), body.clone()) {
             panic!("{name}: {e}");
         }
-        b.set_ready(name, ready_of(*ready));
+        b.set_ready(name, *ready);
     }
     b.finish_encoded()
-}
-
-fn ready_of(r: i32) -> fn_hcl::protocol::response::Ready {
-    match r {
-        1 => fn_hcl::protocol::response::Ready::True,
-        2 => fn_hcl::protocol::response::Ready::False,
-        _ => fn_hcl::protocol::response::Ready::Unspecified,
-    }
 }
 
 /// Allocations of one response encoding each way, printed for the README's table.

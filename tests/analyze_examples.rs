@@ -5,7 +5,7 @@ mod common;
 
 use common::shared_dir;
 
-use fn_hcl::protocol::protojson::Json;
+use fn_hcl::protocol::doc::Json;
 use std::path::PathBuf;
 
 /// The `hcl` text of every `HclInput` object in a YAML tree.

@@ -4,8 +4,9 @@
 
 use base64::Engine as _;
 use fn_hcl::handler::run_function;
+use fn_hcl::protocol::doc::{Json, to_pretty};
 use fn_hcl::protocol::proto::v1;
-use fn_hcl::protocol::protojson::{Json, response_to_json, to_pretty};
+use fn_hcl::protocol::protojson::response_to_json;
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -512,7 +513,7 @@ resource db {
     // The debug dumps (stderr, so a log) redact secrets and connection details too.
     assert_secret_absent(
         "debug request dump",
-        &fn_hcl::cli::render::debug_request_text(&req),
+        &fn_hcl::handler::debug::request_dump(&req),
     );
     // A successful response carrying the secret as connection details: its debug dump
     // must not show it either.
@@ -527,7 +528,7 @@ composite connection {
     assert_success(&ok);
     assert_secret_absent(
         "debug response dump",
-        &fn_hcl::cli::render::debug_response_text(&ok),
+        &fn_hcl::handler::debug::response_dump(&ok_req, &ok),
     );
     // Messages and conditions of the successful response carry no secret either.
     let mut messages: Vec<&str> = ok.results.iter().map(|r| r.message.as_str()).collect();

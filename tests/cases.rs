@@ -24,7 +24,8 @@
 
 mod txtar_cases;
 
-use fn_hcl::protocol::protojson::{Json, request_from_json, response_to_json, to_pretty};
+use fn_hcl::protocol::doc::{Json, to_pretty};
+use fn_hcl::protocol::protojson::{request_from_json, response_to_json};
 use serde_json::Value;
 use std::path::PathBuf;
 use txtar_cases::{case_files, request_json, sections};

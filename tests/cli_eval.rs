@@ -5,8 +5,9 @@ mod common;
 
 use common::shared_dir;
 
+use fn_hcl::protocol::doc::{Json, parse_json};
 use fn_hcl::protocol::proto::v1;
-use fn_hcl::protocol::protojson::{Json, parse_json, request_from_json, request_from_text};
+use fn_hcl::protocol::protojson::{request_from_json, request_from_text};
 use fn_hcl::protocol::request::Request;
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -63,7 +64,7 @@ fn eval_input_empty_hcl_prints_the_recorded_response() {
     };
     let (req, expected) = load_case(&dir, "input-empty-hcl");
     let tmp = std::env::temp_dir().join(format!("fn-hcl-cli-eval-{}.json", std::process::id()));
-    std::fs::write(&tmp, fn_hcl::protocol::protojson::to_pretty(&req)).unwrap();
+    std::fs::write(&tmp, fn_hcl::protocol::doc::to_pretty(&req)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .args(["eval", "--request"])
         .arg(&tmp)
@@ -159,8 +160,57 @@ fn recorded_requests_read_into_req_values() {
         let p = e.unwrap().path();
         let name = p.file_stem().unwrap().to_str().unwrap().to_string();
         let (req, _) = load_case(&dir, &name);
-        let text = fn_hcl::protocol::protojson::to_pretty(&req);
+        let text = fn_hcl::protocol::doc::to_pretty(&req);
         let req = request_from_text(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         Request::from_proto(&req).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+}
+
+/// A JSON request of the given data nesting whose program reads the innermost value.
+fn deep_request(levels: usize) -> String {
+    let mut data = "\"leaf\"".to_string();
+    let mut path = String::new();
+    for _ in 0..levels {
+        data = format!("{{\"a\":{data}}}");
+        path.push_str(".a");
+    }
+    let hcl = format!(
+        "-- main.hcl --\ncontext {{\n  key = \"k\"\n  value = req.composite.spec{path}\n}}\n"
+    );
+    format!(
+        "{{\"observed\":{{\"composite\":{{\"resource\":{{\"apiVersion\":\"v1\",\"kind\":\"X\",\
+         \"metadata\":{{\"name\":\"n\"}},\"spec\":{data}}}}}}},\"input\":{{\"apiVersion\":\
+         \"function-hcl/v1\",\"kind\":\"HclInput\",\"source\":\"Inline\",\"hcl\":{}}}}}",
+        serde_json::to_string(&hcl).unwrap()
+    )
+}
+
+#[test]
+fn eval_takes_json_requests_nested_as_deep_as_the_documented_limit() {
+    // docs/limits.md: request data up to 512 levels (serde_json alone stopped at 128).
+    let dir = std::env::temp_dir().join(format!("fn-hcl-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = dir.join("ok.json");
+    std::fs::write(&ok, deep_request(500)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["eval", "--request", ok.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rsp = String::from_utf8_lossy(&out.stdout);
+    assert!(rsp.contains("\"k\": \"leaf\""), "{rsp}");
+    let deep = dir.join("deep.json");
+    std::fs::write(&deep, deep_request(600)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["eval", "--request", deep.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nested deeper than 512 levels"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,7 +6,7 @@ mod common;
 use common::shared_dir;
 
 use fn_hcl::cli::render::{self, ANNOTATION_RESOURCE_NAME};
-use fn_hcl::protocol::protojson::Json;
+use fn_hcl::protocol::doc::Json;
 use std::process::Command;
 
 #[test]

@@ -5,8 +5,9 @@
 //! reads, and the same accept/reject decisions as prost on malformed bytes.
 
 use fn_hcl::handler::{run_function, run_function_bytes};
+use fn_hcl::protocol::doc::to_pretty;
 use fn_hcl::protocol::proto::{LazyRequest, v1};
-use fn_hcl::protocol::protojson::{response_to_json, to_pretty};
+use fn_hcl::protocol::protojson::response_to_json;
 use prost::Message;
 use prost::bytes::Bytes;
 use prost_types::value::Kind;
@@ -615,7 +616,8 @@ fn composite_recursion_limit_is_prosts() {
 /// are what the decoded Struct holds (including duplicated and mistyped entries).
 #[test]
 fn composite_fields_read_from_bytes_match_the_struct() {
-    use fn_hcl::server::debug::{field_str, observed_composite, wanted};
+    use fn_hcl::handler::debug::{field_str, observed_composite};
+    use fn_hcl::protocol::proto::RequestRef;
     let ann = |v: prost_types::Value| {
         o(vec![(
             "annotations",
@@ -686,8 +688,8 @@ fn composite_fields_read_from_bytes_match_the_struct() {
         let full = v1::RunFunctionRequest::decode(bytes.as_slice()).expect("prost accepts");
         let lazy = LazyRequest::decode_lazy_only(Bytes::from(bytes)).expect("lazy accepts");
         assert_eq!(
-            lazy.composite_debug_annotation(),
-            wanted(false, &full),
+            RequestRef::Lazy(&lazy).composite_debug_annotation(),
+            RequestRef::Decoded(&full).composite_debug_annotation(),
             "body {i}: debug annotation"
         );
         let xr = observed_composite(&full).expect("composite");
@@ -714,10 +716,15 @@ fn composite_fields_read_from_bytes_match_the_struct() {
 
 /// The input read from its bytes (field names case-insensitive, the last of a repeated key,
 /// type errors in sorted key order, nulls, unknown fields) decides as the decoded Struct,
-/// and the server's debug switches read from bytes are the decoded request's.
+/// and so does the debug decision.
 #[test]
 fn input_read_from_bytes_matches_the_struct() {
-    use fn_hcl::server::debug::{wanted, wanted_lazy};
+    use fn_hcl::protocol::input::Input;
+    use fn_hcl::protocol::proto::RequestRef;
+    let decide = |r: RequestRef<'_>| {
+        let mut decoded = None;
+        Input::read(r, &mut decoded).map(|i| (i.hcl.to_string(), i.debug_requested(r, false)))
+    };
     let program = len_field(3, format!("-- main.hcl --\n{}", PROGRAMS[0]).as_bytes());
     let b = |v: u8| [key(4, 0), vec![v]].concat();
     let inputs: Vec<Vec<u8>> = vec![
@@ -763,13 +770,21 @@ fn input_read_from_bytes_matches_the_struct() {
     ];
     let mut base = request(PROGRAMS[0], Vec::new());
     base.input = None;
+    let mut debug_on = 0;
     for (i, input) in inputs.iter().enumerate() {
         let mut bytes = base.encode_to_vec();
         bytes.extend(len_field(4, input));
         check_bytes(&bytes, &format!("input {i}"));
         let full = v1::RunFunctionRequest::decode(bytes.as_slice()).expect("prost accepts");
         let lazy = LazyRequest::decode_lazy_only(Bytes::from(bytes)).expect("lazy accepts");
-        assert_eq!(wanted_lazy(false, &lazy), wanted(false, &full), "input {i}");
+        let lazy_decision = decide(RequestRef::Lazy(&lazy));
+        assert_eq!(
+            lazy_decision,
+            decide(RequestRef::Decoded(&full)),
+            "input {i}"
+        );
+        debug_on += usize::from(matches!(lazy_decision, Ok((_, true))));
         assert_eq!(lazy.to_full().expect("full"), full, "input {i}");
     }
+    assert!(debug_on >= 2, "only {debug_on} inputs turned the dump on");
 }

@@ -28,6 +28,22 @@ fn call_for(n: usize) -> (String, fn_hcl::protocol::proto::v1::RunFunctionReques
     (tag, req)
 }
 
+/// The process-wide program cache's counters (the one the metrics endpoint reports).
+fn cache_counters() -> CacheCounters {
+    use std::sync::atomic::Ordering::Relaxed;
+    let stats = &fn_hcl::handler::program_cache().stats;
+    CacheCounters {
+        compiles: stats.compiles.load(Relaxed),
+        hits: stats.hits.load(Relaxed),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CacheCounters {
+    compiles: u64,
+    hits: u64,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_match_sequential_calls() {
     let args = ServeArgs {
@@ -35,13 +51,11 @@ async fn concurrent_calls_match_sequential_calls() {
         ..insecure_args()
     };
     let srv = start(&args).await;
-    // The process-wide program cache registers itself with the metrics on first use.
-    let _ = fn_hcl::handler::program_cache();
-    let before = fn_hcl::server::metrics::cache_snapshot();
+    let before = cache_counters();
 
     let mut tasks = Vec::with_capacity(CALLS);
     for n in 0..CALLS {
-        let addr = srv.grpc_addr;
+        let addr = srv.addr();
         tasks.push(tokio::spawn(async move {
             let mut c = client(addr).await;
             let (_, req) = call_for(n);
@@ -52,9 +66,9 @@ async fn concurrent_calls_match_sequential_calls() {
     for t in tasks {
         concurrent.push(t.await.expect("task").expect("concurrent call"));
     }
-    let after_concurrent = fn_hcl::server::metrics::cache_snapshot();
+    let after_concurrent = cache_counters();
 
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     for (n, got) in concurrent.iter().enumerate() {
         let (tag, req) = call_for(n);
         let want = call(&mut c, req).await.expect("sequential call");
@@ -64,33 +78,24 @@ async fn concurrent_calls_match_sequential_calls() {
             Some(tag.as_str())
         );
     }
-    let after_sequential = fn_hcl::server::metrics::cache_snapshot();
+    let after_sequential = cache_counters();
 
-    // Meaningful only once the evaluator's program cache is registered (see
-    // metrics::register_cache_source); without a cache there is nothing to count.
-    if let (Some(b), Some(c), Some(s)) = (before, after_concurrent, after_sequential) {
-        assert_eq!(
-            c.compiles - b.compiles,
-            PROGRAMS as u64,
-            "each program compiles exactly once, even when first called concurrently"
-        );
-        assert_eq!(
-            s.compiles, c.compiles,
-            "sequential calls reuse the compiled programs"
-        );
-        assert!(s.hits - b.hits >= (2 * CALLS - PROGRAMS) as u64);
-        let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
-        assert_eq!(
-            sample(&text, "fnhcl_cache_compiles_total"),
-            Some(s.compiles as f64)
-        );
-    } else {
-        let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
-        assert!(
-            !text.contains("fnhcl_cache_"),
-            "cache metrics without a cache"
-        );
-    }
+    let (b, c, s) = (before, after_concurrent, after_sequential);
+    assert_eq!(
+        c.compiles - b.compiles,
+        PROGRAMS as u64,
+        "each program compiles exactly once, even when first called concurrently"
+    );
+    assert_eq!(
+        s.compiles, c.compiles,
+        "sequential calls reuse the compiled programs"
+    );
+    assert!(s.hits - b.hits >= (2 * CALLS - PROGRAMS) as u64);
+    let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
+    assert_eq!(
+        sample(&text, "fnhcl_cache_compiles_total"),
+        Some(s.compiles as f64)
+    );
     assert_eq!(
         srv.metrics
             .requests(fn_hcl::server::metrics::ApiVersion::V1),

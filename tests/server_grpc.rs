@@ -15,7 +15,7 @@ const PROGRAM: &str = "-- main.hcl --\nresource bucket {\n  body = {\n    apiVer
 #[tokio::test]
 async fn insecure_v1_and_v1beta1_answer_alike() {
     let srv = start(&insecure_args()).await;
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     let req = request("tag-1", PROGRAM);
     let rsp = call(&mut c, req.clone()).await.expect("v1 call");
     assert_eq!(rsp.meta.as_ref().map(|m| m.tag.as_str()), Some("tag-1"));
@@ -24,7 +24,7 @@ async fn insecure_v1_and_v1beta1_answer_alike() {
         "a response always carries a result"
     );
 
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", srv.grpc_addr))
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", srv.addr()))
         .expect("endpoint")
         .connect()
         .await
@@ -62,7 +62,7 @@ async fn reflection_lists_the_services_and_health_is_serving() {
     use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
 
     let srv = start(&insecure_args()).await;
-    let url = format!("http://{}", srv.grpc_addr);
+    let url = format!("http://{}", srv.addr());
     let channel = tonic::transport::Endpoint::from_shared(url)
         .expect("endpoint")
         .connect()
@@ -129,7 +129,7 @@ fn tokio_stream_once<T: Send + 'static>(
 #[tokio::test]
 async fn a_panic_is_a_fatal_result_and_the_next_call_succeeds() {
     let srv = start(&insecure_args()).await;
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     let rsp = call(
         &mut c,
         request(fn_hcl::server::service::TEST_PANIC_TAG, PROGRAM),
@@ -151,7 +151,7 @@ async fn a_panic_is_a_fatal_result_and_the_next_call_succeeds() {
 #[tokio::test]
 async fn an_expired_deadline_is_deadline_exceeded() {
     let srv = start(&insecure_args()).await;
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     // The handler sleeps far longer than the deadline: an error, not the answer.
     let mut req = tonic::Request::new(request("fn-hcl-test:sleep-ms=4000", PROGRAM));
     req.set_timeout(Duration::from_millis(100));
@@ -176,7 +176,7 @@ async fn an_expired_deadline_is_deadline_exceeded() {
 #[tokio::test]
 async fn a_50_mb_request_is_refused_by_the_size_limit() {
     let srv = start(&insecure_args()).await;
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     let big = "x".repeat(50 * 1024 * 1024);
     let err = call(&mut c, request("big", &big))
         .await
@@ -190,7 +190,7 @@ async fn a_50_mb_request_is_refused_by_the_size_limit() {
     );
     assert!(err.message().contains("too large"), "{err:?}");
     // The server is unharmed.
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     call(&mut c, request("small", PROGRAM))
         .await
         .expect("small call");
@@ -209,14 +209,14 @@ async fn garbage_and_vanishing_clients_do_not_take_the_server_down() {
         b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x12\x04\x00\x00\x00\x00\x00garbagegarbage",
     ];
     for p in payloads {
-        let mut s = tokio::net::TcpStream::connect(srv.grpc_addr)
+        let mut s = tokio::net::TcpStream::connect(srv.addr())
             .await
             .expect("connect");
         let _ = s.write_all(p).await;
         drop(s);
     }
     // A client that gives up mid-call (its evaluation is still running).
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     let abandoned = tokio::time::timeout(
         Duration::from_millis(100),
         call(&mut c, request("fn-hcl-test:sleep-ms=300", PROGRAM)),
@@ -228,7 +228,7 @@ async fn garbage_and_vanishing_clients_do_not_take_the_server_down() {
     );
     drop(c);
 
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     let rsp = call(&mut c, request("still-alive", PROGRAM))
         .await
         .expect("server alive");
@@ -249,7 +249,7 @@ async fn garbage_and_vanishing_clients_do_not_take_the_server_down() {
 #[tokio::test]
 async fn the_metrics_endpoint_serves_the_counters() {
     let srv = start(&insecure_args()).await;
-    let mut c = client(srv.grpc_addr).await;
+    let mut c = client(srv.addr()).await;
     let mut fatal_answers = 0.0;
     for i in 0..3 {
         let rsp = call(&mut c, request(&format!("m{i}"), PROGRAM))
@@ -270,7 +270,11 @@ async fn the_metrics_endpoint_serves_the_counters() {
     let addr = srv.metrics_addr.expect("metrics enabled");
     let text = http_get(addr, "/metrics").await;
     assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
-    assert!(text.contains("Content-Type: text/plain; version=0.0.4"));
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4"),
+        "{text}"
+    );
     assert_eq!(
         sample(&text, "fnhcl_requests_total{version=\"v1\"}"),
         Some(4.0)
@@ -293,46 +297,36 @@ async fn the_metrics_endpoint_serves_the_counters() {
         Some(4.0)
     );
     assert_eq!(sample(&text, "fnhcl_evaluations_in_flight"), Some(0.0));
+    // The Go SDK's series: go-grpc-middleware's, with Go's code names, and the process's.
+    let v1 = "grpc_method=\"RunFunction\",grpc_service=\"apiextensions.fn.proto.v1.FunctionRunnerService\",grpc_type=\"unary\"";
+    assert_eq!(
+        sample(&text, &format!("grpc_server_started_total{{{v1}}}")),
+        Some(4.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            &format!("grpc_server_handled_total{{grpc_code=\"OK\",{v1}}}")
+        ),
+        Some(4.0)
+    );
+    assert_eq!(
+        sample(&text, &format!("grpc_server_msg_received_total{{{v1}}}")),
+        Some(4.0)
+    );
+    assert_eq!(
+        sample(&text, &format!("grpc_server_msg_sent_total{{{v1}}}")),
+        Some(4.0)
+    );
+    assert!(sample(&text, "process_resident_memory_bytes").is_some_and(|v| v > 0.0));
+    assert!(sample(&text, "process_cpu_seconds_total").is_some());
+    // The program cache of the process, compiled on the first call.
+    assert!(sample(&text, "fnhcl_cache_compiles_total").is_some_and(|v| v >= 1.0));
+    assert!(sample(&text, "fnhcl_cache_entries").is_some_and(|v| v >= 1.0));
     let not_found = http_get(addr, "/nope").await;
     assert!(not_found.starts_with("HTTP/1.1 404"), "{not_found}");
-    srv.shutdown(Duration::from_secs(5))
-        .await
-        .expect("shutdown");
-}
-
-#[tokio::test]
-async fn registered_cache_counters_appear_in_the_metrics() {
-    struct Fake;
-    impl fn_hcl::server::metrics::CacheStatsSource for Fake {
-        fn cache_stats(&self) -> fn_hcl::server::metrics::CacheSnapshot {
-            fn_hcl::server::metrics::CacheSnapshot {
-                hits: 41,
-                misses: 3,
-                evictions: 1,
-                compiles: 3,
-                compile_nanos: 2_000_000,
-                entries: 2,
-                bytes: 1234,
-            }
-        }
-    }
-    fn_hcl::server::metrics::register_cache_source(std::sync::Arc::new(Fake));
-    let srv = start(&insecure_args()).await;
-    let text = http_get(srv.metrics_addr.expect("metrics"), "/metrics").await;
-    assert_eq!(
-        sample(&text, "fnhcl_cache_hits_total"),
-        Some(41.0),
-        "{text}"
-    );
-    assert_eq!(sample(&text, "fnhcl_cache_misses_total"), Some(3.0));
-    assert_eq!(sample(&text, "fnhcl_cache_evictions_total"), Some(1.0));
-    assert_eq!(sample(&text, "fnhcl_cache_compiles_total"), Some(3.0));
-    assert_eq!(
-        sample(&text, "fnhcl_cache_compile_seconds_total"),
-        Some(0.002)
-    );
-    assert_eq!(sample(&text, "fnhcl_cache_entries"), Some(2.0));
-    assert_eq!(sample(&text, "fnhcl_cache_bytes"), Some(1234.0));
+    let wrong_method = http_request(addr, "POST", "/metrics").await;
+    assert!(wrong_method.starts_with("HTTP/1.1 405"), "{wrong_method}");
     srv.shutdown(Duration::from_secs(5))
         .await
         .expect("shutdown");

@@ -3,124 +3,87 @@
 
 mod server_support;
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use fn_hcl::protocol::proto::v1;
+use server_support::process::{BIN, Proc};
 use server_support::*;
 
-const BIN: &str = env!("CARGO_BIN_EXE_fn-hcl");
-
-struct Proc {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-    grpc: SocketAddr,
-    metrics: SocketAddr,
+/// [`request`] with `debug: true` in its input.
+fn debug_request(tag: &str, program: &str) -> v1::RunFunctionRequest {
+    let mut req = request(tag, program);
+    if let Some(input) = req.input.as_mut() {
+        input.fields.insert(
+            "debug".into(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::BoolValue(true)),
+            },
+        );
+    }
+    req
 }
 
-impl Proc {
-    // The child is waited for by `Proc`'s Drop, or killed and waited for before panicking.
-    #[allow(clippy::zombie_processes)]
-    fn spawn(extra: &[&str]) -> Proc {
-        let mut child = Command::new(BIN)
-            .args([
-                "serve",
-                "--insecure",
-                "--address",
-                "127.0.0.1:0",
-                "--metrics-address",
-                "127.0.0.1:0",
-                "--grace-period",
-                "10s",
-            ])
-            .args(extra)
-            .env_remove("TLS_SERVER_CERTS_DIR")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn fn-hcl serve");
-        let stderr = child.stderr.take().expect("stderr");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&lines);
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                sink.lock().expect("lock").push(line);
-            }
-        });
-        let started = Instant::now();
-        loop {
-            let found = lines.lock().expect("lock").iter().find_map(|l| {
-                let j: serde_json::Value = serde_json::from_str(l).ok()?;
-                let f = j.get("fields")?;
-                (f.get("message")?.as_str()? == "fn-hcl listening").then(|| {
-                    let a = f.get("address")?.as_str()?.parse().ok()?;
-                    let m = f.get("metrics_address")?.as_str()?.parse().ok()?;
-                    Some((a, m))
-                })?
-            });
-            if let Some((grpc, metrics)) = found {
-                return Proc {
-                    child,
-                    lines,
-                    reader: Some(reader),
-                    grpc,
-                    metrics,
-                };
-            }
-            if started.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("server did not start: {:?}", lines.lock().expect("lock"));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .expect("kill")
-            .success();
-        assert!(ok, "kill {sig} failed");
-    }
-
-    /// Waits for the exit; the exit status and everything written to stderr.
-    fn wait(mut self, limit: Duration) -> (std::process::ExitStatus, Vec<String>) {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                if let Some(r) = self.reader.take() {
-                    let _ = r.join();
-                }
-                let lines = self.lines.lock().expect("lock").clone();
-                return (status, lines);
-            }
-            if started.elapsed() > limit {
-                let _ = self.child.kill();
-                panic!(
-                    "server did not exit: {:?}",
-                    self.lines.lock().expect("lock")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+/// How many stderr lines are exactly `marker`.
+fn count(lines: &[String], marker: &str) -> usize {
+    lines.iter().filter(|l| l.as_str() == marker).count()
 }
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+/// Exactly one request block and one response block, in that order, and one redaction.
+fn assert_one_dump(lines: &[String]) {
+    let all = lines.join("\n");
+    for marker in [
+        "## start request ##",
+        "## end request ##",
+        "## start response ##",
+        "## end response ##",
+    ] {
+        assert_eq!(count(lines, marker), 1, "{marker}:\n{all}");
     }
+    let at = |m: &str| lines.iter().position(|l| l == m);
+    assert!(
+        at("## end request ##") < at("## start response ##"),
+        "{all}"
+    );
+    assert!(!all.contains("<redacted>"), "a second redaction:\n{all}");
+}
+
+/// One gRPC call with `debug: true` prints one dump (request and response, each once,
+/// secrets redacted); a call without a debug switch prints none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_with_debug_prints_one_dump() {
+    let p = Proc::spawn(&[]);
+    let mut req = debug_request("dump-tag", "-- main.hcl --\n# dump\n");
+    let secret = structure(&[
+        ("apiVersion", string("v1")),
+        ("kind", string("Secret")),
+        ("metadata", object(&[("name", string("db"))])),
+        ("stringData", object(&[("token", string("dump-SECRET"))])),
+    ]);
+    if let Some(obs) = req.observed.as_mut() {
+        obs.resources.insert(
+            "db-secret".into(),
+            v1::Resource {
+                resource: Some(secret),
+                ..Default::default()
+            },
+        );
+    }
+    let mut c = client(p.grpc).await;
+    let rsp = call(&mut c, req).await.expect("call");
+    assert_eq!(fatal_message(&rsp), None);
+    let quiet = request("quiet-tag", "-- main.hcl --\n# no dump\n");
+    call(&mut c, quiet).await.expect("call");
+    p.signal("-INT");
+    let (status, lines) = tokio::task::spawn_blocking(move || p.wait(Duration::from_secs(15)))
+        .await
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    assert_one_dump(&lines);
+    let all = lines.join("\n");
+    assert!(!all.contains("dump-SECRET"), "{all}");
+    assert!(all.contains("token: REDACTED"), "{all}");
+    assert!(all.contains("# crossplane name: db-secret"), "{all}");
 }
 
 #[test]
@@ -195,15 +158,7 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
 
     let p = Proc::spawn(&["--debug"]);
-    let mut req = request("log-tag-123", "-- main.hcl --\n# logs\n");
-    if let Some(input) = req.input.as_mut() {
-        input.fields.insert(
-            "debug".into(),
-            prost_types::Value {
-                kind: Some(prost_types::value::Kind::BoolValue(true)),
-            },
-        );
-    }
+    let mut req = debug_request("log-tag-123", "-- main.hcl --\n# logs\n");
     let secret_obj = structure(&[
         ("apiVersion", string("v1")),
         ("kind", string("Secret")),
@@ -265,20 +220,108 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
             "{s} (base64) leaked into the logs:\n{all}"
         );
     }
-    // The debug dump was printed, with the Secret's values redacted.
-    assert!(all.contains("## start request ##"), "{all}");
-    assert!(all.contains("## end response ##"), "{all}");
+    // The debug dump was printed once (the server's --debug and the input's debug: true
+    // are two switches of one dump), with the Secret's values redacted.
+    assert_one_dump(&lines);
     assert!(all.contains("password: REDACTED"), "{all}");
     // The request's log line is JSON with the XR's identity and the tag.
     let running = lines
         .iter()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|j| j["fields"]["message"] == "Running Function")
+        .find(|j| j["msg"] == "Running Function")
         .expect("a Running Function log line");
-    let f = &running["fields"];
+    // zap's keys, as functions on the Go SDK log: level, ts, caller, msg, then the fields.
+    assert!(running["ts"].as_f64().is_some(), "{running}");
+    assert!(running["caller"].as_str().is_some(), "{running}");
+    let f = &running;
     assert_eq!(f["tag"], "log-tag-123");
     assert_eq!(f["xr_api_version"], "example.com/v1");
     assert_eq!(f["xr_kind"], "XBucket");
     assert_eq!(f["xr_name"], "bucket-1");
-    assert_eq!(running["level"], "INFO");
+    assert_eq!(running["level"], "info");
+}
+
+/// Runs `fn-hcl serve` with `args` (and `env`) expecting it to refuse to start: exit code 1,
+/// no panic, nothing served; returns stderr.
+fn refused(args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .args(args)
+        .env_remove("TLS_SERVER_CERTS_DIR")
+        .env_remove("RUST_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run fn-hcl serve");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        !err.contains("fn-hcl listening"),
+        "served before failing: {err}"
+    );
+    err
+}
+
+#[test]
+fn a_wrong_tls_server_certs_dir_is_named_and_exits_1() {
+    let err = refused(
+        &["--address", "127.0.0.1:0", "--metrics-address", ""],
+        &[("TLS_SERVER_CERTS_DIR", "/nonexistent/fn-hcl-certs")],
+    );
+    assert!(err.contains("/nonexistent/fn-hcl-certs"), "{err}");
+    assert!(err.contains("TLS_SERVER_CERTS_DIR"), "{err}");
+    // An empty TLS_SERVER_CERTS_DIR is no directory at all: the refusal says what to do.
+    let err = refused(
+        &["--address", "127.0.0.1:0", "--metrics-address", ""],
+        &[("TLS_SERVER_CERTS_DIR", "")],
+    );
+    assert!(err.contains("refusing to serve without TLS"), "{err}");
+}
+
+#[test]
+fn ports_in_use_are_named_and_exit_1() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port();
+    let at = format!("127.0.0.1:{port}");
+    let err = refused(
+        &["--insecure", "--address", &at, "--metrics-address", ""],
+        &[],
+    );
+    assert!(
+        err.contains(&format!("cannot listen for tcp connections on {at}")),
+        "{err}"
+    );
+    let err = refused(
+        &[
+            "--insecure",
+            "--address",
+            "127.0.0.1:0",
+            "--metrics-address",
+            &at,
+        ],
+        &[],
+    );
+    assert!(
+        err.contains(&format!("cannot listen for metrics on {at}")),
+        "{err}"
+    );
+    drop(taken);
+}
+
+#[test]
+fn sdk_style_arguments_start_the_server() {
+    // What functions built from Crossplane's templates accept (`--tls-certs-dir` is kong's
+    // name for TLSCertsDir; --insecure makes it ignored, as in Go).
+    let p = Proc::spawn(&[
+        "--network=tcp",
+        "--debug",
+        "--max-recv-message-size=4",
+        "--tls-certs-dir=/ignored-with-insecure",
+    ]);
+    let (status, lines) = {
+        p.signal("-TERM");
+        p.wait(Duration::from_secs(20))
+    };
+    assert!(status.success(), "{lines:?}");
 }

@@ -55,7 +55,7 @@ async fn the_python_sdk_stubs_call_the_server() {
         return;
     };
     let srv = start(&insecure_args()).await;
-    let addr = srv.grpc_addr.to_string();
+    let addr = srv.addr().to_string();
     let out = tokio::task::spawn_blocking(move || {
         Command::new(python)
             .args(["-c", SCRIPT, &addr])

@@ -8,7 +8,8 @@
 //! than glibc's malloc: allocation and freeing were a third of a warm request's
 //! instructions, and mimalloc measured 10-25% faster per request (benches/README.md).
 
-use crate::handler::{HclInput, default_limits, program_cache, run_function};
+use crate::handler::{default_limits, program_cache, run_function};
+use crate::protocol::input::HclInput;
 use crate::protocol::proto::v1;
 use crate::protocol::response::Severity;
 use crate::runtime::eval::{Inputs, evaluate};

@@ -391,7 +391,7 @@ mod tests {
             "hcl": "-- main.hcl --\nresource a {\n  body = { apiVersion = \"v1\", kind = \"ConfigMap\", metadata = { name = req.composite.metadata.name } }\n}\n"}}"#;
         let req = crate::protocol::protojson::request_from_text(text).unwrap();
         let s = drive(
-            running.grpc_addr,
+            running.addr(),
             req,
             2,
             Duration::from_millis(300),

@@ -62,6 +62,8 @@ pub enum Command {
     },
     /// Serve the Crossplane function over gRPC.
     Serve(crate::server::ServeArgs),
+    /// Run the language server for editors (LSP over stdio), as `function-hcl-ls serve`.
+    Lsp(crate::lsp::ServeArgs),
     /// Report every problem of a program without a request: `.hcl` files, directories
     /// (their `*.hcl` files) or txtar files; `-` reads txtar from standard input.
     Analyze {
@@ -96,6 +98,7 @@ pub fn main() -> ExitCode {
                 }
             };
         }
+        Command::Lsp(args) => return crate::lsp::serve(&args),
         Command::Analyze { paths } => {
             return match crate::cli::analyze::load_inputs(&paths) {
                 Ok(files) => {
@@ -163,13 +166,13 @@ pub fn run(cmd: Command) -> Result<String, String> {
                 let (k, path) = split_kv(kv)?;
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read context file {path}: {e}"))?;
-                let v = protojson::parse_document(&text)
+                let v = crate::protocol::yaml::parse_document(&text)
                     .map_err(|e| format!("cannot parse context file {path}: {e}"))?;
                 inputs.context.insert(k.to_string(), v);
             }
             for kv in &context_values {
                 let (k, text) = split_kv(kv)?;
-                let v = protojson::parse_json(text).map_err(|e| {
+                let v = crate::protocol::doc::parse_json(text).map_err(|e| {
                     format!("cannot unmarshal JSON value for context key {k:?}: {e}")
                 })?;
                 inputs.context.insert(k.to_string(), v);
@@ -181,7 +184,11 @@ pub fn run(cmd: Command) -> Result<String, String> {
         Command::Bench(args) => crate::cli::bench::run(&args),
         Command::Loadgen(args) => crate::cli::loadgen::run(&args),
         Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
-        Command::Serve(_) | Command::Analyze { .. } | Command::Fmt(_) | Command::Package(_) => {
+        Command::Serve(_)
+        | Command::Lsp(_)
+        | Command::Analyze { .. }
+        | Command::Fmt(_)
+        | Command::Package(_) => {
             Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
         }
     }
@@ -207,7 +214,7 @@ pub fn eval(path: &str) -> Result<String, String> {
     let rsp = crate::handler::run_function(&req);
     let json =
         protojson::response_to_json(&rsp).map_err(|e| format!("cannot write the response: {e}"))?;
-    Ok(protojson::to_pretty(&json) + "\n")
+    Ok(crate::protocol::doc::to_pretty(&json) + "\n")
 }
 
 #[cfg(test)]

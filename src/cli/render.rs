@@ -10,13 +10,13 @@
 //! resources with the metadata Crossplane adds, one `Result` per non-fatal result, and the
 //! `Context`.
 
+use crate::protocol::doc::Json;
 use crate::protocol::proto::v1;
-use crate::protocol::protojson::{Json, json_to_proto_value, json_to_struct, struct_to_json};
+use crate::protocol::protojson::{json_to_proto_value, json_to_struct, struct_to_json};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Annotation naming a composed resource within its composition.
-pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+pub use crate::protocol::observed::ANNOTATION_RESOURCE_NAME;
 /// Label naming the XR a composed resource belongs to.
 pub const LABEL_COMPOSITE: &str = "crossplane.io/composite";
 /// Most re-calls of a step while its requirements change (Crossplane's limit).
@@ -154,29 +154,17 @@ pub fn render(
     run: &mut dyn FnMut(&v1::RunFunctionRequest) -> v1::RunFunctionResponse,
 ) -> Result<Vec<Json>, String> {
     let steps = pipeline_steps(&inputs.composition, inputs.functions.as_deref())?;
-    let xr_struct = json_to_struct(&inputs.xr, "composite resource")?;
-    let mut observed_resources = std::collections::HashMap::new();
-    let mut observed_by_name: BTreeMap<String, &Json> = BTreeMap::new();
-    for o in &inputs.observed {
-        let name = path_str(o, &["metadata", "annotations", ANNOTATION_RESOURCE_NAME])
-            .unwrap_or("")
-            .to_string();
-        observed_resources.insert(
-            name.clone(),
-            v1::Resource {
-                resource: Some(json_to_struct(o, "observed resource")?),
-                ..Default::default()
-            },
-        );
-        observed_by_name.insert(name, o);
-    }
-    let observed = v1::State {
-        composite: Some(v1::Resource {
-            resource: Some(xr_struct),
-            ..Default::default()
-        }),
-        resources: observed_resources,
-    };
+    let observed = crate::protocol::observed::observed_state(&inputs.xr, &inputs.observed)?;
+    let observed_by_name: BTreeMap<String, &Json> = inputs
+        .observed
+        .iter()
+        .map(|o| {
+            (
+                crate::protocol::observed::composition_resource_name(o).to_string(),
+                o,
+            )
+        })
+        .collect();
 
     let mut desired: Option<v1::State> = Some(v1::State::default());
     let mut context = Some(prost_types::Struct {
@@ -543,159 +531,10 @@ pub fn to_yaml(docs: &[Json]) -> String {
     out
 }
 
-// ---------------------------------------------------------------------------------------
-// Debug output: a request and its response as txtar blocks of render-style files (see
-// reference-docs/tips-and-pitfalls/debugging.md), for the function's log.
-
-/// Annotation kubectl leaves on applied objects: noise in debug output.
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
-/// An object without noise (managed fields, kubectl's last-applied copy) and, for a
-/// Secret, without its values.
-fn cleaned(s: &prost_types::Struct) -> Json {
-    let mut j = struct_to_json(s).unwrap_or_else(|e| Json::String(format!("<{e}>")));
-    if let Json::Object(m) = &mut j {
-        let is_secret = m.get("kind").and_then(Json::as_str) == Some("Secret");
-        if let Some(Json::Object(meta)) = m.get_mut("metadata") {
-            meta.remove("managedFields");
-            if let Some(Json::Object(ann)) = meta.get_mut("annotations") {
-                ann.remove(LAST_APPLIED);
-            }
-        }
-        if is_secret {
-            for key in ["data", "stringData"] {
-                if let Some(Json::Object(d)) = m.get_mut(key) {
-                    for v in d.values_mut() {
-                        *v = Json::String("<redacted>".into());
-                    }
-                }
-            }
-        }
-    }
-    j
-}
-
-fn yaml_docs(docs: &[(String, Json)]) -> String {
-    let mut out = String::new();
-    for (i, (comment, d)) in docs.iter().enumerate() {
-        if i > 0 {
-            out.push_str("---\n");
-        }
-        if !comment.is_empty() {
-            out.push_str(&format!("# {comment}\n"));
-        }
-        out.push_str(&crate::protocol::yaml::emit(d));
-    }
-    out
-}
-
-/// The request block of the debug output. Connection details are never printed.
-pub fn debug_request_text(req: &v1::RunFunctionRequest) -> String {
-    let mut out = String::from("## start request ##\n\n");
-    let observed = req.observed.as_ref();
-    if let Some(xr) = observed
-        .and_then(|o| o.composite.as_ref())
-        .and_then(|c| c.resource.as_ref())
-    {
-        out.push_str("-- xr.yaml --\n");
-        out.push_str(&yaml_docs(&[(String::new(), cleaned(xr))]));
-        out.push('\n');
-    }
-    if let Some(o) = observed.filter(|o| !o.resources.is_empty()) {
-        let mut names: Vec<&String> = o.resources.keys().collect();
-        names.sort();
-        let docs: Vec<(String, Json)> = names
-            .into_iter()
-            .map(|n| {
-                let body = o.resources[n]
-                    .resource
-                    .as_ref()
-                    .map(cleaned)
-                    .unwrap_or_default();
-                (format!("crossplane name: {n}"), body)
-            })
-            .collect();
-        out.push_str("-- observed.yaml --\n");
-        out.push_str(&yaml_docs(&docs));
-        out.push('\n');
-    }
-    if let Some(c) = &req.context {
-        for (k, v) in &c.fields {
-            let j = crate::protocol::protojson::proto_value_to_json(v)
-                .unwrap_or_else(|e| Json::String(format!("<{e}>")));
-            out.push_str(&format!("-- context-{}.json --\n", k.replace('/', "--")));
-            out.push_str(&crate::protocol::protojson::to_pretty(&j));
-            out.push_str("\n\n");
-        }
-    }
-    let mut extra: Vec<(String, Json)> = Vec::new();
-    for (name, rs) in req
-        .extra_resources
-        .iter()
-        .chain(req.required_resources.iter())
-    {
-        for r in rs.items.iter().filter_map(|r| r.resource.as_ref()) {
-            extra.push((format!("requirement: {name}"), cleaned(r)));
-        }
-    }
-    if !extra.is_empty() {
-        extra.sort_by(|a, b| a.0.cmp(&b.0));
-        out.push_str("-- extra-resources.yaml --\n");
-        out.push_str(&yaml_docs(&extra));
-        out.push('\n');
-    }
-    out.push_str("## end request ##\n");
-    out
-}
-
-/// The response block of the debug output. Connection details are never printed.
-pub fn debug_response_text(rsp: &v1::RunFunctionResponse) -> String {
-    let mut docs: Vec<(String, Json)> = Vec::new();
-    let desired = rsp.desired.clone().unwrap_or_default();
-    if let Some(xr) = desired.composite.as_ref().and_then(|c| c.resource.as_ref()) {
-        docs.push(("returned composite status".into(), cleaned(xr)));
-    }
-    let mut names: Vec<&String> = desired.resources.keys().collect();
-    names.sort();
-    for n in names {
-        let r = &desired.resources[n];
-        let body = r.resource.as_ref().map(cleaned).unwrap_or_default();
-        docs.push((format!("desired object: {n}"), body));
-    }
-    if let Some(c) = &rsp.context {
-        let fields = struct_to_json(c).unwrap_or_else(|e| Json::String(format!("<{e}>")));
-        docs.push(("context".into(), fields));
-    }
-    for r in &rsp.results {
-        let mut m = BTreeMap::new();
-        m.insert("severity".into(), Json::String(severity_name(r.severity)));
-        m.insert("message".into(), Json::String(r.message.clone()));
-        if let Some(reason) = &r.reason {
-            m.insert("reason".into(), Json::String(reason.clone()));
-        }
-        docs.push(("result".into(), Json::Object(m)));
-    }
-    let mut out = String::from("## start response ##\n\n-- rendered.yaml --\n");
-    out.push_str(&yaml_docs(&docs));
-    if let Some(reqs) = &rsp.requirements {
-        out.push_str("\n-- requirements.yaml --\n");
-        let j = crate::protocol::protojson::response_to_json(&v1::RunFunctionResponse {
-            requirements: Some(reqs.clone()),
-            ..Default::default()
-        })
-        .ok()
-        .and_then(|j| j.get("requirements").cloned())
-        .unwrap_or_default();
-        out.push_str(&crate::protocol::yaml::emit(&j));
-    }
-    out.push_str("\n## end response ##\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::protojson::parse_json;
+    use crate::protocol::doc::parse_json;
     use crate::protocol::response::{ResponseBuilder, Severity, Status, value_to_struct};
     use crate::value::Value;
 
@@ -857,42 +696,6 @@ mod tests {
         i.functions = Some(vec![]);
         let e = render(&i, &mut fake).unwrap_err();
         assert!(e.contains("unknown Function \"fn-hcl\""), "{e}");
-    }
-
-    #[test]
-    fn debug_blocks_redact_and_name_files() {
-        let req = crate::protocol::protojson::request_from_text(
-            r#"{"observed":{"composite":{"resource":{"kind":"XB","metadata":{"name":"b","managedFields":[{}]}},
-                "connectionDetails":{"pw":"c2VjcmV0"}},
-              "resources":{"s":{"resource":{"apiVersion":"v1","kind":"Secret","data":{"pw":"c2VjcmV0"}}}}},
-              "context":{"apiextensions.crossplane.io/environment":{"a":1}}}"#,
-        )
-        .unwrap();
-        let text = debug_request_text(&req);
-        assert!(
-            text.starts_with("## start request ##\n\n-- xr.yaml --\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("-- observed.yaml --\n# crossplane name: s\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("-- context-apiextensions.crossplane.io--environment.json --\n"),
-            "{text}"
-        );
-        assert!(
-            !text.contains("c2VjcmV0") && !text.contains("managedFields"),
-            "{text}"
-        );
-        assert!(text.ends_with("## end request ##\n"));
-        let rsp = fake(&req);
-        let text = debug_response_text(&rsp);
-        assert!(
-            text.contains("# desired object: cm-0") || text.contains("-- requirements.yaml --"),
-            "{text}"
-        );
-        assert!(text.ends_with("## end response ##\n"));
     }
 
     #[test]

@@ -64,6 +64,49 @@ impl Program {
     pub fn type_of(&self, e: &CExpr) -> &SType {
         self.types.get(&e.chunk).unwrap_or(&SType::Dynamic)
     }
+
+    /// Every compiled local of the program (all scopes, user functions included), so
+    /// that tools can show a local's static type by its expression's range.
+    pub fn all_local_defs(&self) -> Vec<&LocalDef> {
+        fn content<'a>(c: &'a ResourceContent, out: &mut Vec<&'a LocalDef>) {
+            out.extend(&c.locals.defs);
+            subs(&c.subs, out);
+        }
+        fn subs<'a>(s: &'a [Sub], out: &mut Vec<&'a LocalDef>) {
+            for x in s {
+                match x {
+                    Sub::Composite(c) => out.extend(&c.locals.defs),
+                    Sub::Ready(r) => out.extend(&r.locals.defs),
+                    Sub::Context(c) => out.extend(&c.locals.defs),
+                    Sub::Fatal(_) => {}
+                }
+            }
+        }
+        fn group<'a>(g: &'a Group, out: &mut Vec<&'a LocalDef>) {
+            out.extend(&g.locals.defs);
+            for item in &g.items {
+                match item {
+                    Item::Group(sub) => group(sub, out),
+                    Item::Resource(r) => content(&r.content, out),
+                    Item::Collection(c) => {
+                        out.extend(&c.locals.defs);
+                        content(&c.template, out);
+                        subs(&c.subs, out);
+                    }
+                    Item::Composite(c) => out.extend(&c.locals.defs),
+                    Item::Context(c) => out.extend(&c.locals.defs),
+                    Item::Requirement(r) => out.extend(&r.locals.defs),
+                    Item::Fatal(_) => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        group(&self.root, &mut out);
+        for f in &self.functions {
+            out.extend(&f.locals.defs);
+        }
+        out
+    }
 }
 
 /// A compiled expression with its source range.
@@ -470,7 +513,6 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         .iter()
         .map(|(n, t)| sm.add(n.as_str(), t.as_str()))
         .collect();
-    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let mut parsed = Vec::with_capacity(ids.len());
     for id in &ids {
         match crate::syntax::parser::parse_file(&sm, *id) {
@@ -483,9 +525,16 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
             }
         }
     }
+    compile_parsed(sm, &parsed)
+}
+
+/// Lower files already parsed without errors: `parsed[i]` is file `i` of `sm`, which
+/// holds nothing else. The language server parses once, for its index and for this.
+pub fn compile_parsed(mut sm: SourceMap, parsed: &[ast::File]) -> Result<Program, LoadError> {
+    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
-        files: &parsed,
+        files: parsed,
         builder: CodeBuilder::new(sm.clone()),
         scopes: Scopes::for_program(),
         default_name: default_name_expr(default_file),
@@ -690,21 +739,9 @@ impl<'a> Lowerer<'a> {
                     }
                     found.extend(self.check_invoke_args(x));
                 } else if n != "try" && n != "can" && crate::builtins::lookup(n).is_none() {
-                    let names: Vec<&str> = crate::builtins::all()
-                        .iter()
-                        .map(|f| f.name)
-                        .chain(["try", "can", "invoke"])
-                        .collect();
-                    let why = crate::builtins::unavailable_reason(n)
-                        .map(|r| format!(" {r}."))
-                        .or_else(|| {
-                            crate::text::suggest::suggest(n, names.iter().copied())
-                                .map(|s| format!(" Did you mean {s:?}?"))
-                        })
-                        .unwrap_or_default();
                     found.push(Diagnostic::error(
                         "Call to unknown function",
-                        format!("There is no function named {n:?}.{why}"),
+                        crate::builtins::unknown_function_detail(n),
                         name.span,
                     ));
                 }
@@ -968,8 +1005,7 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
-        self.scopes
-            .set_type(self_slot, self_type(&["connection", "name", "resource"]));
+        self.scopes.set_type(self_slot, self_type(RESOURCE_SELF));
         let content = self.lower_resource_content(&c, true);
         self.scopes.pop(saved);
         Item::Resource(Resource {
@@ -1062,10 +1098,7 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
-        self.scopes.set_type(
-            self_slot,
-            self_type(&["basename", "connections", "resources"]),
-        );
+        self.scopes.set_type(self_slot, self_type(COLLECTION_SELF));
         let locals = self.lower_locals(&c);
         let condition = c.attr("condition").map(|a| self.compile_condition(a));
         let for_each = match c.attr("for_each") {
@@ -1088,8 +1121,7 @@ impl<'a> Lowerer<'a> {
         // collection's: it is the merge of both).
         let iter_saved = self.scopes.push();
         let each_slot = self.scopes.declare("each");
-        self.scopes
-            .set_type(each_slot, self_type(&["key", "value"]));
+        self.scopes.set_type(each_slot, self_type(EACH_FIELDS));
         let name = match c.attr("name") {
             Some(a) => self.compile(&a.expr),
             None => {
@@ -1104,17 +1136,8 @@ impl<'a> Lowerer<'a> {
             "a string",
         );
         let template_self = self.scopes.declare("self");
-        self.scopes.set_type(
-            template_self,
-            self_type(&[
-                "basename",
-                "connection",
-                "connections",
-                "name",
-                "resource",
-                "resources",
-            ]),
-        );
+        self.scopes
+            .set_type(template_self, self_type(TEMPLATE_SELF));
         let template = self.lower_resource_content(&tc, false);
         self.scopes.pop(iter_saved);
         let mut subs = Vec::new();
@@ -1804,7 +1827,7 @@ fn self_type(attrs: &[&str]) -> SType {
 }
 
 /// Where the special variables exist, for diagnostics about using them elsewhere.
-fn special_hint(name: &str) -> Option<&'static str> {
+pub fn special_hint(name: &str) -> Option<&'static str> {
     match name {
         "self" => {
             Some("`self` exists only in resource and resources blocks (and what they contain).")
@@ -1814,6 +1837,23 @@ fn special_hint(name: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// The fields of `self` in a `resource` block.
+pub const RESOURCE_SELF: &[&str] = &["connection", "name", "resource"];
+/// The fields of `self` in a `resources` block (outside its template).
+pub const COLLECTION_SELF: &[&str] = &["basename", "connections", "resources"];
+/// The fields of `self` in a `resources` block's template (the collection's and the
+/// member's merged).
+pub const TEMPLATE_SELF: &[&str] = &[
+    "basename",
+    "connection",
+    "connections",
+    "name",
+    "resource",
+    "resources",
+];
+/// The fields of `each` in a `resources` block's name and template.
+pub const EACH_FIELDS: &[&str] = &["key", "value"];
 
 /// The fields of `req`.
 pub const REQ_FIELDS: &[&str] = &[

@@ -44,14 +44,15 @@ impl Default for Reads {
     }
 }
 
-impl crate::protocol::request::BodyNeeds for Reads {
-    fn all(&self) -> bool {
-        self.all
-    }
-    fn name(&self, name: &str) -> bool {
+impl Reads {
+    /// Whether the body of the observed resource `name` may be read as `req.resource.NAME`
+    /// (what the request decoder asks before it turns the body into a value).
+    pub fn body(&self, name: &str) -> bool {
         self.all || self.names.contains(name)
     }
-    fn base(&self, base: &str) -> bool {
+
+    /// Whether the bodies of the members of collection `base` may be read.
+    pub fn base(&self, base: &str) -> bool {
         self.all || self.bases.contains(base)
     }
 }
@@ -477,7 +478,6 @@ resource a {
     fn default_reads_everything() {
         let r = Reads::default();
         assert!(r.all);
-        use crate::protocol::request::BodyNeeds;
-        assert!(r.name("x") && r.base("y"));
+        assert!(r.body("x") && r.base("y"));
     }
 }

@@ -134,6 +134,24 @@ pub const ARG: Schema = Schema {
     blocks: &[],
 };
 
+/// The schema of a block's body, by block type (`locals` has none: any attributes).
+pub fn of_block(kind: &str) -> Option<&'static Schema> {
+    Some(match kind {
+        "group" => &GROUP,
+        "resources" => &RESOURCES,
+        "template" => &TEMPLATE,
+        "resource" => &RESOURCE,
+        "context" => &CONTEXT,
+        "ready" => &READY,
+        "composite" => &COMPOSITE,
+        "requirement" => &REQUIREMENT,
+        "select" => &SELECT,
+        "function" => &FUNCTION,
+        "arg" => &ARG,
+        _ => return None,
+    })
+}
+
 /// What `Body.Content` returns: the attributes and the blocks the schema accepts.
 #[derive(Debug, Default)]
 pub struct Content<'a> {

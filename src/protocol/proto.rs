@@ -61,7 +61,7 @@ pub fn response_from_v1beta1(
 }
 
 /// A `RunFunctionRequest` (v1 or v1beta1: the wire format is the same) decoded with the
-/// observed composed resources' bodies left as bytes (see `crate::protocol::request::RawBody`).
+/// observed composed resources' bodies left as bytes (see `crate::protocol::raw::RawBody`).
 ///
 /// [`LazyRequest::decode`] accepts exactly the byte strings prost's eager decode of
 /// [`v1::RunFunctionRequest`] accepts, and its errors are prost's.
@@ -72,21 +72,21 @@ pub struct LazyRequest {
     pub envelope: v1::RunFunctionRequest,
     /// The observed composed resources' bodies, sorted by name (the same names as
     /// `envelope.observed.resources`).
-    pub bodies: Vec<(crate::value::Str, crate::protocol::request::RawBody)>,
+    pub bodies: Vec<(crate::value::Str, crate::protocol::raw::RawBody)>,
     /// The observed composite resource's body (`envelope.observed.composite.resource` is
     /// unset; not present when the request has none): read straight from the bytes.
-    pub composite: crate::protocol::request::RawBody,
+    pub composite: crate::protocol::raw::RawBody,
     /// The step's `input` Struct (`envelope.input` is unset; not present when the request
     /// has none): the program text is read from the request bytes, never copied.
-    pub input: crate::protocol::request::RawBody,
+    pub input: crate::protocol::raw::RawBody,
 }
 
 /// `observed` (State) with lazy resources.
 #[derive(Debug, Default)]
 struct LazyState {
-    composite: Option<LazyResource<{ crate::protocol::request::BODY_BUDGET + 1 }>>,
+    composite: Option<LazyResource<{ crate::protocol::raw::BODY_BUDGET + 1 }>>,
     resources:
-        std::collections::HashMap<String, LazyResource<{ crate::protocol::request::BODY_BUDGET }>>,
+        std::collections::HashMap<String, LazyResource<{ crate::protocol::raw::BODY_BUDGET }>>,
 }
 
 /// An observed resource whose body stays bytes; `BUDGET` is prost's recursion budget
@@ -94,7 +94,7 @@ struct LazyState {
 /// resource, which sits one map entry deeper).
 #[derive(Debug, Default, PartialEq)]
 struct LazyResource<const BUDGET: u32> {
-    body: crate::protocol::request::RawBody,
+    body: crate::protocol::raw::RawBody,
     connection_details: std::collections::HashMap<String, Vec<u8>>,
     ready: i32,
 }
@@ -270,7 +270,7 @@ impl LazyRequest {
         let ctx = prost::encoding::DecodeContext::default();
         let mut envelope = v1::RunFunctionRequest::default();
         let mut observed: Option<LazyState> = None;
-        let mut input = crate::protocol::request::RawBody::default();
+        let mut input = crate::protocol::raw::RawBody::default();
         while buf.has_remaining() {
             let (tag, wire_type) = prost::encoding::decode_key(&mut buf)?;
             if tag == INPUT_TAG {
@@ -297,7 +297,7 @@ impl LazyRequest {
             }
         }
         let mut bodies = Vec::new();
-        let mut composite = crate::protocol::request::RawBody::default();
+        let mut composite = crate::protocol::raw::RawBody::default();
         if let Some(o) = observed {
             let mut resources = std::collections::HashMap::with_capacity(o.resources.len());
             bodies.reserve(o.resources.len());
@@ -337,18 +337,18 @@ impl LazyRequest {
     /// The lazy form of a decoded request (its bodies encoded again).
     pub fn from_full(req: &v1::RunFunctionRequest) -> LazyRequest {
         let mut envelope = req.clone();
-        let mut input = crate::protocol::request::RawBody::default();
+        let mut input = crate::protocol::raw::RawBody::default();
         if let Some(s) = envelope.input.take() {
             input.set_decoded(s);
         }
         let mut bodies = Vec::new();
-        let mut composite = crate::protocol::request::RawBody::default();
+        let mut composite = crate::protocol::raw::RawBody::default();
         if let Some(o) = envelope.observed.as_mut() {
             if let Some(s) = o.composite.as_mut().and_then(|c| c.resource.take()) {
                 composite.set_decoded(s);
             }
             for (name, r) in o.resources.iter_mut() {
-                let mut body = crate::protocol::request::RawBody::default();
+                let mut body = crate::protocol::raw::RawBody::default();
                 if let Some(s) = r.resource.take() {
                     body.set_decoded(s);
                 }
@@ -364,22 +364,17 @@ impl LazyRequest {
         }
     }
 
-    /// Whether the observed composite carries the debug annotation set to `"true"` (what
-    /// `crate::handler` checks on a decoded request), read from the body's bytes.
+    /// Whether the observed composite carries the debug annotation set to `"true"`
+    /// ([`crate::protocol::raw::struct_debug_annotation`] of the decoded body), read from
+    /// the body's bytes.
     pub fn composite_debug_annotation(&self) -> bool {
         self.composite.debug_annotation()
     }
 
     /// The string at `path` (object keys) in the observed composite's body, `""` when it
-    /// is missing or not a string (`server::debug::field_str` on a decoded request).
+    /// is missing or not a string (`handler::debug::field_str` on a decoded request).
     pub fn composite_str(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
         self.composite.str_at(path)
-    }
-
-    /// Whether the `input` Struct has the key `name` (exactly) set to `true` (the server's
-    /// debug switches, `server::debug::wanted` on a decoded request).
-    pub fn input_flag(&self, name: &str) -> bool {
-        self.input.bool_at(name)
     }
 
     /// The whole request, every body decoded (for the debug dumps: a rare path).
@@ -400,6 +395,54 @@ impl LazyRequest {
             }
         }
         Ok(full)
+    }
+}
+
+/// A request as a call receives it: decoded (the CLI, tests) or with its bodies still
+/// bytes (the server). What every step of a call reads the request through.
+#[derive(Clone, Copy, Debug)]
+pub enum RequestRef<'a> {
+    /// Decoded with every body.
+    Decoded(&'a v1::RunFunctionRequest),
+    /// Decoded by [`LazyRequest::decode`].
+    Lazy(&'a LazyRequest),
+}
+
+impl<'a> RequestRef<'a> {
+    /// The request, without the bodies when they are still bytes (enough for everything
+    /// but `req` itself and the debug dump).
+    pub fn envelope(self) -> &'a v1::RunFunctionRequest {
+        match self {
+            RequestRef::Decoded(full) => full,
+            RequestRef::Lazy(lazy) => &lazy.envelope,
+        }
+    }
+
+    /// Whether the observed composite carries the debug annotation set to `"true"`.
+    pub fn composite_debug_annotation(self) -> bool {
+        match self {
+            RequestRef::Decoded(full) => full
+                .observed
+                .as_ref()
+                .and_then(|o| o.composite.as_ref())
+                .and_then(|c| c.resource.as_ref())
+                .is_some_and(crate::protocol::raw::struct_debug_annotation),
+            RequestRef::Lazy(lazy) => lazy.composite_debug_annotation(),
+        }
+    }
+
+    /// The whole request, every body decoded (for the debug dump: a rare path). The bodies
+    /// were checked when the request was decoded, so decoding them again cannot fail; if it
+    /// did, the envelope is what there is.
+    pub fn to_full(self) -> std::borrow::Cow<'a, v1::RunFunctionRequest> {
+        use std::borrow::Cow;
+        match self {
+            RequestRef::Decoded(full) => Cow::Borrowed(full),
+            RequestRef::Lazy(lazy) => match lazy.to_full() {
+                Ok(full) => Cow::Owned(full),
+                Err(_) => Cow::Borrowed(&lazy.envelope),
+            },
+        }
     }
 }
 

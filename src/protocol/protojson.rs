@@ -7,200 +7,12 @@
 //! RunFunctionRequest (both field-name spellings, enum names or numbers, any base64), from
 //! JSON or YAML text.
 
+use crate::protocol::doc::{Json, MAX_JSON_DEPTH};
 use crate::protocol::proto::v1;
 use base64::Engine as _;
 use prost_types::value::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-
-/// Deepest nesting accepted in JSON/YAML input (and the bound of every recursive walk here).
-pub const MAX_JSON_DEPTH: usize = 512;
-
-/// A JSON document. Objects keep their keys sorted, which is the order we print them in.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum Json {
-    #[default]
-    Null,
-    Bool(bool),
-    Number(f64),
-    String(String),
-    Array(Vec<Json>),
-    Object(BTreeMap<String, Json>),
-}
-
-impl Json {
-    /// Number of nodes (for bounding YAML alias expansion).
-    pub fn node_count(&self) -> usize {
-        let mut n = 0usize;
-        let mut stack = vec![self];
-        while let Some(v) = stack.pop() {
-            n += 1;
-            match v {
-                Json::Array(a) => stack.extend(a.iter()),
-                Json::Object(m) => stack.extend(m.values()),
-                _ => {}
-            }
-        }
-        n
-    }
-
-    /// The member `key` of an object.
-    pub fn get(&self, key: &str) -> Option<&Json> {
-        match self {
-            Json::Object(m) => m.get(key),
-            _ => None,
-        }
-    }
-
-    /// The string, if this is one.
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Json::String(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn type_name(&self) -> &'static str {
-        match self {
-            Json::Null => "null",
-            Json::Bool(_) => "a bool",
-            Json::Number(_) => "a number",
-            Json::String(_) => "a string",
-            Json::Array(_) => "a list",
-            Json::Object(_) => "an object",
-        }
-    }
-}
-
-/// Parses JSON text (serde_json's own nesting limit of 128 applies).
-pub fn parse_json(text: &str) -> Result<Json, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    from_serde(&v, 0)
-}
-
-fn from_serde(v: &serde_json::Value, depth: usize) -> Result<Json, String> {
-    if depth > MAX_JSON_DEPTH {
-        return Err(format!("JSON nested deeper than {MAX_JSON_DEPTH} levels"));
-    }
-    Ok(match v {
-        serde_json::Value::Null => Json::Null,
-        serde_json::Value::Bool(b) => Json::Bool(*b),
-        serde_json::Value::Number(n) => Json::Number(
-            n.as_f64()
-                .ok_or_else(|| format!("number {n} does not fit a float64"))?,
-        ),
-        serde_json::Value::String(s) => Json::String(s.clone()),
-        serde_json::Value::Array(a) => Json::Array(
-            a.iter()
-                .map(|x| from_serde(x, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
-        serde_json::Value::Object(m) => Json::Object(
-            m.iter()
-                .map(|(k, x)| Ok((k.clone(), from_serde(x, depth + 1)?)))
-                .collect::<Result<_, String>>()?,
-        ),
-    })
-}
-
-/// Parses one document that is either JSON or YAML (JSON when it starts with `{`).
-pub fn parse_document(text: &str) -> Result<Json, String> {
-    if text.trim_start().starts_with('{') {
-        return parse_json(text);
-    }
-    let docs = crate::protocol::yaml::load_documents(text)?;
-    match docs.len() {
-        0 => Ok(Json::Object(BTreeMap::new())),
-        1 => Ok(docs.into_iter().next().unwrap_or(Json::Null)),
-        n => Err(format!("expected one document, found {n}")),
-    }
-}
-
-/// A float64 as Go's protojson writes it: shortest digits, plain for 1e-6 <= |n| < 1e21,
-/// exponent form (`1e+21`, `1e-7`) outside that range.
-pub fn format_number(n: f64) -> String {
-    if n == 0.0 {
-        return if n.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let a = n.abs();
-    if (1e-6..1e21).contains(&a) {
-        return format!("{n}");
-    }
-    let e = format!("{n:e}");
-    match e.split_once('e') {
-        Some((mant, exp)) => match exp.strip_prefix('-') {
-            Some(neg) => format!("{mant}e-{neg}"),
-            None => format!("{mant}e+{exp}"),
-        },
-        None => e,
-    }
-}
-
-/// Pretty-prints JSON: sorted keys, 2-space indentation, `": "` after keys, non-ASCII kept.
-pub fn to_pretty(v: &Json) -> String {
-    let mut out = String::new();
-    write_pretty(&mut out, v, 0);
-    out
-}
-
-fn write_pretty(out: &mut String, v: &Json, indent: usize) {
-    match v {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Number(n) => out.push_str(&format_number(*n)),
-        Json::String(s) => write_string(out, s),
-        Json::Array(a) if a.is_empty() => out.push_str("[]"),
-        Json::Object(m) if m.is_empty() => out.push_str("{}"),
-        Json::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
-                out.extend(std::iter::repeat_n(' ', indent + 2));
-                write_pretty(out, x, indent + 2);
-            }
-            out.push('\n');
-            out.extend(std::iter::repeat_n(' ', indent));
-            out.push(']');
-        }
-        Json::Object(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                out.push_str(if i == 0 { "\n" } else { ",\n" });
-                out.extend(std::iter::repeat_n(' ', indent + 2));
-                write_string(out, k);
-                out.push_str(": ");
-                write_pretty(out, x, indent + 2);
-            }
-            out.push('\n');
-            out.extend(std::iter::repeat_n(' ', indent));
-            out.push('}');
-        }
-    }
-}
-
-fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
 
 // ---------------------------------------------------------------------------------------
 // Messages → JSON
@@ -490,7 +302,7 @@ pub fn response_to_json(r: &v1::RunFunctionResponse) -> Result<Json, String> {
 
 /// Reads a RunFunctionRequest from JSON or YAML text (protojson field names).
 pub fn request_from_text(text: &str) -> Result<v1::RunFunctionRequest, String> {
-    let doc = parse_document(text)?;
+    let doc = crate::protocol::yaml::parse_document(text)?;
     request_from_json(&doc)
 }
 
@@ -727,7 +539,7 @@ pub fn json_to_struct(j: &Json, path: &str) -> Result<prost_types::Struct, Strin
         Json::Object(m) => {
             let mut fields = BTreeMap::new();
             for (k, v) in m {
-                fields.insert(k.clone(), json_to_value(v, 1)?);
+                fields.insert(k.clone(), json_to_value(v, 1, MAX_JSON_DEPTH)?);
             }
             Ok(prost_types::Struct { fields })
         }
@@ -738,32 +550,43 @@ pub fn json_to_struct(j: &Json, path: &str) -> Result<prost_types::Struct, Strin
     }
 }
 
-/// Any JSON value as a `google.protobuf.Value`.
+/// Any JSON value as a `google.protobuf.Value` (nested at most [`MAX_JSON_DEPTH`] deep).
 pub fn json_to_proto_value(j: &Json) -> Result<prost_types::Value, String> {
-    json_to_value(j, 0)
+    json_to_value_within(j, MAX_JSON_DEPTH)
 }
 
-fn json_to_value(j: &Json, depth: usize) -> Result<prost_types::Value, String> {
-    if depth > MAX_JSON_DEPTH {
-        return Err(format!("value nested deeper than {MAX_JSON_DEPTH} levels"));
+/// [`json_to_proto_value`] with another nesting bound (`usize::MAX`: none, for a tree a
+/// program built, whose depth its own budgets bound).
+pub fn json_to_value_within(j: &Json, max_depth: usize) -> Result<prost_types::Value, String> {
+    json_to_value(j, 0, max_depth)
+}
+
+fn json_to_value(j: &Json, depth: usize, max: usize) -> Result<prost_types::Value, String> {
+    if depth > max {
+        return Err(format!("value nested deeper than {max} levels"));
     }
     let kind = match j {
         Json::Null => Kind::NullValue(0),
         Json::Bool(b) => Kind::BoolValue(*b),
         Json::Number(n) => Kind::NumberValue(*n),
         Json::String(s) => Kind::StringValue(s.clone()),
-        Json::Array(a) => Kind::ListValue(prost_types::ListValue {
-            values: a
-                .iter()
-                .map(|x| json_to_value(x, depth + 1))
-                .collect::<Result<_, _>>()?,
-        }),
-        Json::Object(m) => {
-            let mut fields = BTreeMap::new();
-            for (k, v) in m {
-                fields.insert(k.clone(), json_to_value(v, depth + 1)?);
+        Json::Array(a) => {
+            let mut values = Vec::with_capacity(a.len());
+            for x in a {
+                values.push(json_to_value(x, depth + 1, max)?);
             }
-            Kind::StructValue(prost_types::Struct { fields })
+            Kind::ListValue(prost_types::ListValue { values })
+        }
+        Json::Object(m) => {
+            // Entries first, then one bulk build of the map: fewer allocations than
+            // inserting one by one into a large map.
+            let mut entries = Vec::with_capacity(m.len());
+            for (k, v) in m {
+                entries.push((k.clone(), json_to_value(v, depth + 1, max)?));
+            }
+            Kind::StructValue(prost_types::Struct {
+                fields: entries.into_iter().collect(),
+            })
         }
     };
     Ok(prost_types::Value { kind: Some(kind) })
@@ -772,21 +595,8 @@ fn json_to_value(j: &Json, depth: usize) -> Result<prost_types::Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::doc::{parse_json, to_pretty};
     use crate::protocol::response::{ResponseBuilder, Severity, Status};
-
-    #[test]
-    fn numbers_like_go() {
-        assert_eq!(format_number(60.0), "60");
-        assert_eq!(format_number(0.5), "0.5");
-        assert_eq!(format_number(1e21), "1e+21");
-        assert_eq!(format_number(1.5e-7), "1.5e-7");
-        assert_eq!(format_number(0.000001), "0.000001");
-        assert_eq!(format_number(-0.0), "-0");
-        assert_eq!(
-            format_number(12345678901234567890.0),
-            "12345678901234567000"
-        );
-    }
 
     #[test]
     fn durations() {
@@ -894,12 +704,5 @@ mod tests {
             kind: Some(Kind::NumberValue(f64::NAN)),
         };
         assert!(proto_value_to_json(&v).is_err());
-    }
-
-    #[test]
-    fn deep_json_is_an_error() {
-        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
-        assert!(parse_json(&deep).is_err());
-        assert!(parse_document(&deep).is_err());
     }
 }

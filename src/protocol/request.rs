@@ -14,22 +14,16 @@
 //! way). Observed resources carrying the collection annotations are grouped, sorted by
 //! index, into `req.resources`/`req.connections` and stay in `req.resource` too.
 
+use crate::lower::reads::Reads;
 use crate::protocol::proto::v1;
+use crate::protocol::raw::{RawBody, Rd, Role, skip};
+use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX, MAX_DEPTH};
 use crate::value::number::Number;
 use crate::value::{Str, Value};
 use base64::Engine as _;
 use prost_types::value::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-
-/// Annotation naming the collection (`resources` block) a composed resource belongs to.
-pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
-/// Annotation holding a collection member's position (`s000000`).
-pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
-
-/// Deepest nesting of objects and lists accepted in request data (and in values sent back).
-/// Bounds recursion so that no input can overflow the stack.
-pub const MAX_DEPTH: usize = 512;
 
 /// Why the request could not be turned into `req` (a Fatal error in Go's `makeVars`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -534,429 +528,9 @@ pub fn number_from_json_f64(f: f64) -> Result<Number, RequestError> {
     Number::parse(&text).ok_or(RequestError::UnsupportedNumber(text))
 }
 
-// ---- Observed bodies read lazily from the request bytes ----
-//
-// The gRPC fast path decodes the request envelope eagerly but keeps every observed
-// composed resource's body (a `google.protobuf.Struct`) as its bytes (see
-// `crate::protocol::proto::LazyRequest`). [`scan_body`] checks those bytes once, without building
-// anything: it accepts exactly what prost's decoder accepts at that position (wire
-// format, UTF-8, prost's recursion limit) and finds what `Request::from_proto` would need
-// from a body it never reads (a NaN or ±Inf number is a Fatal error in Go even there, and
-// the collection annotations group members). [`decode_body`] then turns only the bodies
-// a program can read into values, in one pass, with the eager path's results.
-//
-// Anything unusual (a field of a `Value` or map entry given twice, where protobuf merges,
-// a non-finite number, annotations that are not a map of strings, deep nesting) marks the
-// body `exact`: it is then decoded with prost and converted by the eager code, so every
-// outcome, error or not, is the eager path's.
+// ---- Observed bodies turned into values from their bytes (see `crate::protocol::raw`) ----
 
-/// prost's recursion budget left for the fields of an observed body's `Struct`: the
-/// request (100) → `observed` State (99) → `resources` map entry (98) → Resource (97)
-/// → `resource` Struct (96). Checked against prost by the tests.
-pub(crate) const BODY_BUDGET: u32 = 96;
-
-/// A byte string prost would reject (the exact error comes from prost itself).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Reject;
-
-/// What [`scan_body`] found in a body.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct BodyScan {
-    /// Convert this body with prost and the eager code (see above).
-    pub exact: bool,
-    /// The collection annotations (base name, index), when the body names a base.
-    pub collection: Option<(Str, Str)>,
-    /// The debug annotation (`crate::handler::DEBUG_ANNOTATION`) is the string `"true"`.
-    pub debug: bool,
-}
-
-/// The role of a value in the body, for what the scan must look at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    /// The body's top-level `Struct`.
-    Root,
-    /// `metadata` (its `Value`, and its `Struct`).
-    Metadata,
-    /// `metadata.annotations`.
-    Annotations,
-    /// One annotation: 0 other, 1 collection base name, 2 collection index, 3 debug.
-    Annotation(u8),
-    /// `metadata.managedFields`: dropped by the eager path, only validated here.
-    Exempt,
-    Plain,
-}
-
-#[derive(Default)]
-struct ScanState<'a> {
-    exact: bool,
-    /// The collection annotations' values (checked UTF-8).
-    base: Option<&'a [u8]>,
-    index: Option<&'a [u8]>,
-    debug: Option<&'a [u8]>,
-}
-
-/// A cursor over protobuf wire data, with prost's own varint and key decoding.
-struct Rd<'a>(&'a [u8]);
-
-impl<'a> Rd<'a> {
-    fn done(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    #[inline(always)]
-    fn varint(&mut self) -> Result<u64, Reject> {
-        // One byte (most keys and lengths here) inline; longer ones as prost decodes them.
-        if let Some((&b, rest)) = self.0.split_first()
-            && b < 0x80
-        {
-            self.0 = rest;
-            return Ok(u64::from(b));
-        }
-        prost::encoding::decode_varint(&mut self.0).map_err(|_| Reject)
-    }
-
-    /// A field key, with prost's checks (`decode_key`): a key above u32::MAX, wire types
-    /// 6 and 7 and tag 0 are errors.
-    #[inline(always)]
-    fn key(&mut self) -> Result<(u32, WireType), Reject> {
-        let key = self.varint()?;
-        if key > u64::from(u32::MAX) {
-            return Err(Reject);
-        }
-        let wt = match key & 7 {
-            0 => WireType::Varint,
-            1 => WireType::SixtyFourBit,
-            2 => WireType::LengthDelimited,
-            3 => WireType::StartGroup,
-            4 => WireType::EndGroup,
-            5 => WireType::ThirtyTwoBit,
-            _ => return Err(Reject),
-        };
-        let tag = (key >> 3) as u32;
-        if tag == 0 {
-            return Err(Reject);
-        }
-        Ok((tag, wt))
-    }
-
-    #[inline(always)]
-    fn fixed(&mut self, n: usize) -> Result<&'a [u8], Reject> {
-        if self.0.len() < n {
-            return Err(Reject);
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
-    }
-
-    /// A length-delimited payload (its length must fit in what is left).
-    #[inline(always)]
-    fn bytes(&mut self) -> Result<&'a [u8], Reject> {
-        let len = self.varint()?;
-        if len > self.0.len() as u64 {
-            return Err(Reject);
-        }
-        self.fixed(len as usize)
-    }
-
-    /// A string field's bytes, checked to be UTF-8 as prost checks them.
-    #[inline(always)]
-    fn text(&mut self) -> Result<&'a [u8], Reject> {
-        let b = self.bytes()?;
-        // ASCII (the common case, checked word by word) is UTF-8.
-        if b.is_ascii() || std::str::from_utf8(b).is_ok() {
-            Ok(b)
-        } else {
-            Err(Reject)
-        }
-    }
-
-    /// A string field (for the decoder, after the scan checked it).
-    fn string(&mut self) -> Result<&'a str, Reject> {
-        std::str::from_utf8(self.bytes()?).map_err(|_| Reject)
-    }
-}
-
-use prost::encoding::WireType;
-
-fn want(wt: WireType, expected: WireType) -> Result<(), Reject> {
-    if wt == expected { Ok(()) } else { Err(Reject) }
-}
-
-/// prost's `skip_field` with `budget` as its recursion budget.
-fn skip(rd: &mut Rd<'_>, wt: WireType, tag: u32, budget: u32) -> Result<(), Reject> {
-    if budget == 0 {
-        return Err(Reject);
-    }
-    match wt {
-        WireType::Varint => {
-            rd.varint()?;
-        }
-        WireType::ThirtyTwoBit => {
-            rd.fixed(4)?;
-        }
-        WireType::SixtyFourBit => {
-            rd.fixed(8)?;
-        }
-        WireType::LengthDelimited => {
-            rd.bytes()?;
-        }
-        WireType::StartGroup => loop {
-            let (t, w) = rd.key()?;
-            if w == WireType::EndGroup {
-                if t != tag {
-                    return Err(Reject);
-                }
-                break;
-            }
-            skip(rd, w, t, budget - 1)?;
-        },
-        WireType::EndGroup => return Err(Reject),
-    }
-    Ok(())
-}
-
-/// Checks the bytes of an observed body (`Struct` fields, with `budget` as prost's
-/// recursion budget for them) and finds what the eager path needs from it.
-pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
-    let mut st = ScanState::default();
-    scan_struct(bytes, budget, Role::Root, 1, &mut st)?;
-    fn text(b: Option<&[u8]>) -> &str {
-        std::str::from_utf8(b.unwrap_or_default()).unwrap_or_default()
-    }
-    let collection = match (st.exact, st.base) {
-        (false, Some(b)) => {
-            // As `collection_annotations` sees them: strings made by `Value::string`.
-            let as_str = |v: Value| match v {
-                Value::String(s) => s,
-                _ => Str::from(""),
-            };
-            let base = as_str(Value::string(text(Some(b))));
-            if base.is_empty() {
-                None
-            } else {
-                Some((base, as_str(Value::string(text(st.index)))))
-            }
-        }
-        _ => None,
-    };
-    Ok(BodyScan {
-        exact: st.exact,
-        collection,
-        debug: !st.exact && st.debug == Some(b"true"),
-    })
-}
-
-/// The fields of a `Struct` (budget: prost's, for these fields).
-fn scan_struct<'a>(
-    b: &'a [u8],
-    budget: u32,
-    role: Role,
-    depth: usize,
-    st: &mut ScanState<'a>,
-) -> Result<(), Reject> {
-    if depth > MAX_DEPTH / 2 {
-        st.exact = true;
-    }
-    let mut rd = Rd(b);
-    let (mut metadata, mut annotations) = (0u32, 0u32);
-    while !rd.done() {
-        let (tag, wt) = rd.key()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, budget)?;
-            continue;
-        }
-        // A map field: prost reads a length whatever the wire type says.
-        if budget == 0 {
-            return Err(Reject);
-        }
-        let entry = rd.bytes()?;
-        let e = budget - 1;
-        let mut er = Rd(entry);
-        let (mut key, mut keys): (&[u8], u32) = (b"", 0);
-        let (mut value, mut values) = (None, 0u32);
-        while !er.done() {
-            let (t, w) = er.key()?;
-            match t {
-                1 => {
-                    want(w, WireType::LengthDelimited)?;
-                    key = er.text()?;
-                    keys += 1;
-                }
-                2 => {
-                    want(w, WireType::LengthDelimited)?;
-                    if e == 0 {
-                        return Err(Reject);
-                    }
-                    let v = er.bytes()?;
-                    values += 1;
-                    if values > 1 {
-                        // Merged with the earlier one by prost: validate, convert exactly.
-                        st.exact = true;
-                        scan_value(v, e - 1, Role::Exempt, depth, st)?;
-                    } else {
-                        value = Some(v);
-                    }
-                }
-                _ => skip(&mut er, w, t, e)?,
-            }
-        }
-        if keys > 1 || values > 1 {
-            st.exact = true;
-        }
-        let child = match role {
-            Role::Root if key == b"metadata" => {
-                metadata += 1;
-                Role::Metadata
-            }
-            Role::Metadata if key == b"annotations" => {
-                annotations += 1;
-                Role::Annotations
-            }
-            Role::Metadata if key == b"managedFields" => Role::Exempt,
-            Role::Annotations => {
-                let which = if key == ANNOTATION_BASE_NAME.as_bytes() {
-                    1
-                } else if key == ANNOTATION_INDEX.as_bytes() {
-                    2
-                } else if key == crate::handler::DEBUG_ANNOTATION.as_bytes() {
-                    3
-                } else {
-                    0
-                };
-                Role::Annotation(which)
-            }
-            Role::Exempt => Role::Exempt,
-            _ => Role::Plain,
-        };
-        match value {
-            Some(v) => scan_value(v, e - 1, child, depth, st)?,
-            // A missing value is null.
-            None => {
-                if matches!(
-                    child,
-                    Role::Metadata | Role::Annotations | Role::Annotation(_)
-                ) {
-                    st.exact = true;
-                }
-            }
-        }
-    }
-    if metadata > 1 || annotations > 1 {
-        st.exact = true;
-    }
-    Ok(())
-}
-
-/// The fields of a `Value` (budget: prost's, for these fields).
-fn scan_value<'a>(
-    b: &'a [u8],
-    budget: u32,
-    role: Role,
-    depth: usize,
-    st: &mut ScanState<'a>,
-) -> Result<(), Reject> {
-    let mut rd = Rd(b);
-    let (mut kinds, mut last) = (0u32, 0u32);
-    while !rd.done() {
-        let (tag, wt) = rd.key()?;
-        match tag {
-            1 | 4 => {
-                want(wt, WireType::Varint)?;
-                rd.varint()?;
-            }
-            2 => {
-                want(wt, WireType::SixtyFourBit)?;
-                let raw = rd.fixed(8)?;
-                let mut a = [0u8; 8];
-                a.copy_from_slice(raw);
-                if !f64::from_le_bytes(a).is_finite() && role != Role::Exempt {
-                    st.exact = true;
-                }
-            }
-            3 => {
-                want(wt, WireType::LengthDelimited)?;
-                let s = rd.text()?;
-                let seen = match role {
-                    Role::Annotation(1) => st.base.replace(s).is_some(),
-                    Role::Annotation(2) => st.index.replace(s).is_some(),
-                    Role::Annotation(3) => st.debug.replace(s).is_some(),
-                    _ => false,
-                };
-                // Given twice (two entries, or two strings in one value): exact path.
-                st.exact |= seen;
-            }
-            5 | 6 => {
-                want(wt, WireType::LengthDelimited)?;
-                if budget == 0 {
-                    return Err(Reject);
-                }
-                let inner = rd.bytes()?;
-                if tag == 5 {
-                    let r = match role {
-                        Role::Metadata | Role::Annotations | Role::Exempt => role,
-                        _ => Role::Plain,
-                    };
-                    scan_struct(inner, budget - 1, r, depth + 1, st)?;
-                } else {
-                    let r = if role == Role::Exempt {
-                        role
-                    } else {
-                        Role::Plain
-                    };
-                    scan_list(inner, budget - 1, r, depth + 1, st)?;
-                }
-            }
-            _ => {
-                skip(&mut rd, wt, tag, budget)?;
-                continue;
-            }
-        }
-        kinds += 1;
-        last = tag;
-    }
-    let expected = match role {
-        Role::Metadata | Role::Annotations => Some(5),
-        Role::Annotation(_) => Some(3),
-        _ => None,
-    };
-    // A oneof set twice merges or replaces; metadata, annotations and annotation values
-    // of another kind are errors: both are left to the exact path.
-    if kinds > 1 || expected.is_some_and(|k| kinds != 1 || last != k) {
-        st.exact = true;
-    }
-    Ok(())
-}
-
-/// The fields of a `ListValue` (budget: prost's, for these fields).
-fn scan_list<'a>(
-    b: &'a [u8],
-    budget: u32,
-    role: Role,
-    depth: usize,
-    st: &mut ScanState<'a>,
-) -> Result<(), Reject> {
-    if depth > MAX_DEPTH / 2 {
-        st.exact = true;
-    }
-    let mut rd = Rd(b);
-    while !rd.done() {
-        let (tag, wt) = rd.key()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, budget)?;
-            continue;
-        }
-        want(wt, WireType::LengthDelimited)?;
-        if budget == 0 {
-            return Err(Reject);
-        }
-        let v = rd.bytes()?;
-        scan_value(v, budget - 1, role, depth, st)?;
-    }
-    Ok(())
-}
-
-/// The value of a body [`scan_body`] accepted without marking it `exact`: the same value
+/// The value of a body `raw::scan_body` accepted without marking it `exact`: the same value
 /// `Request::from_proto` makes of it (`metadata.managedFields` dropped).
 pub(crate) fn decode_body(bytes: &[u8]) -> Result<Value, RequestError> {
     decode_struct(bytes, Role::Root, 1)
@@ -1056,253 +630,26 @@ fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestErro
     Ok(out)
 }
 
-/// The string at `path` in the fields of a Struct that [`scan_body`] accepted without
-/// marking it exact (the last entry of a key wins, as in prost's map).
-fn str_in_struct<'a>(bytes: &'a [u8], path: &[&str]) -> Option<&'a str> {
-    let (first, rest) = path.split_first()?;
-    let mut rd = Rd(bytes);
-    let mut found: Option<&'a [u8]> = None;
-    while !rd.done() {
-        let (tag, wt) = rd.key().ok()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, u32::MAX).ok()?;
-            continue;
-        }
-        let mut er = Rd(rd.bytes().ok()?);
-        let (mut key, mut value) = ("", None);
-        while !er.done() {
-            let (t, w) = er.key().ok()?;
-            match t {
-                1 => key = er.string().ok()?,
-                2 => value = Some(er.bytes().ok()?),
-                _ => skip(&mut er, w, t, u32::MAX).ok()?,
-            }
-        }
-        if key == *first {
-            // A missing value is null.
-            found = value.or(Some(b""));
-        }
+/// A body as a value, exactly as `Request::from_proto` makes it.
+fn body_value(raw: &RawBody) -> Result<Value, RequestError> {
+    if !raw.scan().exact {
+        return decode_body(raw.bytes());
     }
-    // The value's kind (one at most: the scan marks repeated kinds exact).
-    let mut vr = Rd(found?);
-    let mut out = None;
-    while !vr.done() {
-        let (tag, wt) = vr.key().ok()?;
-        match (tag, rest.is_empty()) {
-            (3, true) => out = Some(vr.string().ok()?),
-            (5, false) => out = str_in_struct(vr.bytes().ok()?, rest),
-            _ => skip(&mut vr, wt, tag, u32::MAX).ok()?,
-        }
-    }
-    out
+    // The scan accepted these bytes with a smaller budget than a fresh decode has.
+    let s = raw.to_struct().ok().flatten();
+    struct_body(s.as_ref())
 }
 
-/// The top-level entries of a Struct's bytes (key, kind of its value) in wire order, or
-/// `None` when the scan marked them exact (read those from the decoded Struct). With the
-/// scan's guarantees a value has at most one kind, as prost would decode it.
-pub(crate) fn struct_entries(raw: &RawBody) -> Option<Vec<(&str, crate::handler::InputKind<'_>)>> {
-    use crate::handler::InputKind;
-    if raw.scan.exact {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut rd = Rd(&raw.bytes);
-    while !rd.done() {
-        let (tag, wt) = rd.key().ok()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, u32::MAX).ok()?;
-            continue;
-        }
-        let mut er = Rd(rd.bytes().ok()?);
-        let (mut key, mut value): (&str, &[u8]) = ("", b"");
-        while !er.done() {
-            let (t, w) = er.key().ok()?;
-            match t {
-                1 => key = er.string().ok()?,
-                2 => value = er.bytes().ok()?,
-                _ => skip(&mut er, w, t, u32::MAX).ok()?,
-            }
-        }
-        let mut vr = Rd(value);
-        let mut kind = InputKind::Null;
-        while !vr.done() {
-            let (t, w) = vr.key().ok()?;
-            kind = match t {
-                1 => {
-                    vr.varint().ok()?;
-                    InputKind::Null
-                }
-                2 => {
-                    vr.fixed(8).ok()?;
-                    InputKind::Number
-                }
-                3 => InputKind::String(vr.string().ok()?),
-                4 => InputKind::Bool(vr.varint().ok()? != 0),
-                5 => {
-                    vr.bytes().ok()?;
-                    InputKind::Struct
-                }
-                6 => {
-                    vr.bytes().ok()?;
-                    InputKind::List
-                }
-                _ => {
-                    skip(&mut vr, w, t, u32::MAX).ok()?;
-                    continue;
-                }
-            };
-        }
-        out.push((key, kind));
-    }
-    Some(out)
-}
-
-/// An observed composed resource's body as the request carried it: the bytes of its
-/// `google.protobuf.Struct` (shared with the request buffer, not copied).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RawBody {
-    bytes: prost::bytes::Bytes,
-    /// Whether the request had the field at all (`resource` unset vs an empty Struct).
-    present: bool,
-    scan: BodyScan,
-}
-
-impl RawBody {
-    /// Adds one occurrence of the `resource` field (protobuf merges repeated occurrences
-    /// of a message field, which is the same as concatenating them).
-    /// `budget` is prost's recursion budget for the Struct's fields at this position.
-    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes, budget: u32) -> Result<(), Reject> {
-        let scan = scan_body(&piece, budget)?;
-        if !self.present {
-            self.bytes = piece;
-            self.scan = scan;
-            self.present = true;
-        } else {
-            let mut joined = Vec::with_capacity(self.bytes.len() + piece.len());
-            joined.extend_from_slice(&self.bytes);
-            joined.extend_from_slice(&piece);
-            self.bytes = joined.into();
-            self.scan = BodyScan {
-                exact: true,
-                collection: None,
-                debug: false,
-            };
-        }
-        Ok(())
-    }
-
-    /// A body from a decoded `Struct` (encoded again; for requests that arrive decoded,
-    /// with bodies nested within prost's recursion limit).
-    pub(crate) fn set_decoded(&mut self, s: prost_types::Struct) {
-        use prost::Message as _;
-        let bytes = s.encode_to_vec();
-        self.scan = scan_body(&bytes, u32::MAX / 2).unwrap_or(BodyScan {
-            exact: true,
-            collection: None,
-            debug: false,
-        });
-        self.bytes = bytes.into();
-        self.present = true;
-    }
-
-    /// The encoded `Struct`.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// Whether the resource carried a body at all.
-    pub fn is_present(&self) -> bool {
-        self.present
-    }
-
-    /// The body as prost decodes it (`None` when the resource had none).
-    pub fn to_struct(&self) -> Result<Option<prost_types::Struct>, prost::DecodeError> {
-        use prost::Message as _;
-        if !self.present {
-            return Ok(None);
-        }
-        prost_types::Struct::decode(self.bytes.as_ref()).map(Some)
-    }
-
-    /// The body as a value, exactly as `Request::from_proto` makes it.
-    fn value(&self) -> Result<Value, RequestError> {
-        if !self.scan.exact {
-            return decode_body(&self.bytes);
-        }
-        // The scan accepted these bytes with a smaller budget than a fresh decode has.
-        let s = self.to_struct().ok().flatten();
-        struct_body(s.as_ref())
-    }
-
-    /// Whether the body's `metadata.annotations[DEBUG_ANNOTATION]` is the string
-    /// `"true"`, as `crate::handler` checks it on the decoded Struct.
-    pub(crate) fn debug_annotation(&self) -> bool {
-        if !self.present {
-            return false;
-        }
-        if !self.scan.exact {
-            return self.scan.debug;
-        }
-        let s = self.to_struct().ok().flatten();
-        s.as_ref()
-            .is_some_and(crate::handler::struct_debug_annotation)
-    }
-
-    /// Whether the Struct's entry `name` (exactly) is the bool `true`.
-    pub(crate) fn bool_at(&self, name: &str) -> bool {
-        use crate::handler::InputKind;
-        if !self.present {
-            return false;
-        }
-        match struct_entries(self) {
-            Some(entries) => entries
-                .iter()
-                .rev()
-                .find(|(k, _)| *k == name)
-                .is_some_and(|(_, v)| *v == InputKind::Bool(true)),
-            None => self.to_struct().ok().flatten().is_some_and(|s| {
-                s.fields
-                    .get(name)
-                    .is_some_and(|v| v.kind == Some(Kind::BoolValue(true)))
-            }),
-        }
-    }
-
-    /// The string at `path` (object keys) in the body; `""` when missing or not a string.
-    pub(crate) fn str_at(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
-        use std::borrow::Cow;
-        if !self.present {
-            return Cow::Borrowed("");
-        }
-        if !self.scan.exact {
-            return Cow::Borrowed(str_in_struct(&self.bytes, path).unwrap_or(""));
-        }
-        let s = self.to_struct().ok().flatten();
-        let mut v = s.as_ref().map(|s| prost_types::Value {
-            kind: Some(Kind::StructValue(s.clone())),
-        });
-        for key in path {
-            v = match v.and_then(|v| v.kind) {
-                Some(Kind::StructValue(mut inner)) => inner.fields.remove(*key),
-                _ => None,
-            };
-        }
-        match v.and_then(|v| v.kind) {
-            Some(Kind::StringValue(x)) => Cow::Owned(x),
-            _ => Cow::Borrowed(""),
-        }
-    }
-
-    /// The collection annotations, as `collection_annotations` finds them.
-    fn collection(
-        &self,
-        name: &str,
-        value: Option<&Value>,
-    ) -> Result<Option<(Str, Str)>, RequestError> {
-        match value {
-            Some(v) => collection_annotations(name, v),
-            None => Ok(self.scan.collection.clone()),
-        }
+/// A body's collection annotations, as `collection_annotations` finds them (`value`: the
+/// body converted already, for bodies the scan left to the exact path).
+fn body_collection(
+    raw: &RawBody,
+    name: &str,
+    value: Option<&Value>,
+) -> Result<Option<(Str, Str)>, RequestError> {
+    match value {
+        Some(v) => collection_annotations(name, v),
+        None => Ok(raw.scan().collection.clone()),
     }
 }
 
@@ -1323,7 +670,10 @@ impl ObservedBodies {
         let (_, raw, cell) = &self.entries[i];
         // The scan ruled out every error for bodies it did not mark exact, and exact ones
         // were converted (and their errors reported) while building the request.
-        Some(cell.get_or_init(|| raw.value().unwrap_or_default()).clone())
+        Some(
+            cell.get_or_init(|| body_value(raw).unwrap_or_default())
+                .clone(),
+        )
     }
 
     /// How many bodies have been turned into values so far (for tests and benchmarks).
@@ -1335,45 +685,20 @@ impl ObservedBodies {
     }
 }
 
-/// Which observed bodies a request must turn into values up front (see `crate::lower::reads`).
-pub trait BodyNeeds {
-    /// Every body.
-    fn all(&self) -> bool;
-    /// The body of the observed resource `name`, read as `req.resource.NAME`.
-    fn name(&self, name: &str) -> bool;
-    /// The bodies of the members of collection `base`.
-    fn base(&self, base: &str) -> bool;
-}
-
-/// Every body is needed (what a program that was not analysed gets).
-pub struct AllBodies;
-
-impl BodyNeeds for AllBodies {
-    fn all(&self) -> bool {
-        true
-    }
-    fn name(&self, _: &str) -> bool {
-        true
-    }
-    fn base(&self, _: &str) -> bool {
-        true
-    }
-}
-
 impl Request {
     /// Builds `req` from a request whose observed bodies are still bytes, turning into
-    /// values only the bodies `needs` names; the others are placeholders (null) that the
+    /// values only the bodies the program `reads`; the others are placeholders (null) that the
     /// program cannot reach, and [`Request::bodies`] decodes any of them on demand. The
     /// outcome (values read, errors) is `from_proto`'s for the same request.
     pub fn from_lazy(
         req: &crate::protocol::proto::LazyRequest,
-        needs: &dyn BodyNeeds,
+        reads: &Reads,
     ) -> Result<Request, RequestError> {
         let env = &req.envelope;
         let context = context_value(env)?;
         let observed = env.observed.as_ref();
         let composite = if req.composite.is_present() {
-            req.composite.value()?
+            body_value(&req.composite)?
         } else {
             resource_body(observed.and_then(|o| o.composite.as_ref()))?
         };
@@ -1385,12 +710,12 @@ impl Request {
         let mut member_of: Vec<Option<Str>> = Vec::with_capacity(n);
         for (name, raw) in &req.bodies {
             let cell = std::sync::OnceLock::new();
-            let exact = if raw.scan.exact {
-                Some(raw.value()?)
+            let exact = if raw.scan().exact {
+                Some(body_value(raw)?)
             } else {
                 None
             };
-            let base = match raw.collection(name, exact.as_ref())? {
+            let base = match body_collection(raw, name, exact.as_ref())? {
                 Some((base, index)) => {
                     by_base
                         .entry(base.clone())
@@ -1411,12 +736,12 @@ impl Request {
         }
         let bodies = ObservedBodies { entries };
 
-        let all = needs.all();
+        let all = reads.all;
         let mut resource = Vec::with_capacity(n);
         let mut connection = Vec::with_capacity(n);
         let conns = observed.map(|o| &o.resources);
         for ((name, _, _), base) in bodies.entries.iter().zip(&member_of) {
-            let needed = all || needs.name(name) || base.as_ref().is_some_and(|b| needs.base(b));
+            let needed = all || reads.body(name) || base.as_ref().is_some_and(|b| reads.base(b));
             let body = if needed {
                 bodies.get(name).unwrap_or_default()
             } else {
@@ -1719,22 +1044,20 @@ mod tests {
             }
             let bytes = s.encode_to_vec();
             let eager = struct_body(Some(&s));
-            let raw = RawBody {
-                scan: scan_body(&bytes, BODY_BUDGET).expect("valid bytes"),
-                bytes: bytes.into(),
-                present: true,
-            };
-            if raw.scan.exact {
+            let mut raw = RawBody::default();
+            raw.push(bytes.into(), crate::protocol::raw::BODY_BUDGET)
+                .expect("valid bytes");
+            if raw.scan().exact {
                 exact += 1;
             } else {
                 regular += 1;
             }
-            let lazy = raw.value();
+            let lazy = body_value(&raw);
             assert_eq!(format!("{lazy:?}"), format!("{eager:?}"), "case {i}: {s:?}");
             if let Ok(v) = &eager {
                 let want = collection_annotations("n", v);
-                let exact_value = raw.scan.exact.then(|| v.clone());
-                let got = raw.collection("n", exact_value.as_ref());
+                let exact_value = raw.scan().exact.then(|| v.clone());
+                let got = body_collection(&raw, "n", exact_value.as_ref());
                 assert_eq!(got, want, "case {i}: {s:?}");
                 members += usize::from(matches!(want, Ok(Some(_))));
             }

@@ -13,8 +13,8 @@
 //! [`ResponseBuilder::finish_encoded`] writes the protobuf wire bytes straight from them in
 //! two passes (measure the lengths, then write into one buffer of the exact size).
 
+use crate::protocol::MAX_DEPTH;
 use crate::protocol::proto::v1;
-use crate::protocol::request::MAX_DEPTH;
 use crate::value::Value;
 use prost_types::value::Kind;
 use std::collections::HashMap;
@@ -1215,7 +1215,7 @@ mod tests {
         let json = crate::protocol::protojson::response_to_json(&rsp).unwrap();
         assert_eq!(
             json.get("desired"),
-            Some(&crate::protocol::protojson::Json::Object(Default::default()))
+            Some(&crate::protocol::doc::Json::Object(Default::default()))
         );
     }
 

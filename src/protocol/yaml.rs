@@ -4,7 +4,7 @@
 //! indented under their key, strings quoted only when a YAML 1.1 or 1.2 reader could take
 //! them for something else).
 
-use crate::protocol::protojson::{Json, MAX_JSON_DEPTH};
+use crate::protocol::doc::{Json, MAX_JSON_DEPTH, format_number, parse_json};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use yaml_rust2::parser::{Event, Parser};
@@ -113,12 +113,25 @@ pub fn load_documents(text: &str) -> Result<Vec<Json>, String> {
         .collect())
 }
 
+/// Parses one document that is either JSON or YAML (JSON when it starts with `{`).
+pub fn parse_document(text: &str) -> Result<Json, String> {
+    if text.trim_start().starts_with('{') {
+        return parse_json(text);
+    }
+    let docs = load_documents(text)?;
+    match docs.len() {
+        0 => Ok(Json::Object(BTreeMap::new())),
+        1 => Ok(docs.into_iter().next().unwrap_or(Json::Null)),
+        n => Err(format!("expected one document, found {n}")),
+    }
+}
+
 fn key_text(v: Json) -> Result<String, String> {
     match v {
         Json::String(s) => Ok(s),
         Json::Null => Ok("null".into()),
         Json::Bool(b) => Ok(b.to_string()),
-        Json::Number(n) => Ok(crate::protocol::protojson::format_number(n)),
+        Json::Number(n) => Ok(format_number(n)),
         _ => Err("mapping keys must be scalars".into()),
     }
 }
@@ -282,7 +295,7 @@ fn scalar_text(v: &Json) -> String {
 /// A float64 as YAML: integers plainly, exponents with a `.` and a signed exponent so
 /// that YAML 1.1 readers (PyYAML) also read a float.
 fn yaml_number(n: f64) -> String {
-    let s = crate::protocol::protojson::format_number(n);
+    let s = format_number(n);
     match s.split_once('e') {
         Some((mant, exp)) if !mant.contains('.') => format!("{mant}.0e{exp}"),
         _ => s,
@@ -346,6 +359,15 @@ fn is_plain_safe(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_document_json_or_yaml() {
+        assert_eq!(parse_document("{\"a\": 1}"), parse_document("a: 1\n"));
+        assert_eq!(parse_document(""), Ok(Json::Object(BTreeMap::new())));
+        assert!(parse_document("a: 1\n---\nb: 2\n").is_err());
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert!(parse_document(&deep).is_err());
+    }
 
     #[test]
     fn loads_multi_documents_and_scalars() {

@@ -12,17 +12,16 @@ use crate::lower::ir::{
     CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals, Matcher,
     Program, Ready, Requirement, Resource, ResourceContent, Sub,
 };
+use crate::protocol::doc::Json;
+use crate::protocol::response::Ready as Readiness;
+use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
+use crate::text::quote::go_quote;
+use crate::value::gofmt::go_struct_text;
 use crate::value::{Fields, Str, Type, Value};
-use serde_json::{Map, Value as Json};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
-
-/// Annotation naming the collection a desired resource belongs to.
-pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
-/// Annotation with a collection member's position (`s000000`).
-pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
 
 /// What evaluation reads from the request, already converted to values.
 #[derive(Clone, Debug, Default)]
@@ -109,15 +108,14 @@ pub enum SelectorMatch {
 /// The outcome of a successful evaluation.
 #[derive(Clone, Debug, Default)]
 pub struct Output {
-    /// Desired resources in the order they were produced, with their readiness
-    /// (0 unspecified, 1 true, 2 false).
-    pub resources: Vec<(Str, Value, i32)>,
+    /// Desired resources in the order they were produced, with their readiness.
+    pub resources: Vec<(Str, Value, Readiness)>,
     /// The unified composite status (an object), if any block wrote one.
     pub status: Option<Json>,
     /// The unified composite connection details, if any block wrote them.
     pub connection: Option<BTreeMap<String, Vec<u8>>>,
     /// The unified context keys, if any block wrote one.
-    pub context: Option<Map<String, Json>>,
+    pub context: Option<BTreeMap<String, Json>>,
     pub requirements: Vec<(Str, Selector)>,
     pub results: Vec<ResultMsg>,
     pub conditions: Vec<CondMsg>,
@@ -176,6 +174,8 @@ struct Discard {
     reason: DiscardReason,
     name: String,
     range: String,
+    /// The same range, for [`Trace`].
+    span: Span,
     context: Vec<String>,
 }
 
@@ -216,39 +216,6 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
     Diagnostic::error(summary, detail, range)
 }
 
-/// Go's `%s` formatting of a cty.Type, which function-hcl prints in one error message.
-/// fmt prints the `Type{typeImpl}` struct field by field (no Stringer is reachable through
-/// the unexported field): `{` + the impl struct (its empty `typeImplSigil` is `{}`) + `}`,
-/// maps with sorted keys, and an object's nil `AttrOptional` map as `map[]`.
-fn go_type_string(t: &Type) -> String {
-    let inner = match t {
-        Type::String | Type::Number | Type::Bool => {
-            let kind = match t {
-                Type::String => 'S',
-                Type::Number => 'N',
-                _ => 'B',
-            };
-            format!("{{}} %!s(cty.primitiveTypeKind={})", kind as u32)
-        }
-        Type::Dynamic => "{}".to_string(),
-        Type::List(e) | Type::Set(e) | Type::Map(e) => format!("{{}} {}", go_type_string(e)),
-        Type::Tuple(es) => {
-            let items: Vec<String> = es.iter().map(go_type_string).collect();
-            format!("{{}} [{}]", items.join(" "))
-        }
-        Type::Object(attrs) => {
-            let mut sorted: Vec<&(Str, Type)> = attrs.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(&b.0));
-            let items: Vec<String> = sorted
-                .iter()
-                .map(|(k, t)| format!("{k}:{}", go_type_string(t)))
-                .collect();
-            format!("{{}} map[{}] map[]", items.join(" "))
-        }
-    };
-    format!("{{{{{inner}}}}}")
-}
-
 /// Per-request evaluation state.
 struct Evaluator<'p> {
     program: &'p Program,
@@ -257,7 +224,7 @@ struct Evaluator<'p> {
     frame: Vec<Value>,
     desired: Vec<(Str, Value)>,
     desired_index: HashMap<Str, usize>,
-    ready: HashMap<Str, i32>,
+    ready: HashMap<Str, Readiness>,
     statuses: Vec<Json>,
     connections: Vec<BTreeMap<String, Vec<u8>>>,
     contexts: Vec<(String, Json)>,
@@ -265,10 +232,57 @@ struct Evaluator<'p> {
     requirement_names: HashSet<Str>,
     discards: Vec<Discard>,
     budget_error: Option<String>,
+    /// What [`evaluate_traced`] records (none for [`evaluate`]).
+    trace: Option<Trace>,
+}
+
+/// What an evaluation computed along the way, for tools (the language server shows a
+/// local's value and why a block was deferred): every local's value (each evaluation of
+/// it, at most [`TRACE_VALUES`] per local) and every discarded block.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    /// (the local's expression range, its value), in evaluation order.
+    pub locals: Vec<(Span, Value)>,
+    pub discards: Vec<TracedDiscard>,
+}
+
+/// The most values kept for one local (a local of a collection's template is evaluated
+/// once per member).
+pub const TRACE_VALUES: usize = 3;
+
+/// A block evaluation skipped: its kind (`resource`, `composite-status`, ...), name,
+/// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports it at, and
+/// the diagnostics that explain it.
+#[derive(Clone, Debug)]
+pub struct TracedDiscard {
+    pub kind: &'static str,
+    pub reason: &'static str,
+    pub name: String,
+    pub span: Span,
+    pub context: Vec<String>,
 }
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
+    evaluate_with(program, inputs, limits, None).0
+}
+
+/// [`evaluate`], also returning its [`Trace`].
+pub fn evaluate_traced(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+) -> (Result<Output, Fatal>, Trace) {
+    let (out, trace) = evaluate_with(program, inputs, limits, Some(Trace::default()));
+    (out, trace.unwrap_or_default())
+}
+
+fn evaluate_with(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+    trace: Option<Trace>,
+) -> (Result<Output, Fatal>, Option<Trace>) {
     let mut e = Evaluator {
         program,
         vm: Vm::new(&program.code, limits),
@@ -284,21 +298,39 @@ pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Ou
         requirement_names: HashSet::new(),
         discards: Vec::new(),
         budget_error: None,
+        trace,
     };
     e.frame.push(inputs.req.clone());
     let mut diags: Diags = program.load_warnings.clone();
     let ds = e.group(&program.root);
     diags.extend(ds);
+    let mut trace = e.trace.take();
+    if let Some(t) = &mut trace {
+        t.discards = e
+            .discards
+            .iter()
+            .map(|d| TracedDiscard {
+                kind: d.kind.as_str(),
+                reason: d.reason.as_str(),
+                name: d.name.clone(),
+                span: d.span,
+                context: d.context.clone(),
+            })
+            .collect();
+    }
     if let Some(b) = e.budget_error.take() {
-        return Err(Fatal(format!("evaluate hcl: {b}")));
+        return (Err(Fatal(format!("evaluate hcl: {b}"))), trace);
     }
     if has_errors(&diags) {
-        return Err(Fatal(format!(
-            "evaluate hcl: {}",
-            crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
-        )));
+        return (
+            Err(Fatal(format!(
+                "evaluate hcl: {}",
+                crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
+            ))),
+            trace,
+        );
     }
-    e.finish(diags)
+    (e.finish(diags), trace)
 }
 
 /// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
@@ -369,6 +401,15 @@ impl<'p> Evaluator<'p> {
             let mut ds = Vec::new();
             let v = self.eval(&def.expr, &mut ds);
             diags.extend(downgrade(ds));
+            if let Some(t) = &mut self.trace
+                && t.locals
+                    .iter()
+                    .filter(|(r, _)| *r == def.expr.range)
+                    .count()
+                    < TRACE_VALUES
+            {
+                t.locals.push((def.expr.range, v.clone()));
+            }
             self.frame.push(v);
         }
         Ok(diags)
@@ -392,6 +433,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(c.range),
+                span: c.range,
                 context,
             });
             // Go appends the (downgraded) diagnostics twice; they are deduplicated later.
@@ -401,24 +443,32 @@ impl<'p> Evaluator<'p> {
             return Ok(false);
         }
         diags.extend(ds);
-        match v {
-            Value::Bool(b) => {
+        // cty's `True()` on a null bool is false (`null == true` is false): the block is
+        // skipped as a user condition. A bare `null` has the dynamic type and is refused.
+        let truth = match v {
+            Value::Bool(b) => Some(b),
+            Value::Null(Type::Bool) => Some(false),
+            _ => None,
+        };
+        match truth {
+            Some(b) => {
                 if !b {
                     self.discards.push(Discard {
                         kind,
                         reason: DiscardReason::UserCondition,
                         name: name.to_string(),
                         range: self.range(c.range),
+                        span: c.range,
                         context: Vec::new(),
                     });
                 }
                 Ok(b)
             }
-            other => {
+            None => {
                 diags.push(err_no_range(format!(
                     "got type {}, expected {}",
-                    go_type_string(&other.type_of()),
-                    go_type_string(&Type::Bool)
+                    go_struct_text(&v.type_of()),
+                    go_struct_text(&Type::Bool)
                 )));
                 Err(())
             }
@@ -515,7 +565,10 @@ impl<'p> Evaluator<'p> {
         annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
-            return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
+            return vec![err_no_range(format!(
+                "duplicate resource {}",
+                go_quote(name)
+            ))];
         }
         self.frame.push(self_obj);
         let mut diags = match self.locals(&c.locals) {
@@ -572,13 +625,14 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(c.body.range),
+                span: c.body.range,
                 context,
             });
             diags.extend(downgrade(ds));
             return diags;
         }
         diags.extend(ds);
-        let body = match with_annotations(out, annotations).filter(json_ready) {
+        let body = match with_annotations(out, annotations).filter(encodes_as_json) {
             Some(b) => b,
             None => {
                 diags.push(err_at(
@@ -773,6 +827,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
                 range: self.range(c.body.range),
+                span: c.body.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -795,8 +850,9 @@ impl<'p> Evaluator<'p> {
                 for (k, v) in obj {
                     let Json::String(s) = v else {
                         diags.push(err_no_range(format!(
-                            "connection key {k:?} was not a string, got {}",
-                            go_json_type(&v)
+                            "connection key {} was not a string, got {}",
+                            go_quote(&k),
+                            Json::go_type(&v)
                         )));
                         continue;
                     };
@@ -805,12 +861,16 @@ impl<'p> Evaluator<'p> {
                             values.insert(k, b);
                         }
                         None => {
-                            let msg = format!("connection secret key {k:?} not in base64 format");
+                            let msg = format!(
+                                "connection secret key {} not in base64 format",
+                                go_quote(&k)
+                            );
                             self.discards.push(Discard {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
                                 name: k.clone(),
                                 range: self.range(c.body.range),
+                                span: c.body.range,
                                 context: vec![msg.clone()],
                             });
                             diags.push(Diagnostic {
@@ -874,6 +934,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
                 range: self.range(c.value.range),
+                span: c.value.range,
                 context,
             });
             diags.extend(downgrade(vd));
@@ -909,6 +970,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(r.value.range),
+                span: r.value.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -924,9 +986,9 @@ impl<'p> Evaluator<'p> {
             return diags;
         };
         let code = match &*s {
-            "READY_UNSPECIFIED" => 0,
-            "READY_TRUE" => 1,
-            "READY_FALSE" => 2,
+            "READY_UNSPECIFIED" => Readiness::Unspecified,
+            "READY_TRUE" => Readiness::True,
+            "READY_FALSE" => Readiness::False,
             _ => {
                 diags.push(err_at(
                     format!(
@@ -1009,6 +1071,7 @@ impl<'p> Evaluator<'p> {
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: e.range(r.select_range),
+                span: r.select_range,
                 context: Vec::new(),
             });
             cur.extend(downgrade(ds));
@@ -1076,7 +1139,7 @@ impl<'p> Evaluator<'p> {
         let mut out = Output::default();
         let ready = self.ready;
         for (name, body) in self.desired {
-            let r = ready.get(&name).copied().unwrap_or(0);
+            let r = ready.get(&name).copied().unwrap_or(Readiness::Unspecified);
             out.resources.push((name, body, r));
         }
         if !self.statuses.is_empty() {
@@ -1106,14 +1169,14 @@ impl<'p> Evaluator<'p> {
                 .contexts
                 .into_iter()
                 .map(|(k, v)| {
-                    let mut m = Map::new();
+                    let mut m = BTreeMap::new();
                     m.insert(k, v);
                     Json::Object(m)
                 })
                 .collect();
             match unify(objs).map_err(|e| Fatal(format!("evaluate hcl: unify context: {e}")))? {
                 Json::Object(m) => out.context = Some(m),
-                _ => out.context = Some(Map::new()),
+                _ => out.context = Some(BTreeMap::new()),
             }
         }
         out.requirements = self.requirements;
@@ -1394,15 +1457,15 @@ fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
 /// encoding/json's error for a number that does not fit a float64.
 const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
 
-/// True if `to_json` would succeed (every number finite as a float64, nothing unknown),
+/// True if [`to_json`] would succeed (every number finite as a float64, nothing unknown),
 /// checked without building the JSON tree: resource bodies are converted once, to protobuf,
 /// by the response.
-fn json_ready(v: &Value) -> bool {
+fn encodes_as_json(v: &Value) -> bool {
     match v {
         Value::Unknown(_) => false,
         Value::Number(n) => !n.is_infinite() && crate::protocol::response::json_f64(n).is_finite(),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(json_ready),
-        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| json_ready(x)),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(encodes_as_json),
+        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| encodes_as_json(x)),
         Value::Null(_) | Value::Bool(_) | Value::String(_) => true,
     }
 }
@@ -1419,23 +1482,21 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
         }
         Value::Number(n) => {
             let f = crate::protocol::response::json_f64(n);
-            match serde_json::Number::from_f64(f) {
-                Some(n) => Json::Number(n),
+            if !f.is_finite() {
                 // Marshalled as exact decimal text, then refused by encoding/json's float64.
-                None => {
-                    return Err(format!(
-                        "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
-                        n.to_cty_string()
-                    ));
-                }
+                return Err(format!(
+                    "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
+                    n.to_cty_string()
+                ));
             }
+            Json::Number(f)
         }
         Value::String(s) => Json::String(s.to_string()),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
             Json::Array(s.items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?)
         }
         Value::Map(f) | Value::Object(f) => {
-            let mut m = Map::new();
+            let mut m = BTreeMap::new();
             for (k, x) in &f.entries {
                 m.insert(k.to_string(), to_json(x)?);
             }
@@ -1445,7 +1506,7 @@ pub fn to_json(v: &Value) -> Result<Json, String> {
 }
 
 /// function-hcl's `attributesToValueMap` conversion to a Go object. Ok(None) for null.
-fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
+fn to_go_object(v: &Value) -> Result<Option<BTreeMap<String, Json>>, String> {
     let j = to_json(v).map_err(|e| {
         // ctyjson.Marshal fails on unknowns and infinities; a finite number too big for a
         // float64 fails later, in json.Unmarshal.
@@ -1460,7 +1521,7 @@ fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
         Json::Object(m) => Ok(Some(m)),
         Json::Null => Ok(None),
         other => Err(format!(
-            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type evaluator.Object",
+            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             match other {
                 Json::Array(_) => "array",
                 Json::String(_) => "string",
@@ -1471,22 +1532,10 @@ fn to_go_object(v: &Value) -> Result<Option<Map<String, Json>>, String> {
     }
 }
 
-/// Go's `%T` of a JSON-decoded value.
-fn go_json_type(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "<nil>",
-        Json::Bool(_) => "bool",
-        Json::Number(_) => "float64",
-        Json::String(_) => "string",
-        Json::Array(_) => "[]interface {}",
-        Json::Object(_) => "map[string]interface {}",
-    }
-}
-
-/// Go's `base64.StdEncoding.DecodeString` (padding required).
+/// Go's `base64.StdEncoding.DecodeString`: padding required, `\r`/`\n` anywhere skipped
+/// (line-wrapped secrets are valid), non-zero trailing bits tolerated.
 fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(s).ok()
+    crate::text::base64::go_base64_decode(s.as_bytes()).ok()
 }
 
 /// The labels of a `matchLabels` value.
@@ -1502,8 +1551,8 @@ fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
             }
             _ => {
                 return Err(format!(
-                    "match label {:?} in requirement selector was not an string",
-                    &**k
+                    "match label {} in requirement selector was not an string",
+                    go_quote(k)
                 ));
             }
         }
@@ -1514,7 +1563,7 @@ fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
 /// function-hcl's `unify`: merge objects recursively; equal leaves are fine, different
 /// ones are an error naming the dotted path.
 pub fn unify(objs: Vec<Json>) -> Result<Json, String> {
-    let mut acc = Json::Object(Map::new());
+    let mut acc = Json::Object(BTreeMap::new());
     for o in objs {
         merge_into(&mut acc, o, "")?;
     }
@@ -1542,8 +1591,8 @@ fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
                 (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
                     return Err(format!(
                         "type mismatch for key {p}:  {} v/s {}",
-                        go_json_type(y),
-                        go_json_type(x)
+                        Json::go_type(y),
+                        Json::go_type(x)
                     ));
                 }
                 (x, y) if x != y => return Err(format!("values for key {p} not equal")),
@@ -1557,55 +1606,25 @@ fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::doc::parse_json;
 
     #[test]
     fn unify_merges_and_reports_conflicts() {
-        let a: Json = serde_json::json!({"shared": {"owner": "a", "x": 1}});
-        let b: Json = serde_json::json!({"shared": {"owner": "a", "y": 2}});
+        let a: Json = parse_json(r#"{"shared": {"owner": "a", "x": 1}}"#).unwrap();
+        let b: Json = parse_json(r#"{"shared": {"owner": "a", "y": 2}}"#).unwrap();
         assert_eq!(
             unify(vec![a.clone(), b]).unwrap(),
-            serde_json::json!({"shared": {"owner": "a", "x": 1, "y": 2}})
+            parse_json(r#"{"shared": {"owner": "a", "x": 1, "y": 2}}"#).unwrap()
         );
-        let c: Json = serde_json::json!({"shared": {"owner": "b"}});
+        let c: Json = parse_json(r#"{"shared": {"owner": "b"}}"#).unwrap();
         assert_eq!(
             unify(vec![a.clone(), c]).unwrap_err(),
             "values for key shared.owner not equal"
         );
-        let d: Json = serde_json::json!({"shared": "flat"});
+        let d: Json = parse_json(r#"{"shared": "flat"}"#).unwrap();
         assert_eq!(
             unify(vec![a, d]).unwrap_err(),
             "type mismatch for key shared:  string v/s map[string]interface {}"
-        );
-    }
-
-    #[test]
-    fn go_type_strings() {
-        assert_eq!(
-            go_type_string(&Type::String),
-            "{{{} %!s(cty.primitiveTypeKind=83)}}"
-        );
-        assert_eq!(
-            go_type_string(&Type::Bool),
-            "{{{} %!s(cty.primitiveTypeKind=66)}}"
-        );
-        use std::sync::Arc;
-        assert_eq!(go_type_string(&Type::Dynamic), "{{{}}}");
-        assert_eq!(
-            go_type_string(&Type::list(Type::String)),
-            "{{{} {{{} %!s(cty.primitiveTypeKind=83)}}}}"
-        );
-        assert_eq!(
-            go_type_string(&Type::Tuple(Arc::from(vec![Type::Number, Type::Bool]))),
-            "{{{} [{{{} %!s(cty.primitiveTypeKind=78)}} {{{} %!s(cty.primitiveTypeKind=66)}}]}}"
-        );
-        assert_eq!(go_type_string(&Type::empty_object()), "{{{} map[] map[]}}");
-        let obj = Type::Object(Arc::from(vec![
-            ("z".into(), Type::Bool),
-            ("a".into(), Type::Dynamic),
-        ]));
-        assert_eq!(
-            go_type_string(&obj),
-            "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"
         );
     }
 
@@ -1645,7 +1664,7 @@ mod tests {
     }
 
     #[test]
-    fn json_ready_agrees_with_to_json() {
+    fn encodes_as_json_agrees_with_to_json() {
         use crate::value::number::Number;
         let inf = Value::Number(Number::infinity(false));
         let huge = Value::Number(Number::parse("1e400").expect("parses"));
@@ -1656,7 +1675,7 @@ mod tests {
             Value::tuple(vec![Value::Unknown(Type::Dynamic)]),
             Value::NULL,
         ] {
-            assert_eq!(json_ready(&v), to_json(&v).is_ok(), "{v:?}");
+            assert_eq!(encodes_as_json(&v), to_json(&v).is_ok(), "{v:?}");
         }
     }
 
@@ -1702,9 +1721,12 @@ mod tests {
         let j = to_json(&out).unwrap();
         assert_eq!(
             j,
-            serde_json::json!({"metadata": {"name": "x", "annotations": {
+            parse_json(
+                r#"{"metadata": {"name": "x", "annotations": {
                 "hcl.fn.crossplane.io/collection-base-name": "nat",
-                "hcl.fn.crossplane.io/collection-index": "s000002"}}})
+                "hcl.fn.crossplane.io/collection-index": "s000002"}}}"#
+            )
+            .unwrap()
         );
         assert!(with_annotations(Value::string("x"), None).is_none());
 

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tonic::{Request, Response, Status};
 
-use super::debug;
 use super::lazy::Reply;
 use crate::protocol::proto::{LazyRequest, v1};
 use crate::server::metrics::{ApiVersion, ErrorKind, Metrics};
@@ -49,7 +48,7 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// Bounds concurrent evaluations.
     pub slots: Arc<Semaphore>,
-    /// `--debug`: debug dumps for every call.
+    /// `--debug`: the debug dump of every call (printed by the handler).
     pub debug: bool,
     /// Honour the test tags.
     pub test_hooks: bool,
@@ -125,7 +124,16 @@ pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
 }
 
 impl FunctionService {
+    /// One call, counted as go-grpc-middleware counts a unary call (see
+    /// [`Metrics::grpc_call`]): a call dropped before it ends counts as `Canceled`.
     async fn run(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
+        let counted = self.shared.metrics.grpc_call(call.version());
+        let r = self.evaluate_call(call, deadline).await;
+        counted.finish(r.as_ref().map_or_else(Status::code, |_| tonic::Code::Ok));
+        r
+    }
+
+    async fn evaluate_call(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
         let shared = Arc::clone(&self.shared);
         shared.metrics.request(call.version());
         let deadline_status =
@@ -241,14 +249,6 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
         version = call.version().as_str(),
         "Running Function"
     );
-    let dump = debug::wanted_lazy(shared.debug, &call.req);
-    // The dumps show the whole request: decode every body (a rare path; the bodies were
-    // checked when the request was decoded).
-    let full = if dump { call.req.to_full().ok() } else { None };
-    let full_req = full.as_ref().unwrap_or(req);
-    if dump {
-        write_stderr(&debug::request_dump(full_req));
-    }
     let started = Instant::now();
     let rsp = match catch_unwind(AssertUnwindSafe(|| evaluate(shared, &call.req))) {
         Ok(rsp) => rsp,
@@ -289,9 +289,6 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
             "function ran"
         ),
     }
-    if dump {
-        write_stderr(&debug::response_dump(full_req, &rsp.to_response()));
-    }
     Ok(crate::protocol::proto::EncodedReply(rsp.finish_encoded()))
 }
 
@@ -314,20 +311,11 @@ fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::protocol::response::Re
             std::thread::sleep(Duration::from_millis(ms.min(60_000)));
         }
     }
-    handle(req)
-}
-
-/// Evaluates one request. Merge point: this is the only call into the evaluator.
-fn handle(req: &LazyRequest) -> crate::protocol::response::ResponseBuilder {
-    crate::handler::run_function_lazy_builder(req)
-}
-
-/// Writes a debug dump to stderr in one piece (so concurrent dumps do not interleave).
-fn write_stderr(text: &str) {
-    use std::io::Write;
-    let mut err = std::io::stderr().lock();
-    let _ = err.write_all(text.as_bytes());
-    let _ = err.flush();
+    // The handler prints the debug dump (the server's `--debug` is one of its switches).
+    let options = crate::handler::Options {
+        debug: shared.debug,
+    };
+    crate::handler::run_function_lazy_with(req, options)
 }
 
 #[tonic::async_trait]
@@ -454,5 +442,11 @@ mod tests {
         };
         assert_eq!(status.code(), tonic::Code::DeadlineExceeded);
         assert_eq!(svc.shared.metrics.errors(ErrorKind::Deadline), 1);
+        let m = &svc.shared.metrics;
+        assert_eq!(
+            m.grpc_handled(ApiVersion::V1, tonic::Code::DeadlineExceeded),
+            1
+        );
+        assert_eq!(m.grpc_handled(ApiVersion::V1, tonic::Code::Ok), 0);
     }
 }

@@ -17,8 +17,8 @@
 
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, Pos, Span};
+use crate::text::unicode::graphemes;
 use logos::Logos;
-use unicode_segmentation::UnicodeSegmentation;
 
 /// Token types, named after hcl's `TokenType` constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -302,7 +302,7 @@ impl Cursor<'_> {
             self.pos.col = col;
         } else {
             let seg = self.src.get(from..to).unwrap_or("");
-            for g in seg.graphemes(true) {
+            for g in graphemes(seg) {
                 if g == "\n" || g == "\r\n" {
                     self.pos.line += 1;
                     self.pos.col = 1;
@@ -759,7 +759,7 @@ mod tests {
     /// hcl's position rule, one grapheme cluster at a time (the reference for `Cursor`).
     fn reference_pos(src: &str, to: usize) -> Pos {
         let mut pos = Pos::START;
-        for g in src[..to].graphemes(true) {
+        for g in graphemes(&src[..to]) {
             if g == "\n" || g == "\r\n" {
                 pos.line += 1;
                 pos.col = 1;
@@ -782,7 +782,7 @@ mod tests {
         for src in srcs {
             // Token boundaries never split a grapheme cluster: test every pair of them.
             let mut bounds = vec![0];
-            for g in src.graphemes(true) {
+            for g in graphemes(src) {
                 bounds.push(bounds[bounds.len() - 1] + g.len());
             }
             for &mid in &bounds {

@@ -256,7 +256,8 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
     match (v, want) {
         (Value::Number(n), Type::String) => Ok(Value::string(n.to_cty_str())),
         (Value::Bool(b), Type::String) => Ok(Value::string(if *b { "true" } else { "false" })),
-        (Value::String(s), Type::Number) => match crate::value::number::Number::parse(s) {
+        // cty.ParseNumberVal is big.ParseFloat, which reads "Inf", "-inf", "+Inf" too.
+        (Value::String(s), Type::Number) => match crate::value::number::Number::parse_cty(s) {
             Some(n) => Ok(Value::Number(n)),
             None => err("a number is required"),
         },

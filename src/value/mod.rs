@@ -3,6 +3,7 @@
 //! (`Arc`), so a constant of a compiled program or a part of a request is never copied.
 
 pub mod convert;
+pub mod gofmt;
 pub mod json;
 pub mod number;
 pub mod ops;

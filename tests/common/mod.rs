@@ -8,6 +8,7 @@ use fn_hcl::syntax::parser::{parse_expression, parse_file};
 use fn_hcl::syntax::span::{SourceMap, Span};
 use std::fmt::Write;
 
+pub mod k8s;
 mod shared;
 #[allow(unused_imports)]
 pub use shared::{hcl_blocks, shared_dir, walk};
@@ -527,3 +528,4 @@ fn pr_template(out: &mut String, t: &Template) {
         }
     }
 }
+pub mod expr;

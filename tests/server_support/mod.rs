@@ -1,6 +1,8 @@
 //! Helpers shared by the `server_*` integration tests.
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -107,8 +109,14 @@ pub async fn call(
 
 /// GETs `path` from a plain HTTP/1.1 server; the whole response (head and body).
 pub async fn http_get(addr: SocketAddr, path: &str) -> String {
+    http_request(addr, "GET", path).await
+}
+
+/// Sends `method path` to a plain HTTP/1.1 server (one request, then the connection
+/// closes); the whole response (head and body).
+pub async fn http_request(addr: SocketAddr, method: &str, path: &str) -> String {
     let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes()).await.expect("write");
     let mut out = Vec::new();
     s.read_to_end(&mut out).await.expect("read");

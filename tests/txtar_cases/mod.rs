@@ -3,8 +3,10 @@
 //! second path and compare (`tests/lazy_request.rs`, `tests/encode_direct.rs`).
 #![allow(dead_code)]
 
+use fn_hcl::protocol::doc::Json;
 use fn_hcl::protocol::proto::v1;
-use fn_hcl::protocol::protojson::{Json, parse_document, request_from_json};
+use fn_hcl::protocol::protojson::request_from_json;
+use fn_hcl::protocol::yaml::parse_document;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -277,7 +277,8 @@ impl Vm<'_> {
                     None => m.push_str(&format!("- {}\n  {}\n", d.summary, d.detail)),
                 }
             }
-            m.push_str("At least one expression must produce a successful result");
+            // hcl's tryfunc ends the list with a blank line.
+            m.push_str("\nAt least one expression must produce a successful result");
             m
         };
         diags.push(

@@ -39,8 +39,6 @@ use iterate::{ForState, SplatState};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-pub use userfn::go_type_syntax;
-
 /// Budgets of one [`Vm`] (one request). Exceeding any of them is a [`VmError`].
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {

@@ -7,7 +7,8 @@ use super::{DYN, Step, Stop, Vm, VmError, has_errors_since};
 use crate::bytecode::code::UserFn;
 use crate::syntax::diag::{Diagnostic, has_errors, plain_all};
 use crate::text::quote::go_quote;
-use crate::value::{Fields, Type, Value};
+use crate::value::gofmt::go_syntax;
+use crate::value::{Fields, Value};
 
 /// Nested user function calls run on one native stack before moving to a fresh one.
 const STACK_SEGMENT: u32 = 12;
@@ -105,7 +106,7 @@ impl<'p> Vm<'p> {
             return Ok(Err(format!(
                 "arguments to user function '{}' is not an object, found {}",
                 f.name,
-                go_type_syntax(&args.type_of())
+                go_syntax(&args.type_of())
             )));
         };
         for (k, _) in &given.entries {
@@ -163,62 +164,5 @@ impl<'p> Vm<'p> {
             return Ok(Err(plain_all(&body_diags, &self.program.sources)));
         }
         Ok(Ok(v))
-    }
-}
-
-/// Go's `%#v` of a cty type (`cty.Tuple([]cty.Type{cty.String, cty.String})`), as
-/// function-hcl prints a non-object argument list.
-pub fn go_type_syntax(t: &Type) -> String {
-    match t {
-        Type::Dynamic => "cty.DynamicPseudoType".into(),
-        Type::Bool => "cty.Bool".into(),
-        Type::Number => "cty.Number".into(),
-        Type::String => "cty.String".into(),
-        Type::List(e) => format!("cty.List({})", go_type_syntax(e)),
-        Type::Set(e) => format!("cty.Set({})", go_type_syntax(e)),
-        Type::Map(e) => format!("cty.Map({})", go_type_syntax(e)),
-        Type::Tuple(ts) if ts.is_empty() => "cty.EmptyTuple".into(),
-        Type::Tuple(ts) => format!(
-            "cty.Tuple([]cty.Type{{{}}})",
-            ts.iter().map(go_type_syntax).collect::<Vec<_>>().join(", ")
-        ),
-        Type::Object(fs) if fs.is_empty() => "cty.EmptyObject".into(),
-        Type::Object(fs) => format!(
-            "cty.Object(map[string]cty.Type{{{}}})",
-            fs.iter()
-                .map(|(k, t)| format!("{}:{}", go_quote(k), go_type_syntax(t)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::value::Str;
-
-    #[test]
-    fn go_type_syntaxes() {
-        let tuple = Type::Tuple(vec![Type::String, Type::String].into());
-        assert_eq!(
-            go_type_syntax(&tuple),
-            "cty.Tuple([]cty.Type{cty.String, cty.String})"
-        );
-        assert_eq!(go_type_syntax(&Type::empty_tuple()), "cty.EmptyTuple");
-        assert_eq!(
-            go_type_syntax(&Type::list(Type::Number)),
-            "cty.List(cty.Number)"
-        );
-        let obj = Type::Object(
-            [("a", Type::Bool), ("b", Type::Dynamic)]
-                .iter()
-                .map(|(k, t)| (Str::from(*k), t.clone()))
-                .collect(),
-        );
-        assert_eq!(
-            go_type_syntax(&obj),
-            "cty.Object(map[string]cty.Type{\"a\":cty.Bool, \"b\":cty.DynamicPseudoType})"
-        );
     }
 }

@@ -1,60 +1,24 @@
-//! Debug dumps of a request and its response, in the txtar form function-hcl prints
-//! (`## start request ##`, `-- xr.yaml --`, ...): `crossplane render` inputs and output that
-//! a user can paste into a local `fn-hcl render` test.
+//! The debug dump of one call: the request and its response in the txtar form
+//! function-hcl prints (`## start request ##`, `-- xr.yaml --`, ...), `crossplane render`
+//! inputs and output that a user can paste into a local `fn-hcl render` test. The one dump
+//! of the crate: the handler prints it when [`crate::protocol::input::Input::debug_requested`]
+//! says so (the input's `debug`/`debugNew`, the XR's annotation, the server's `--debug`).
 //!
 //! Secrets never appear: connection details and credentials are not printed at all, and the
-//! `data`/`stringData` values of any `Secret` object are replaced by [`REDACTED`].
+//! `data`/`stringData` values of any `Secret` object are replaced by [`REDACTED`] (the one
+//! redaction; Go prints them as they are).
 
 use std::collections::BTreeMap;
 
 use prost_types::value::Kind;
 
+use crate::protocol::doc::Json;
 use crate::protocol::proto::v1;
-use crate::protocol::protojson::{self, Json};
+use crate::protocol::protojson;
 use crate::protocol::yaml;
 
 /// What a redacted Secret value is replaced with.
 pub const REDACTED: &str = "REDACTED";
-
-/// The XR annotation that turns on debug output for one composite resource.
-pub const DEBUG_ANNOTATION: &str = "hcl.fn.crossplane.io/debug";
-
-/// Whether this call should print debug output: the server runs with `--debug`, the input
-/// says `debug: true`, the input says `debugNew: true` and nothing is observed yet besides
-/// the XR, or the XR carries the annotation `hcl.fn.crossplane.io/debug: "true"`.
-pub fn wanted(server_debug: bool, req: &v1::RunFunctionRequest) -> bool {
-    if server_debug {
-        return true;
-    }
-    let input_flag = |name: &str| {
-        req.input
-            .as_ref()
-            .and_then(|i| i.fields.get(name))
-            .is_some_and(|v| matches!(v.kind, Some(Kind::BoolValue(true))))
-    };
-    if input_flag("debug") {
-        return true;
-    }
-    let observed = req.observed.as_ref();
-    if input_flag("debugNew") && observed.is_none_or(|o| o.resources.is_empty()) {
-        return true;
-    }
-    observed_composite(req)
-        .and_then(|xr| field(xr, &["metadata", "annotations", DEBUG_ANNOTATION]))
-        .is_some_and(|v| matches!(&v.kind, Some(Kind::StringValue(s)) if s == "true"))
-}
-
-/// [`wanted`] for a lazily decoded request (its input and composite body still bytes).
-pub fn wanted_lazy(server_debug: bool, req: &crate::protocol::proto::LazyRequest) -> bool {
-    if server_debug || req.input_flag("debug") {
-        return true;
-    }
-    let observed = req.envelope.observed.as_ref();
-    if req.input_flag("debugNew") && observed.is_none_or(|o| o.resources.is_empty()) {
-        return true;
-    }
-    req.composite_debug_annotation()
-}
 
 /// The observed composite resource's body.
 pub fn observed_composite(req: &v1::RunFunctionRequest) -> Option<&prost_types::Struct> {
@@ -80,6 +44,15 @@ pub fn field_str<'a>(s: &'a prost_types::Struct, path: &[&str]) -> &'a str {
         Some(Kind::StringValue(x)) => x,
         _ => "",
     }
+}
+
+/// Writes a dump to stderr in one piece, so that concurrent calls' dumps do not interleave
+/// and each block stays extractable as txtar.
+pub fn print(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
 }
 
 /// A txtar archive being written: files, each of YAML documents separated by `---`.
@@ -215,7 +188,7 @@ pub fn request_dump(req: &v1::RunFunctionRequest) -> String {
                 "context-{}.json",
                 key.replace('/', "--").replace(['\n', '\r'], " ")
             ));
-            d.raw(&protojson::to_pretty(&j));
+            d.raw(&crate::protocol::doc::to_pretty(&j));
         }
     }
 
@@ -445,23 +418,14 @@ mod tests {
             kind: Some(Kind::StructValue(s(pairs))),
         }
     }
-    fn b(x: bool) -> Value {
-        Value {
-            kind: Some(Kind::BoolValue(x)),
-        }
-    }
 
-    fn xr(annotations: &[(&str, Value)]) -> Struct {
+    fn xr() -> Struct {
         s(&[
             ("apiVersion", st("example.com/v1")),
             ("kind", st("XS3Bucket")),
             (
                 "metadata",
-                obj(&[
-                    ("name", st("bucket-36f7e")),
-                    ("uid", st("1234")),
-                    ("annotations", obj(annotations)),
-                ]),
+                obj(&[("name", st("bucket-36f7e")), ("uid", st("1234"))]),
             ),
             (
                 "spec",
@@ -470,7 +434,7 @@ mod tests {
         ])
     }
 
-    fn request(input: &[(&str, Value)], annotations: &[(&str, Value)]) -> v1::RunFunctionRequest {
+    fn request() -> v1::RunFunctionRequest {
         let secret = s(&[
             ("apiVersion", st("v1")),
             ("kind", st("Secret")),
@@ -479,10 +443,9 @@ mod tests {
             ("stringData", obj(&[("token", st("plain-token"))])),
         ]);
         v1::RunFunctionRequest {
-            input: Some(s(input)),
             observed: Some(v1::State {
                 composite: Some(v1::Resource {
-                    resource: Some(xr(annotations)),
+                    resource: Some(xr()),
                     connection_details: [("pw".to_string(), b"xr-conn-secret".to_vec())].into(),
                     ..Default::default()
                 }),
@@ -505,32 +468,8 @@ mod tests {
     }
 
     #[test]
-    fn wanted_by_flag_input_and_annotation() {
-        let plain = request(&[], &[]);
-        assert!(!wanted(false, &plain));
-        assert!(wanted(true, &plain));
-        assert!(wanted(false, &request(&[("debug", b(true))], &[])));
-        assert!(!wanted(false, &request(&[("debug", b(false))], &[])));
-        assert!(wanted(
-            false,
-            &request(&[], &[(DEBUG_ANNOTATION, st("true"))])
-        ));
-        assert!(!wanted(
-            false,
-            &request(&[], &[(DEBUG_ANNOTATION, st("yes"))])
-        ));
-        // debugNew: only while nothing but the XR is observed.
-        let mut new = request(&[("debugNew", b(true))], &[]);
-        assert!(!wanted(false, &new));
-        if let Some(o) = new.observed.as_mut() {
-            o.resources.clear();
-        }
-        assert!(wanted(false, &new));
-    }
-
-    #[test]
     fn request_dump_is_txtar_and_redacted() {
-        let text = request_dump(&request(&[], &[]));
+        let text = request_dump(&request());
         assert!(
             text.starts_with("## start request ##\n\n-- xr.yaml --\napiVersion: example.com/v1\n")
         );
@@ -554,7 +493,7 @@ mod tests {
 
     #[test]
     fn response_dump_has_render_metadata() {
-        let req = request(&[], &[]);
+        let req = request();
         let mut rsp = crate::protocol::response::fatal_response(&req, "boom");
         {
             let d = rsp.desired.get_or_insert_with(Default::default);

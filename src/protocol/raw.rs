@@ -1,0 +1,681 @@
+//! Observed bodies (and the step's input) kept as the bytes of their
+//! `google.protobuf.Struct`, checked once and read without building them.
+//!
+//! The gRPC fast path decodes the request envelope eagerly but keeps every observed
+//! resource's body as its bytes (see [`crate::protocol::proto::LazyRequest`]).
+//! [`scan_body`] checks those bytes once, without building anything: it accepts exactly
+//! what prost's decoder accepts at that position (wire format, UTF-8, prost's recursion
+//! limit) and finds what `Request::from_proto` would need from a body it never reads (a
+//! NaN or ±Inf number is a Fatal error in Go even there, the collection annotations group
+//! members, the debug annotation turns the dump on). `request`'s decoder then turns only
+//! the bodies a program can read into values, in one pass, with the eager path's results.
+//!
+//! Anything unusual (a field of a `Value` or map entry given twice, where protobuf merges,
+//! a non-finite number, annotations that are not a map of strings, deep nesting) marks the
+//! body `exact`: it is then decoded with prost and converted by the eager code, so every
+//! outcome, error or not, is the eager path's.
+
+use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX, DEBUG_ANNOTATION, MAX_DEPTH};
+use crate::value::{Str, Value};
+use prost_types::value::Kind;
+
+/// prost's recursion budget left for the fields of an observed body's `Struct`: the
+/// request (100) → `observed` State (99) → `resources` map entry (98) → Resource (97)
+/// → `resource` Struct (96). Checked against prost by the tests.
+pub(crate) const BODY_BUDGET: u32 = 96;
+
+/// A byte string prost would reject (the exact error comes from prost itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reject;
+
+/// What [`scan_body`] found in a body.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BodyScan {
+    /// Convert this body with prost and the eager code (see above).
+    pub exact: bool,
+    /// The collection annotations (base name, index), when the body names a base.
+    pub collection: Option<(Str, Str)>,
+    /// The debug annotation ([`DEBUG_ANNOTATION`]) is the string `"true"`.
+    pub debug: bool,
+}
+
+/// The role of a value in the body, for what the scan must look at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The body's top-level `Struct`.
+    Root,
+    /// `metadata` (its `Value`, and its `Struct`).
+    Metadata,
+    /// `metadata.annotations`.
+    Annotations,
+    /// One annotation: 0 other, 1 collection base name, 2 collection index, 3 debug.
+    Annotation(u8),
+    /// `metadata.managedFields`: dropped by the eager path, only validated here.
+    Exempt,
+    Plain,
+}
+
+#[derive(Default)]
+struct ScanState<'a> {
+    exact: bool,
+    /// The collection annotations' values (checked UTF-8).
+    base: Option<&'a [u8]>,
+    index: Option<&'a [u8]>,
+    debug: Option<&'a [u8]>,
+}
+
+/// A cursor over protobuf wire data, with prost's own varint and key decoding.
+pub(crate) struct Rd<'a>(pub(crate) &'a [u8]);
+
+impl<'a> Rd<'a> {
+    pub(crate) fn done(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    #[inline(always)]
+    pub(crate) fn varint(&mut self) -> Result<u64, Reject> {
+        // One byte (most keys and lengths here) inline; longer ones as prost decodes them.
+        if let Some((&b, rest)) = self.0.split_first()
+            && b < 0x80
+        {
+            self.0 = rest;
+            return Ok(u64::from(b));
+        }
+        prost::encoding::decode_varint(&mut self.0).map_err(|_| Reject)
+    }
+
+    /// A field key, with prost's checks (`decode_key`): a key above u32::MAX, wire types
+    /// 6 and 7 and tag 0 are errors.
+    #[inline(always)]
+    pub(crate) fn key(&mut self) -> Result<(u32, WireType), Reject> {
+        let key = self.varint()?;
+        if key > u64::from(u32::MAX) {
+            return Err(Reject);
+        }
+        let wt = match key & 7 {
+            0 => WireType::Varint,
+            1 => WireType::SixtyFourBit,
+            2 => WireType::LengthDelimited,
+            3 => WireType::StartGroup,
+            4 => WireType::EndGroup,
+            5 => WireType::ThirtyTwoBit,
+            _ => return Err(Reject),
+        };
+        let tag = (key >> 3) as u32;
+        if tag == 0 {
+            return Err(Reject);
+        }
+        Ok((tag, wt))
+    }
+
+    #[inline(always)]
+    pub(crate) fn fixed(&mut self, n: usize) -> Result<&'a [u8], Reject> {
+        if self.0.len() < n {
+            return Err(Reject);
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+
+    /// A length-delimited payload (its length must fit in what is left).
+    #[inline(always)]
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Reject> {
+        let len = self.varint()?;
+        if len > self.0.len() as u64 {
+            return Err(Reject);
+        }
+        self.fixed(len as usize)
+    }
+
+    /// A string field's bytes, checked to be UTF-8 as prost checks them.
+    #[inline(always)]
+    fn text(&mut self) -> Result<&'a [u8], Reject> {
+        let b = self.bytes()?;
+        // ASCII (the common case, checked word by word) is UTF-8.
+        if b.is_ascii() || std::str::from_utf8(b).is_ok() {
+            Ok(b)
+        } else {
+            Err(Reject)
+        }
+    }
+
+    /// A string field (for the decoder, after the scan checked it).
+    pub(crate) fn string(&mut self) -> Result<&'a str, Reject> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| Reject)
+    }
+}
+
+use prost::encoding::WireType;
+
+fn want(wt: WireType, expected: WireType) -> Result<(), Reject> {
+    if wt == expected { Ok(()) } else { Err(Reject) }
+}
+
+/// prost's `skip_field` with `budget` as its recursion budget.
+pub(crate) fn skip(rd: &mut Rd<'_>, wt: WireType, tag: u32, budget: u32) -> Result<(), Reject> {
+    if budget == 0 {
+        return Err(Reject);
+    }
+    match wt {
+        WireType::Varint => {
+            rd.varint()?;
+        }
+        WireType::ThirtyTwoBit => {
+            rd.fixed(4)?;
+        }
+        WireType::SixtyFourBit => {
+            rd.fixed(8)?;
+        }
+        WireType::LengthDelimited => {
+            rd.bytes()?;
+        }
+        WireType::StartGroup => loop {
+            let (t, w) = rd.key()?;
+            if w == WireType::EndGroup {
+                if t != tag {
+                    return Err(Reject);
+                }
+                break;
+            }
+            skip(rd, w, t, budget - 1)?;
+        },
+        WireType::EndGroup => return Err(Reject),
+    }
+    Ok(())
+}
+
+/// Checks the bytes of an observed body (`Struct` fields, with `budget` as prost's
+/// recursion budget for them) and finds what the eager path needs from it.
+pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
+    let mut st = ScanState::default();
+    scan_struct(bytes, budget, Role::Root, 1, &mut st)?;
+    fn text(b: Option<&[u8]>) -> &str {
+        std::str::from_utf8(b.unwrap_or_default()).unwrap_or_default()
+    }
+    let collection = match (st.exact, st.base) {
+        (false, Some(b)) => {
+            // As `collection_annotations` sees them: strings made by `Value::string`.
+            let as_str = |v: Value| match v {
+                Value::String(s) => s,
+                _ => Str::from(""),
+            };
+            let base = as_str(Value::string(text(Some(b))));
+            if base.is_empty() {
+                None
+            } else {
+                Some((base, as_str(Value::string(text(st.index)))))
+            }
+        }
+        _ => None,
+    };
+    Ok(BodyScan {
+        exact: st.exact,
+        collection,
+        debug: !st.exact && st.debug == Some(b"true"),
+    })
+}
+
+/// The fields of a `Struct` (budget: prost's, for these fields).
+fn scan_struct<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    if depth > MAX_DEPTH / 2 {
+        st.exact = true;
+    }
+    let mut rd = Rd(b);
+    let (mut metadata, mut annotations) = (0u32, 0u32);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, budget)?;
+            continue;
+        }
+        // A map field: prost reads a length whatever the wire type says.
+        if budget == 0 {
+            return Err(Reject);
+        }
+        let entry = rd.bytes()?;
+        let e = budget - 1;
+        let mut er = Rd(entry);
+        let (mut key, mut keys): (&[u8], u32) = (b"", 0);
+        let (mut value, mut values) = (None, 0u32);
+        while !er.done() {
+            let (t, w) = er.key()?;
+            match t {
+                1 => {
+                    want(w, WireType::LengthDelimited)?;
+                    key = er.text()?;
+                    keys += 1;
+                }
+                2 => {
+                    want(w, WireType::LengthDelimited)?;
+                    if e == 0 {
+                        return Err(Reject);
+                    }
+                    let v = er.bytes()?;
+                    values += 1;
+                    if values > 1 {
+                        // Merged with the earlier one by prost: validate, convert exactly.
+                        st.exact = true;
+                        scan_value(v, e - 1, Role::Exempt, depth, st)?;
+                    } else {
+                        value = Some(v);
+                    }
+                }
+                _ => skip(&mut er, w, t, e)?,
+            }
+        }
+        if keys > 1 || values > 1 {
+            st.exact = true;
+        }
+        let child = match role {
+            Role::Root if key == b"metadata" => {
+                metadata += 1;
+                Role::Metadata
+            }
+            Role::Metadata if key == b"annotations" => {
+                annotations += 1;
+                Role::Annotations
+            }
+            Role::Metadata if key == b"managedFields" => Role::Exempt,
+            Role::Annotations => {
+                let which = if key == ANNOTATION_BASE_NAME.as_bytes() {
+                    1
+                } else if key == ANNOTATION_INDEX.as_bytes() {
+                    2
+                } else if key == DEBUG_ANNOTATION.as_bytes() {
+                    3
+                } else {
+                    0
+                };
+                Role::Annotation(which)
+            }
+            Role::Exempt => Role::Exempt,
+            _ => Role::Plain,
+        };
+        match value {
+            Some(v) => scan_value(v, e - 1, child, depth, st)?,
+            // A missing value is null.
+            None => {
+                if matches!(
+                    child,
+                    Role::Metadata | Role::Annotations | Role::Annotation(_)
+                ) {
+                    st.exact = true;
+                }
+            }
+        }
+    }
+    if metadata > 1 || annotations > 1 {
+        st.exact = true;
+    }
+    Ok(())
+}
+
+/// The fields of a `Value` (budget: prost's, for these fields).
+fn scan_value<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    let mut rd = Rd(b);
+    let (mut kinds, mut last) = (0u32, 0u32);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        match tag {
+            1 | 4 => {
+                want(wt, WireType::Varint)?;
+                rd.varint()?;
+            }
+            2 => {
+                want(wt, WireType::SixtyFourBit)?;
+                let raw = rd.fixed(8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(raw);
+                if !f64::from_le_bytes(a).is_finite() && role != Role::Exempt {
+                    st.exact = true;
+                }
+            }
+            3 => {
+                want(wt, WireType::LengthDelimited)?;
+                let s = rd.text()?;
+                let seen = match role {
+                    Role::Annotation(1) => st.base.replace(s).is_some(),
+                    Role::Annotation(2) => st.index.replace(s).is_some(),
+                    Role::Annotation(3) => st.debug.replace(s).is_some(),
+                    _ => false,
+                };
+                // Given twice (two entries, or two strings in one value): exact path.
+                st.exact |= seen;
+            }
+            5 | 6 => {
+                want(wt, WireType::LengthDelimited)?;
+                if budget == 0 {
+                    return Err(Reject);
+                }
+                let inner = rd.bytes()?;
+                if tag == 5 {
+                    let r = match role {
+                        Role::Metadata | Role::Annotations | Role::Exempt => role,
+                        _ => Role::Plain,
+                    };
+                    scan_struct(inner, budget - 1, r, depth + 1, st)?;
+                } else {
+                    let r = if role == Role::Exempt {
+                        role
+                    } else {
+                        Role::Plain
+                    };
+                    scan_list(inner, budget - 1, r, depth + 1, st)?;
+                }
+            }
+            _ => {
+                skip(&mut rd, wt, tag, budget)?;
+                continue;
+            }
+        }
+        kinds += 1;
+        last = tag;
+    }
+    let expected = match role {
+        Role::Metadata | Role::Annotations => Some(5),
+        Role::Annotation(_) => Some(3),
+        _ => None,
+    };
+    // A oneof set twice merges or replaces; metadata, annotations and annotation values
+    // of another kind are errors: both are left to the exact path.
+    if kinds > 1 || expected.is_some_and(|k| kinds != 1 || last != k) {
+        st.exact = true;
+    }
+    Ok(())
+}
+
+/// The fields of a `ListValue` (budget: prost's, for these fields).
+fn scan_list<'a>(
+    b: &'a [u8],
+    budget: u32,
+    role: Role,
+    depth: usize,
+    st: &mut ScanState<'a>,
+) -> Result<(), Reject> {
+    if depth > MAX_DEPTH / 2 {
+        st.exact = true;
+    }
+    let mut rd = Rd(b);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, budget)?;
+            continue;
+        }
+        want(wt, WireType::LengthDelimited)?;
+        if budget == 0 {
+            return Err(Reject);
+        }
+        let v = rd.bytes()?;
+        scan_value(v, budget - 1, role, depth, st)?;
+    }
+    Ok(())
+}
+
+/// The string at `path` in the fields of a Struct that [`scan_body`] accepted without
+/// marking it exact (the last entry of a key wins, as in prost's map).
+fn str_in_struct<'a>(bytes: &'a [u8], path: &[&str]) -> Option<&'a str> {
+    let (first, rest) = path.split_first()?;
+    let mut rd = Rd(bytes);
+    let mut found: Option<&'a [u8]> = None;
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value) = ("", None);
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = Some(er.bytes().ok()?),
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        if key == *first {
+            // A missing value is null.
+            found = value.or(Some(b""));
+        }
+    }
+    // The value's kind (one at most: the scan marks repeated kinds exact).
+    let mut vr = Rd(found?);
+    let mut out = None;
+    while !vr.done() {
+        let (tag, wt) = vr.key().ok()?;
+        match (tag, rest.is_empty()) {
+            (3, true) => out = Some(vr.string().ok()?),
+            (5, false) => out = str_in_struct(vr.bytes().ok()?, rest),
+            _ => skip(&mut vr, wt, tag, u32::MAX).ok()?,
+        }
+    }
+    out
+}
+
+/// The top-level entries of a Struct's bytes (key, kind of its value) in wire order, or
+/// `None` when the scan marked them exact (read those from the decoded Struct). With the
+/// scan's guarantees a value has at most one kind, as prost would decode it.
+pub(crate) fn struct_entries(raw: &RawBody) -> Option<Vec<(&str, EntryKind<'_>)>> {
+    if raw.scan.exact {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut rd = Rd(&raw.bytes);
+    while !rd.done() {
+        let (tag, wt) = rd.key().ok()?;
+        if tag != 1 {
+            skip(&mut rd, wt, tag, u32::MAX).ok()?;
+            continue;
+        }
+        let mut er = Rd(rd.bytes().ok()?);
+        let (mut key, mut value): (&str, &[u8]) = ("", b"");
+        while !er.done() {
+            let (t, w) = er.key().ok()?;
+            match t {
+                1 => key = er.string().ok()?,
+                2 => value = er.bytes().ok()?,
+                _ => skip(&mut er, w, t, u32::MAX).ok()?,
+            }
+        }
+        let mut vr = Rd(value);
+        let mut kind = EntryKind::Null;
+        while !vr.done() {
+            let (t, w) = vr.key().ok()?;
+            kind = match t {
+                1 => {
+                    vr.varint().ok()?;
+                    EntryKind::Null
+                }
+                2 => {
+                    vr.fixed(8).ok()?;
+                    EntryKind::Number
+                }
+                3 => EntryKind::String(vr.string().ok()?),
+                4 => EntryKind::Bool(vr.varint().ok()? != 0),
+                5 => {
+                    vr.bytes().ok()?;
+                    EntryKind::Struct
+                }
+                6 => {
+                    vr.bytes().ok()?;
+                    EntryKind::List
+                }
+                _ => {
+                    skip(&mut vr, w, t, u32::MAX).ok()?;
+                    continue;
+                }
+            };
+        }
+        out.push((key, kind));
+    }
+    Some(out)
+}
+
+/// An observed resource's body (or the step's input) as the request carried it: the bytes
+/// of its `google.protobuf.Struct` (shared with the request buffer, not copied).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawBody {
+    bytes: prost::bytes::Bytes,
+    /// Whether the request had the field at all (`resource` unset vs an empty Struct).
+    present: bool,
+    scan: BodyScan,
+}
+
+impl RawBody {
+    /// Adds one occurrence of the `resource` field (protobuf merges repeated occurrences
+    /// of a message field, which is the same as concatenating them).
+    /// `budget` is prost's recursion budget for the Struct's fields at this position.
+    pub(crate) fn push(&mut self, piece: prost::bytes::Bytes, budget: u32) -> Result<(), Reject> {
+        let scan = scan_body(&piece, budget)?;
+        if !self.present {
+            self.bytes = piece;
+            self.scan = scan;
+            self.present = true;
+        } else {
+            let mut joined = Vec::with_capacity(self.bytes.len() + piece.len());
+            joined.extend_from_slice(&self.bytes);
+            joined.extend_from_slice(&piece);
+            self.bytes = joined.into();
+            self.scan = BodyScan {
+                exact: true,
+                collection: None,
+                debug: false,
+            };
+        }
+        Ok(())
+    }
+
+    /// A body from a decoded `Struct` (encoded again; for requests that arrive decoded,
+    /// with bodies nested within prost's recursion limit).
+    pub(crate) fn set_decoded(&mut self, s: prost_types::Struct) {
+        use prost::Message as _;
+        let bytes = s.encode_to_vec();
+        self.scan = scan_body(&bytes, u32::MAX / 2).unwrap_or(BodyScan {
+            exact: true,
+            collection: None,
+            debug: false,
+        });
+        self.bytes = bytes.into();
+        self.present = true;
+    }
+
+    /// The encoded `Struct`.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Whether the resource carried a body at all.
+    pub fn is_present(&self) -> bool {
+        self.present
+    }
+
+    /// The body as prost decodes it (`None` when the resource had none).
+    pub fn to_struct(&self) -> Result<Option<prost_types::Struct>, prost::DecodeError> {
+        use prost::Message as _;
+        if !self.present {
+            return Ok(None);
+        }
+        prost_types::Struct::decode(self.bytes.as_ref()).map(Some)
+    }
+
+    /// What the scan found.
+    pub(crate) fn scan(&self) -> &BodyScan {
+        &self.scan
+    }
+
+    /// Whether the body's `metadata.annotations[DEBUG_ANNOTATION]` is the string
+    /// `"true"`, as [`struct_debug_annotation`] finds it on the decoded Struct.
+    pub(crate) fn debug_annotation(&self) -> bool {
+        if !self.present {
+            return false;
+        }
+        if !self.scan.exact {
+            return self.scan.debug;
+        }
+        let s = self.to_struct().ok().flatten();
+        s.as_ref().is_some_and(struct_debug_annotation)
+    }
+
+    /// The string at `path` (object keys) in the body; `""` when missing or not a string.
+    pub(crate) fn str_at(&self, path: &[&str]) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        if !self.present {
+            return Cow::Borrowed("");
+        }
+        if !self.scan.exact {
+            return Cow::Borrowed(str_in_struct(&self.bytes, path).unwrap_or(""));
+        }
+        let s = self.to_struct().ok().flatten();
+        let mut v = s.as_ref().map(|s| prost_types::Value {
+            kind: Some(Kind::StructValue(s.clone())),
+        });
+        for key in path {
+            v = match v.and_then(|v| v.kind) {
+                Some(Kind::StructValue(mut inner)) => inner.fields.remove(*key),
+                _ => None,
+            };
+        }
+        match v.and_then(|v| v.kind) {
+            Some(Kind::StringValue(x)) => Cow::Owned(x),
+            _ => Cow::Borrowed(""),
+        }
+    }
+}
+
+/// The kind of a Struct entry's value (a `google.protobuf.Value`), with its string or bool
+/// (what decoding the step's input reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EntryKind<'a> {
+    /// No kind, or `null_value`.
+    Null,
+    Number,
+    String(&'a str),
+    Bool(bool),
+    Struct,
+    List,
+}
+
+impl<'a> EntryKind<'a> {
+    /// The kind of a decoded value.
+    pub(crate) fn of(v: &'a prost_types::Value) -> EntryKind<'a> {
+        match &v.kind {
+            None | Some(Kind::NullValue(_)) => EntryKind::Null,
+            Some(Kind::NumberValue(_)) => EntryKind::Number,
+            Some(Kind::StringValue(s)) => EntryKind::String(s),
+            Some(Kind::BoolValue(b)) => EntryKind::Bool(*b),
+            Some(Kind::StructValue(_)) => EntryKind::Struct,
+            Some(Kind::ListValue(_)) => EntryKind::List,
+        }
+    }
+}
+
+/// Whether a decoded body carries the debug annotation ([`DEBUG_ANNOTATION`]) set to
+/// `"true"` (what the scan finds in a body's bytes).
+pub fn struct_debug_annotation(body: &prost_types::Struct) -> bool {
+    let ann = struct_field(body, "metadata").and_then(|m| struct_field(m, "annotations"));
+    matches!(
+        ann.and_then(|a| a.fields.get(DEBUG_ANNOTATION)).and_then(|v| v.kind.as_ref()),
+        Some(Kind::StringValue(s)) if s == "true"
+    )
+}
+
+fn struct_field<'a>(s: &'a prost_types::Struct, key: &str) -> Option<&'a prost_types::Struct> {
+    match s.fields.get(key).and_then(|v| v.kind.as_ref()) {
+        Some(Kind::StructValue(x)) => Some(x),
+        _ => None,
+    }
+}
