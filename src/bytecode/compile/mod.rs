@@ -67,6 +67,17 @@ struct ForParts<'a> {
     whole: Span,
 }
 
+/// The pieces of a function call.
+struct CallParts<'a> {
+    name: &'a ast::Ident,
+    args: &'a [Expr],
+    /// The final argument is expanded (`f(xs...)`).
+    expand_final: bool,
+    open_paren: Span,
+    close_paren: Span,
+    whole: Span,
+}
+
 /// One step of an hcl traversal.
 enum Step<'a> {
     Attr(&'a ast::Ident, Span),
@@ -232,6 +243,8 @@ impl CodeBuilder {
         ) = self.out.code.get_mut(at as usize)
         {
             *t = target;
+        } else {
+            debug_assert!(false, "patch of instruction {at}, which does not jump");
         }
     }
 
@@ -340,12 +353,14 @@ impl CodeBuilder {
                 open_paren,
                 close_paren,
             } => self.call(
-                e,
-                name,
-                args,
-                *expand_final,
-                *open_paren,
-                *close_paren,
+                CallParts {
+                    name,
+                    args,
+                    expand_final: *expand_final,
+                    open_paren: *open_paren,
+                    close_paren: *close_paren,
+                    whole: e.span,
+                },
                 scope,
             ),
             ExprKind::Tuple(items) => {
@@ -831,50 +846,62 @@ impl CodeBuilder {
 
     // ---- calls ----
 
-    #[allow(clippy::too_many_arguments)]
-    fn call(
-        &mut self,
-        e: &Expr,
-        name: &ast::Ident,
-        args: &[Expr],
-        expand_final: bool,
-        open_paren: Span,
-        close_paren: Span,
-        scope: &dyn Scope,
-    ) {
-        let callee = match &*name.name {
+    /// A function call: the callee resolved (an unknown name is a diagnostic the chunk
+    /// reports, as hcl does when it evaluates the call), the call site recorded, then the
+    /// code of that kind of call.
+    fn call(&mut self, c: CallParts<'_>, scope: &dyn Scope) {
+        let name = &c.name.name;
+        let callee = match &**name {
             "try" => Some(Callee::Try),
             "can" => Some(Callee::Can),
             "invoke" => Some(Callee::Invoke),
             n => builtins::lookup(n).map(Callee::Builtin),
         };
-        let start = Span::new(name.span.file, name.span.start, open_paren.end);
-        let mut site = CallSite {
-            callee: Callee::Try,
-            name: name.name.clone(),
-            start,
-            range: e.span,
-            close_paren,
-            arg_starts: args.iter().map(|a| self.start_range(a)).collect(),
-            arg_ranges: args.iter().map(|a| a.span).collect(),
-            expand: if expand_final {
-                args.last().map(|a| a.span)
-            } else {
-                None
-            },
-        };
         let Some(callee) = callee else {
             let d = Diagnostic::error(
                 "Call to unknown function",
-                builtins::unknown_function_detail(&name.name),
-                name.span,
+                builtins::unknown_function_detail(name),
+                c.name.span,
             )
-            .with_context(e.span)
-            .with_expression(e.span);
-            self.fail(d, e.span);
+            .with_context(c.whole)
+            .with_expression(c.whole);
+            self.fail(d, c.whole);
             return;
         };
-        site.callee = callee;
+        let start = Span::new(c.name.span.file, c.name.span.start, c.open_paren.end);
+        self.out.calls.push(CallSite {
+            callee,
+            name: name.clone(),
+            start,
+            range: c.whole,
+            close_paren: c.close_paren,
+            arg_starts: c.args.iter().map(|a| self.start_range(a)).collect(),
+            arg_ranges: c.args.iter().map(|a| a.span).collect(),
+            expand: if c.expand_final {
+                c.args.last().map(|a| a.span)
+            } else {
+                None
+            },
+        });
+        let call = (self.out.calls.len() - 1) as u32;
+        if c.expand_final && matches!(callee, Callee::Builtin(_)) {
+            self.call_expanded(call, &c, scope);
+            return;
+        }
+        if let Some(d) = self.arity_error(callee, &c) {
+            self.fail(d.with_context(c.whole).with_expression(c.whole), c.whole);
+            return;
+        }
+        match callee {
+            Callee::Builtin(_) => self.call_builtin(call, &c, scope),
+            Callee::Invoke => self.call_invoke(call, start, &c, scope),
+            Callee::Try => self.call_try(call, false, &c, scope),
+            Callee::Can => self.call_try(call, true, &c, scope),
+        }
+    }
+
+    /// hcl's arity errors, known at compile time for a call without `...`.
+    fn arity_error(&self, callee: Callee, c: &CallParts<'_>) -> Option<Diagnostic> {
         let (params, var_param): (Vec<&str>, bool) = match callee {
             Callee::Builtin(id) => {
                 let def = builtins::get(id);
@@ -887,134 +914,110 @@ impl CodeBuilder {
             Callee::Try => (vec![], true),
             Callee::Can => (vec!["expression"], false),
         };
-        self.out.calls.push(site);
-        let call = (self.out.calls.len() - 1) as u32;
-
-        if expand_final && matches!(callee, Callee::Builtin(_)) {
-            self.emit(Op::Mark, e.span);
-            if let Some(last) = args.last() {
-                self.expr(last, scope);
-            }
-            let begin = self.emit(Op::ExpandBegin { call, end: 0 }, e.span);
-            let nstatic = args.len().saturating_sub(1);
-            for (i, a) in args[..nstatic].iter().enumerate() {
-                self.expr(a, scope);
-                self.emit(
-                    Op::ConvArg {
-                        call,
-                        arg: i as u32,
-                    },
-                    a.span,
-                );
-            }
-            self.emit(
-                Op::CallExpanded {
-                    call,
-                    nstatic: nstatic as u32,
-                },
-                e.span,
-            );
-            self.patch(begin);
-            return;
-        }
-
-        // Arity, known statically without `...`.
-        if args.len() < params.len() {
+        let quoted = crate::text::quote::go_quote(&c.name.name);
+        let n = c.args.len();
+        if n < params.len() {
             let qual = if var_param { " at least" } else { "" };
-            let d = Diagnostic::error(
+            return Some(Diagnostic::error(
                 "Not enough function arguments",
                 format!(
-                    "Function {} expects{qual} {} argument(s). Missing value for {}.",
-                    crate::text::quote::go_quote(&name.name),
+                    "Function {quoted} expects{qual} {} argument(s). Missing value for {}.",
                     params.len(),
-                    crate::text::quote::go_quote(params[args.len()])
+                    crate::text::quote::go_quote(params[n])
                 ),
-                close_paren,
-            )
-            .with_context(e.span)
-            .with_expression(e.span);
-            self.fail(d, e.span);
-            return;
+                c.close_paren,
+            ));
         }
-        if !var_param && args.len() > params.len() {
-            let d = Diagnostic::error(
+        if !var_param && n > params.len() {
+            return Some(Diagnostic::error(
                 "Too many function arguments",
                 format!(
-                    "Function {} expects only {} argument(s).",
-                    crate::text::quote::go_quote(&name.name),
+                    "Function {quoted} expects only {} argument(s).",
                     params.len()
                 ),
-                self.start_range(&args[params.len()]),
-            )
-            .with_context(e.span)
-            .with_expression(e.span);
-            self.fail(d, e.span);
-            return;
+                self.start_range(&c.args[params.len()]),
+            ));
         }
+        None
+    }
 
-        match callee {
-            Callee::Builtin(_) => {
-                self.emit(Op::Mark, e.span);
-                for (i, a) in args.iter().enumerate() {
-                    self.expr(a, scope);
-                    self.emit(
-                        Op::ConvArg {
-                            call,
-                            arg: i as u32,
-                        },
-                        a.span,
-                    );
+    /// A builtin call: each argument converted to its parameter's type, then the call.
+    fn call_builtin(&mut self, call: u32, c: &CallParts<'_>, scope: &dyn Scope) {
+        self.emit(Op::Mark, c.whole);
+        self.args_converted(call, c.args, scope);
+        let argc = c.args.len() as u32;
+        self.emit(Op::Call { call, argc }, c.whole);
+    }
+
+    /// A builtin call whose final argument is expanded (`f(a, xs...)`): the expanded
+    /// argument first (arity is checked when its length is known), then the others.
+    fn call_expanded(&mut self, call: u32, c: &CallParts<'_>, scope: &dyn Scope) {
+        self.emit(Op::Mark, c.whole);
+        if let Some(last) = c.args.last() {
+            self.expr(last, scope);
+        }
+        let begin = self.emit(Op::ExpandBegin { call, end: 0 }, c.whole);
+        let nstatic = c.args.len().saturating_sub(1);
+        self.args_converted(call, &c.args[..nstatic], scope);
+        let nstatic = nstatic as u32;
+        self.emit(Op::CallExpanded { call, nstatic }, c.whole);
+        self.patch(begin);
+    }
+
+    /// Arguments of a builtin call, each converted to its parameter's type.
+    fn args_converted(&mut self, call: u32, args: &[Expr], scope: &dyn Scope) {
+        for (i, a) in args.iter().enumerate() {
+            self.expr(a, scope);
+            let arg = i as u32;
+            self.emit(Op::ConvArg { call, arg }, a.span);
+        }
+    }
+
+    /// `invoke("name", args)`: the name must be a static string (function-hcl resolves it
+    /// before evaluation); an undefined function fails when the call runs, as in Go.
+    fn call_invoke(&mut self, call: u32, start: Span, c: &CallParts<'_>, scope: &dyn Scope) {
+        let Some(fname) = static_string(&c.args[0]) else {
+            let d = Diagnostic::error(
+                "Error in function call",
+                "Call to function \"invoke\" failed: user function invocation is not via a static string.",
+                start,
+            )
+            .with_context(c.whole)
+            .with_expression(c.whole);
+            self.fail(d, c.whole);
+            return;
+        };
+        let func = self.function(&fname).map(|f| f.0).unwrap_or(u32::MAX);
+        self.emit(Op::Mark, c.whole);
+        let k = self.konst(Value::String(fname));
+        self.emit(Op::Const(k), c.args[0].span);
+        self.expr(&c.args[1], scope);
+        self.emit(Op::Invoke { call, func }, c.whole);
+    }
+
+    /// `try(a, b, ...)` / `can(a)`: each argument's traversals are probed first (one that
+    /// depends on an unknown value makes the result unknown), then the argument runs; the
+    /// first without errors is the result.
+    fn call_try(&mut self, call: u32, can: bool, c: &CallParts<'_>, scope: &dyn Scope) {
+        self.emit(Op::TryBegin, c.whole);
+        let mut ends = Vec::new();
+        for a in c.args {
+            let travs = traversals(a);
+            if !travs.is_empty() {
+                for t in travs {
+                    self.emit(Op::Mark, t.span);
+                    self.expr(t, scope);
+                    self.emit(Op::Probe, t.span);
                 }
-                self.emit(
-                    Op::Call {
-                        call,
-                        argc: args.len() as u32,
-                    },
-                    e.span,
-                );
+                ends.push(self.emit(Op::TryDepCheck { end: 0, can }, a.span));
             }
-            Callee::Invoke => {
-                let Some(fname) = static_string(&args[0]) else {
-                    let d = Diagnostic::error(
-                        "Error in function call",
-                        "Call to function \"invoke\" failed: user function invocation is not via a static string.",
-                        start,
-                    )
-                    .with_context(e.span)
-                    .with_expression(e.span);
-                    self.fail(d, e.span);
-                    return;
-                };
-                let func = self.function(&fname).map(|f| f.0).unwrap_or(u32::MAX);
-                self.emit(Op::Mark, e.span);
-                let k = self.konst(Value::String(fname));
-                self.emit(Op::Const(k), args[0].span);
-                self.expr(&args[1], scope);
-                self.emit(Op::Invoke { call, func }, e.span);
-            }
-            Callee::Try | Callee::Can => {
-                let can = callee == Callee::Can;
-                self.emit(Op::TryBegin, e.span);
-                let mut ends = Vec::new();
-                for a in args {
-                    let travs = traversals(a);
-                    if !travs.is_empty() {
-                        for t in travs {
-                            self.emit(Op::Mark, t.span);
-                            self.expr(t, scope);
-                            self.emit(Op::Probe, t.span);
-                        }
-                        ends.push(self.emit(Op::TryDepCheck { end: 0, can }, a.span));
-                    }
-                    self.emit(Op::Mark, a.span);
-                    self.expr(a, scope);
-                    ends.push(self.emit(Op::TryArg { end: 0, can }, a.span));
-                }
-                self.emit(Op::TryFail { call, can }, e.span);
-                for at in ends {
-                    self.patch(at);
-                }
-            }
+            self.emit(Op::Mark, a.span);
+            self.expr(a, scope);
+            ends.push(self.emit(Op::TryArg { end: 0, can }, a.span));
+        }
+        self.emit(Op::TryFail { call, can }, c.whole);
+        for at in ends {
+            self.patch(at);
         }
     }
 
