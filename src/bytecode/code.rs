@@ -324,20 +324,6 @@ impl Op {
     }
 }
 
-/// The ranges an instruction needs for its diagnostics, one kind per family of
-/// instructions; [`Code::sites`] holds them and each instruction names its own kind.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Site {
-    Step(StepSite),
-    Unary(UnarySite),
-    Operator(OperatorSite),
-    Cond(CondSite),
-    Item(ItemSite),
-    Join(JoinSite),
-    For(ForSite),
-    Splat(SplatSite),
-}
-
 /// A traversal step (`.name`, `[key]`) within its traversal.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct StepSite {
@@ -406,9 +392,17 @@ pub(crate) trait SiteKind: Copy {
     fn unwrap(s: &Site) -> Option<Self>;
 }
 
+/// [`Site`], one variant per kind, and each kind's [`SiteKind`].
 macro_rules! site_kinds {
-    ($($variant:ident($ty:ty)),* $(,)?) => {$(
-        impl SiteKind for $ty {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// The ranges an instruction needs for its diagnostics, one kind per family of
+        /// instructions; [`Code::sites`] holds them and each instruction names its own kind.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub(crate) enum Site {
+            $($variant($ty)),*
+        }
+
+        $(impl SiteKind for $ty {
             fn wrap(self) -> Site {
                 Site::$variant(self)
             }
@@ -418,8 +412,8 @@ macro_rules! site_kinds {
                     _ => None,
                 }
             }
-        }
-    )*};
+        })*
+    };
 }
 
 site_kinds!(
