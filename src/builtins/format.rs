@@ -540,6 +540,7 @@ fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) {
 mod tests {
     use super::*;
     use crate::value::Str;
+    use crate::value::test_util::strs;
 
     fn s(x: &str) -> Value {
         Value::string(x)
@@ -770,14 +771,6 @@ mod tests {
 
     fn list(items: Vec<Value>) -> Value {
         Value::list(Type::String, items)
-    }
-
-    fn strs(v: &Value) -> Vec<String> {
-        v.as_seq()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_str().unwrap().to_string())
-            .collect()
     }
 
     #[test]

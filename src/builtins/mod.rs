@@ -301,6 +301,7 @@ fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
 pub(crate) mod test_util {
     use super::{FuncError, call, lookup};
     use crate::value::Value;
+    pub use crate::value::test_util::strs;
 
     /// Calls the builtin `name` as the VM does.
     pub fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {

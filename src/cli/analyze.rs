@@ -86,12 +86,23 @@ fn composition_programs(text: &str) -> Result<Vec<(String, String)>, String> {
 /// Run `analyze` over files; returns the report (each diagnostic in the rich form, then
 /// a summary line) and whether it has errors.
 pub fn run(files: &[(String, String)]) -> (String, bool) {
-    let (diags, sm) = diagnostics(files);
-    let errors = diags.iter().any(|d| d.severity == Severity::Error);
-    (render(&diags, &sm), errors)
+    run_with(files, false)
 }
 
-fn render(diags: &[Diagnostic], sm: &SourceMap) -> String {
+/// [`run`]; `portable` adds a warning at every construct the Go implementation would
+/// reject (fn-hcl's extensions: `assert` blocks).
+pub fn run_with(files: &[(String, String)], portable: bool) -> (String, bool) {
+    let (mut diags, sm) = diagnostics(files);
+    if portable && let Ok(p) = crate::lower::ir::compile_files(files) {
+        diags.extend(p.portability.iter().cloned());
+        diags.sort_by_key(|d| d.subject.map(|s| (s.file.0, s.start.byte)));
+    }
+    let errors = diags.iter().any(|d| d.severity == Severity::Error);
+    (report(&diags, &sm), errors)
+}
+
+/// `analyze`'s report of diagnostics: each in the rich form, then the summary line.
+pub fn report(diags: &[Diagnostic], sm: &SourceMap) -> String {
     let mut s = crate::syntax::diag::render_rich(diags, sm);
     let errors = diags.iter().filter(|d| d.is_error()).count();
     let warnings = diags.len() - errors;

@@ -148,6 +148,33 @@ fn path_str<'a>(j: &'a Json, path: &[&str]) -> Option<&'a str> {
     cur.as_str()
 }
 
+impl Inputs {
+    /// The files `crossplane render` takes: XR, Composition, optional Function packages,
+    /// observed resources and extra resources (files or directories of YAML).
+    pub fn read(
+        xr: &Path,
+        composition: &Path,
+        functions: Option<&Path>,
+        observed: Option<&Path>,
+        extra: Option<&Path>,
+    ) -> Result<Inputs, String> {
+        Ok(Inputs {
+            xr: read_object(xr)?,
+            composition: read_object(composition)?,
+            functions: functions.map(read_documents).transpose()?,
+            observed: match observed {
+                Some(p) => read_documents(p)?,
+                None => Vec::new(),
+            },
+            extra: match extra {
+                Some(p) => read_documents(p)?,
+                None => Vec::new(),
+            },
+            ..Default::default()
+        })
+    }
+}
+
 /// Runs the pipeline with `run` as the function and returns the output documents.
 pub fn render(
     inputs: &Inputs,

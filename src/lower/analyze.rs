@@ -57,6 +57,7 @@ fn subs(s: &[Sub], out: &mut Vec<Diagnostic>) {
             Sub::Composite(c) => composite(c, out),
             Sub::Ready(r) => locals(&r.locals, out),
             Sub::Context(c) => locals(&c.locals, out),
+            Sub::Assert(_) => {}
             Sub::Fatal(d) => out.extend(d.iter().cloned()),
         }
     }
@@ -80,6 +81,7 @@ fn group(g: &Group, out: &mut Vec<Diagnostic>) {
             Item::Composite(c) => composite(c, out),
             Item::Context(c) => locals(&c.locals, out),
             Item::Requirement(r) => locals(&r.locals, out),
+            Item::Assert(_) => {}
             Item::Fatal(d) => out.extend(d.iter().cloned()),
         }
     }

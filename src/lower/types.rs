@@ -3,13 +3,11 @@
 //! conditionals, built-in calls and locals have types known at compile time; anything read
 //! from the request (`req`, `self`, `each`, function arguments) is [`SType::Dynamic`].
 //!
-//! The IR records each compiled expression's type ([`crate::lower::ir::Program::types`])
-//! and the warnings inference finds where a type error is certain, e.g. `upper([1])` or
-//! `"a" * 2` (`Program::analysis`: `fn-hcl analyze` and the language server's
-//! diagnostics); the language server also completes an object local's attributes from
-//! them. Evaluation never depends on them: such an expression still fails at run time
-//! exactly as in Go (its block becomes incomplete and is deferred), so a program that runs
-//! there runs here.
+//! The types serve the lowerer's own checks (a user function's arguments must be an
+//! object), the language server's hover, and `analyze`, which warns where a type error is
+//! certain, e.g. `upper([1])` or `"a" * 2`. The compiler does not read them. Evaluation
+//! never depends on them: such an expression still fails at run time exactly as in Go
+//! (its block becomes incomplete and is deferred), so a program that runs there runs here.
 
 use crate::syntax::ast::{
     BinaryOp, Expr, ExprKind, ForExpr, Ident, ObjectItem, ObjectKey, Template, TemplatePart,

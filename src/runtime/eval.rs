@@ -9,8 +9,8 @@
 use crate::bytecode::code::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{
-    CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals, Matcher,
-    Program, Ready, Requirement, Resource, ResourceContent, Sub,
+    Assert, CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals,
+    Matcher, Program, Ready, Requirement, Resource, ResourceContent, Sub,
 };
 use crate::protocol::doc::Json;
 use crate::protocol::response::Ready as Readiness;
@@ -135,6 +135,7 @@ enum DiscardType {
     Ready,
     Context,
     Requirement,
+    Assert,
 }
 
 impl DiscardType {
@@ -148,6 +149,7 @@ impl DiscardType {
             DiscardType::Ready => "resource-ready",
             DiscardType::Context => "context",
             DiscardType::Requirement => "requirement",
+            DiscardType::Assert => "assert",
         }
     }
 }
@@ -217,7 +219,7 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
 }
 
 /// Per-request evaluation state.
-struct Evaluator<'p> {
+struct Evaluator<'p, 'o> {
     program: &'p Program,
     vm: Vm<'p>,
     inputs: &'p Inputs,
@@ -234,6 +236,32 @@ struct Evaluator<'p> {
     budget_error: Option<String>,
     /// What [`evaluate_traced`] records (none for [`evaluate`]).
     trace: Option<Trace>,
+    /// Who follows the evaluation block by block ([`evaluate_observed`]).
+    observer: Option<&'o mut dyn Observer>,
+}
+
+/// Follows an evaluation block by block and expression by expression: what `explain`
+/// needs to fold a program against a request with the VM's own values (it evaluates the
+/// parts of each expression again in the frame the evaluator used).
+pub trait Observer {
+    /// A block starts: its whole source range; `item`: the iteration of a collection's
+    /// template it is (index, `each`, the member's name).
+    fn enter(&mut self, block: Span, item: Option<(usize, Value, Str)>);
+    /// An expression was evaluated: its chunk and range, the frame's slots at that moment
+    /// and its value.
+    fn evaluated(&mut self, e: &CExpr, frame: &[Value], value: &Value);
+    /// A part of the current block was discarded: its kind (`resource`, `assert`, ...),
+    /// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports and the
+    /// messages that explain it.
+    fn discarded(
+        &mut self,
+        kind: &'static str,
+        reason: &'static str,
+        span: Span,
+        context: &[String],
+    );
+    /// The block that started last ends with these diagnostics.
+    fn exit(&mut self, diags: &[Diagnostic]);
 }
 
 /// What an evaluation computed along the way, for tools (the language server shows a
@@ -264,7 +292,7 @@ pub struct TracedDiscard {
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
-    evaluate_with(program, inputs, limits, None).0
+    evaluate_with(program, inputs, limits, None, None).0
 }
 
 /// [`evaluate`], also returning its [`Trace`].
@@ -273,8 +301,18 @@ pub fn evaluate_traced(
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, Trace) {
-    let (out, trace) = evaluate_with(program, inputs, limits, Some(Trace::default()));
+    let (out, trace) = evaluate_with(program, inputs, limits, Some(Trace::default()), None);
     (out, trace.unwrap_or_default())
+}
+
+/// [`evaluate`], telling `observer` what happens block by block (see [`Observer`]).
+pub fn evaluate_observed(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+    observer: &mut dyn Observer,
+) -> Result<Output, Fatal> {
+    evaluate_with(program, inputs, limits, None, Some(observer)).0
 }
 
 fn evaluate_with(
@@ -282,6 +320,7 @@ fn evaluate_with(
     inputs: &Inputs,
     limits: Limits,
     trace: Option<Trace>,
+    observer: Option<&mut dyn Observer>,
 ) -> (Result<Output, Fatal>, Option<Trace>) {
     let mut e = Evaluator {
         program,
@@ -299,6 +338,7 @@ fn evaluate_with(
         discards: Vec::new(),
         budget_error: None,
         trace,
+        observer,
     };
     e.frame.push(inputs.req.clone());
     let mut diags: Diags = program.load_warnings.clone();
@@ -342,7 +382,32 @@ fn sort_by_severity(mut d: Diags) -> Diags {
     d
 }
 
-impl<'p> Evaluator<'p> {
+impl<'p, 'o> Evaluator<'p, 'o> {
+    /// Run one block's evaluation, telling the observer (if any) where it starts and ends.
+    fn observed(
+        &mut self,
+        block: Span,
+        item: Option<(usize, Value, Str)>,
+        f: impl FnOnce(&mut Self) -> Diags,
+    ) -> Diags {
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.enter(block, item);
+        }
+        let out = f(self);
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.exit(&out);
+        }
+        out
+    }
+
+    /// Record a discarded block part (and tell the observer).
+    fn discard(&mut self, d: Discard) {
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.discarded(d.kind.as_str(), d.reason.as_str(), d.span, &d.context);
+        }
+        self.discards.push(d);
+    }
+
     fn range(&self, sp: Span) -> String {
         self.program.sources.range(sp).to_string()
     }
@@ -353,7 +418,12 @@ impl<'p> Evaluator<'p> {
             return Value::Unknown(Type::Dynamic);
         }
         match self.vm.eval(e.chunk, &self.frame, diags) {
-            Ok(v) => v,
+            Ok(v) => {
+                if let Some(o) = self.observer.as_deref_mut() {
+                    o.evaluated(e, &self.frame, &v);
+                }
+                v
+            }
             Err(err) => {
                 self.budget_error = Some(err.to_string());
                 diags.push(err_no_range(err.to_string()));
@@ -428,7 +498,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&c.expr, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
@@ -453,7 +523,7 @@ impl<'p> Evaluator<'p> {
         match truth {
             Some(b) => {
                 if !b {
-                    self.discards.push(Discard {
+                    self.discard(Discard {
                         kind,
                         reason: DiscardReason::UserCondition,
                         name: name.to_string(),
@@ -476,10 +546,12 @@ impl<'p> Evaluator<'p> {
     }
 
     fn group(&mut self, g: &Group) -> Diags {
-        let base = self.frame.len();
-        let out = self.group_inner(g);
-        self.frame.truncate(base);
-        out
+        self.observed(g.span, None, |e| {
+            let base = e.frame.len();
+            let out = e.group_inner(g);
+            e.frame.truncate(base);
+            out
+        })
     }
 
     fn group_inner(&mut self, g: &Group) -> Diags {
@@ -509,6 +581,7 @@ impl<'p> Evaluator<'p> {
                 Item::Composite(c) => self.composite(c),
                 Item::Context(c) => self.context(c),
                 Item::Requirement(r) => self.requirement(r),
+                Item::Assert(a) => self.assert(a),
                 Item::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -551,7 +624,9 @@ impl<'p> Evaluator<'p> {
         debug_assert_eq!(base as u32, r.self_slot);
         let self_obj =
             Value::object(self.self_object(&r.name, self.program.reads.own_body(&r.content)));
-        let out = self.add_resource(&r.name, &r.content, self_obj, None);
+        let out = self.observed(r.content.span, None, |e| {
+            e.add_resource(&r.name, &r.content, self_obj, None)
+        });
         self.frame.truncate(base);
         out
     }
@@ -588,6 +663,9 @@ impl<'p> Evaluator<'p> {
             Ok(false) => return Vec::new(),
             Ok(true) => diags.extend(cd),
         }
+        if self.asserts(&c.subs, &mut diags) {
+            return diags;
+        }
         let mut ds = Vec::new();
         let out = self.eval(&c.body, &mut ds);
         if has_errors(&ds) || out.contains_unknown() {
@@ -620,7 +698,7 @@ impl<'p> Evaluator<'p> {
             }
             let mut context = context;
             context.push(format!("unknown values: {unknown}"));
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Resource,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
@@ -650,6 +728,7 @@ impl<'p> Evaluator<'p> {
                 Sub::Composite(x) => self.composite(x),
                 Sub::Ready(x) => self.ready_block(name, x),
                 Sub::Context(x) => self.context(x),
+                Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -662,10 +741,12 @@ impl<'p> Evaluator<'p> {
     }
 
     fn collection(&mut self, c: &Collection) -> Diags {
-        let base = self.frame.len();
-        let out = self.collection_inner(c);
-        self.frame.truncate(base);
-        out
+        self.observed(c.span, None, |e| {
+            let base = e.frame.len();
+            let out = e.collection_inner(c);
+            e.frame.truncate(base);
+            out
+        })
     }
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
@@ -709,6 +790,9 @@ impl<'p> Evaluator<'p> {
             }
             Ok(false) => return diags,
             Ok(true) => {}
+        }
+        if self.asserts(&c.subs, &mut diags) {
+            return diags;
         }
         let mut ds = Vec::new();
         let for_each = self.eval(&c.for_each, &mut ds);
@@ -765,12 +849,15 @@ impl<'p> Evaluator<'p> {
                 }
             };
             let own = self.self_object(&name, own_body);
-            let ds = self.add_resource(
-                &name,
-                &c.template,
-                object_from_runs(&coll_self, own),
-                Some((base_name.clone(), item_index(i))),
-            );
+            let each = self.frame.last().cloned().unwrap_or_default();
+            let ds = self.observed(c.template.span, Some((i, each, name.clone())), |e| {
+                e.add_resource(
+                    &name,
+                    &c.template,
+                    object_from_runs(&coll_self, own),
+                    Some((base_name.clone(), item_index(i))),
+                )
+            });
             let stop = has_errors(&ds) || self.budget_error.is_some();
             diags.extend(ds);
             if stop {
@@ -782,7 +869,7 @@ impl<'p> Evaluator<'p> {
             let cur = match s {
                 Sub::Composite(x) => self.composite(x),
                 Sub::Context(x) => self.context(x),
-                Sub::Ready(_) => Vec::new(),
+                Sub::Ready(_) | Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -802,7 +889,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn composite(&mut self, c: &Composite) -> Diags {
-        self.with_scope(|e| e.composite_inner(c))
+        self.observed(c.span, None, |e| e.with_scope(|e| e.composite_inner(c)))
     }
 
     fn composite_inner(&mut self, c: &Composite) -> Diags {
@@ -822,7 +909,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&c.body, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
@@ -865,7 +952,7 @@ impl<'p> Evaluator<'p> {
                                 "connection secret key {} not in base64 format",
                                 go_quote(&k)
                             );
-                            self.discards.push(Discard {
+                            self.discard(Discard {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
                                 name: k.clone(),
@@ -890,7 +977,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn context(&mut self, c: &ContextBlock) -> Diags {
-        self.with_scope(|e| e.context_inner(c))
+        self.observed(c.span, None, |e| e.with_scope(|e| e.context_inner(c)))
     }
 
     fn context_inner(&mut self, c: &ContextBlock) -> Diags {
@@ -929,7 +1016,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&c.value, &mut vd);
         if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Context,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
@@ -952,8 +1039,108 @@ impl<'p> Evaluator<'p> {
         diags
     }
 
+    /// The `assert` blocks among a block's subs, before its body: true to stop (an error).
+    fn asserts(&mut self, subs: &[Sub], diags: &mut Diags) -> bool {
+        for s in subs {
+            if let Sub::Assert(a) = s {
+                let cur = self.assert(a);
+                let stop = has_errors(&cur) || self.budget_error.is_some();
+                diags.extend(cur);
+                if stop {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// An `assert` block: nothing when its assertion holds; an error carrying the message
+    /// when it does not (a warning when `warning` is true); deferred, like any block, when
+    /// the assertion, message or warning cannot be evaluated yet.
+    fn assert(&mut self, a: &Assert) -> Diags {
+        self.observed(a.span, None, |e| e.assert_inner(a))
+    }
+
+    fn assert_inner(&mut self, a: &Assert) -> Diags {
+        let mut diags = Vec::new();
+        let mut ds = Vec::new();
+        let v = self.eval(&a.assertion, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            return self.defer_assert(a.assertion.range, ds);
+        }
+        diags.extend(ds);
+        let holds = match v {
+            Value::Bool(b) => b,
+            other => {
+                diags.push(not_a(&other, "assertion", "a bool", a.assertion.range));
+                return diags;
+            }
+        };
+        if holds {
+            return diags;
+        }
+        let mut ds = Vec::new();
+        let message = self.eval(&a.message, &mut ds);
+        let warning = match &a.warning {
+            Some(w) => self.eval(w, &mut ds),
+            None => Value::Bool(false),
+        };
+        if has_errors(&ds) || message.contains_unknown() || warning.contains_unknown() {
+            let range = if message.contains_unknown() || a.warning.is_none() {
+                a.message.range
+            } else {
+                a.warning.as_ref().map_or(a.message.range, |w| w.range)
+            };
+            return self.defer_assert(range, ds);
+        }
+        diags.extend(ds);
+        let message = match crate::value::convert::convert(&message, &Type::String) {
+            Ok(Value::String(s)) => s,
+            _ => {
+                diags.push(not_a(
+                    &message,
+                    "assert message",
+                    "a string",
+                    a.message.range,
+                ));
+                return diags;
+            }
+        };
+        let warning = match warning {
+            Value::Bool(b) => b,
+            other => {
+                let range = a.warning.as_ref().map_or(a.message.range, |w| w.range);
+                diags.push(not_a(&other, "assert warning", "a bool", range));
+                return diags;
+            }
+        };
+        // The message in the summary: a warning is listed by its summary alone.
+        let summary = format!("assertion failed: {message}");
+        let d = if warning {
+            Diagnostic::warning(summary, "", a.def_range)
+        } else {
+            Diagnostic::error(summary, "", a.def_range)
+        };
+        diags.push(d);
+        diags
+    }
+
+    /// An assert that depends on something unknown: a discard, its diagnostics warnings.
+    fn defer_assert(&mut self, range: Span, ds: Diags) -> Diags {
+        let context = self.messages(&ds);
+        self.discard(Discard {
+            kind: DiscardType::Assert,
+            reason: DiscardReason::Incomplete,
+            name: String::new(),
+            range: self.range(range),
+            span: range,
+            context,
+        });
+        downgrade(ds)
+    }
+
     fn ready_block(&mut self, name: &Str, r: &Ready) -> Diags {
-        self.with_scope(|e| e.ready_inner(name, r))
+        self.observed(r.span, None, |e| e.with_scope(|e| e.ready_inner(name, r)))
     }
 
     fn ready_inner(&mut self, name: &Str, r: &Ready) -> Diags {
@@ -965,7 +1152,7 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&r.value, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Ready,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
@@ -1005,7 +1192,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn requirement(&mut self, r: &Requirement) -> Diags {
-        self.with_scope(|e| e.requirement_inner(r))
+        self.observed(r.span, None, |e| e.with_scope(|e| e.requirement_inner(r)))
     }
 
     fn requirement_inner(&mut self, r: &Requirement) -> Diags {
@@ -1066,7 +1253,7 @@ impl<'p> Evaluator<'p> {
         }
         self.requirement_names.insert(name.clone());
         let incomplete = |e: &mut Self, cur: &mut Diags, ds: Diags| {
-            e.discards.push(Discard {
+            e.discard(Discard {
                 kind: DiscardType::Requirement,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
@@ -1283,6 +1470,20 @@ impl<'p> Evaluator<'p> {
         }
         Ok(out)
     }
+}
+
+/// An assert attribute whose value has the wrong type (or is null).
+fn not_a(v: &Value, what: &str, want: &str, range: Span) -> Diagnostic {
+    let got = if v.is_null() {
+        "null".to_string()
+    } else {
+        v.type_of().friendly_name()
+    };
+    err_at(
+        format!("Invalid {what}"),
+        format!("The {what} must be {want}, got {got}."),
+        range,
+    )
 }
 
 /// The source text of a range, or Go's placeholder.

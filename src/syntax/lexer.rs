@@ -531,18 +531,10 @@ impl<'a> Scanner<'a> {
                     None | Some(b'\r' | b'\n') => break,
                     Some(_) => q += 1 + self.char_len(q + 1),
                 },
-                b'$' | b'%' => {
-                    let c = b[q];
-                    if b.get(q + 1) == Some(&b'{') {
-                        break;
-                    }
-                    if b.get(q + 1) == Some(&c) && b.get(q + 2) == Some(&b'{') {
-                        // `$${` / `%%{`: an escaped sequence opener, literal text.
-                        q += if b.get(q + 3) == Some(&b'~') { 4 } else { 3 };
-                    } else {
-                        q += 1;
-                    }
-                }
+                b'$' | b'%' => match literal_marker_len(b, q) {
+                    Some(n) => q += n,
+                    None => break,
+                },
                 _ => q += self.char_len(q),
             }
         }
@@ -580,17 +572,10 @@ impl<'a> Scanner<'a> {
                         eol = Some(q);
                         break;
                     }
-                    b'$' | b'%' => {
-                        let c = b[q];
-                        if b.get(q + 1) == Some(&b'{') {
-                            break;
-                        }
-                        if b.get(q + 1) == Some(&c) && b.get(q + 2) == Some(&b'{') {
-                            q += if b.get(q + 3) == Some(&b'~') { 4 } else { 3 };
-                        } else {
-                            q += 1;
-                        }
-                    }
+                    b'$' | b'%' => match literal_marker_len(b, q) {
+                        Some(n) => q += n,
+                        None => break,
+                    },
                     _ => q += self.char_len(q),
                 }
             }
@@ -749,6 +734,21 @@ pub fn check_invalid_tokens(tokens: &[Token]) -> Vec<Diagnostic> {
         }
     }
     diags
+}
+
+/// At a `$` or `%` inside template text: `None` when it opens a sequence (`${`, `%{`),
+/// else how many bytes of literal text it starts: an escaped opener (`$${`, `%%{`, with
+/// its `~`) as hcl's scanner reads it, or the lone marker.
+fn literal_marker_len(b: &[u8], q: usize) -> Option<usize> {
+    let c = b[q];
+    if b.get(q + 1) == Some(&b'{') {
+        return None;
+    }
+    Some(if b.get(q + 1) == Some(&c) && b.get(q + 2) == Some(&b'{') {
+        if b.get(q + 3) == Some(&b'~') { 4 } else { 3 }
+    } else {
+        1
+    })
 }
 
 #[cfg(test)]
