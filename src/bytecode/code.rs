@@ -378,11 +378,13 @@ pub(crate) struct ForSite {
     pub whole: Span,
 }
 
-/// A splat (`src[*].x`, `src.*.x`): its source and its `[*]`/`.*` marker.
+/// A splat (`src[*].x`, `src.*.x`): its source, its `[*]`/`.*` marker and what each
+/// element is put through (from the marker on: hcl's `Each` range).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct SplatSite {
     pub source: Span,
     pub marker: Span,
+    pub each: Span,
     pub whole: Span,
 }
 

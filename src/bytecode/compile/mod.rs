@@ -807,6 +807,7 @@ impl CodeBuilder {
         let site = self.site(SplatSite {
             source: source.span,
             marker,
+            each: each.span,
             whole,
         });
         self.emit(Op::Mark, whole);

@@ -38,6 +38,8 @@ pub(super) struct SplatState {
     upgraded_unknown: bool,
     /// An empty list: the element expression ran once on an unknown element for the type.
     probe: bool,
+    /// The splat, for the nested-splat diagnostic.
+    site: SiteId<SplatSite>,
 }
 
 impl Vm<'_> {
@@ -378,6 +380,7 @@ impl Vm<'_> {
             list: matches!(kind, Kind::List | Kind::Set),
             upgraded_unknown: false,
             probe: false,
+            site,
         };
         if !seq {
             st.upgraded_unknown = src.is_unknown();
@@ -425,10 +428,11 @@ impl Vm<'_> {
     }
 
     /// [`crate::bytecode::code::Op::SplatEnd`]
-    pub(super) fn op_splat_end(&mut self) -> Step {
+    pub(super) fn op_splat_end(&mut self, diags: &mut Vec<Diagnostic>) -> Step {
         let st = self.splats.pop();
         let st = st.ok_or(Stop::Fault("splat stack underflow"))?;
-        self.push(splat_result(st))
+        let site = self.site(st.site)?;
+        self.push(splat_result(st, site, diags))
     }
 }
 
@@ -480,7 +484,7 @@ fn for_item(coll: &Value, i: usize) -> (Value, Value) {
     }
 }
 
-fn splat_result(st: SplatState) -> Value {
+fn splat_result(st: SplatState, s: SplatSite, diags: &mut Vec<Diagnostic>) -> Value {
     if st.upgraded_unknown {
         return DYN;
     }
@@ -494,13 +498,33 @@ fn splat_result(st: SplatState) -> Value {
         let elem = st.out.first().map(Value::type_of).unwrap_or(Type::Dynamic);
         return Value::list(elem, Vec::new());
     }
-    let elem = st.out.first().map(Value::type_of).unwrap_or(Type::Dynamic);
-    if st.out.iter().all(|v| v.type_of() == elem) {
-        Value::List(Arc::new(Seq {
-            elem,
-            items: st.out,
-        }))
-    } else {
-        Value::tuple(st.out)
+    // cty.CanListVal: one element type, dynamic elements aside.
+    let mut elem = Type::Dynamic;
+    for v in &st.out {
+        let t = v.type_of();
+        if elem == Type::Dynamic {
+            elem = t;
+        } else if t != Type::Dynamic && t != elem {
+            // A nested splat over scalars makes tuples of different lengths: hcl (since
+            // v2.24) refuses the list it cannot build rather than answering a tuple.
+            diags.push(
+                err_diag(
+                    "Invalid nested splat expressions",
+                    "The second level of splat expression produced elements of different \
+                     types, so it isn't possible to construct a valid list to represent the \
+                     top-level result.\n\nConsider using a for expression instead, to produce \
+                     a tuple-typed result which can therefore have non-homogenous element \
+                     types."
+                        .into(),
+                    s.each,
+                )
+                .with_context(s.whole),
+            );
+            return DYN;
+        }
     }
+    Value::List(Arc::new(Seq {
+        elem,
+        items: st.out,
+    }))
 }

@@ -348,7 +348,7 @@ impl<'p> Vm<'p> {
             Op::SplatBegin { site, end } => self.op_splat_begin(site, end, diags),
             Op::SplatNext { temp, exit } => self.op_splat_next(temp, exit),
             Op::SplatPush { next } => self.op_splat_push(next, diags),
-            Op::SplatEnd => self.op_splat_end(),
+            Op::SplatEnd => self.op_splat_end(diags),
             Op::Template { n, site } => self.op_template(n, site, diags),
             Op::TemplateJoin { site } => self.op_template_join(site, diags),
             Op::ConvArg { call, arg } => self.op_conv_arg(call, arg, diags),
