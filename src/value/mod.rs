@@ -158,8 +158,10 @@ impl Fields {
 pub enum Value {
     /// A null of the given type (`Dynamic` for a bare `null`).
     Null(Type),
-    /// A value not known yet, of the given type. Only the compiler's static evaluation of an
-    /// untaken conditional branch produces it; request data is always known.
+    /// A value not known yet, of the given type. Request data is always known: unknowns
+    /// stand in for what could not be computed (the evaluator's result once a budget has
+    /// stopped it, so no block runs on a wrong value) and propagate through operators,
+    /// calls and constructors as cty's do, deferring the block that reads them.
     Unknown(Type),
     Bool(bool),
     Number(Number),
