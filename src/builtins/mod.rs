@@ -277,6 +277,13 @@ pub fn call_in_place(id: FuncId, args: &mut [Value]) -> Result<Value, FuncError>
     (def.imp)(args)
 }
 
+/// [`call`] on arguments already null-checked and converted to their parameter types
+/// (the VM converts each argument as it is pushed, `Op::ConvArg`): only the
+/// implementation runs, not [`prepare_args`] a second time.
+pub fn call_converted(id: FuncId, args: &[Value]) -> Result<Value, FuncError> {
+    (get(id).imp)(args)
+}
+
 /// A function of one string argument named `str` (hashes, encodings).
 const fn str_fn(name: &'static str, imp: Impl) -> FuncDef {
     FuncDef {
