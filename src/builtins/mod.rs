@@ -38,16 +38,46 @@ pub enum ParamType {
 }
 
 impl ParamType {
-    /// The cty type this parameter converts its argument to.
+    /// The cty type this parameter converts its argument to. The collection types of the
+    /// library's parameters are built once per process (the VM asks on every argument it
+    /// converts; building one allocated).
     pub fn to_type(self) -> Type {
         match self {
             ParamType::Any => Type::Dynamic,
             ParamType::Bool => Type::Bool,
             ParamType::Number => Type::Number,
             ParamType::String => Type::String,
-            ParamType::List(e) => Type::List(Arc::new(e.to_type())),
-            ParamType::Set(e) => Type::Set(Arc::new(e.to_type())),
-            ParamType::Map(e) => Type::Map(Arc::new(e.to_type())),
+            _ => {
+                static BUILT: std::sync::OnceLock<Vec<(ParamType, Type)>> =
+                    std::sync::OnceLock::new();
+                let built = BUILT.get_or_init(|| {
+                    let mut v: Vec<(ParamType, Type)> = Vec::new();
+                    for f in all() {
+                        for p in f.params.iter().chain(f.var_param.as_ref()) {
+                            if !v.iter().any(|(q, _)| *q == p.ty) {
+                                v.push((p.ty, p.ty.build_type()));
+                            }
+                        }
+                    }
+                    v
+                });
+                match built.iter().find(|(q, _)| *q == self) {
+                    Some((_, t)) => t.clone(),
+                    None => self.build_type(),
+                }
+            }
+        }
+    }
+
+    fn build_type(self) -> Type {
+        match self {
+            ParamType::Any => Type::Dynamic,
+            ParamType::Bool => Type::Bool,
+            ParamType::Number => Type::Number,
+            ParamType::String => Type::String,
+            ParamType::List(e) => Type::List(Arc::new(e.build_type())),
+            ParamType::Set(e) => Type::Set(Arc::new(e.build_type())),
+            ParamType::Map(e) => Type::Map(Arc::new(e.build_type())),
         }
     }
 }
