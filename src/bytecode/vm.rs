@@ -1901,8 +1901,17 @@ impl<'p> Vm<'p> {
                 go_syntax(&args.type_of())
             )));
         };
-        for (k, _) in &given.entries {
-            if !f.args.iter().any(|(a, _)| a == k) {
+        // Every given key is a declared argument when as many declared arguments are given
+        // (keys are unique): N lookups, not N² comparisons. Only a bad call looks further.
+        let declared_given = f
+            .args
+            .iter()
+            .filter(|(a, _)| given.get(a).is_some())
+            .count();
+        if declared_given < given.entries.len() {
+            let declared: std::collections::HashSet<&str> =
+                f.args.iter().map(|(a, _)| &**a).collect();
+            if let Some((k, _)) = given.entries.iter().find(|(k, _)| !declared.contains(&**k)) {
                 return Ok(Err(format!(
                     "function: {}, invalid argument {}",
                     f.name,

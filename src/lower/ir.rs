@@ -325,7 +325,13 @@ impl Scope for Scopes {
     }
 
     fn visible_names(&self) -> Vec<Arc<str>> {
-        self.entries.iter().map(|(n, _, _)| n.clone()).collect()
+        // Enough to tell whether a suggestion is looked for at all (see `suggest`): a
+        // program with many names and many mistakes must not copy all names per mistake.
+        self.entries
+            .iter()
+            .take(crate::text::suggest::MAX_CANDIDATES + 1)
+            .map(|(n, _, _)| n.clone())
+            .collect()
     }
 }
 
@@ -471,8 +477,9 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         .collect();
     let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let mut parsed = Vec::with_capacity(ids.len());
+    let mut tokens_left = crate::syntax::parser::MAX_PROGRAM_TOKENS;
     for id in &ids {
-        match crate::syntax::parser::parse_file(&sm, *id) {
+        match crate::syntax::parser::parse_program_file(&sm, *id, &mut tokens_left) {
             Ok(f) => parsed.push(f),
             Err(diags) => {
                 return Err(LoadError {
@@ -759,9 +766,14 @@ impl<'a> Lowerer<'a> {
                 },
             }
         }
+        // Sets, not scans: a call with N arguments must cost N, not N².
+        let given: std::collections::HashSet<&str, ahash::RandomState> =
+            keys.iter().map(String::as_str).collect();
+        let declared: std::collections::HashSet<&str, ahash::RandomState> =
+            params.iter().map(|(p, _)| &**p).collect();
         let mut out = Vec::new();
         for (p, has_default) in params {
-            if !has_default && !keys.iter().any(|k| **k == **p) {
+            if !has_default && !given.contains(&**p) {
                 out.push(fail(format!(
                     "function: {fname}, argument {:?} expected but not supplied",
                     &**p
@@ -769,7 +781,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         for k in &keys {
-            if !params.iter().any(|(p, _)| **p == **k) {
+            if !declared.contains(k.as_str()) {
                 out.push(fail(format!("function: {fname}, invalid argument {k:?}")));
             }
         }
@@ -1319,6 +1331,7 @@ impl<'a> Lowerer<'a> {
     ) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
         struct Decl<'b> {
             id: FnId,
+            name: String,
             content: Content<'b>,
             args: Vec<Str>,
         }
@@ -1349,6 +1362,8 @@ impl<'a> Lowerer<'a> {
                 )]);
             }
             let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
+            let mut arg_names: std::collections::HashSet<String, ahash::RandomState> =
+                Default::default();
             for ab in c.blocks_of("arg") {
                 let (ac, ad) =
                     schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
@@ -1396,7 +1411,7 @@ impl<'a> Lowerer<'a> {
                     }
                     None => None,
                 };
-                if args.iter().any(|(n, _)| **n == *arg_name) {
+                if !arg_names.insert(arg_name.clone()) {
                     let dr = schema::def_range(ab);
                     return Err(vec![Diagnostic::error_at(
                         format!("function {fn_name}: duplicate definition of argument"),
@@ -1420,9 +1435,10 @@ impl<'a> Lowerer<'a> {
                 args.iter().map(|(n, d)| (n.clone(), d.is_some())).collect(),
             );
             let id = self.builder.declare_function(&fn_name, args);
-            self.functions.insert(fn_name, id);
+            self.functions.insert(fn_name.clone(), id);
             decls.push(Decl {
                 id,
+                name: fn_name,
                 content: c,
                 args: arg_names,
             });
@@ -1442,7 +1458,7 @@ impl<'a> Lowerer<'a> {
                 let Some(body) = d.content.attr("body") else {
                     return Err(Vec::new());
                 };
-                let fn_name = self.builder_fn_name(d.id);
+                let fn_name = &d.name;
                 for v in variables(&body.expr) {
                     if !self.scopes.has(&v.name) {
                         return Err(vec![Diagnostic::error_at(
@@ -1514,7 +1530,7 @@ impl<'a> Lowerer<'a> {
                 .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
                 .collect();
             self.builder.define_function(d.id, order, body.chunk, frame);
-            let name = self.builder_fn_name(d.id);
+            let name = d.name;
             if let Some(t) = self.types.get(&body.chunk) {
                 self.fn_types.insert(name.clone(), t.clone());
             }
@@ -1527,14 +1543,6 @@ impl<'a> Lowerer<'a> {
             });
         }
         Ok(warnings)
-    }
-
-    fn builder_fn_name(&self, id: FnId) -> String {
-        self.functions
-            .iter()
-            .find(|(_, v)| **v == id)
-            .map(|(k, _)| k.clone())
-            .unwrap_or_default()
     }
 }
 
