@@ -489,6 +489,13 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
             }
         }
     }
+    let huge = literals_out_of_range(&parsed);
+    if !huge.is_empty() {
+        return Err(LoadError {
+            diags: huge,
+            sources: Arc::new(sm),
+        });
+    }
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
         files: &parsed,
@@ -505,6 +512,51 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
     lowerer
         .lower(sm.clone())
         .map_err(|diags| LoadError { diags, sources: sm })
+}
+
+/// Number literals whose value Go keeps but fn-hcl's number range cannot hold (they
+/// would read as ±Inf or 0, see [`crate::value::number::Number::parse_in_range`]): the
+/// program is refused with one error naming each, never run with a wrong value.
+fn literals_out_of_range(files: &[ast::File]) -> Vec<Diagnostic> {
+    fn body<'b>(b: &'b Body, out: &mut Vec<&'b Expr>) {
+        for item in &b.items {
+            match item {
+                ast::BodyItem::Attribute(a) => visit(&a.expr, &mut |e| {
+                    if matches!(e.kind, ExprKind::Number(_)) {
+                        out.push(e);
+                    }
+                }),
+                ast::BodyItem::Block(b) => body(&b.body, out),
+            }
+        }
+    }
+    let mut literals = Vec::new();
+    for f in files {
+        body(&f.body, &mut literals);
+    }
+    literals
+        .into_iter()
+        .filter_map(|e| {
+            let ExprKind::Number(text) = &e.kind else {
+                return None;
+            };
+            crate::value::number::Number::parse_in_range(text)?.err()?;
+            let shown: String = text.chars().take(24).collect();
+            let shown = if shown.len() < text.len() {
+                format!("{shown}… ({} characters)", text.len())
+            } else {
+                shown
+            };
+            Some(Diagnostic::error(
+                "Number literal out of range",
+                format!(
+                    "The number {shown} is beyond the range fn-hcl holds exactly: magnitudes between 2^-{0} and 2^{0} (about 1e-39457 to 1e39456). Go's cty keeps it; fn-hcl refuses the program rather than compute with ±Inf or 0.",
+                    crate::value::number::EXP_LIMIT
+                ),
+                e.span,
+            ))
+        })
+        .collect()
 }
 
 /// Compile the `hcl` text of an `HclInput` (txtar).

@@ -256,8 +256,9 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
     match (v, want) {
         (Value::Number(n), Type::String) => Ok(Value::string(n.to_cty_str())),
         (Value::Bool(b), Type::String) => Ok(Value::string(if *b { "true" } else { "false" })),
-        (Value::String(s), Type::Number) => match crate::value::number::Number::parse(s) {
-            Some(n) => Ok(Value::Number(n)),
+        (Value::String(s), Type::Number) => match crate::value::number::Number::parse_in_range(s) {
+            Some(Ok(n)) => Ok(Value::Number(n)),
+            Some(Err(_)) => err(crate::value::number::OUT_OF_RANGE_MSG),
             None => err("a number is required"),
         },
         (Value::String(s), Type::Bool) => match &**s {

@@ -534,7 +534,10 @@ fn implied_type(n: &Node) -> Type {
 }
 
 fn parse_number(text: &str) -> Result<Number, String> {
-    Number::parse(text).ok_or_else(|| "a number is required".to_string())
+    match Number::parse_in_range(text) {
+        Some(r) => r.map_err(|e| e.to_string()),
+        None => Err("a number is required".to_string()),
+    }
 }
 
 /// go-cty's `json.Unmarshal` of one value against its implied type.

@@ -463,12 +463,13 @@ fn is_bool_word(src: &str) -> bool {
     matches!(resolve_map(src), Some(Value::Bool(_)))
 }
 
-/// cty's `ParseNumberVal` (Go's `big.ParseFloat(s, 10, ...)`, which also reads "inf").
-fn parse_number_val(s: &str) -> Option<Number> {
+/// cty's `ParseNumberVal` (Go's `big.ParseFloat(s, 10, ...)`, which also reads "inf");
+/// `Some(Err)` for a number beyond fn-hcl's range (see [`Number::parse_in_range`]).
+fn parse_number_val(s: &str) -> Option<Result<Number, String>> {
     match s {
-        "inf" | "Inf" | "+inf" | "+Inf" => Some(Number::infinity(false)),
-        "-inf" | "-Inf" => Some(Number::infinity(true)),
-        _ => Number::parse(s),
+        "inf" | "Inf" | "+inf" | "+Inf" => Some(Ok(Number::infinity(false))),
+        "-inf" | "-Inf" => Some(Ok(Number::infinity(true))),
+        _ => Number::parse_in_range(s).map(|r| r.map_err(|e| e.to_string())),
     }
 }
 
@@ -682,7 +683,7 @@ fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, S
         match hint {
             b'.' => {
                 if let Some(n) = parse_number_val(src) {
-                    return Ok(Scalar::Val(Value::Number(n)));
+                    return n.map(|n| Scalar::Val(Value::Number(n)));
                 }
             }
             b'D' | b'S' => {
@@ -693,7 +694,7 @@ fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, S
                 }
                 let plain = src.replace('_', "");
                 if let Some(n) = parse_number_val(&plain) {
-                    return Ok(Scalar::Val(Value::Number(n)));
+                    return n.map(|n| Scalar::Val(Value::Number(n)));
                 }
                 if plain.starts_with("0b") || plain.starts_with("-0b") {
                     tag = INT_TAG;
@@ -731,8 +732,10 @@ fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, S
         }
         INT_TAG | FLOAT_TAG => {
             let plain = src.replace('_', "");
-            parse_number_val(&plain)
-                .or_else(|| parse_go_int(&plain))
+            if let Some(n) = parse_number_val(&plain) {
+                return n.map(|n| Scalar::Val(Value::Number(n)));
+            }
+            parse_go_int(&plain)
                 .or_else(|| parse_binary(&plain))
                 .map(|n| Scalar::Val(Value::Number(n)))
                 .ok_or_else(cannot)
