@@ -403,6 +403,7 @@ fn budgets_stop_pathological_expressions() {
         &p,
         Limits {
             max_wall: Duration::from_millis(50),
+            max_invocations: u64::MAX,
             ..Limits::default()
         },
     );
@@ -424,4 +425,32 @@ fn budget_stops_string_doubling() {
     let e = vm.eval(c, &[], &mut Vec::new()).expect_err("bytes");
     assert_eq!(e.kind, LimitKind::AllocBytes);
     assert!(start.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn call_budget_stops_exponential_recursion() {
+    // Two calls a level, 60 levels: 2^60 calls, each cheap; the call budget ends it.
+    let bomb = func(
+        "bomb",
+        &["n"],
+        "n == 0 ? 0 : invoke(\"bomb\", { n = n - 1 }) + invoke(\"bomb\", { n = n - 1 })",
+    );
+    let (p, c) = program(&[bomb], "invoke(\"bomb\", { n = 60 })");
+    let mut vm = Vm::new(
+        &p,
+        Limits {
+            max_invocations: 5_000,
+            ..Limits::default()
+        },
+    );
+    let e = vm.eval(c, &[], &mut Vec::new()).expect_err("calls");
+    assert_eq!(e.kind, LimitKind::Invocations);
+    assert!(vm.invocations() <= 5_001, "{}", vm.invocations());
+    assert!(
+        e.message.starts_with(
+            "evaluation budget exceeded: more than 5000 user function calls (at main.hcl:"
+        ),
+        "{}",
+        e.message
+    );
 }

@@ -48,6 +48,10 @@ pub struct Limits {
     pub max_wall: Duration,
     /// User function call depth (function-hcl's limit is 100).
     pub max_depth: u32,
+    /// User function calls, over all evaluations of this VM: exponential recursion (two
+    /// calls per level, 99 levels) ends here in milliseconds, not at the wall clock. A call
+    /// that continues on a fresh native stack (every 12th level) counts 20.
+    pub max_invocations: u64,
 }
 
 impl Default for Limits {
@@ -58,6 +62,7 @@ impl Default for Limits {
             max_alloc_bytes: 64 << 20,
             max_wall: Duration::from_secs(5),
             max_depth: 100,
+            max_invocations: 100_000,
         }
     }
 }
@@ -69,6 +74,7 @@ pub enum LimitKind {
     AllocElements,
     AllocBytes,
     WallTime,
+    Invocations,
 }
 
 /// A budget was exceeded: evaluation stopped. Says which limit and where.
@@ -146,6 +152,8 @@ pub struct Vm<'p> {
     bytes: u64,
     depth: u32,
     invocations: u64,
+    /// What the calls cost against [`Limits::max_invocations`].
+    call_cost: u64,
     type_only: u32,
     stack: Vec<Value>,
     temps: Vec<Value>,
@@ -167,6 +175,8 @@ const DYN: Value = Value::Unknown(Type::Dynamic);
 /// Nested user function calls run on one native stack before moving to a fresh one.
 const STACK_SEGMENT: u32 = 12;
 const SEGMENT_STACK_BYTES: usize = 64 << 20;
+/// What a call on a fresh stack counts against [`Limits::max_invocations`].
+const FRESH_STACK_CALL_COST: u64 = 20;
 
 fn has_errors_since(diags: &[Diagnostic], mark: usize) -> bool {
     diags
@@ -189,6 +199,7 @@ impl<'p> Vm<'p> {
             bytes: 0,
             depth: 0,
             invocations: 0,
+            call_cost: 0,
             type_only: 0,
             stack: Vec::with_capacity(64),
             temps: Vec::new(),
@@ -257,6 +268,10 @@ impl<'p> Vm<'p> {
                 "evaluation took longer than {} ms",
                 self.limits.max_wall.as_millis()
             ),
+            LimitKind::Invocations => format!(
+                "more than {} user function calls",
+                self.limits.max_invocations
+            ),
         };
         let at = match span {
             Some(s) => format!(" (at {})", self.program.sources.range(s)),
@@ -279,6 +294,40 @@ impl<'p> Vm<'p> {
             return Err(self.limit_error(LimitKind::AllocBytes, self.span_at(pc)));
         }
         Ok(())
+    }
+
+    /// Charges what placing `vals` in a new collection really adds: a string or collection
+    /// shared with another value (a local used twice, ten copies of a tuple) is a copy when
+    /// the result is written out, so it costs its expanded size; a fresh value was charged
+    /// when it was made. Measuring stops at the budget, so it costs no more than it charges.
+    fn charge_shared<'v>(
+        &mut self,
+        vals: impl Iterator<Item = &'v Value>,
+        pc: usize,
+    ) -> Result<(), VmError> {
+        use crate::value::meter::{Size, expanded_size};
+        for v in vals {
+            let shared = match v {
+                Value::String(x) => {
+                    if Arc::strong_count(x) > 1 {
+                        self.bytes = self.bytes.saturating_add(x.len() as u64);
+                    }
+                    false
+                }
+                Value::List(q) | Value::Set(q) | Value::Tuple(q) => Arc::strong_count(q) > 1,
+                Value::Map(f) | Value::Object(f) => Arc::strong_count(f) > 1,
+                _ => false,
+            };
+            if shared {
+                let cap = Size {
+                    elements: self.limits.max_alloc_elements.saturating_sub(self.elements),
+                    bytes: self.limits.max_alloc_bytes.saturating_sub(self.bytes),
+                };
+                let size = expanded_size(v, cap);
+                self.alloc(size.elements, size.bytes, pc)?;
+            }
+        }
+        self.alloc(0, 0, pc)
     }
 
     fn span_at(&self, pc: usize) -> Option<Span> {
@@ -447,6 +496,7 @@ impl<'p> Vm<'p> {
                 Op::MakeTuple(n) => {
                     let items = self.pop_n(n as usize);
                     self.alloc(u64::from(n), 0, pc - 1)?;
+                    self.charge_shared(items.iter(), pc - 1)?;
                     self.stack.push(Value::tuple(items));
                 }
                 Op::KeyDone => {
@@ -504,6 +554,7 @@ impl<'p> Vm<'p> {
                         }
                     }
                     self.alloc(u64::from(n), 0, pc - 1)?;
+                    self.charge_shared(entries.iter().map(|(_, v)| v), pc - 1)?;
                     self.stack
                         .push(if known { Value::object(entries) } else { DYN });
                 }
@@ -525,6 +576,7 @@ impl<'p> Vm<'p> {
                     }
                     self.stack.truncate(base);
                     self.alloc(u64::from(shape.values), 0, pc - 1)?;
+                    self.charge_shared(entries.iter().map(|(_, v)| v), pc - 1)?;
                     self.stack.push(Value::object_sorted(entries));
                 }
                 Op::Template { n, site } => {
@@ -720,6 +772,7 @@ impl<'p> Vm<'p> {
                 Op::ForPush { site } => {
                     let v = self.pop();
                     self.alloc(1, 0, pc - 1)?;
+                    self.charge_shared(std::iter::once(&v), pc - 1)?;
                     let s = self.site(site);
                     if let Some(st) = self.fors.last_mut() {
                         if !st.object {
@@ -1330,6 +1383,19 @@ impl<'p> Vm<'p> {
         let Some(ts) = prog.templates.get(site as usize) else {
             return Ok(Value::Unknown(Type::String));
         };
+        // The string parts are charged before they are joined (the rest, numbers and bools,
+        // are short): a template of ten copies of a large string must not be built first.
+        let parts: u64 = self
+            .stack
+            .get(at..)
+            .unwrap_or(&[])
+            .iter()
+            .map(|v| v.as_str().map_or(0, str::len) as u64)
+            .sum();
+        let cap = self.limits.max_alloc_bytes.saturating_sub(self.bytes);
+        if parts > cap {
+            return Err(self.limit_error(LimitKind::AllocBytes, self.span_at(pc)));
+        }
         let mut known = true;
         let mut out = std::mem::take(&mut self.text);
         out.clear();
@@ -1725,14 +1791,13 @@ impl<'p> Vm<'p> {
             self.check_range(args, pc)?;
         }
         let argc = args.len();
-        let result = match result {
-            Some(r) => r,
-            None => builtins::call_in_place(id, &mut self.stack[at..]),
+        let (result, charged) = match result {
+            Some(r) => (r, (0, 0)),
+            None => self.call_metered(id, at, def.name, pc)?,
         };
         match result {
             Ok(v) => {
-                let (e, b) = value_cost(&v);
-                self.alloc(e, b, pc)?;
+                self.charge_result(&v, charged, pc)?;
                 Ok(v)
             }
             Err(FuncError::Arg { index, message }) => {
@@ -1777,6 +1842,94 @@ impl<'p> Vm<'p> {
                 Ok(DYN)
             }
         }
+    }
+
+    /// Charges a value about to be written into the response (at `span`, the expression
+    /// that made it) by its expanded size: the response counts against the same budgets
+    /// as the values and strings of the evaluation.
+    pub fn charge_output(&mut self, v: &Value, span: Span) -> Result<(), VmError> {
+        use crate::value::meter::{Size, expanded_size};
+        let cap = Size {
+            elements: self.limits.max_alloc_elements.saturating_sub(self.elements),
+            bytes: self.limits.max_alloc_bytes.saturating_sub(self.bytes),
+        };
+        let size = expanded_size(v, cap);
+        self.elements = self.elements.saturating_add(size.elements);
+        self.bytes = self.bytes.saturating_add(size.bytes);
+        let kind = if self.elements > self.limits.max_alloc_elements {
+            LimitKind::AllocElements
+        } else if self.bytes > self.limits.max_alloc_bytes {
+            LimitKind::AllocBytes
+        } else {
+            return Ok(());
+        };
+        let mut err = self.limit_error(kind, Some(span));
+        err.message = format!("{} (writing the response)", err.message);
+        Err(err)
+    }
+
+    /// Runs a builtin with this evaluation's budgets on the thread's meter, so that the
+    /// builtin's own loops (decoding, encoding, flattening, string building) charge them as
+    /// they go and stop at them; what they charged (elements, bytes) counts here.
+    #[allow(clippy::type_complexity)]
+    fn call_metered(
+        &mut self,
+        id: builtins::FuncId,
+        at: usize,
+        name: &str,
+        pc: usize,
+    ) -> Result<(Result<Value, FuncError>, (u64, u64)), VmError> {
+        use crate::value::meter;
+        let left = meter::Meter::new(
+            self.limits.max_alloc_elements.saturating_sub(self.elements),
+            self.limits.max_alloc_bytes.saturating_sub(self.bytes),
+            self.started.checked_add(self.limits.max_wall),
+        );
+        let prev = meter::install(left);
+        let r = builtins::call_in_place(id, &mut self.stack[at..]);
+        let used = meter::finish(prev);
+        self.elements = self.elements.saturating_add(used.elements_used);
+        self.bytes = self.bytes.saturating_add(used.bytes_used);
+        if let Some(e) = used.exceeded {
+            let kind = match e.resource {
+                meter::Resource::Elements => LimitKind::AllocElements,
+                meter::Resource::Bytes => LimitKind::AllocBytes,
+                meter::Resource::Time => LimitKind::WallTime,
+            };
+            let mut err = self.limit_error(kind, self.span_at(pc));
+            err.message = format!("{} (in {name})", err.message);
+            return Err(err);
+        }
+        Ok((r, (used.elements_used, used.bytes_used)))
+    }
+
+    /// Charges a builtin's result: a new collection costs its expanded size (its parts may
+    /// be shared: `concat(l, l, l)`), a string its bytes; an existing value handed back
+    /// (`element`, `lookup`) costs nothing more. What the builtin charged while making it
+    /// (`charged`: elements, bytes) is not charged twice.
+    fn charge_result(&mut self, v: &Value, charged: (u64, u64), pc: usize) -> Result<(), VmError> {
+        use crate::value::meter::{Size, expanded_size};
+        let fresh = match v {
+            Value::String(x) => {
+                return self.alloc(0, (x.len() as u64).saturating_sub(charged.1), pc);
+            }
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => Arc::strong_count(q) == 1,
+            Value::Map(f) | Value::Object(f) => Arc::strong_count(f) == 1,
+            _ => false,
+        };
+        if !fresh {
+            return Ok(());
+        }
+        let cap = Size {
+            elements: self.limits.max_alloc_elements.saturating_sub(self.elements),
+            bytes: self.limits.max_alloc_bytes.saturating_sub(self.bytes),
+        };
+        let size = expanded_size(v, cap);
+        self.alloc(
+            size.elements.saturating_sub(charged.0),
+            size.bytes.saturating_sub(charged.1),
+            pc,
+        )
     }
 
     /// `range(...)` would allocate its whole result: refuse before it does, if too large.
@@ -1836,8 +1989,19 @@ impl<'p> Vm<'p> {
         if args.is_unknown() || self.type_only > 0 {
             return Ok(DYN);
         }
-        self.depth += 1;
+        // A call that continues on a fresh native stack (a thread) costs as much as many
+        // plain calls, and a call bomb makes half of its calls there: it counts more.
+        let fresh_stack = (self.depth + 1).is_multiple_of(STACK_SEGMENT);
         self.invocations += 1;
+        self.call_cost += if fresh_stack {
+            FRESH_STACK_CALL_COST
+        } else {
+            1
+        };
+        if self.call_cost > self.limits.max_invocations {
+            return Err(self.limit_error(LimitKind::Invocations, Some(c.range)));
+        }
+        self.depth += 1;
         let r = if self.depth >= self.limits.max_depth {
             Ok(Err(format!(
                 "user function calls: max depth {} exceeded",
@@ -2042,28 +2206,6 @@ fn splat_result(st: SplatState) -> Value {
     }
 }
 
-/// Elements and string bytes a builtin's result adds (shallow: one level deep).
-fn value_cost(v: &Value) -> (u64, u64) {
-    match v {
-        Value::String(s) => (0, s.len() as u64),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => (
-            s.items.len() as u64,
-            s.items
-                .iter()
-                .map(|i| i.as_str().map_or(0, str::len) as u64)
-                .sum(),
-        ),
-        Value::Map(f) | Value::Object(f) => (
-            f.entries.len() as u64,
-            f.entries
-                .iter()
-                .map(|(k, v)| (k.len() + v.as_str().map_or(0, str::len)) as u64)
-                .sum(),
-        ),
-        _ => (0, 0),
-    }
-}
-
 /// hcl's `describeConditionalTypeMismatch`.
 fn describe_mismatch(t: &Type, f: &Type) -> String {
     match (t, f) {
@@ -2196,12 +2338,5 @@ mod tests {
             describe_mismatch(&t1, &a),
             "The 'true' value is tuple, but the 'false' value is object"
         );
-    }
-
-    #[test]
-    fn builtin_result_cost_is_shallow() {
-        let v = Value::tuple(vec![Value::string("abc"), Value::int(1)]);
-        assert_eq!(value_cost(&v), (2, 3));
-        assert_eq!(value_cost(&Value::string("hello")), (0, 5));
     }
 }

@@ -294,6 +294,26 @@ impl<'p> Evaluator<'p> {
         }
     }
 
+    /// Evaluates an expression whose value goes into the response (a body, the composite's
+    /// status or connection, a context value): what it becomes when written out is charged
+    /// to the evaluation's budgets first, so the response is bounded by them too (a body of
+    /// shared parts, or one shared local as the body of many resources, is written once per
+    /// use). Over budget, the evaluation stops as for any budget.
+    fn eval_output(&mut self, e: &CExpr, diags: &mut Diags) -> Value {
+        let v = self.eval(e, diags);
+        if self.budget_error.is_some() {
+            return v;
+        }
+        match self.vm.charge_output(&v, e.range) {
+            Ok(()) => v,
+            Err(err) => {
+                self.budget_error = Some(err.to_string());
+                diags.push(err_no_range(err.to_string()));
+                Value::Unknown(Type::Dynamic)
+            }
+        }
+    }
+
     fn eval_chunk(&mut self, chunk: ChunkId, diags: &mut Diags) -> Value {
         self.eval(
             &CExpr {
@@ -500,7 +520,7 @@ impl<'p> Evaluator<'p> {
             Ok(true) => diags.extend(cd),
         }
         let mut ds = Vec::new();
-        let out = self.eval(&c.body, &mut ds);
+        let out = self.eval_output(&c.body, &mut ds);
         if has_errors(&ds) || out.contains_unknown() {
             let context = self.messages(&ds);
             let mut incomplete = Vec::new();
@@ -729,7 +749,7 @@ impl<'p> Evaluator<'p> {
             }
         };
         let mut ds = Vec::new();
-        let v = self.eval(&c.body, &mut ds);
+        let v = self.eval_output(&c.body, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
             self.discards.push(Discard {
@@ -830,7 +850,7 @@ impl<'p> Evaluator<'p> {
             return diags;
         };
         let mut vd = Vec::new();
-        let v = self.eval(&c.value, &mut vd);
+        let v = self.eval_output(&c.value, &mut vd);
         if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
             let context = self.messages(&diags);
             self.discards.push(Discard {
