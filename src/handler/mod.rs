@@ -155,9 +155,17 @@ pub fn init_program_cache(limits: CacheLimits) -> bool {
     CACHE.set(ProgramCache::new(limits)).is_ok()
 }
 
-/// Budgets of one evaluation.
+static LIMITS: OnceLock<Limits> = OnceLock::new();
+
+/// Set the budgets of every evaluation (the server's flags); effective only before the
+/// first call. Returns false if they were already fixed.
+pub fn init_limits(limits: Limits) -> bool {
+    LIMITS.set(limits).is_ok()
+}
+
+/// Budgets of one evaluation: those given to [`init_limits`], else the defaults.
 pub fn default_limits() -> Limits {
-    Limits::default()
+    *LIMITS.get_or_init(Limits::default)
 }
 
 /// The evaluator boundary: compile (or fetch) the program, build `req`, evaluate, and
