@@ -184,7 +184,10 @@ async fn a_50_mb_request_is_refused_by_the_size_limit() {
     // As gRPC's own servers answer an oversize message (tonic says OUT_OF_RANGE).
     assert_eq!(err.code(), tonic::Code::ResourceExhausted, "{err:?}");
     assert!(err.message().contains("too large"), "{err:?}");
-    assert!(err.message().contains("the limit is: 33554432 bytes"), "{err:?}");
+    assert!(
+        err.message().contains("the limit is: 33554432 bytes"),
+        "{err:?}"
+    );
     // A fleet-sized request (a thousand observed resources is about 9 MB) fits the default.
     let mut c = client(srv.addr()).await;
     let fleet = format!("{PROGRAM}\n# {}\n", "x".repeat(9 * 1024 * 1024));

@@ -86,6 +86,16 @@ impl Default for Limits {
     }
 }
 
+/// What an evaluation charged to each budget of its [`Limits`] (the one exceeded ends a
+/// little past its limit: the charge that crossed it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub instructions: u64,
+    pub elements: u64,
+    pub bytes: u64,
+    pub calls: u64,
+}
+
 /// Which budget was exceeded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitKind {
@@ -242,6 +252,16 @@ impl<'p> Vm<'p> {
     /// User function invocations run so far (for tests and metrics).
     pub fn invocations(&self) -> u64 {
         self.invocations
+    }
+
+    /// What this VM has charged to its budgets so far.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            instructions: self.steps,
+            elements: self.elements,
+            bytes: self.bytes,
+            calls: self.call_cost,
+        }
     }
 
     /// Evaluate a chunk against a frame of slot values; diagnostics are appended to `diags`.

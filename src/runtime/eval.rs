@@ -233,6 +233,15 @@ struct Evaluator<'p> {
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
+    evaluate_metered(program, inputs, limits).0
+}
+
+/// [`evaluate`], also saying what the evaluation charged to its budgets.
+pub fn evaluate_metered(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+) -> (Result<Output, Fatal>, crate::bytecode::vm::Usage) {
     let mut e = Evaluator {
         program,
         vm: Vm::new(&program.code, limits),
@@ -253,16 +262,20 @@ pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Ou
     let mut diags: Diags = program.load_warnings.clone();
     let ds = e.group(&program.root);
     diags.extend(ds);
+    let usage = e.vm.usage();
     if let Some(b) = e.budget_error.take() {
-        return Err(Fatal(format!("evaluate hcl: {b}")));
+        return (Err(Fatal(format!("evaluate hcl: {b}"))), usage);
     }
     if has_errors(&diags) {
-        return Err(Fatal(format!(
-            "evaluate hcl: {}",
-            crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
-        )));
+        return (
+            Err(Fatal(format!(
+                "evaluate hcl: {}",
+                crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
+            ))),
+            usage,
+        );
     }
-    e.finish(diags)
+    (e.finish(diags), usage)
 }
 
 /// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
