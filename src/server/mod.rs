@@ -426,6 +426,8 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
     let shared = Arc::new(Shared {
         metrics: Arc::clone(&metrics),
         slots: Arc::new(Semaphore::new(slots)),
+        penalty_slots: Arc::new(Semaphore::new(service::penalty_slots(slots))),
+        offenders: service::Offenders::default(),
         debug: args.debug,
         test_hooks: args.enable_test_hooks,
     });
