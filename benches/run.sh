@@ -32,5 +32,6 @@ FN_HCL_WORKLOADS=small,fleet,observed,collection-200,collection-200-observed,sca
   cargo bench --bench pipeline -- \
   "parse|compile|request_values|request_lazy|eval_warm|wire_warm|wire_eager_warm|wire_cold|protobuf_floor" \
   > "$out/criterion.txt" 2>&1
+cargo bench --bench lsp -- --warm-up-time 1 --measurement-time 4 > "$out/lsp.txt" 2>&1
 uptime >> "$out/machine.txt"
-echo "results in $out/ (fn-hcl-bench.txt, criterion.txt, machine.txt)"
+echo "results in $out/ (fn-hcl-bench.txt, criterion.txt, lsp.txt, machine.txt)"

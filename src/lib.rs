@@ -5,13 +5,15 @@
 //! function library) → [`bytecode`] (expressions to bytecode, the VM) → [`lower`] (the
 //! DSL's blocks, scopes, compiled programs) → [`protocol`] (the function protocol's
 //! messages) → [`runtime`] (a program run against a request; the program cache) →
-//! [`handler`] (one RunFunction call) → [`server`] (gRPC) → [`cli`] (the commands).
+//! [`handler`] (one RunFunction call) → [`server`] (gRPC) → [`lsp`] (the language server)
+//! → [`cli`] (the commands).
 
 pub mod builtins;
 pub mod bytecode;
 pub mod cli;
 pub mod handler;
 pub mod lower;
+pub mod lsp;
 pub mod protocol;
 pub mod runtime;
 pub mod server;

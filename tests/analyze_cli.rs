@@ -5,8 +5,14 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn analyze_stdin(txtar: &str) -> Output {
+    analyze_stdin_with(&[], txtar)
+}
+
+fn analyze_stdin_with(flags: &[&str], txtar: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
-        .args(["analyze", "-"])
+        .arg("analyze")
+        .args(flags)
+        .arg("-")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -125,4 +131,44 @@ fn composition_yaml_programs_are_analyzed() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("reference to non-existent variable"), "{out}");
+}
+
+const ASSERTS: &str = "-- main.hcl --\nassert {\n  assertion = req.composite.spec.n > 1\n  message   = \"n\"\n}\ngroup {\n  assert {\n    assertion = true\n    message   = \"m\"\n    warning   = true\n  }\n}\n";
+
+#[test]
+fn assert_blocks_are_fine_unless_portable_is_asked() {
+    let o = analyze_stdin(ASSERTS);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(stdout(&o), "no problems found\n");
+    let o = analyze_stdin_with(&["--portable"], ASSERTS);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert_eq!(
+        out.matches("warning: Not portable: assert block").count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("main.hcl:1:1"), "{out}");
+    assert!(out.contains("main.hcl:6:3"), "{out}");
+    assert!(out.ends_with("0 errors, 2 warnings\n"), "{out}");
+}
+
+#[test]
+fn bad_assert_blocks_are_errors() {
+    // No message; a message that is never a string; an assertion that is never a bool.
+    let o = analyze_stdin(
+        "-- main.hcl --\nassert {\n  assertion = true\n}\nresource r {\n  body = {}\n  assert {\n    assertion = \"yes\"\n    message   = [1]\n  }\n}\n",
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("error: Missing required argument") && out.contains("\"message\" is required"),
+        "{out}"
+    );
+    assert!(
+        out.contains("error: Invalid assertion") && out.contains("always string"),
+        "{out}"
+    );
+    assert!(out.contains("error: Invalid assert message"), "{out}");
+    assert!(out.ends_with("3 errors, 0 warnings\n"), "{out}");
 }

@@ -165,3 +165,52 @@ fn recorded_requests_read_into_req_values() {
         Request::from_proto(&req).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
+
+/// A JSON request of the given data nesting whose program reads the innermost value.
+fn deep_request(levels: usize) -> String {
+    let mut data = "\"leaf\"".to_string();
+    let mut path = String::new();
+    for _ in 0..levels {
+        data = format!("{{\"a\":{data}}}");
+        path.push_str(".a");
+    }
+    let hcl = format!(
+        "-- main.hcl --\ncontext {{\n  key = \"k\"\n  value = req.composite.spec{path}\n}}\n"
+    );
+    format!(
+        "{{\"observed\":{{\"composite\":{{\"resource\":{{\"apiVersion\":\"v1\",\"kind\":\"X\",\
+         \"metadata\":{{\"name\":\"n\"}},\"spec\":{data}}}}}}},\"input\":{{\"apiVersion\":\
+         \"function-hcl/v1\",\"kind\":\"HclInput\",\"source\":\"Inline\",\"hcl\":{}}}}}",
+        serde_json::to_string(&hcl).unwrap()
+    )
+}
+
+#[test]
+fn eval_takes_json_requests_nested_as_deep_as_the_documented_limit() {
+    // docs/limits.md: request data up to 512 levels (serde_json alone stopped at 128).
+    let dir = std::env::temp_dir().join(format!("fn-hcl-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = dir.join("ok.json");
+    std::fs::write(&ok, deep_request(500)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["eval", "--request", ok.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rsp = String::from_utf8_lossy(&out.stdout);
+    assert!(rsp.contains("\"k\": \"leaf\""), "{rsp}");
+    let deep = dir.join("deep.json");
+    std::fs::write(&deep, deep_request(600)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
+        .args(["eval", "--request", deep.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nested deeper than 512 levels"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -294,7 +294,7 @@ fn try_and_can() {
     assert_eq!(run("can(u)", &[("u", u.clone())]), "unknown(bool)");
     assert_eq!(
         run("try(nosuch)", &[]),
-        "unknown(dynamic)\nmain.hcl:1,1-5: Error in function call; Call to function \"try\" failed: no expression succeeded:\n- Unknown variable (at main.hcl:1,5-11)\n  There is no variable named \"nosuch\".\nAt least one expression must produce a successful result."
+        "unknown(dynamic)\nmain.hcl:1,1-5: Error in function call; Call to function \"try\" failed: no expression succeeded:\n- Unknown variable (at main.hcl:1,5-11)\n  There is no variable named \"nosuch\".\n\nAt least one expression must produce a successful result."
     );
     assert_eq!(
         run("try()", &[]),

@@ -30,10 +30,10 @@ use fn_hcl::syntax::ast::{self, *};
 use fn_hcl::syntax::lexer::{self, Token, TokenKind as K};
 use fn_hcl::syntax::parser::{MAX_EXPR_DEPTH, MAX_INPUT_BYTES, MAX_NESTING};
 use fn_hcl::syntax::span::{FileId, SourceMap, Span};
+use fn_hcl::text::unicode::graphemes;
 use lalrpop_util::ParseError;
 use std::collections::HashSet;
 use std::sync::Arc;
-use unicode_segmentation::UnicodeSegmentation;
 
 lalrpop_util::lalrpop_mod!(
     #[allow(
@@ -1338,15 +1338,14 @@ fn decode(text: &str, quoted: bool) -> Option<String> {
                 _ => return None,
             }
             i += 2;
-        } else if (c == b'$' || c == b'%') && b.get(i + 1) == Some(&c) {
+        } else if (c == b'$' || c == b'%')
+            && b.get(i + 1) == Some(&c)
+            && b.get(i + 2) == Some(&b'{')
+        {
+            // `$${`/`%%{` is the escape; any other `$`/`%` is literal (hcl's tokens).
             out.push(c as char);
-            if b.get(i + 2) == Some(&b'{') {
-                out.push('{');
-                i += 3;
-            } else {
-                out.push(c as char);
-                i += 2;
-            }
+            out.push('{');
+            i += 3;
         } else {
             let ch = text.get(i..)?.chars().next()?;
             out.push(ch);
@@ -1372,7 +1371,7 @@ fn flush_heredoc(flat: &mut [Flat]) {
                     spaces = usize::MAX;
                 } else {
                     let n = l.text.len() - trimmed.len();
-                    spaces = l.text[..n].graphemes(true).count();
+                    spaces = graphemes(&l.text[..n]).count();
                     adjust.push(i);
                 }
             }
@@ -1389,7 +1388,7 @@ fn flush_heredoc(flat: &mut [Flat]) {
     }
     for i in adjust {
         if let Some(Flat::Lit(l)) = flat.get_mut(i) {
-            let cut: usize = l.text.graphemes(true).take(min_spaces).map(str::len).sum();
+            let cut: usize = graphemes(&l.text).take(min_spaces).map(str::len).sum();
             l.text.drain(..cut);
             l.span.start.col += min_spaces as u32;
             l.span.start.byte += cut as u32;

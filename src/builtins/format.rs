@@ -5,13 +5,13 @@
 
 use super::{FuncDef, FuncError, Param, ParamType};
 use crate::text::quote::{go_quote, go_quote_rune};
+use crate::text::unicode::graphemes;
 use crate::value::convert::convert;
 use crate::value::json::{encode as json_encode, push_json_string};
 use crate::value::number::{Number, decimal_u64};
 use crate::value::{Type, Value};
 use num_bigint::BigInt;
 use num_traits::Signed;
-use unicode_segmentation::UnicodeSegmentation;
 
 /// The format functions.
 pub static FUNCS: &[FuncDef] = &[
@@ -356,10 +356,7 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
             let s = v.as_str().unwrap_or_default();
             let s = match verb.prec {
                 Some(prec) if prec > 0 => {
-                    let end = s
-                        .grapheme_indices(true)
-                        .nth(prec)
-                        .map_or(s.len(), |(i, _)| i);
+                    let end: usize = graphemes(s).take(prec).map(str::len).sum();
                     &s[..end]
                 }
                 _ => s,
@@ -407,7 +404,7 @@ fn pad_width(verb: &Verb<'_>, out: &mut String, s: &str) {
         out.push_str(s);
         return;
     };
-    let given = s.graphemes(true).count();
+    let given = graphemes(s).count();
     if given >= width {
         out.push_str(s);
         return;
@@ -549,6 +546,7 @@ fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) {
 mod tests {
     use super::*;
     use crate::value::Str;
+    use crate::value::test_util::strs;
 
     fn s(x: &str) -> Value {
         Value::string(x)
@@ -779,14 +777,6 @@ mod tests {
 
     fn list(items: Vec<Value>) -> Value {
         Value::list(Type::String, items)
-    }
-
-    fn strs(v: &Value) -> Vec<String> {
-        v.as_seq()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_str().unwrap().to_string())
-            .collect()
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod control;
 pub mod conversion;
 pub mod crypto;
 pub mod datetime;
+pub mod docs;
 pub mod encoding;
 pub mod format;
 pub mod network;
@@ -190,6 +191,34 @@ pub fn unavailable_reason(name: &str) -> Option<&'static str> {
     }
 }
 
+/// The detail of hcl's "Call to unknown function" for `name`, one text for the compiler
+/// and the analyzer. A namespaced name (`core::upper`) gets hcl's namespace message: no
+/// function of this library has a namespace, so it is always "There are no functions in
+/// namespace ...". A function the DSL leaves out on purpose says why; any other name
+/// gets hcl's "Did you mean" among the library's names (`try`, `can`, `invoke` included).
+pub fn unknown_function_detail(name: &str) -> String {
+    use crate::text::quote::go_quote;
+    use crate::text::suggest::{closest_first, suggest};
+    if let Some(sep) = name.rfind("::") {
+        return format!(
+            "There are no functions in namespace {}.",
+            go_quote(&name[..sep + 2])
+        );
+    }
+    let hint = match unavailable_reason(name) {
+        Some(why) => format!(" {why}."),
+        None => {
+            let mut names: Vec<&str> = all().iter().map(|f| f.name).collect();
+            names.extend(["try", "can", "invoke"]);
+            match suggest(name, closest_first(name, &mut names)) {
+                Some(s) => format!(" Did you mean {}?", go_quote(s)),
+                None => String::new(),
+            }
+        }
+    };
+    format!("There is no function named {}.{hint}", go_quote(name))
+}
+
 /// Check nulls and convert arguments to their parameter types, as cty does before an
 /// implementation runs. `args` must already have the right arity.
 /// A string value built by `f` in a reused per-thread buffer, so the result is allocated
@@ -272,6 +301,7 @@ fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
 pub(crate) mod test_util {
     use super::{FuncError, call, lookup};
     use crate::value::Value;
+    pub use crate::value::test_util::strs;
 
     /// Calls the builtin `name` as the VM does.
     pub fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {

@@ -714,7 +714,7 @@ fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_util::{n, s};
+    use crate::builtins::test_util::{n, s, strs};
 
     fn ok(f: fn(&[Value]) -> Result<Value, FuncError>, args: &[Value]) -> String {
         f(args).unwrap().as_str().unwrap().to_string()
@@ -869,18 +869,10 @@ mod tests {
         );
     }
 
-    fn strs(v: Value) -> Vec<String> {
-        v.as_seq()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_str().unwrap().to_string())
-            .collect()
-    }
-
     #[test]
     fn subnets() {
         assert_eq!(
-            strs(cidrsubnets(&[s("10.1.0.0/16"), n(4), n(4), n(8), n(4)]).unwrap()),
+            strs(&cidrsubnets(&[s("10.1.0.0/16"), n(4), n(4), n(8), n(4)]).unwrap()),
             [
                 "10.1.0.0/20",
                 "10.1.16.0/20",
@@ -890,7 +882,7 @@ mod tests {
         );
         assert_eq!(
             strs(
-                cidrsubnets(&[s("fd00:fd12:3456:7890::/56"), n(16), n(16), n(16), n(32)]).unwrap()
+                &cidrsubnets(&[s("fd00:fd12:3456:7890::/56"), n(16), n(16), n(16), n(32)]).unwrap()
             ),
             [
                 "fd00:fd12:3456:7800::/72",
@@ -900,12 +892,12 @@ mod tests {
             ]
         );
         assert_eq!(
-            strs(cidrsubnets(&[s("10.0.0.0/8"), n(8)]).unwrap()),
+            strs(&cidrsubnets(&[s("10.0.0.0/8"), n(8)]).unwrap()),
             ["10.0.0.0/16"]
         );
         let empty = cidrsubnets(&[s("10.0.0.0/24")]).unwrap();
         assert_eq!(empty.type_of(), Type::list(Type::String));
-        assert!(strs(empty).is_empty());
+        assert!(strs(&empty).is_empty());
         assert_eq!(
             cidrsubnets(&[s("10.0.0.0/30"), n(1), n(1), n(1)]).unwrap_err(),
             FuncError::arg(
@@ -918,7 +910,7 @@ mod tests {
             FuncError::arg(1, "must extend prefix by at least one bit")
         );
         assert_eq!(
-            strs(cidrsubnets(&[s("10.0.0.0/8"), n(16), n(8)]).unwrap()),
+            strs(&cidrsubnets(&[s("10.0.0.0/8"), n(16), n(8)]).unwrap()),
             ["10.0.0.0/24", "10.1.0.0/16"]
         );
         assert_eq!(

@@ -5,10 +5,10 @@
 
 use super::collection::{any_unknown, to_int};
 use super::{FuncDef, FuncError, Param, ParamType, str_arg};
+use crate::text::unicode::{self, graphemes};
 use crate::value::{Str, Type, Value};
 use regex::Regex;
 use std::sync::Arc;
-use unicode_segmentation::UnicodeSegmentation;
 
 const STR: Param = Param::new("str", ParamType::String);
 const STRING_ONLY: &[Param] = &[STR];
@@ -60,7 +60,7 @@ pub static FUNCS: &[FuncDef] = &[
         name: "lower",
         params: STRING_ONLY,
         var_param: None,
-        imp: |a| map_str(a, |s| s.chars().map(go_to_lower).collect()),
+        imp: |a| map_str(a, |s| s.chars().map(unicode::to_lower).collect()),
     },
     FuncDef {
         name: "regex",
@@ -115,7 +115,13 @@ pub static FUNCS: &[FuncDef] = &[
         name: "strrev",
         params: STRING_ONLY,
         var_param: None,
-        imp: |a| map_str(a, |s| s.graphemes(true).rev().collect()),
+        imp: |a| {
+            map_str(a, |s| {
+                let mut clusters: Vec<&str> = graphemes(s).collect();
+                clusters.reverse();
+                clusters.concat()
+            })
+        },
     },
     FuncDef {
         name: "substr",
@@ -174,7 +180,7 @@ pub static FUNCS: &[FuncDef] = &[
         name: "upper",
         params: STRING_ONLY,
         var_param: None,
-        imp: |a| map_str(a, |s| s.chars().map(go_to_upper).collect()),
+        imp: |a| map_str(a, |s| s.chars().map(unicode::to_upper).collect()),
     },
 ];
 
@@ -200,45 +206,13 @@ fn str_pred(args: &[Value], f: impl Fn(&str, &str) -> bool) -> Result<Value, Fun
     str2(args, Type::Bool, |a, b| Ok(Value::Bool(f(a, b))))
 }
 
-/// Go's `unicode.ToLower` (simple per-rune mapping: no final sigma, no expansions).
-fn go_to_lower(c: char) -> char {
-    if c == '\u{130}' {
-        return 'i';
-    }
-    let mut it = c.to_lowercase();
-    match (it.next(), it.next()) {
-        (Some(l), None) => l,
-        _ => c,
-    }
-}
-
-/// Go's `unicode.ToUpper` (simple per-rune mapping: `ß` stays `ß`).
-fn go_to_upper(c: char) -> char {
-    let mut it = c.to_uppercase();
-    match (it.next(), it.next()) {
-        (Some(u), None) => u,
-        _ => c,
-    }
-}
-
-/// Go's `unicode.ToTitle`: like upper case except for the Latin digraphs.
-fn go_to_title(c: char) -> char {
-    match c {
-        '\u{1C4}'..='\u{1C6}' => '\u{1C5}',
-        '\u{1C7}'..='\u{1C9}' => '\u{1C8}',
-        '\u{1CA}'..='\u{1CC}' => '\u{1CB}',
-        '\u{1F1}'..='\u{1F3}' => '\u{1F2}',
-        _ => go_to_upper(c),
-    }
-}
-
 /// Go's (deprecated) `strings.Title`, which cty's `title` uses.
 fn title(s: &str) -> String {
     fn is_separator(r: char) -> bool {
         if r.is_ascii() {
             return !(r.is_ascii_alphanumeric() || r == '_');
         }
-        if r.is_alphabetic() || r.is_numeric() {
+        if unicode::is_letter_or_digit(r) {
             return false;
         }
         r.is_whitespace()
@@ -247,7 +221,7 @@ fn title(s: &str) -> String {
     s.chars()
         .map(|r| {
             let out = if is_separator(prev) {
-                go_to_title(r)
+                unicode::to_title(r)
             } else {
                 r
             };
@@ -350,7 +324,7 @@ fn substr(args: &[Value]) -> Result<Value, FuncError> {
     };
     let mut offset = num(1)?;
     let length = num(2)?;
-    let clusters: Vec<&str> = s.graphemes(true).collect();
+    let clusters: Vec<&str> = graphemes(s).collect();
     let total = i64::try_from(clusters.len()).unwrap_or(i64::MAX);
     if offset < 0 {
         offset = offset.saturating_add(total);
@@ -406,7 +380,31 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                 if !e.is_ascii() || (e.is_ascii_alphanumeric() && !GO_ESCAPES.contains(e)) {
                     return Some(("invalid escape sequence", format!("\\{e}")));
                 }
-                i += 2;
+                let octal = |c: Option<&char>| c.is_some_and(|c| ('0'..='7').contains(c));
+                let len = match e {
+                    // Go: a lone `\1`..`\7` is a backreference, refused as an invalid
+                    // escape; followed by an octal digit it is an octal escape.
+                    '1'..='7' if !octal(chars.get(i + 2)) => {
+                        return Some(("invalid escape sequence", format!("\\{e}")));
+                    }
+                    '0'..='7' => {
+                        let mut n = 2;
+                        while n < 4 && octal(chars.get(i + n)) {
+                            n += 1;
+                        }
+                        n
+                    }
+                    'x' => match hex_escape(&chars[i + 2..]) {
+                        Ok(n) => 2 + n,
+                        Err(n) => {
+                            let text: String =
+                                chars[i..(i + 2 + n).min(chars.len())].iter().collect();
+                            return Some(("invalid escape sequence", text));
+                        }
+                    },
+                    _ => 2,
+                };
+                i += len;
                 prev_repeatable = true;
                 continue;
             }
@@ -540,6 +538,40 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
     None
 }
 
+/// Go's `\\x` escape after the `x`: `{hex+}` (at most U+10FFFF) or two hex digits. Ok is
+/// the length taken; Err the length Go had read when it gave up (its error's text).
+fn hex_escape(cs: &[char]) -> Result<usize, usize> {
+    let hex = |c: &char| c.to_digit(16);
+    match cs.first() {
+        None => Err(0),
+        Some('{') => {
+            let mut v: u32 = 0;
+            let mut n = 1;
+            loop {
+                let Some(c) = cs.get(n) else { return Err(n) };
+                n += 1;
+                if *c == '}' {
+                    return if n == 2 { Err(n) } else { Ok(n) };
+                }
+                match hex(c) {
+                    Some(d) if v <= 0x10FFFF => {
+                        v = v * 16 + d;
+                        if v > 0x10FFFF {
+                            return Err(n);
+                        }
+                    }
+                    _ => return Err(n),
+                }
+            }
+        }
+        Some(c) => match (hex(c), cs.get(1)) {
+            (Some(_), Some(d)) if hex(d).is_some() => Ok(2),
+            (_, None) => Err(1),
+            _ => Err(2),
+        },
+    }
+}
+
 /// Letters and digits Go's RE2 parser accepts after a backslash.
 const GO_ESCAPES: &str = "01234567afnrtvxpPdDsSwWbBAzQE";
 
@@ -594,6 +626,22 @@ fn translate_pattern(pattern: &str) -> String {
                 }
                 out.push_str(&regex::escape(&lit));
             }
+            // Go's octal escapes (`\\0`, `\\012`); the syntax check let only valid ones by.
+            Some(d @ '0'..='7') => {
+                let mut v = d.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match it.peek().and_then(|c| c.to_digit(8)) {
+                        Some(x) => {
+                            v = v * 8 + x;
+                            it.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push_str(&format!("\\x{{{v:x}}}"));
+            }
+            // Escaped punctuation is always itself in Go (`\\<` is not a word boundary).
+            Some(x) if x.is_ascii_punctuation() => out.push_str(&regex::escape(&x.to_string())),
             Some(x) => {
                 out.push('\\');
                 out.push(x);

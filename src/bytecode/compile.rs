@@ -1166,22 +1166,9 @@ impl ProgramBuilder {
             },
         };
         let Some(callee) = callee else {
-            let mut names: Vec<&str> = builtins::all().iter().map(|f| f.name).collect();
-            names.extend(["try", "can", "invoke"]);
-            // A function the DSL leaves out on purpose says why; others get hcl's hint.
-            let suggestion = match builtins::unavailable_reason(&name.name) {
-                Some(why) => format!(" {why}."),
-                None => match suggest(&name.name, closest_first(&name.name, &mut names)) {
-                    Some(s) => format!(" Did you mean {}?", crate::text::quote::go_quote(s)),
-                    None => String::new(),
-                },
-            };
             let d = Diagnostic::error(
                 "Call to unknown function",
-                format!(
-                    "There is no function named {}.{suggestion}",
-                    crate::text::quote::go_quote(&name.name)
-                ),
+                builtins::unknown_function_detail(&name.name),
                 name.span,
             )
             .with_context(e.span)

@@ -1057,7 +1057,10 @@ impl<'p> Vm<'p> {
                                     }
                                 }
                             }
-                            m.push_str("At least one expression must produce a successful result");
+                            // hcl's tryfunc ends the list with a blank line.
+                            m.push_str(
+                                "\nAt least one expression must produce a successful result",
+                            );
                             m
                         };
                         diags.push(

@@ -7,6 +7,7 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod explain;
 pub mod loadgen;
 pub mod package;
 pub mod render;
@@ -62,11 +63,17 @@ pub enum Command {
     },
     /// Serve the Crossplane function over gRPC.
     Serve(crate::server::ServeArgs),
+    /// Run the language server for editors (LSP over stdio), as `function-hcl-ls serve`.
+    Lsp(crate::lsp::ServeArgs),
     /// Report every problem of a program without a request: `.hcl` files, directories
     /// (their `*.hcl` files) or txtar files; `-` reads txtar from standard input.
     Analyze {
         /// Files or directories (default: the current directory).
         paths: Vec<String>,
+        /// Also warn at every construct the Go implementation (function-hcl v0.2.0)
+        /// rejects: fn-hcl's extensions (`assert` blocks).
+        #[arg(long)]
+        portable: bool,
     },
     /// Format HCL files in place as `fn-hcl-tools fmt` does (hclwrite's canonical
     /// layout, object literals with `=`); `-` filters standard input to standard output.
@@ -76,6 +83,11 @@ pub enum Command {
     Package(crate::cli::package::PackageArgs),
     /// Run one request N times in-process and print ns/op, allocations/op and bytes/op.
     Bench(crate::cli::bench::BenchArgs),
+    /// Partially evaluate a program against one request (render's inputs, or
+    /// `--request FILE`): the program with every known expression folded to its value and
+    /// every block marked emitted, deferred (by which unknown references), discarded or
+    /// failed.
+    Explain(crate::cli::explain::ExplainArgs),
     /// Drive a running `fn-hcl serve --insecure` on loopback with concurrent clients and
     /// print requests/s, latency percentiles, errors and the server's peak RSS.
     Loadgen(crate::cli::loadgen::LoadgenArgs),
@@ -96,10 +108,11 @@ pub fn main() -> ExitCode {
                 }
             };
         }
-        Command::Analyze { paths } => {
+        Command::Lsp(args) => return crate::lsp::serve(&args),
+        Command::Analyze { paths, portable } => {
             return match crate::cli::analyze::load_inputs(&paths) {
                 Ok(files) => {
-                    let (report, errors) = crate::cli::analyze::run(&files);
+                    let (report, errors) = crate::cli::analyze::run_with(&files, portable);
                     print!("{report}");
                     if errors {
                         ExitCode::FAILURE
@@ -115,6 +128,7 @@ pub fn main() -> ExitCode {
         }
         Command::Fmt(args) => return crate::syntax::fmt::main(&args),
         Command::Package(args) => return crate::cli::package::main(&args),
+        Command::Explain(args) => return crate::cli::explain::main(&args),
         _ => {}
     }
     match run(cli.command) {
@@ -142,23 +156,13 @@ pub fn run(cmd: Command) -> Result<String, String> {
             context_files,
             context_values,
         } => {
-            let mut inputs = render::Inputs {
-                xr: render::read_object(&xr)?,
-                composition: render::read_object(&composition)?,
-                functions: functions
-                    .as_deref()
-                    .map(render::read_documents)
-                    .transpose()?,
-                observed: match &observed {
-                    Some(p) => render::read_documents(p)?,
-                    None => Vec::new(),
-                },
-                extra: match &extra {
-                    Some(p) => render::read_documents(p)?,
-                    None => Vec::new(),
-                },
-                ..Default::default()
-            };
+            let mut inputs = render::Inputs::read(
+                &xr,
+                &composition,
+                functions.as_deref(),
+                observed.as_deref(),
+                extra.as_deref(),
+            )?;
             for kv in &context_files {
                 let (k, path) = split_kv(kv)?;
                 let text = std::fs::read_to_string(path)
@@ -181,7 +185,12 @@ pub fn run(cmd: Command) -> Result<String, String> {
         Command::Bench(args) => crate::cli::bench::run(&args),
         Command::Loadgen(args) => crate::cli::loadgen::run(&args),
         Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
-        Command::Serve(_) | Command::Analyze { .. } | Command::Fmt(_) | Command::Package(_) => {
+        Command::Serve(_)
+        | Command::Lsp(_)
+        | Command::Analyze { .. }
+        | Command::Explain(_)
+        | Command::Fmt(_)
+        | Command::Package(_) => {
             Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
         }
     }
@@ -192,17 +201,22 @@ fn split_kv(kv: &str) -> Result<(&str, &str), String> {
         .ok_or_else(|| format!("expected KEY=VALUE, got {kv:?}"))
 }
 
-/// `fn-hcl eval`: read the request, run the function, print the response.
-pub fn eval(path: &str) -> Result<String, String> {
-    let text = if path == "-" {
+/// The text of a request file, `-` for standard input.
+pub fn read_request_text(path: &str) -> Result<String, String> {
+    if path == "-" {
         let mut s = String::new();
         std::io::stdin()
             .read_to_string(&mut s)
             .map_err(|e| format!("cannot read request from stdin: {e}"))?;
-        s
+        Ok(s)
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read request {path}: {e}"))?
-    };
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read request {path}: {e}"))
+    }
+}
+
+/// `fn-hcl eval`: read the request, run the function, print the response.
+pub fn eval(path: &str) -> Result<String, String> {
+    let text = read_request_text(path)?;
     let req = protojson::request_from_text(&text).map_err(|e| format!("invalid request: {e}"))?;
     let rsp = crate::handler::run_function(&req);
     let json =

@@ -16,8 +16,7 @@ use crate::protocol::protojson::{json_to_proto_value, json_to_struct, struct_to_
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Annotation naming a composed resource within its composition.
-pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+pub use crate::protocol::observed::ANNOTATION_RESOURCE_NAME;
 /// Label naming the XR a composed resource belongs to.
 pub const LABEL_COMPOSITE: &str = "crossplane.io/composite";
 /// Most re-calls of a step while its requirements change (Crossplane's limit).
@@ -149,35 +148,50 @@ fn path_str<'a>(j: &'a Json, path: &[&str]) -> Option<&'a str> {
     cur.as_str()
 }
 
+impl Inputs {
+    /// The files `crossplane render` takes: XR, Composition, optional Function packages,
+    /// observed resources and extra resources (files or directories of YAML).
+    pub fn read(
+        xr: &Path,
+        composition: &Path,
+        functions: Option<&Path>,
+        observed: Option<&Path>,
+        extra: Option<&Path>,
+    ) -> Result<Inputs, String> {
+        Ok(Inputs {
+            xr: read_object(xr)?,
+            composition: read_object(composition)?,
+            functions: functions.map(read_documents).transpose()?,
+            observed: match observed {
+                Some(p) => read_documents(p)?,
+                None => Vec::new(),
+            },
+            extra: match extra {
+                Some(p) => read_documents(p)?,
+                None => Vec::new(),
+            },
+            ..Default::default()
+        })
+    }
+}
+
 /// Runs the pipeline with `run` as the function and returns the output documents.
 pub fn render(
     inputs: &Inputs,
     run: &mut dyn FnMut(&v1::RunFunctionRequest) -> v1::RunFunctionResponse,
 ) -> Result<Vec<Json>, String> {
     let steps = pipeline_steps(&inputs.composition, inputs.functions.as_deref())?;
-    let xr_struct = json_to_struct(&inputs.xr, "composite resource")?;
-    let mut observed_resources = std::collections::HashMap::new();
-    let mut observed_by_name: BTreeMap<String, &Json> = BTreeMap::new();
-    for o in &inputs.observed {
-        let name = path_str(o, &["metadata", "annotations", ANNOTATION_RESOURCE_NAME])
-            .unwrap_or("")
-            .to_string();
-        observed_resources.insert(
-            name.clone(),
-            v1::Resource {
-                resource: Some(json_to_struct(o, "observed resource")?),
-                ..Default::default()
-            },
-        );
-        observed_by_name.insert(name, o);
-    }
-    let observed = v1::State {
-        composite: Some(v1::Resource {
-            resource: Some(xr_struct),
-            ..Default::default()
-        }),
-        resources: observed_resources,
-    };
+    let observed = crate::protocol::observed::observed_state(&inputs.xr, &inputs.observed)?;
+    let observed_by_name: BTreeMap<String, &Json> = inputs
+        .observed
+        .iter()
+        .map(|o| {
+            (
+                crate::protocol::observed::composition_resource_name(o).to_string(),
+                o,
+            )
+        })
+        .collect();
 
     let mut desired: Option<v1::State> = Some(v1::State::default());
     let mut context = Some(prost_types::Struct {

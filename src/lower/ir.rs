@@ -45,6 +45,21 @@ pub struct Program {
     pub functions: Vec<UserFunction>,
     /// Which observed bodies the program can read (the request path decodes only those).
     pub reads: crate::lower::reads::Reads,
+    /// fn-hcl's extensions the program uses, which the Go implementation rejects (one
+    /// warning each): reported by `analyze --portable`.
+    pub portability: Vec<Diagnostic>,
+    /// For `explain` only ([`compile_for_explain`]): the sub-expressions of each compiled
+    /// expression, each compiled on its own chunk in the same scope.
+    pub parts: Parts,
+}
+
+/// The sub-expressions `explain` may fold ([`crate::syntax::visit::foldable_children`],
+/// recursively), by the chunk of the expression they belong to: (range, chunk).
+#[derive(Debug, Default)]
+pub struct Parts {
+    pub by_root: HashMap<ChunkId, Vec<(Span, ChunkId)>>,
+    /// False when [`EXPLAIN_NODES`] stopped the compilation of parts.
+    pub truncated: bool,
 }
 
 /// A `function` block: args (slots 0..n, in order) with whether each has a default, its
@@ -62,6 +77,49 @@ impl Program {
     /// The static type of a compiled expression (`Dynamic` where nothing is known).
     pub fn type_of(&self, e: &CExpr) -> &SType {
         self.types.get(&e.chunk).unwrap_or(&SType::Dynamic)
+    }
+
+    /// Every compiled local of the program (all scopes, user functions included), so
+    /// that tools can show a local's static type by its expression's range.
+    pub fn all_local_defs(&self) -> Vec<&LocalDef> {
+        fn content<'a>(c: &'a ResourceContent, out: &mut Vec<&'a LocalDef>) {
+            out.extend(&c.locals.defs);
+            subs(&c.subs, out);
+        }
+        fn subs<'a>(s: &'a [Sub], out: &mut Vec<&'a LocalDef>) {
+            for x in s {
+                match x {
+                    Sub::Composite(c) => out.extend(&c.locals.defs),
+                    Sub::Ready(r) => out.extend(&r.locals.defs),
+                    Sub::Context(c) => out.extend(&c.locals.defs),
+                    Sub::Assert(_) | Sub::Fatal(_) => {}
+                }
+            }
+        }
+        fn group<'a>(g: &'a Group, out: &mut Vec<&'a LocalDef>) {
+            out.extend(&g.locals.defs);
+            for item in &g.items {
+                match item {
+                    Item::Group(sub) => group(sub, out),
+                    Item::Resource(r) => content(&r.content, out),
+                    Item::Collection(c) => {
+                        out.extend(&c.locals.defs);
+                        content(&c.template, out);
+                        subs(&c.subs, out);
+                    }
+                    Item::Composite(c) => out.extend(&c.locals.defs),
+                    Item::Context(c) => out.extend(&c.locals.defs),
+                    Item::Requirement(r) => out.extend(&r.locals.defs),
+                    Item::Assert(_) | Item::Fatal(_) => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        group(&self.root, &mut out);
+        for f in &self.functions {
+            out.extend(&f.locals.defs);
+        }
+        out
     }
 }
 
@@ -102,6 +160,8 @@ pub struct LocalDef {
 /// A `group` (or the top level).
 #[derive(Debug)]
 pub struct Group {
+    /// The block's whole source range (none for the top level) (`explain` matches blocks to the syntax tree by it).
+    pub span: Span,
     pub locals: Locals,
     pub condition: Option<CAttr>,
     pub items: Vec<Item>,
@@ -116,6 +176,7 @@ pub enum Item {
     Composite(Composite),
     Context(ContextBlock),
     Requirement(Requirement),
+    Assert(Assert),
     /// A block that is an error when evaluation reaches it (schema errors and the like).
     Fatal(Vec<Diagnostic>),
 }
@@ -132,6 +193,9 @@ pub struct Resource {
 /// The content shared by `resource` and a collection's `template`.
 #[derive(Debug)]
 pub struct ResourceContent {
+    /// The `resource` or `template` block's whole source range (`explain` matches blocks
+    /// to the syntax tree by it).
+    pub span: Span,
     pub locals: Locals,
     pub condition: Option<CAttr>,
     pub body: CExpr,
@@ -146,12 +210,16 @@ pub enum Sub {
     Composite(Composite),
     Ready(Ready),
     Context(ContextBlock),
+    /// Evaluated before the body (or the `for_each`) of the block that holds it.
+    Assert(Assert),
     Fatal(Vec<Diagnostic>),
 }
 
 /// `resources BASENAME { ... }`.
 #[derive(Debug)]
 pub struct Collection {
+    /// The block's whole source range (`explain` matches blocks to the syntax tree by it).
+    pub span: Span,
     pub base: Str,
     pub def_range: Span,
     /// Slot of the collection's `self` (basename, resources, connections).
@@ -170,6 +238,8 @@ pub struct Collection {
 /// `composite status|connection { ... }`.
 #[derive(Debug)]
 pub struct Composite {
+    /// The block's whole source range (`explain` matches blocks to the syntax tree by it).
+    pub span: Span,
     pub kind: CompositeKind,
     /// The label's range (for `analyze` to point at an invalid label).
     pub label_range: Span,
@@ -188,14 +258,32 @@ pub enum CompositeKind {
 /// `context { key = ..., value = ... }`.
 #[derive(Debug)]
 pub struct ContextBlock {
+    /// The block's whole source range (`explain` matches blocks to the syntax tree by it).
+    pub span: Span,
     pub locals: Locals,
     pub key: CExpr,
     pub value: CExpr,
 }
 
+/// `assert { assertion = ...  message = ...  warning = ... }` (fn-hcl's extension, from
+/// Terramate): a false assertion is a Fatal result carrying the message, or a warning
+/// when `warning` is true.
+#[derive(Debug)]
+pub struct Assert {
+    /// The block's whole source range (`explain` matches blocks to the syntax tree by it).
+    pub span: Span,
+    /// hcl's `DefRange` of the block (the `assert` keyword): where the result points.
+    pub def_range: Span,
+    pub assertion: CExpr,
+    pub message: CExpr,
+    pub warning: Option<CExpr>,
+}
+
 /// `ready { value = ... }`.
 #[derive(Debug)]
 pub struct Ready {
+    /// The block's whole source range (`explain` matches blocks to the syntax tree by it).
+    pub span: Span,
     pub locals: Locals,
     pub value: CExpr,
 }
@@ -203,6 +291,8 @@ pub struct Ready {
 /// `requirement NAME { ... }`.
 #[derive(Debug)]
 pub struct Requirement {
+    /// The block's whole source range (`explain` matches blocks to the syntax tree by it).
+    pub span: Span,
     pub name: Str,
     pub def_range: Span,
     /// Which of apiVersion, kind and the matcher are constants (no variables, no function
@@ -384,6 +474,11 @@ pub struct Lowerer<'a> {
     user_functions: Vec<UserFunction>,
     /// Each lowered user function's body type (what `invoke` of it returns).
     fn_types: HashMap<String, SType>,
+    /// See [`Program::portability`].
+    portability: Vec<Diagnostic>,
+    /// For `explain`: how many more nodes [`Program::parts`] may compile (`None`: none).
+    explain_left: Option<usize>,
+    parts: Parts,
 }
 
 /// The type environment while lowering: slots' types and user functions' result types.
@@ -470,12 +565,30 @@ impl LoadError {
 /// Parse and lower a program given as named files. `Err` holds the diagnostics of a
 /// program the Go implementation refuses to load (parse, top-level schema, functions).
 pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
+    let (sm, parsed) = parse_files(files)?;
+    compile_parsed(sm, &parsed)
+}
+
+/// [`compile_files`] for `explain`: every sub-expression it may fold is compiled too
+/// ([`Program::parts`]); also returns the syntax trees (file `i` is `FileId(i)`).
+pub fn compile_for_explain(
+    files: &[(String, String)],
+) -> Result<(Program, Vec<ast::File>), LoadError> {
+    let (sm, parsed) = parse_files(files)?;
+    let program = lower_parsed(sm, &parsed, Some(EXPLAIN_NODES))?;
+    Ok((program, parsed))
+}
+
+/// The most expression nodes compiled again as sub-expressions for `explain` (the sum
+/// grows with nesting depth times size; past it, deeper parts are not folded).
+pub const EXPLAIN_NODES: usize = 1_000_000;
+
+fn parse_files(files: &[(String, String)]) -> Result<(SourceMap, Vec<ast::File>), LoadError> {
     let mut sm = SourceMap::new();
     let ids: Vec<FileId> = files
         .iter()
         .map(|(n, t)| sm.add(n.as_str(), t.as_str()))
         .collect();
-    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let mut parsed = Vec::with_capacity(ids.len());
     let mut tokens_left = crate::syntax::parser::MAX_PROGRAM_TOKENS;
     for id in &ids {
@@ -489,16 +602,32 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
             }
         }
     }
-    let huge = literals_out_of_range(&parsed);
+    Ok((sm, parsed))
+}
+
+/// Lower files already parsed without errors: `parsed[i]` is file `i` of `sm`, which
+/// holds nothing else. The language server parses once, for its index and for this.
+pub fn compile_parsed(sm: SourceMap, parsed: &[ast::File]) -> Result<Program, LoadError> {
+    lower_parsed(sm, parsed, None)
+}
+
+/// [`compile_parsed`]; `explain`: the node budget of [`Program::parts`] (`None`: no parts).
+fn lower_parsed(
+    mut sm: SourceMap,
+    parsed: &[ast::File],
+    explain: Option<usize>,
+) -> Result<Program, LoadError> {
+    let huge = literals_out_of_range(parsed);
     if !huge.is_empty() {
         return Err(LoadError {
             diags: huge,
             sources: Arc::new(sm),
         });
     }
+    let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
-        files: &parsed,
+        files: parsed,
         builder: ProgramBuilder::new(sm.clone()),
         scopes: Scopes::for_program(),
         default_name: default_name_expr(default_file),
@@ -508,6 +637,9 @@ pub fn compile_files(files: &[(String, String)]) -> Result<Program, LoadError> {
         fn_args: HashMap::new(),
         user_functions: Vec::new(),
         fn_types: HashMap::new(),
+        portability: Vec::new(),
+        explain_left: explain,
+        parts: Parts::default(),
     };
     lowerer
         .lower(sm.clone())
@@ -606,7 +738,7 @@ impl<'a> Lowerer<'a> {
             .copied()
             .filter(|b| &*b.kind.name != "function")
             .collect();
-        let root = self.lower_group_blocks(None, &others);
+        let root = self.lower_group_blocks(Span::default(), None, &others);
         let frame_size = self.scopes.max.max(1);
         let mut program = Program {
             sources: sm,
@@ -618,6 +750,8 @@ impl<'a> Lowerer<'a> {
             types: self.types,
             functions: self.user_functions,
             reads: crate::lower::reads::Reads::default(),
+            portability: self.portability,
+            parts: self.parts,
         };
         program.reads = crate::lower::reads::Reads::of(&program);
         Ok(program)
@@ -661,9 +795,40 @@ impl<'a> Lowerer<'a> {
         let ty = crate::lower::types::infer(e, &env, &mut self.analysis);
         let chunk = self.builder.compile_expr(e, &self.scopes);
         self.types.insert(chunk, ty);
+        if self.explain_left.is_some() {
+            let mut parts = vec![(e.span, chunk)];
+            self.compile_parts(e, &mut parts);
+            self.parts.by_root.insert(chunk, parts);
+        }
         CExpr {
             chunk,
             range: e.span,
+        }
+    }
+
+    /// `explain`: compile each foldable sub-expression of `e` on its own chunk.
+    fn compile_parts(&mut self, e: &Expr, out: &mut Vec<(Span, ChunkId)>) {
+        let mut kids = Vec::new();
+        crate::syntax::visit::foldable_children(e, &mut |c| kids.push(c));
+        for c in kids {
+            if matches!(
+                c.kind,
+                ExprKind::Null | ExprKind::Bool(_) | ExprKind::Number(_)
+            ) {
+                continue;
+            }
+            let mut size = 0usize;
+            visit(c, &mut |_| size += 1);
+            let left = self.explain_left.unwrap_or(0);
+            if size > left {
+                self.explain_left = Some(0);
+                self.parts.truncated = true;
+                return;
+            }
+            self.explain_left = Some(left - size);
+            let chunk = self.builder.compile_expr(c, &self.scopes);
+            out.push((c.span, chunk));
+            self.compile_parts(c, out);
         }
     }
 
@@ -748,21 +913,9 @@ impl<'a> Lowerer<'a> {
                     }
                     found.extend(self.check_invoke_args(x));
                 } else if n != "try" && n != "can" && crate::builtins::lookup(n).is_none() {
-                    let names: Vec<&str> = crate::builtins::all()
-                        .iter()
-                        .map(|f| f.name)
-                        .chain(["try", "can", "invoke"])
-                        .collect();
-                    let why = crate::builtins::unavailable_reason(n)
-                        .map(|r| format!(" {r}."))
-                        .or_else(|| {
-                            crate::text::suggest::suggest(n, names.iter().copied())
-                                .map(|s| format!(" Did you mean {s:?}?"))
-                        })
-                        .unwrap_or_default();
                     found.push(Diagnostic::error(
                         "Call to unknown function",
-                        format!("There is no function named {n:?}.{why}"),
+                        crate::builtins::unknown_function_detail(n),
                         name.span,
                     ));
                 }
@@ -971,7 +1124,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lower the blocks of a group body (top level: `cond` is None).
-    fn lower_group_blocks(&mut self, cond: Option<&'a Attribute>, blocks: &[&'a Block]) -> Group {
+    fn lower_group_blocks(
+        &mut self,
+        span: Span,
+        cond: Option<&'a Attribute>,
+        blocks: &[&'a Block],
+    ) -> Group {
         let saved = self.scopes.push();
         let content = Content {
             attrs: cond.into_iter().collect(),
@@ -989,7 +1147,7 @@ impl<'a> Lowerer<'a> {
                     if crate::syntax::diag::has_errors(&d) {
                         Item::Fatal(d)
                     } else {
-                        Item::Group(self.lower_group_blocks(c.attr("condition"), &c.blocks))
+                        Item::Group(self.lower_group_blocks(b.span, c.attr("condition"), &c.blocks))
                     }
                 }
                 "resource" => self.lower_resource(b),
@@ -1003,6 +1161,10 @@ impl<'a> Lowerer<'a> {
                     Err(d) => Item::Fatal(d),
                 },
                 "requirement" => self.lower_requirement(b),
+                "assert" => match self.lower_assert(b) {
+                    Ok(a) => Item::Assert(a),
+                    Err(d) => Item::Fatal(d),
+                },
                 other => Item::Fatal(vec![Diagnostic::error_at(
                     format!("unsupported block type {other}"),
                     "",
@@ -1013,6 +1175,7 @@ impl<'a> Lowerer<'a> {
         }
         self.scopes.pop(saved);
         Group {
+            span,
             locals,
             condition,
             items,
@@ -1031,9 +1194,8 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
-        self.scopes
-            .set_type(self_slot, self_type(&["connection", "name", "resource"]));
-        let content = self.lower_resource_content(&c, true);
+        self.scopes.set_type(self_slot, self_type(RESOURCE_SELF));
+        let content = self.lower_resource_content(b.span, &c, true);
         self.scopes.pop(saved);
         Item::Resource(Resource {
             name,
@@ -1043,7 +1205,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The content of a resource or template (the caller has declared `self`).
-    fn lower_resource_content(&mut self, c: &Content<'a>, with_condition: bool) -> ResourceContent {
+    fn lower_resource_content(
+        &mut self,
+        span: Span,
+        c: &Content<'a>,
+        with_condition: bool,
+    ) -> ResourceContent {
         let saved = self.scopes.push();
         let locals = self.lower_locals(c);
         let condition = if with_condition {
@@ -1073,12 +1240,14 @@ impl<'a> Lowerer<'a> {
                 "composite" => self.lower_composite(sb).map(Sub::Composite),
                 "ready" => self.lower_ready(sb).map(Sub::Ready),
                 "context" => self.lower_context(sb).map(Sub::Context),
+                "assert" => self.lower_assert(sb).map(Sub::Assert),
                 _ => continue,
             };
             subs.push(sub.unwrap_or_else(Sub::Fatal));
         }
         self.scopes.pop(saved);
         ResourceContent {
+            span,
             locals,
             condition,
             body,
@@ -1125,10 +1294,7 @@ impl<'a> Lowerer<'a> {
         }
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
-        self.scopes.set_type(
-            self_slot,
-            self_type(&["basename", "connections", "resources"]),
-        );
+        self.scopes.set_type(self_slot, self_type(COLLECTION_SELF));
         let locals = self.lower_locals(&c);
         let condition = c.attr("condition").map(|a| self.compile_condition(a));
         let for_each = match c.attr("for_each") {
@@ -1151,8 +1317,7 @@ impl<'a> Lowerer<'a> {
         // collection's: it is the merge of both).
         let iter_saved = self.scopes.push();
         let each_slot = self.scopes.declare("each");
-        self.scopes
-            .set_type(each_slot, self_type(&["key", "value"]));
+        self.scopes.set_type(each_slot, self_type(EACH_FIELDS));
         let name = match c.attr("name") {
             Some(a) => self.compile(&a.expr),
             None => {
@@ -1167,30 +1332,23 @@ impl<'a> Lowerer<'a> {
             "a string",
         );
         let template_self = self.scopes.declare("self");
-        self.scopes.set_type(
-            template_self,
-            self_type(&[
-                "basename",
-                "connection",
-                "connections",
-                "name",
-                "resource",
-                "resources",
-            ]),
-        );
-        let template = self.lower_resource_content(&tc, false);
+        self.scopes
+            .set_type(template_self, self_type(TEMPLATE_SELF));
+        let template = self.lower_resource_content(template.span, &tc, false);
         self.scopes.pop(iter_saved);
         let mut subs = Vec::new();
         for sb in &c.blocks {
             let sub = match &*sb.kind.name {
                 "composite" => self.lower_composite(sb).map(Sub::Composite),
                 "context" => self.lower_context(sb).map(Sub::Context),
+                "assert" => self.lower_assert(sb).map(Sub::Assert),
                 _ => continue,
             };
             subs.push(sub.unwrap_or_else(Sub::Fatal));
         }
         self.scopes.pop(saved);
         Item::Collection(Box::new(Collection {
+            span: b.span,
             base,
             def_range: schema::def_range(b),
             self_slot,
@@ -1229,6 +1387,7 @@ impl<'a> Lowerer<'a> {
         self.check_type(&body, SType::certainly_not_object, "body", "an object");
         self.scopes.pop(saved);
         Ok(Composite {
+            span: b.span,
             kind,
             label_range,
             locals,
@@ -1255,7 +1414,12 @@ impl<'a> Lowerer<'a> {
         );
         let value = self.compile(&v.expr);
         self.scopes.pop(saved);
-        Ok(ContextBlock { locals, key, value })
+        Ok(ContextBlock {
+            span: b.span,
+            locals,
+            key,
+            value,
+        })
     }
 
     fn lower_ready(&mut self, b: &'a Block) -> Result<Ready, Vec<Diagnostic>> {
@@ -1276,7 +1440,67 @@ impl<'a> Lowerer<'a> {
             "a string",
         );
         self.scopes.pop(saved);
-        Ok(Ready { locals, value })
+        Ok(Ready {
+            span: b.span,
+            locals,
+            value,
+        })
+    }
+
+    /// An `assert` block, in the scope that holds it. `analyze` reports an assertion that
+    /// is never a bool and a message that is never a string as errors (the block fails
+    /// whenever it runs), and `analyze --portable` the block itself.
+    fn lower_assert(&mut self, b: &'a Block) -> Result<Assert, Vec<Diagnostic>> {
+        let def_range = schema::def_range(b);
+        self.portability.push(Diagnostic::warning(
+            "Not portable: assert block",
+            "`assert` is an fn-hcl extension; the Go implementation (function-hcl v0.2.0) \
+             rejects it: Blocks of type \"assert\" are not expected here.",
+            def_range,
+        ));
+        let (c, d) = schema::content(&b.body, &schema::ASSERT, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let (Some(a), Some(m)) = (c.attr("assertion"), c.attr("message")) else {
+            return Err(d);
+        };
+        let assertion = self.compile(&a.expr);
+        let message = self.compile(&m.expr);
+        let warning = c.attr("warning").map(|w| self.compile(&w.expr));
+        let never = |t: &SType, ok: &[SType]| t.is_known() && !ok.contains(t);
+        for (e, what, want, ok) in [
+            (Some(&assertion), "assertion", "a bool", &[SType::Bool][..]),
+            (
+                Some(&message),
+                "assert message",
+                "a string",
+                &[SType::String, SType::Number, SType::Bool][..],
+            ),
+            (
+                warning.as_ref(),
+                "assert warning",
+                "a bool",
+                &[SType::Bool][..],
+            ),
+        ] {
+            let Some(e) = e else { continue };
+            let t = self.types.get(&e.chunk).cloned().unwrap_or(SType::Dynamic);
+            if never(&t, ok) {
+                self.analysis.push(Diagnostic::error(
+                    format!("Invalid {what}"),
+                    format!("The {what} must be {want}, but this expression is always {t}."),
+                    e.range,
+                ));
+            }
+        }
+        Ok(Assert {
+            span: b.span,
+            def_range,
+            assertion,
+            message,
+            warning,
+        })
     }
 
     fn lower_requirement(&mut self, b: &'a Block) -> Item {
@@ -1360,6 +1584,7 @@ impl<'a> Lowerer<'a> {
         };
         self.scopes.pop(saved);
         Item::Requirement(Requirement {
+            span: b.span,
             name,
             def_range,
             constant: [
@@ -1796,8 +2021,18 @@ impl Dumper<'_> {
                         Matcher::Labels(m) => self.attr(i + 1, "matchLabels", m),
                     }
                 }
+                Item::Assert(a) => self.assert(i, a),
                 Item::Fatal(ds) => self.fatal(i, ds),
             }
+        }
+    }
+
+    fn assert(&mut self, indent: usize, a: &Assert) {
+        self.line(indent, "assert");
+        self.attr(indent + 1, "assertion", &a.assertion);
+        self.attr(indent + 1, "message", &a.message);
+        if let Some(w) = &a.warning {
+            self.attr(indent + 1, "warning", w);
         }
     }
 
@@ -1820,6 +2055,7 @@ impl Dumper<'_> {
                     self.attr(indent + 1, "value", &r.value);
                 }
                 Sub::Context(c) => self.context(indent, c),
+                Sub::Assert(a) => self.assert(indent, a),
                 Sub::Fatal(ds) => self.fatal(indent, ds),
             }
         }
@@ -1863,7 +2099,7 @@ fn self_type(attrs: &[&str]) -> SType {
 }
 
 /// Where the special variables exist, for diagnostics about using them elsewhere.
-fn special_hint(name: &str) -> Option<&'static str> {
+pub fn special_hint(name: &str) -> Option<&'static str> {
     match name {
         "self" => {
             Some("`self` exists only in resource and resources blocks (and what they contain).")
@@ -1873,6 +2109,23 @@ fn special_hint(name: &str) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// The fields of `self` in a `resource` block.
+pub const RESOURCE_SELF: &[&str] = &["connection", "name", "resource"];
+/// The fields of `self` in a `resources` block (outside its template).
+pub const COLLECTION_SELF: &[&str] = &["basename", "connections", "resources"];
+/// The fields of `self` in a `resources` block's template (the collection's and the
+/// member's merged).
+pub const TEMPLATE_SELF: &[&str] = &[
+    "basename",
+    "connection",
+    "connections",
+    "name",
+    "resource",
+    "resources",
+];
+/// The fields of `each` in a `resources` block's name and template.
+pub const EACH_FIELDS: &[&str] = &["key", "value"];
 
 /// The fields of `req`.
 pub const REQ_FIELDS: &[&str] = &[

@@ -169,7 +169,11 @@ impl Reads {
                         self.own_body.insert(c.template.body.chunk);
                     }
                 }
-                Item::Composite(_) | Item::Context(_) | Item::Requirement(_) | Item::Fatal(_) => {}
+                Item::Composite(_)
+                | Item::Context(_)
+                | Item::Requirement(_)
+                | Item::Assert(_)
+                | Item::Fatal(_) => {}
             }
         }
     }
@@ -195,6 +199,11 @@ fn subs_chunks(subs: &[Sub], out: &mut Vec<ChunkId>) {
                 out.push(c.key.chunk);
                 out.push(c.value.chunk);
             }
+            Sub::Assert(a) => {
+                out.push(a.assertion.chunk);
+                out.push(a.message.chunk);
+                out.extend(a.warning.as_ref().map(|w| w.chunk));
+            }
             Sub::Fatal(_) => {}
         }
     }
@@ -203,6 +212,7 @@ fn subs_chunks(subs: &[Sub], out: &mut Vec<ChunkId>) {
 /// Every chunk the evaluator may run for a resource block or template.
 fn content_chunks(c: &ResourceContent, out: &mut Vec<ChunkId>) {
     let ResourceContent {
+        span: _,
         locals,
         condition,
         body,

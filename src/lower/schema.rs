@@ -47,7 +47,7 @@ const fn labeled(kind: &'static str, labels: &'static [&'static str]) -> BlockSc
     BlockSchema { kind, labels }
 }
 
-const BASE_GROUP_BLOCKS: [BlockSchema; 7] = [
+const BASE_GROUP_BLOCKS: [BlockSchema; 8] = [
     block("locals"),
     block("group"),
     labeled("resource", &["name"]),
@@ -55,9 +55,10 @@ const BASE_GROUP_BLOCKS: [BlockSchema; 7] = [
     labeled("composite", &["object"]),
     block("context"),
     labeled("requirement", &["name"]),
+    block("assert"),
 ];
 
-const TOP_BLOCKS: [BlockSchema; 8] = [
+const TOP_BLOCKS: [BlockSchema; 9] = [
     block("locals"),
     block("group"),
     labeled("resource", &["name"]),
@@ -66,13 +67,15 @@ const TOP_BLOCKS: [BlockSchema; 8] = [
     block("context"),
     labeled("requirement", &["name"]),
     labeled("function", &["name"]),
+    block("assert"),
 ];
 
-const RESOURCE_BLOCKS: [BlockSchema; 4] = [
+const RESOURCE_BLOCKS: [BlockSchema; 5] = [
     block("locals"),
     block("ready"),
     labeled("composite", &["object"]),
     block("context"),
+    block("assert"),
 ];
 
 pub const TOP: Schema = Schema {
@@ -90,6 +93,7 @@ pub const RESOURCES: Schema = Schema {
         labeled("composite", &["object"]),
         block("template"),
         block("context"),
+        block("assert"),
     ],
 };
 pub const TEMPLATE: Schema = Schema {
@@ -129,10 +133,36 @@ pub const FUNCTION: Schema = Schema {
     attrs: &[attr("description"), required("body")],
     blocks: &[labeled("arg", &["name"]), block("locals")],
 };
+/// `assert { assertion = BOOL  message = STRING  warning = BOOL }`: fn-hcl's extension
+/// (Terramate's names), allowed at the top level and in `group`, `resource`, `resources`
+/// and `template`; the Go implementation rejects the block.
+pub const ASSERT: Schema = Schema {
+    attrs: &[required("assertion"), required("message"), attr("warning")],
+    blocks: &[],
+};
 pub const ARG: Schema = Schema {
     attrs: &[attr("description"), attr("default")],
     blocks: &[],
 };
+
+/// The schema of a block's body, by block type (`locals` has none: any attributes).
+pub fn of_block(kind: &str) -> Option<&'static Schema> {
+    Some(match kind {
+        "group" => &GROUP,
+        "resources" => &RESOURCES,
+        "template" => &TEMPLATE,
+        "resource" => &RESOURCE,
+        "context" => &CONTEXT,
+        "ready" => &READY,
+        "composite" => &COMPOSITE,
+        "requirement" => &REQUIREMENT,
+        "select" => &SELECT,
+        "function" => &FUNCTION,
+        "arg" => &ARG,
+        "assert" => &ASSERT,
+        _ => return None,
+    })
+}
 
 /// What `Body.Content` returns: the attributes and the blocks the schema accepts.
 #[derive(Debug, Default)]

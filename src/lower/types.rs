@@ -3,8 +3,9 @@
 //! conditionals, built-in calls and locals have types known at compile time; anything read
 //! from the request (`req`, `self`, `each`, function arguments) is [`SType::Dynamic`].
 //!
-//! The types serve two readers: the compiler (a later specialization step) and `analyze`,
-//! which warns where a type error is certain, e.g. `upper([1])` or `"a" * 2`. Evaluation
+//! The types serve the lowerer's own checks (a user function's arguments must be an
+//! object), the language server's hover, and `analyze`, which warns where a type error is
+//! certain, e.g. `upper([1])` or `"a" * 2`. The compiler does not read them. Evaluation
 //! never depends on them: such an expression still fails at run time exactly as in Go
 //! (its block becomes incomplete and is deferred), so a program that runs there runs here.
 

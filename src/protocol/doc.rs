@@ -79,9 +79,49 @@ impl Json {
     }
 }
 
-/// Parses JSON text (serde_json's own nesting limit of 128 applies).
+/// Parses JSON text nested at most [`MAX_JSON_DEPTH`] levels, as YAML is, so `fn-hcl eval`
+/// and `render` take the request data the documented limit promises (serde_json's own
+/// limit of 128 is lifted once a byte scan has bounded the nesting, so the recursive
+/// parser's stack stays bounded).
 pub fn parse_json(text: &str) -> Result<Json, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH + 1 {
+                    return Err(format!("JSON nested deeper than {MAX_JSON_DEPTH} levels"));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let mut values = de.into_iter::<serde_json::Value>();
+    let v = match values.next() {
+        Some(v) => v.map_err(|e| e.to_string())?,
+        None => return Err("EOF while parsing a value at line 1 column 0".into()),
+    };
+    if let Some(extra) = values.next() {
+        return Err(match extra {
+            Err(e) => e.to_string(),
+            Ok(_) => "trailing characters after the JSON value".into(),
+        });
+    }
     from_serde(&v, 0)
 }
 
@@ -218,5 +258,18 @@ mod tests {
     fn deep_json_is_an_error() {
         let deep = "[".repeat(100_000) + &"]".repeat(100_000);
         assert!(parse_json(&deep).is_err());
+    }
+
+    #[test]
+    fn json_nesting_is_bounded_by_the_documented_limit_not_serde_jsons() {
+        let nest = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        assert!(parse_json(&nest(MAX_JSON_DEPTH)).is_ok());
+        let e = parse_json(&nest(MAX_JSON_DEPTH + 5)).unwrap_err();
+        assert!(e.contains("nested deeper than 512 levels"), "{e}");
+        // Brackets inside strings do not count; hostile depth is refused before parsing.
+        assert!(parse_json(&format!("[\"{}\\\"\"]", "[".repeat(5000))).is_ok());
+        assert!(parse_json(&"[".repeat(1_000_000)).is_err());
+        assert!(parse_json("{} {}").is_err());
+        assert!(parse_json("").is_err());
     }
 }

@@ -4,10 +4,13 @@
 //! Inside the layer, one way down as well: [`doc`] (the JSON/YAML document tree) →
 //! [`yaml`] → [`protojson`] (messages as documents); [`raw`] (Struct bodies kept as bytes)
 //! → [`proto`] (the messages; the request decoded lazily) → [`input`] (the step's
-//! `HclInput`, the debug switches) and [`request`] (`req` as values) → [`response`].
+//! `HclInput`, the debug switches) and [`request`] (`req` as values) → [`response`];
+//! [`observed`] assembles the observed state `render` and the language server's sample
+//! requests describe.
 
 pub mod doc;
 pub mod input;
+pub mod observed;
 pub mod proto;
 pub mod protojson;
 pub mod raw;

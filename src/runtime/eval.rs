@@ -9,14 +9,15 @@
 use crate::bytecode::compile::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{
-    CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals, Matcher,
-    Program, Ready, Requirement, Resource, ResourceContent, Sub,
+    Assert, CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals,
+    Matcher, Program, Ready, Requirement, Resource, ResourceContent, Sub,
 };
 use crate::protocol::doc::Json;
 use crate::protocol::response::Ready as Readiness;
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
+use crate::text::quote::go_quote;
 use crate::value::gofmt::go_struct_text;
 use crate::value::{Fields, Str, Type, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -134,6 +135,7 @@ enum DiscardType {
     Ready,
     Context,
     Requirement,
+    Assert,
 }
 
 impl DiscardType {
@@ -147,6 +149,7 @@ impl DiscardType {
             DiscardType::Ready => "resource-ready",
             DiscardType::Context => "context",
             DiscardType::Requirement => "requirement",
+            DiscardType::Assert => "assert",
         }
     }
 }
@@ -173,6 +176,8 @@ struct Discard {
     reason: DiscardReason,
     name: String,
     range: String,
+    /// The same range, for [`Trace`].
+    span: Span,
     context: Vec<String>,
 }
 
@@ -214,7 +219,7 @@ fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) ->
 }
 
 /// Per-request evaluation state.
-struct Evaluator<'p> {
+struct Evaluator<'p, 'o> {
     program: &'p Program,
     vm: Vm<'p>,
     inputs: &'p Inputs,
@@ -229,11 +234,65 @@ struct Evaluator<'p> {
     requirement_names: HashSet<Str>,
     discards: Vec<Discard>,
     budget_error: Option<String>,
+    /// What [`evaluate_traced`] records (none for [`evaluate`]).
+    trace: Option<Trace>,
+    /// Who follows the evaluation block by block ([`evaluate_observed`]).
+    observer: Option<&'o mut dyn Observer>,
+}
+
+/// Follows an evaluation block by block and expression by expression: what `explain`
+/// needs to fold a program against a request with the VM's own values (it evaluates the
+/// parts of each expression again in the frame the evaluator used).
+pub trait Observer {
+    /// A block starts: its whole source range; `item`: the iteration of a collection's
+    /// template it is (index, `each`, the member's name).
+    fn enter(&mut self, block: Span, item: Option<(usize, Value, Str)>);
+    /// An expression was evaluated: its chunk and range, the frame's slots at that moment
+    /// and its value.
+    fn evaluated(&mut self, e: &CExpr, frame: &[Value], value: &Value);
+    /// A part of the current block was discarded: its kind (`resource`, `assert`, ...),
+    /// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports and the
+    /// messages that explain it.
+    fn discarded(
+        &mut self,
+        kind: &'static str,
+        reason: &'static str,
+        span: Span,
+        context: &[String],
+    );
+    /// The block that started last ends with these diagnostics.
+    fn exit(&mut self, diags: &[Diagnostic]);
+}
+
+/// What an evaluation computed along the way, for tools (the language server shows a
+/// local's value and why a block was deferred): every local's value (each evaluation of
+/// it, at most [`TRACE_VALUES`] per local) and every discarded block.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    /// (the local's expression range, its value), in evaluation order.
+    pub locals: Vec<(Span, Value)>,
+    pub discards: Vec<TracedDiscard>,
+}
+
+/// The most values kept for one local (a local of a collection's template is evaluated
+/// once per member).
+pub const TRACE_VALUES: usize = 3;
+
+/// A block evaluation skipped: its kind (`resource`, `composite-status`, ...), name,
+/// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports it at, and
+/// the diagnostics that explain it.
+#[derive(Clone, Debug)]
+pub struct TracedDiscard {
+    pub kind: &'static str,
+    pub reason: &'static str,
+    pub name: String,
+    pub span: Span,
+    pub context: Vec<String>,
 }
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
-    evaluate_metered(program, inputs, limits).0
+    evaluate_with(program, inputs, limits, None, None).0
 }
 
 /// [`evaluate`], also saying what the evaluation charged to its budgets.
@@ -242,6 +301,41 @@ pub fn evaluate_metered(
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, crate::bytecode::vm::Usage) {
+    let (out, _, usage) = evaluate_with(program, inputs, limits, None, None);
+    (out, usage)
+}
+
+/// [`evaluate`], also returning its [`Trace`].
+pub fn evaluate_traced(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+) -> (Result<Output, Fatal>, Trace) {
+    let (out, trace, _) = evaluate_with(program, inputs, limits, Some(Trace::default()), None);
+    (out, trace.unwrap_or_default())
+}
+
+/// [`evaluate`], telling `observer` what happens block by block (see [`Observer`]).
+pub fn evaluate_observed(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+    observer: &mut dyn Observer,
+) -> Result<Output, Fatal> {
+    evaluate_with(program, inputs, limits, None, Some(observer)).0
+}
+
+fn evaluate_with(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+    trace: Option<Trace>,
+    observer: Option<&mut dyn Observer>,
+) -> (
+    Result<Output, Fatal>,
+    Option<Trace>,
+    crate::bytecode::vm::Usage,
+) {
     let mut e = Evaluator {
         program,
         vm: Vm::new(&program.code, limits),
@@ -257,14 +351,30 @@ pub fn evaluate_metered(
         requirement_names: HashSet::new(),
         discards: Vec::new(),
         budget_error: None,
+        trace,
+        observer,
     };
     e.frame.push(inputs.req.clone());
     let mut diags: Diags = program.load_warnings.clone();
     let ds = e.group(&program.root);
     diags.extend(ds);
+    let mut trace = e.trace.take();
+    if let Some(t) = &mut trace {
+        t.discards = e
+            .discards
+            .iter()
+            .map(|d| TracedDiscard {
+                kind: d.kind.as_str(),
+                reason: d.reason.as_str(),
+                name: d.name.clone(),
+                span: d.span,
+                context: d.context.clone(),
+            })
+            .collect();
+    }
     let usage = e.vm.usage();
     if let Some(b) = e.budget_error.take() {
-        return (Err(Fatal(format!("evaluate hcl: {b}"))), usage);
+        return (Err(Fatal(format!("evaluate hcl: {b}"))), trace, usage);
     }
     if has_errors(&diags) {
         return (
@@ -272,10 +382,11 @@ pub fn evaluate_metered(
                 "evaluate hcl: {}",
                 crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
             ))),
+            trace,
             usage,
         );
     }
-    (e.finish(diags), usage)
+    (e.finish(diags), trace, usage)
 }
 
 /// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
@@ -287,7 +398,32 @@ fn sort_by_severity(mut d: Diags) -> Diags {
     d
 }
 
-impl<'p> Evaluator<'p> {
+impl<'p, 'o> Evaluator<'p, 'o> {
+    /// Run one block's evaluation, telling the observer (if any) where it starts and ends.
+    fn observed(
+        &mut self,
+        block: Span,
+        item: Option<(usize, Value, Str)>,
+        f: impl FnOnce(&mut Self) -> Diags,
+    ) -> Diags {
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.enter(block, item);
+        }
+        let out = f(self);
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.exit(&out);
+        }
+        out
+    }
+
+    /// Record a discarded block part (and tell the observer).
+    fn discard(&mut self, d: Discard) {
+        if let Some(o) = self.observer.as_deref_mut() {
+            o.discarded(d.kind.as_str(), d.reason.as_str(), d.span, &d.context);
+        }
+        self.discards.push(d);
+    }
+
     fn range(&self, sp: Span) -> String {
         self.program.sources.range(sp).to_string()
     }
@@ -298,7 +434,12 @@ impl<'p> Evaluator<'p> {
             return Value::Unknown(Type::Dynamic);
         }
         match self.vm.eval(e.chunk, &self.frame, diags) {
-            Ok(v) => v,
+            Ok(v) => {
+                if let Some(o) = self.observer.as_deref_mut() {
+                    o.evaluated(e, &self.frame, &v);
+                }
+                v
+            }
             Err(err) => {
                 self.budget_error = Some(err.to_string());
                 diags.push(err_no_range(err.to_string()));
@@ -366,6 +507,15 @@ impl<'p> Evaluator<'p> {
             let mut ds = Vec::new();
             let v = self.eval(&def.expr, &mut ds);
             diags.extend(downgrade(ds));
+            if let Some(t) = &mut self.trace
+                && t.locals
+                    .iter()
+                    .filter(|(r, _)| *r == def.expr.range)
+                    .count()
+                    < TRACE_VALUES
+            {
+                t.locals.push((def.expr.range, v.clone()));
+            }
             self.frame.push(v);
         }
         Ok(diags)
@@ -384,11 +534,12 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&c.expr, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(c.range),
+                span: c.range,
                 context,
             });
             // Go appends the (downgraded) diagnostics twice; they are deduplicated later.
@@ -398,23 +549,31 @@ impl<'p> Evaluator<'p> {
             return Ok(false);
         }
         diags.extend(ds);
-        match v {
-            Value::Bool(b) => {
+        // cty's `True()` on a null bool is false (`null == true` is false): the block is
+        // skipped as a user condition. A bare `null` has the dynamic type and is refused.
+        let truth = match v {
+            Value::Bool(b) => Some(b),
+            Value::Null(Type::Bool) => Some(false),
+            _ => None,
+        };
+        match truth {
+            Some(b) => {
                 if !b {
-                    self.discards.push(Discard {
+                    self.discard(Discard {
                         kind,
                         reason: DiscardReason::UserCondition,
                         name: name.to_string(),
                         range: self.range(c.range),
+                        span: c.range,
                         context: Vec::new(),
                     });
                 }
                 Ok(b)
             }
-            other => {
+            None => {
                 diags.push(err_no_range(format!(
                     "got type {}, expected {}",
-                    go_struct_text(&other.type_of()),
+                    go_struct_text(&v.type_of()),
                     go_struct_text(&Type::Bool)
                 )));
                 Err(())
@@ -423,10 +582,12 @@ impl<'p> Evaluator<'p> {
     }
 
     fn group(&mut self, g: &Group) -> Diags {
-        let base = self.frame.len();
-        let out = self.group_inner(g);
-        self.frame.truncate(base);
-        out
+        self.observed(g.span, None, |e| {
+            let base = e.frame.len();
+            let out = e.group_inner(g);
+            e.frame.truncate(base);
+            out
+        })
     }
 
     fn group_inner(&mut self, g: &Group) -> Diags {
@@ -456,6 +617,7 @@ impl<'p> Evaluator<'p> {
                 Item::Composite(c) => self.composite(c),
                 Item::Context(c) => self.context(c),
                 Item::Requirement(r) => self.requirement(r),
+                Item::Assert(a) => self.assert(a),
                 Item::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -498,7 +660,9 @@ impl<'p> Evaluator<'p> {
         debug_assert_eq!(base as u32, r.self_slot);
         let self_obj =
             Value::object(self.self_object(&r.name, self.program.reads.own_body(&r.content)));
-        let out = self.add_resource(&r.name, &r.content, self_obj, None);
+        let out = self.observed(r.content.span, None, |e| {
+            e.add_resource(&r.name, &r.content, self_obj, None)
+        });
         self.frame.truncate(base);
         out
     }
@@ -512,7 +676,10 @@ impl<'p> Evaluator<'p> {
         annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
-            return vec![err_no_range(format!("duplicate resource {:?}", &**name))];
+            return vec![err_no_range(format!(
+                "duplicate resource {}",
+                go_quote(name)
+            ))];
         }
         self.frame.push(self_obj);
         let mut diags = match self.locals(&c.locals) {
@@ -531,6 +698,9 @@ impl<'p> Evaluator<'p> {
             // Go drops the condition's diagnostics when it skips a resource.
             Ok(false) => return Vec::new(),
             Ok(true) => diags.extend(cd),
+        }
+        if self.asserts(&c.subs, &mut diags) {
+            return diags;
         }
         let mut ds = Vec::new();
         let out = self.eval_output(&c.body, &mut ds);
@@ -564,11 +734,12 @@ impl<'p> Evaluator<'p> {
             }
             let mut context = context;
             context.push(format!("unknown values: {unknown}"));
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Resource,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(c.body.range),
+                span: c.body.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -593,6 +764,7 @@ impl<'p> Evaluator<'p> {
                 Sub::Composite(x) => self.composite(x),
                 Sub::Ready(x) => self.ready_block(name, x),
                 Sub::Context(x) => self.context(x),
+                Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -605,10 +777,12 @@ impl<'p> Evaluator<'p> {
     }
 
     fn collection(&mut self, c: &Collection) -> Diags {
-        let base = self.frame.len();
-        let out = self.collection_inner(c);
-        self.frame.truncate(base);
-        out
+        self.observed(c.span, None, |e| {
+            let base = e.frame.len();
+            let out = e.collection_inner(c);
+            e.frame.truncate(base);
+            out
+        })
     }
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
@@ -652,6 +826,9 @@ impl<'p> Evaluator<'p> {
             }
             Ok(false) => return diags,
             Ok(true) => {}
+        }
+        if self.asserts(&c.subs, &mut diags) {
+            return diags;
         }
         let mut ds = Vec::new();
         let for_each = self.eval(&c.for_each, &mut ds);
@@ -708,12 +885,15 @@ impl<'p> Evaluator<'p> {
                 }
             };
             let own = self.self_object(&name, own_body);
-            let ds = self.add_resource(
-                &name,
-                &c.template,
-                object_from_runs(&coll_self, own),
-                Some((base_name.clone(), item_index(i))),
-            );
+            let each = self.frame.last().cloned().unwrap_or_default();
+            let ds = self.observed(c.template.span, Some((i, each, name.clone())), |e| {
+                e.add_resource(
+                    &name,
+                    &c.template,
+                    object_from_runs(&coll_self, own),
+                    Some((base_name.clone(), item_index(i))),
+                )
+            });
             let stop = has_errors(&ds) || self.budget_error.is_some();
             diags.extend(ds);
             if stop {
@@ -725,7 +905,7 @@ impl<'p> Evaluator<'p> {
             let cur = match s {
                 Sub::Composite(x) => self.composite(x),
                 Sub::Context(x) => self.context(x),
-                Sub::Ready(_) => Vec::new(),
+                Sub::Ready(_) | Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
             let stop = has_errors(&cur) || self.budget_error.is_some();
@@ -745,7 +925,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn composite(&mut self, c: &Composite) -> Diags {
-        self.with_scope(|e| e.composite_inner(c))
+        self.observed(c.span, None, |e| e.with_scope(|e| e.composite_inner(c)))
     }
 
     fn composite_inner(&mut self, c: &Composite) -> Diags {
@@ -765,11 +945,12 @@ impl<'p> Evaluator<'p> {
         let v = self.eval_output(&c.body, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
                 range: self.range(c.body.range),
+                span: c.body.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -792,7 +973,8 @@ impl<'p> Evaluator<'p> {
                 for (k, v) in obj {
                     let Json::String(s) = v else {
                         diags.push(err_no_range(format!(
-                            "connection key {k:?} was not a string, got {}",
+                            "connection key {} was not a string, got {}",
+                            go_quote(&k),
                             Json::go_type(&v)
                         )));
                         continue;
@@ -802,12 +984,16 @@ impl<'p> Evaluator<'p> {
                             values.insert(k, b);
                         }
                         None => {
-                            let msg = format!("connection secret key {k:?} not in base64 format");
-                            self.discards.push(Discard {
+                            let msg = format!(
+                                "connection secret key {} not in base64 format",
+                                go_quote(&k)
+                            );
+                            self.discard(Discard {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
                                 name: k.clone(),
                                 range: self.range(c.body.range),
+                                span: c.body.range,
                                 context: vec![msg.clone()],
                             });
                             diags.push(Diagnostic {
@@ -827,7 +1013,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn context(&mut self, c: &ContextBlock) -> Diags {
-        self.with_scope(|e| e.context_inner(c))
+        self.observed(c.span, None, |e| e.with_scope(|e| e.context_inner(c)))
     }
 
     fn context_inner(&mut self, c: &ContextBlock) -> Diags {
@@ -866,11 +1052,12 @@ impl<'p> Evaluator<'p> {
         let v = self.eval_output(&c.value, &mut vd);
         if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Context,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
                 range: self.range(c.value.range),
+                span: c.value.range,
                 context,
             });
             diags.extend(downgrade(vd));
@@ -888,8 +1075,108 @@ impl<'p> Evaluator<'p> {
         diags
     }
 
+    /// The `assert` blocks among a block's subs, before its body: true to stop (an error).
+    fn asserts(&mut self, subs: &[Sub], diags: &mut Diags) -> bool {
+        for s in subs {
+            if let Sub::Assert(a) = s {
+                let cur = self.assert(a);
+                let stop = has_errors(&cur) || self.budget_error.is_some();
+                diags.extend(cur);
+                if stop {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// An `assert` block: nothing when its assertion holds; an error carrying the message
+    /// when it does not (a warning when `warning` is true); deferred, like any block, when
+    /// the assertion, message or warning cannot be evaluated yet.
+    fn assert(&mut self, a: &Assert) -> Diags {
+        self.observed(a.span, None, |e| e.assert_inner(a))
+    }
+
+    fn assert_inner(&mut self, a: &Assert) -> Diags {
+        let mut diags = Vec::new();
+        let mut ds = Vec::new();
+        let v = self.eval(&a.assertion, &mut ds);
+        if has_errors(&ds) || v.contains_unknown() {
+            return self.defer_assert(a.assertion.range, ds);
+        }
+        diags.extend(ds);
+        let holds = match v {
+            Value::Bool(b) => b,
+            other => {
+                diags.push(not_a(&other, "assertion", "a bool", a.assertion.range));
+                return diags;
+            }
+        };
+        if holds {
+            return diags;
+        }
+        let mut ds = Vec::new();
+        let message = self.eval(&a.message, &mut ds);
+        let warning = match &a.warning {
+            Some(w) => self.eval(w, &mut ds),
+            None => Value::Bool(false),
+        };
+        if has_errors(&ds) || message.contains_unknown() || warning.contains_unknown() {
+            let range = if message.contains_unknown() || a.warning.is_none() {
+                a.message.range
+            } else {
+                a.warning.as_ref().map_or(a.message.range, |w| w.range)
+            };
+            return self.defer_assert(range, ds);
+        }
+        diags.extend(ds);
+        let message = match crate::value::convert::convert(&message, &Type::String) {
+            Ok(Value::String(s)) => s,
+            _ => {
+                diags.push(not_a(
+                    &message,
+                    "assert message",
+                    "a string",
+                    a.message.range,
+                ));
+                return diags;
+            }
+        };
+        let warning = match warning {
+            Value::Bool(b) => b,
+            other => {
+                let range = a.warning.as_ref().map_or(a.message.range, |w| w.range);
+                diags.push(not_a(&other, "assert warning", "a bool", range));
+                return diags;
+            }
+        };
+        // The message in the summary: a warning is listed by its summary alone.
+        let summary = format!("assertion failed: {message}");
+        let d = if warning {
+            Diagnostic::warning(summary, "", a.def_range)
+        } else {
+            Diagnostic::error(summary, "", a.def_range)
+        };
+        diags.push(d);
+        diags
+    }
+
+    /// An assert that depends on something unknown: a discard, its diagnostics warnings.
+    fn defer_assert(&mut self, range: Span, ds: Diags) -> Diags {
+        let context = self.messages(&ds);
+        self.discard(Discard {
+            kind: DiscardType::Assert,
+            reason: DiscardReason::Incomplete,
+            name: String::new(),
+            range: self.range(range),
+            span: range,
+            context,
+        });
+        downgrade(ds)
+    }
+
     fn ready_block(&mut self, name: &Str, r: &Ready) -> Diags {
-        self.with_scope(|e| e.ready_inner(name, r))
+        self.observed(r.span, None, |e| e.with_scope(|e| e.ready_inner(name, r)))
     }
 
     fn ready_inner(&mut self, name: &Str, r: &Ready) -> Diags {
@@ -901,11 +1188,12 @@ impl<'p> Evaluator<'p> {
         let v = self.eval(&r.value, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discards.push(Discard {
+            self.discard(Discard {
                 kind: DiscardType::Ready,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: self.range(r.value.range),
+                span: r.value.range,
                 context,
             });
             diags.extend(downgrade(ds));
@@ -940,7 +1228,7 @@ impl<'p> Evaluator<'p> {
     }
 
     fn requirement(&mut self, r: &Requirement) -> Diags {
-        self.with_scope(|e| e.requirement_inner(r))
+        self.observed(r.span, None, |e| e.with_scope(|e| e.requirement_inner(r)))
     }
 
     fn requirement_inner(&mut self, r: &Requirement) -> Diags {
@@ -1001,11 +1289,12 @@ impl<'p> Evaluator<'p> {
         }
         self.requirement_names.insert(name.clone());
         let incomplete = |e: &mut Self, cur: &mut Diags, ds: Diags| {
-            e.discards.push(Discard {
+            e.discard(Discard {
                 kind: DiscardType::Requirement,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
                 range: e.range(r.select_range),
+                span: r.select_range,
                 context: Vec::new(),
             });
             cur.extend(downgrade(ds));
@@ -1217,6 +1506,20 @@ impl<'p> Evaluator<'p> {
         }
         Ok(out)
     }
+}
+
+/// An assert attribute whose value has the wrong type (or is null).
+fn not_a(v: &Value, what: &str, want: &str, range: Span) -> Diagnostic {
+    let got = if v.is_null() {
+        "null".to_string()
+    } else {
+        v.type_of().friendly_name()
+    };
+    err_at(
+        format!("Invalid {what}"),
+        format!("The {what} must be {want}, got {got}."),
+        range,
+    )
 }
 
 /// The source text of a range, or Go's placeholder.
@@ -1455,7 +1758,7 @@ fn to_go_object(v: &Value) -> Result<Option<BTreeMap<String, Json>>, String> {
         Json::Object(m) => Ok(Some(m)),
         Json::Null => Ok(None),
         other => Err(format!(
-            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type evaluator.Object",
+            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             match other {
                 Json::Array(_) => "array",
                 Json::String(_) => "string",
@@ -1466,10 +1769,10 @@ fn to_go_object(v: &Value) -> Result<Option<BTreeMap<String, Json>>, String> {
     }
 }
 
-/// Go's `base64.StdEncoding.DecodeString` (padding required).
+/// Go's `base64.StdEncoding.DecodeString`: padding required, `\r`/`\n` anywhere skipped
+/// (line-wrapped secrets are valid), non-zero trailing bits tolerated.
 fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(s).ok()
+    crate::text::base64::go_base64_decode(s.as_bytes()).ok()
 }
 
 /// The labels of a `matchLabels` value.
@@ -1485,8 +1788,8 @@ fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
             }
             _ => {
                 return Err(format!(
-                    "match label {:?} in requirement selector was not an string",
-                    &**k
+                    "match label {} in requirement selector was not an string",
+                    go_quote(k)
                 ));
             }
         }

@@ -2,3 +2,4 @@
 
 pub mod cache;
 pub mod eval;
+pub mod explain;

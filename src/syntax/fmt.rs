@@ -27,7 +27,7 @@
 use crate::syntax::ast::{Body, BodyItem};
 use crate::syntax::lexer::{TokenKind as K, tokenize};
 use crate::syntax::span::{FileId, SourceMap};
-use unicode_segmentation::UnicodeSegmentation;
+use crate::text::unicode::graphemes;
 
 /// `fn-hcl fmt` arguments (the Go tool's flags; booleans accept `--flag=false`).
 #[derive(Debug, clap::Args)]
@@ -564,7 +564,7 @@ fn columns(toks: &[FTok], cell: Option<&std::ops::Range<usize>>) -> usize {
     cell.map_or(0, |c| {
         toks[c.clone()]
             .iter()
-            .map(|t| t.spaces + t.text.graphemes(true).count())
+            .map(|t| t.spaces + graphemes(t.text).count())
             .sum()
     })
 }

@@ -17,8 +17,8 @@
 
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, Pos, Span};
+use crate::text::unicode::graphemes;
 use logos::Logos;
-use unicode_segmentation::UnicodeSegmentation;
 
 /// Token types, named after hcl's `TokenType` constants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -302,7 +302,7 @@ impl Cursor<'_> {
             self.pos.col = col;
         } else {
             let seg = self.src.get(from..to).unwrap_or("");
-            for g in seg.graphemes(true) {
+            for g in graphemes(seg) {
                 if g == "\n" || g == "\r\n" {
                     self.pos.line += 1;
                     self.pos.col = 1;
@@ -536,18 +536,10 @@ impl<'a> Scanner<'a> {
                     None | Some(b'\r' | b'\n') => break,
                     Some(_) => q += 1 + self.char_len(q + 1),
                 },
-                b'$' | b'%' => {
-                    let c = b[q];
-                    if b.get(q + 1) == Some(&b'{') {
-                        break;
-                    }
-                    if b.get(q + 1) == Some(&c) && b.get(q + 2) == Some(&b'{') {
-                        // `$${` / `%%{`: an escaped sequence opener, literal text.
-                        q += if b.get(q + 3) == Some(&b'~') { 4 } else { 3 };
-                    } else {
-                        q += 1;
-                    }
-                }
+                b'$' | b'%' => match literal_marker_len(b, q) {
+                    Some(n) => q += n,
+                    None => break,
+                },
                 _ => q += self.char_len(q),
             }
         }
@@ -585,17 +577,10 @@ impl<'a> Scanner<'a> {
                         eol = Some(q);
                         break;
                     }
-                    b'$' | b'%' => {
-                        let c = b[q];
-                        if b.get(q + 1) == Some(&b'{') {
-                            break;
-                        }
-                        if b.get(q + 1) == Some(&c) && b.get(q + 2) == Some(&b'{') {
-                            q += if b.get(q + 3) == Some(&b'~') { 4 } else { 3 };
-                        } else {
-                            q += 1;
-                        }
-                    }
+                    b'$' | b'%' => match literal_marker_len(b, q) {
+                        Some(n) => q += n,
+                        None => break,
+                    },
                     _ => q += self.char_len(q),
                 }
             }
@@ -764,6 +749,21 @@ pub fn check_invalid_tokens(tokens: &[Token]) -> Vec<Diagnostic> {
     diags
 }
 
+/// At a `$` or `%` inside template text: `None` when it opens a sequence (`${`, `%{`),
+/// else how many bytes of literal text it starts: an escaped opener (`$${`, `%%{`, with
+/// its `~`) as hcl's scanner reads it, or the lone marker.
+fn literal_marker_len(b: &[u8], q: usize) -> Option<usize> {
+    let c = b[q];
+    if b.get(q + 1) == Some(&b'{') {
+        return None;
+    }
+    Some(if b.get(q + 1) == Some(&c) && b.get(q + 2) == Some(&b'{') {
+        if b.get(q + 3) == Some(&b'~') { 4 } else { 3 }
+    } else {
+        1
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -772,7 +772,7 @@ mod tests {
     /// hcl's position rule, one grapheme cluster at a time (the reference for `Cursor`).
     fn reference_pos(src: &str, to: usize) -> Pos {
         let mut pos = Pos::START;
-        for g in src[..to].graphemes(true) {
+        for g in graphemes(&src[..to]) {
             if g == "\n" || g == "\r\n" {
                 pos.line += 1;
                 pos.col = 1;
@@ -795,7 +795,7 @@ mod tests {
         for src in srcs {
             // Token boundaries never split a grapheme cluster: test every pair of them.
             let mut bounds = vec![0];
-            for g in src.graphemes(true) {
+            for g in graphemes(src) {
                 bounds.push(bounds[bounds.len() - 1] + g.len());
             }
             for &mid in &bounds {

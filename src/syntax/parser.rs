@@ -64,14 +64,44 @@ pub fn parse_program_file(
     file: FileId,
     tokens_left: &mut usize,
 ) -> Result<File, Vec<Diagnostic>> {
+    let (file, diags) = parse_partial_within(sm, file, tokens_left);
+    if diags.is_empty() {
+        Ok(file)
+    } else {
+        Err(diags)
+    }
+}
+
+/// [`parse_file`] that keeps what hcl's recovery built: the (possibly incomplete) tree
+/// together with all diagnostics, as hcl's `ParseConfig` returns both. An editor needs
+/// the blocks around a syntax error while it is being typed. A file past
+/// [`MAX_INPUT_BYTES`] or [`MAX_PROGRAM_TOKENS`] (or missing) gives an empty body.
+pub fn parse_file_partial(sm: &SourceMap, file: FileId) -> (File, Vec<Diagnostic>) {
+    let mut left = MAX_PROGRAM_TOKENS;
+    parse_partial_within(sm, file, &mut left)
+}
+
+/// [`parse_file_partial`] within a program's budget of tokens (see [`parse_program_file`]).
+fn parse_partial_within(
+    sm: &SourceMap,
+    file: FileId,
+    tokens_left: &mut usize,
+) -> (File, Vec<Diagnostic>) {
+    let empty = |d: Diagnostic| {
+        let body = Body {
+            items: Vec::new(),
+            span: Span::new(file, Pos::START, Pos::START),
+        };
+        (File { body }, vec![d])
+    };
     let Some(f) = sm.get(file) else {
-        return Err(vec![Diagnostic::error_no_range(
+        return empty(Diagnostic::error_no_range(
             "Missing source file",
             "The source file to parse is not in the source map.",
-        )]);
+        ));
     };
     if let Some(d) = size_check(&f.text, file) {
-        return Err(vec![d]);
+        return empty(d);
     }
     let toks = lexer::tokenize_at_most(&f.text, file, TOKEN_BUF.take(), *tokens_left);
     let found = toks.len().saturating_sub(1);
@@ -79,13 +109,13 @@ pub fn parse_program_file(
         let at = toks
             .get(*tokens_left)
             .map_or(Span::new(file, Pos::START, Pos::START), |t| t.span);
-        return Err(vec![Diagnostic::error(
+        return empty(Diagnostic::error(
             "Program too large",
             format!(
                 "This program has more than {MAX_PROGRAM_TOKENS} tokens (names, numbers, symbols and string pieces, all files together); fn-hcl accepts at most {MAX_PROGRAM_TOKENS}. This is where the limit is reached."
             ),
             at,
-        )]);
+        ));
     }
     *tokens_left -= found;
     let mut diags = lexer::check_invalid_tokens(&toks);
@@ -96,11 +126,7 @@ pub fn parse_program_file(
     if toks.capacity() <= TOKEN_BUF_MAX {
         TOKEN_BUF.set(toks);
     }
-    if diags.is_empty() {
-        Ok(File { body })
-    } else {
-        Err(diags)
-    }
+    (File { body }, diags)
 }
 
 /// Parses one file of the source map as a standalone expression (hcl's
@@ -1964,9 +1990,12 @@ impl<'a> Parser<'a> {
                         1 + text[i + 1..].chars().next().map_or(0, char::len_utf8)
                     }
                 }
+                // hcl's scanner makes every `$`/`%` its own token unless it starts
+                // `$${`/`%%{`, so `$$` before anything but `{` is two literal
+                // characters and `$$${` is `$` then the escape `$${`.
                 b'$' | b'%' => {
-                    if b.get(i + 1) == Some(&c) {
-                        if b.get(i + 2) == Some(&b'{') { 3 } else { 2 }
+                    if b.get(i + 1) == Some(&c) && b.get(i + 2) == Some(&b'{') {
+                        3
                     } else {
                         1
                     }
@@ -2641,23 +2670,23 @@ fn flush_heredoc(parts: &mut [TT], _src: &str) {
 
 /// The number of extended grapheme clusters in `s` (bytes, for ASCII without `\r`).
 fn grapheme_count(s: &str) -> usize {
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
     if s.is_ascii() && !s.contains('\r') {
         return s.len();
     }
-    s.graphemes(true).count()
+    graphemes(s).count()
 }
 
 /// The byte length of the first `n` grapheme clusters of `s` (all of `s` if fewer).
 fn grapheme_prefix_len(s: &str, n: usize) -> usize {
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
     let b = s.as_bytes();
     let k = n.min(b.len());
     // Byte k must also not continue a cluster (a multi-byte char or `\r\n` across it).
     if b[..k].iter().all(|&c| c.is_ascii() && c != b'\r') && b.get(k).is_none_or(u8::is_ascii) {
         return k;
     }
-    s.graphemes(true).take(n).map(str::len).sum()
+    graphemes(s).take(n).map(str::len).sum()
 }
 
 /// hcl's `meldConsecutiveStringLiterals`.
@@ -2729,7 +2758,7 @@ fn valid_number(s: &str) -> bool {
 
 /// Advances a position over `text`, counting lines as hcl's string-literal decoder does.
 fn advance(mut pos: crate::syntax::span::Pos, text: &str) -> crate::syntax::span::Pos {
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
     if text.is_ascii() {
         // ASCII: one grapheme per byte, except `\r\n`.
         let b = text.as_bytes();
@@ -2750,7 +2779,7 @@ fn advance(mut pos: crate::syntax::span::Pos, text: &str) -> crate::syntax::span
         pos.byte += b.len() as u32;
         return pos;
     }
-    for g in text.graphemes(true) {
+    for g in graphemes(text) {
         pos.byte += g.len() as u32;
         if g.starts_with(['\r', '\n']) {
             pos.line += 1;
@@ -2972,7 +3001,7 @@ fn take_children(e: &mut Expr, out: &mut Vec<Expr>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use unicode_segmentation::UnicodeSegmentation;
+    use crate::text::unicode::graphemes;
 
     const SAMPLES: [&str; 7] = [
         "",
@@ -2988,7 +3017,7 @@ mod tests {
     fn advance_fast_path_counts_like_graphemes() {
         for s in SAMPLES {
             let mut want = crate::syntax::span::Pos::START;
-            for g in s.graphemes(true) {
+            for g in graphemes(s) {
                 want.byte += g.len() as u32;
                 if g.starts_with(['\r', '\n']) {
                     want.line += 1;
@@ -3004,9 +3033,9 @@ mod tests {
     #[test]
     fn grapheme_helpers_match_segmentation() {
         for s in SAMPLES {
-            assert_eq!(grapheme_count(s), s.graphemes(true).count(), "{s:?}");
+            assert_eq!(grapheme_count(s), graphemes(s).count(), "{s:?}");
             for n in 0..=s.len() + 1 {
-                let want: usize = s.graphemes(true).take(n).map(str::len).sum();
+                let want: usize = graphemes(s).take(n).map(str::len).sum();
                 assert_eq!(grapheme_prefix_len(s, n), want, "{s:?} {n}");
             }
         }
@@ -3104,5 +3133,53 @@ mod budget_tests {
         let src = "x = [".to_string() + &"1,".repeat(10_000) + "]\n";
         let toks = lexer::tokenize_at_most(&src, FileId(0), Vec::new(), 100);
         assert!(toks.len() > 101 && toks.len() < 110, "{}", toks.len());
+    }
+}
+
+#[cfg(test)]
+mod partial_tests {
+    use super::*;
+
+    fn partial(src: &str) -> (File, Vec<Diagnostic>) {
+        let mut sm = SourceMap::new();
+        let id = sm.add("main.hcl", src);
+        parse_file_partial(&sm, id)
+    }
+
+    #[test]
+    fn a_broken_file_keeps_the_blocks_recovery_built() {
+        let (f, d) = partial("locals {\n  a = 1\n}\nresource x {\n  body = {\n    n = \n  }\n}\n");
+        assert!(!d.is_empty());
+        let kinds: Vec<&str> = f.body.blocks().map(|b| &*b.kind.name).collect();
+        assert_eq!(kinds, ["locals", "resource"]);
+        let mut sm = SourceMap::new();
+        let id = sm.add(
+            "main.hcl",
+            "locals {\n  a = 1\n}\nresource x {\n  body = {\n    n = \n  }\n}\n",
+        );
+        assert_eq!(parse_file(&sm, id).err(), Some(d));
+    }
+
+    #[test]
+    fn a_valid_file_parses_as_parse_file_does() {
+        let src = "a = 1\nb { c = \"x\" }\n";
+        let (f, d) = partial(src);
+        assert!(d.is_empty());
+        let mut sm = SourceMap::new();
+        let id = sm.add("main.hcl", src);
+        assert_eq!(parse_file(&sm, id).ok(), Some(f));
+    }
+
+    #[test]
+    fn unterminated_strings_and_heredocs_give_a_tree_and_diagnostics() {
+        for src in [
+            "a = \"abc\n",
+            "a = <<EOT\nabc\n",
+            "b {\n a = \"${x\n",
+            "a = [1, 2",
+        ] {
+            let (_, d) = partial(src);
+            assert!(!d.is_empty(), "{src:?}");
+        }
     }
 }

@@ -189,6 +189,54 @@ fn part_children<'a>(p: &'a TemplatePart, f: &mut dyn FnMut(&'a Expr)) {
     }
 }
 
+/// Whether `e` is a reference: a root variable followed by attribute and index steps
+/// (with any keys). Partial evaluation keeps an unknown reference whole, as written.
+pub fn is_reference(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Variable(_) => true,
+        ExprKind::GetAttr { obj, .. } | ExprKind::Index { obj, .. } => is_reference(obj),
+        _ => false,
+    }
+}
+
+/// The direct sub-expressions of `e` that partial evaluation may fold on their own, in
+/// source order: those evaluated in `e`'s own scope. A reference's are its computed index
+/// keys; a `for` expression's only its collection (its other parts read its names), a
+/// splat's only its source; a template's its interpolations but not its directives.
+/// Literals have none.
+pub fn foldable_children<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    if is_reference(e) {
+        let mut cur = e;
+        let mut keys = Vec::new();
+        loop {
+            match &cur.kind {
+                ExprKind::GetAttr { obj, .. } => cur = obj,
+                ExprKind::Index { obj, key, .. } => {
+                    if !is_literal_key(key) {
+                        keys.push(&**key);
+                    }
+                    cur = obj;
+                }
+                _ => break,
+            }
+        }
+        keys.into_iter().rev().for_each(f);
+        return;
+    }
+    match &e.kind {
+        ExprKind::For(fe) => f(&fe.collection),
+        ExprKind::Splat { source, .. } => f(source),
+        ExprKind::Template(t) => {
+            for p in &t.parts {
+                if let TemplatePart::Interp(x) = p {
+                    f(x);
+                }
+            }
+        }
+        _ => children(e, f),
+    }
+}
+
 /// Pre-order visit of every expression node of `e`, templates included.
 pub fn visit<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     f(e);

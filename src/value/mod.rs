@@ -159,8 +159,10 @@ impl Fields {
 pub enum Value {
     /// A null of the given type (`Dynamic` for a bare `null`).
     Null(Type),
-    /// A value not known yet, of the given type. Only the compiler's static evaluation of an
-    /// untaken conditional branch produces it; request data is always known.
+    /// A value not known yet, of the given type. Request data is always known: unknowns
+    /// stand in for what could not be computed (the evaluator's result once a budget has
+    /// stopped it, so no block runs on a wrong value) and propagate through operators,
+    /// calls and constructors as cty's do, deferring the block that reads them.
     Unknown(Type),
     Bool(bool),
     Number(Number),
@@ -477,6 +479,21 @@ fn sort_dedup_entries(entries: &mut Vec<(Str, Value)>) {
 /// Orders two strings the way cty orders set elements and map keys: by bytes.
 pub fn cmp_str(a: &str, b: &str) -> Ordering {
     a.as_bytes().cmp(b.as_bytes())
+}
+
+/// Helpers for unit tests of this layer and the ones above it.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::Value;
+
+    /// The strings of a list, set or tuple of strings.
+    pub fn strs(v: &Value) -> Vec<String> {
+        v.as_seq()
+            .expect("a sequence")
+            .iter()
+            .map(|x| x.as_str().expect("a string").to_string())
+            .collect()
+    }
 }
 
 #[cfg(test)]

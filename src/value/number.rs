@@ -567,7 +567,9 @@ impl Number {
             Repr::Small { v, .. } => Some(*v),
             Repr::Big(f) => match f.k {
                 K::Zero => Some(0),
-                _ => None,
+                K::Inf => None,
+                // Integers the small form does not hold (i64::MIN) still fit.
+                _ => self.to_bigint().and_then(|i| i64::try_from(i).ok()),
             },
         }
     }

@@ -547,16 +547,10 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::test_util::strs;
 
     fn s(x: &str) -> Value {
         Value::string(x)
-    }
-    fn strs(v: &Value) -> Vec<String> {
-        v.as_seq()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_str().unwrap().to_string())
-            .collect()
     }
 
     #[test]

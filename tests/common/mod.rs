@@ -528,3 +528,4 @@ fn pr_template(out: &mut String, t: &Template) {
         }
     }
 }
+pub mod expr;

@@ -39,7 +39,15 @@ pub fn sections(text: &str) -> Vec<(String, String)> {
 }
 
 /// Sections that are not HCL files.
-const SPECIAL: [&str; 3] = ["request.yaml", "response.json", "input.yaml"];
+/// (`explain.hcl`/`explain.json`: the expected `fn-hcl explain` output of
+/// `tests/cases/explain/`, see tests/explain_cases.rs.)
+const SPECIAL: [&str; 5] = [
+    "request.yaml",
+    "response.json",
+    "input.yaml",
+    "explain.hcl",
+    "explain.json",
+];
 
 /// The request as case-conformance builds it (protojson): request.yaml plus `input`
 /// (input.yaml, or an inline HclInput whose `hcl` re-joins the HCL sections as txtar).
