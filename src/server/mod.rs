@@ -428,6 +428,10 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
         slots: Arc::new(Semaphore::new(slots)),
         penalty_slots: Arc::new(Semaphore::new(service::penalty_slots(slots))),
         offenders: service::Offenders::default(),
+        limits: crate::bytecode::vm::Limits {
+            max_wall: args.max_evaluation_time,
+            ..crate::bytecode::vm::Limits::with_memory_mib(args.max_evaluation_mib.max(1))
+        },
         debug: args.debug,
         test_hooks: args.enable_test_hooks,
     });
@@ -578,10 +582,7 @@ pub fn serve(args: ServeArgs) -> Result<(), ServeError> {
     // Sized before the first call; created now so its counters are on the metrics
     // endpoint from the first scrape.
     let _ = crate::handler::init_program_cache(limits);
-    let _ = crate::handler::init_limits(crate::bytecode::vm::Limits {
-        max_wall: args.max_evaluation_time,
-        ..crate::bytecode::vm::Limits::with_memory_mib(args.max_evaluation_mib.max(1))
-    });
+
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("fn-hcl")
@@ -678,8 +679,12 @@ mod tests {
             "--grace-period=1m30s",
             "--cache-max-programs=64",
             "--cache-max-mib=32",
+            "--max-evaluation-mib=8",
+            "--max-evaluation-time=250ms",
         ])
         .expect("SDK-style flags");
+        assert_eq!(c.serve.max_evaluation_mib, 8);
+        assert_eq!(c.serve.max_evaluation_time, Duration::from_millis(250));
         assert!(c.serve.debug);
         assert_eq!(c.serve.network, "tcp");
         assert_eq!(c.serve.tls_server_certs_dir, Some(PathBuf::from("/tls")));

@@ -59,6 +59,8 @@ pub struct Shared {
     pub penalty_slots: Arc<Semaphore>,
     /// Composites whose evaluation recently exceeded a budget.
     pub offenders: Offenders,
+    /// The budgets of every evaluation.
+    pub limits: crate::bytecode::vm::Limits,
     /// `--debug`: the debug dump of every call (printed by the handler).
     pub debug: bool,
     /// Honour the test tags.
@@ -207,46 +209,15 @@ impl FunctionService {
     async fn evaluate_call(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
         let shared = Arc::clone(&self.shared);
         shared.metrics.request(call.version());
-        let deadline_status =
-            || Status::deadline_exceeded("the call's deadline passed before the function answered");
         // An offender waits for a penalty slot first (and keeps it while it runs).
         let offender =
             !shared.offenders.is_empty() && shared.offenders.contains(&call.composite_key());
         let penalty = if offender {
-            let acquire = Arc::clone(&shared.penalty_slots).acquire_owned();
-            let p = match deadline {
-                Some(d) => match tokio::time::timeout_at(d.into(), acquire).await {
-                    Ok(p) => p,
-                    Err(_) => {
-                        shared.metrics.error(ErrorKind::Deadline);
-                        return Err(deadline_status());
-                    }
-                },
-                None => acquire.await,
-            };
-            let Ok(p) = p else {
-                shared.metrics.error(ErrorKind::Rejected);
-                return Err(Status::unavailable("the function server is shutting down"));
-            };
-            Some(p)
+            Some(acquire_slot(&shared, &shared.penalty_slots, deadline).await?)
         } else {
             None
         };
-        let acquire = Arc::clone(&shared.slots).acquire_owned();
-        let permit = match deadline {
-            Some(d) => match tokio::time::timeout_at(d.into(), acquire).await {
-                Ok(p) => p,
-                Err(_) => {
-                    shared.metrics.error(ErrorKind::Deadline);
-                    return Err(deadline_status());
-                }
-            },
-            None => acquire.await,
-        };
-        let Ok(permit) = permit else {
-            shared.metrics.error(ErrorKind::Rejected);
-            return Err(Status::unavailable("the function server is shutting down"));
-        };
+        let permit = acquire_slot(&shared, &shared.slots, deadline).await?;
         let worker = Arc::clone(&shared);
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
@@ -279,6 +250,34 @@ impl FunctionService {
             }
         }
     }
+}
+
+fn deadline_status() -> Status {
+    Status::deadline_exceeded("the call's deadline passed before the function answered")
+}
+
+/// A permit of `slots`, waited for until the call's deadline (DEADLINE_EXCEEDED after it,
+/// UNAVAILABLE when the server is shutting down and the semaphore is closed).
+async fn acquire_slot(
+    shared: &Shared,
+    slots: &Arc<Semaphore>,
+    deadline: Option<Instant>,
+) -> Result<tokio::sync::OwnedSemaphorePermit, Status> {
+    let acquire = Arc::clone(slots).acquire_owned();
+    let permit = match deadline {
+        Some(d) => match tokio::time::timeout_at(d.into(), acquire).await {
+            Ok(p) => p,
+            Err(_) => {
+                shared.metrics.error(ErrorKind::Deadline);
+                return Err(deadline_status());
+            }
+        },
+        None => acquire.await,
+    };
+    permit.map_err(|_| {
+        shared.metrics.error(ErrorKind::Rejected);
+        Status::unavailable("the function server is shutting down")
+    })
 }
 
 /// Handles one call on the blocking pool; a panic anywhere becomes a Fatal result.
@@ -418,6 +417,7 @@ fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::protocol::response::Re
     // The handler prints the debug dump (the server's `--debug` is one of its switches).
     let options = crate::handler::Options {
         debug: shared.debug,
+        limits: shared.limits,
     };
     crate::handler::run_function_lazy_with(req, options)
 }
@@ -458,6 +458,7 @@ mod tests {
             slots: Arc::new(Semaphore::new(2)),
             penalty_slots: Arc::new(Semaphore::new(1)),
             offenders: Offenders::default(),
+            limits: crate::bytecode::vm::Limits::default(),
             debug: false,
             test_hooks,
         })

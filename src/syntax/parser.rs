@@ -3090,7 +3090,7 @@ mod budget_tests {
     use super::*;
 
     /// Parses `files` as one program with a budget of `budget` tokens.
-    fn parse_all(files: &[&str], budget: usize) -> Result<usize, Diagnostic> {
+    fn parse_all(files: &[&str], budget: usize) -> Result<usize, Box<Diagnostic>> {
         let mut sm = SourceMap::new();
         let ids: Vec<FileId> = files
             .iter()
@@ -3100,7 +3100,7 @@ mod budget_tests {
         let mut left = budget;
         for id in ids {
             if let Err(mut d) = parse_program_file(&sm, id, &mut left) {
-                return Err(d.remove(0));
+                return Err(Box::new(d.remove(0)));
             }
         }
         Ok(budget - left)

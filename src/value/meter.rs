@@ -182,41 +182,56 @@ fn is_collection(v: &Value) -> bool {
 
 /// The size of `v` written out, shared parts counted each time they appear. The walk stops
 /// as soon as the size exceeds `cap` (the result then exceeds it too), so it visits at most
-/// about `cap.elements` values whatever the sharing.
+/// about `cap.elements` values whatever the sharing. It allocates nothing for values
+/// nested up to [`RECURSION`] levels (every body of a response); deeper parts continue on
+/// a heap stack.
 pub fn expanded_size(v: &Value, cap: Size) -> Size {
     let mut s = Size::default();
-    let mut stack: Vec<&Value> = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(x) => s.bytes = s.bytes.saturating_add(x.len() as u64),
-            Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
-                s.elements = s.elements.saturating_add(q.items.len() as u64);
-                stack.extend(q.items.iter().filter(|i| is_collection(i)));
-                s.bytes = s.bytes.saturating_add(
-                    q.items
-                        .iter()
-                        .map(|i| i.as_str().map_or(0, str::len) as u64)
-                        .sum(),
-                );
-            }
-            Value::Map(f) | Value::Object(f) => {
-                s.elements = s.elements.saturating_add(f.entries.len() as u64);
-                for (k, v) in &f.entries {
-                    s.bytes = s
-                        .bytes
-                        .saturating_add((k.len() + v.as_str().map_or(0, str::len)) as u64);
-                    if is_collection(v) {
-                        stack.push(v);
-                    }
-                }
-            }
-            _ => {}
-        }
+    let mut deep: Vec<&Value> = Vec::new();
+    add(v, cap, &mut s, 0, &mut deep);
+    while let Some(v) = deep.pop() {
         if s.exceeds(cap) {
             break;
         }
+        add(v, cap, &mut s, 0, &mut deep);
     }
     s
+}
+
+/// How deep [`expanded_size`] recurses before it uses a heap stack.
+const RECURSION: u32 = 48;
+
+/// Adds `v` (at recursion depth `depth`) to `s`; parts deeper than [`RECURSION`] go to
+/// `deep`.
+fn add<'v>(v: &'v Value, cap: Size, s: &mut Size, depth: u32, deep: &mut Vec<&'v Value>) {
+    let mut child = |x: &'v Value, s: &mut Size| {
+        if let Value::String(t) = x {
+            s.bytes = s.bytes.saturating_add(t.len() as u64);
+        } else if is_collection(x) && !s.exceeds(cap) {
+            if depth < RECURSION {
+                add(x, cap, s, depth + 1, deep);
+            } else {
+                deep.push(x);
+            }
+        }
+    };
+    match v {
+        Value::String(x) if depth == 0 => s.bytes = s.bytes.saturating_add(x.len() as u64),
+        Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
+            s.elements = s.elements.saturating_add(q.items.len() as u64);
+            for x in &q.items {
+                child(x, s);
+            }
+        }
+        Value::Map(f) | Value::Object(f) => {
+            s.elements = s.elements.saturating_add(f.entries.len() as u64);
+            for (k, x) in &f.entries {
+                s.bytes = s.bytes.saturating_add(k.len() as u64);
+                child(x, s);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +268,36 @@ mod tests {
         let s = expanded_size(&v, cap);
         assert!(s.exceeds(cap));
         assert!(s.elements <= 1000 + 10, "{s:?}");
+    }
+
+    #[test]
+    fn deep_values_are_measured_without_deep_recursion() {
+        let mut v = Value::string("ab");
+        // Deeper than the recursion (values this deep cannot be built by a program: each
+        // level is charged the levels below, so the budget stops it near 2,800 levels).
+        for _ in 0..1_000 {
+            v = Value::tuple(vec![v, Value::int(1)]);
+        }
+        let all = Size {
+            elements: u64::MAX,
+            bytes: u64::MAX,
+        };
+        assert_eq!(
+            expanded_size(&v, all),
+            Size {
+                elements: 2_000,
+                bytes: 2
+            }
+        );
+        let obj = Value::object(vec![("key".into(), Value::string("value"))]);
+        assert_eq!(
+            expanded_size(&obj, all),
+            Size {
+                elements: 1,
+                bytes: 8
+            }
+        );
+        assert_eq!(expanded_size(&Value::string("abc"), all).bytes, 3);
     }
 
     #[test]
