@@ -215,7 +215,7 @@ fn a_call_bomb_ends_at_the_call_budget() {
         m.starts_with("evaluate hcl: evaluation budget exceeded: more than 50000 user function calls (at main.hcl:"),
         "{m}"
     );
-    assert!(u.calls > 50_000 && u.calls <= 50_005, "{u:?}");
+    assert!(u.calls > 50_000 && u.calls <= 50_010, "{u:?}");
     // Far below the instruction budget: it did not run to the other limits.
     assert!(u.instructions < 20_000_000 / 2, "{u:?}");
 }
