@@ -2,7 +2,8 @@
 //! Run with `cargo bench --bench vm`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fn_hcl::bytecode::compile::{ChunkId, Program, ProgramBuilder};
+use fn_hcl::bytecode::code::{ChunkId, Code};
+use fn_hcl::bytecode::compile::CodeBuilder;
 use fn_hcl::bytecode::vm::{Limits, Vm};
 use fn_hcl::syntax::span::SourceMap;
 use fn_hcl::value::Value;
@@ -14,11 +15,11 @@ use std::sync::Arc;
 mod vm_util;
 use vm_util::{Names, Parser, obj, s};
 
-fn compile(src: &str, names: &[&'static str]) -> (Program, ChunkId) {
+fn compile(src: &str, names: &[&'static str]) -> (Code, ChunkId) {
     let mut sm = SourceMap::new();
     let f = sm.add("main.hcl", src);
     let e = Parser::new(src, f).parse().expect("bench source parses");
-    let mut b = ProgramBuilder::new(Arc::new(sm));
+    let mut b = CodeBuilder::new(Arc::new(sm));
     let c = b.compile_expr(&e, &Names(names.to_vec()));
     (b.finish(), c)
 }

@@ -3,7 +3,8 @@
 //! lang/funcs, ...): each case calls a function through the DSL's expression evaluator
 //! and expects upstream's value (type included) or error. Cases that differ for a known
 //! reason are listed in tests/upstream/known.tsv, with the reason; a listed case that
-//! passes, or an unlisted one that fails, fails this test. README.md there has the counts.
+//! passes, or an unlisted one that fails, fails this test. The README's table "The
+//! upstream libraries' own tests" has the counts.
 
 mod common;
 
@@ -242,7 +243,16 @@ fn upstream_function_tests() {
         println!("{suite}: {total} cases, {applicable} applicable, {pass} pass");
         summary.push((suite, total, applicable, pass));
     }
-    let missing: Vec<&String> = known.keys().filter(|k| !seen.contains(*k)).collect();
+    // Entries of the other fixtures (hcl/..., libyaml) are checked by their own tests.
+    let missing: Vec<&String> = known
+        .keys()
+        .filter(|k| {
+            ["go-cty/", "terraform/", "go-cty-yaml/"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
+        .filter(|k| !seen.contains(*k))
+        .collect();
     assert!(
         unexpected.is_empty() && stale.is_empty() && missing.is_empty(),
         "{} unexpected failures:\n{}\n{} listed in known.tsv but passing:\n{}\n{} listed but not in the fixtures:\n{:?}",
@@ -284,11 +294,16 @@ fn upstream_grapheme_clusters() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// hclwrite's TestFormat (hcl v2.24.0): `fmt`'s token-level formatter on each input.
-#[test]
-fn upstream_hclwrite_format() {
+/// Runs every case of `tests/upstream/{name}.jsonl` through `check` (None: the case is
+/// not applicable); a failure must be listed in known.tsv and a listed case must fail.
+/// Prints the counts; fails with every difference.
+fn run_fixture(
+    name: &str,
+    min_applicable: usize,
+    check: impl Fn(&J) -> Option<Result<(), String>>,
+) {
     let known = known();
-    let path = dir().join("hclwrite-format.jsonl");
+    let path = dir().join(format!("{name}.jsonl"));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (run tests/upstream/extract.py)", path.display()));
     let (mut total, mut applicable, mut pass) = (0, 0, 0);
@@ -296,20 +311,231 @@ fn upstream_hclwrite_format() {
     for line in text.lines() {
         let c: J = serde_json::from_str(line).expect("fixture line is JSON");
         total += 1;
-        let (Some(input), Some(want)) = (c["input"].as_str(), c["want"].as_str()) else {
+        let Some(r) = check(&c) else {
             continue;
         };
         applicable += 1;
         let id = case_id(&c);
-        let got = fn_hcl::syntax::fmt::format(input);
-        match (got == want, known.contains_key(&id)) {
-            (true, false) => pass += 1,
-            (true, true) => bad.push(format!("{id}: listed in known.tsv but passes")),
-            (false, false) => bad.push(format!("{id}: {input:?}\n  got  {got:?}\n  want {want:?}")),
-            (false, true) => {}
+        match (r, known.contains_key(&id)) {
+            (Ok(()), false) => pass += 1,
+            (Ok(()), true) => bad.push(format!("{id}: listed in known.tsv but passes")),
+            (Err(why), false) => bad.push(format!(
+                "{id}\t{}: {why}",
+                c["input"].as_str().or(c["expr"].as_str()).unwrap_or("")
+            )),
+            (Err(_), true) => {}
         }
     }
-    println!("hclwrite-format: {total} cases, {applicable} applicable, {pass} pass");
-    assert!(applicable > 50, "the fixture has the whole table");
-    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    println!("{name}: {total} cases, {applicable} applicable, {pass} pass");
+    assert!(
+        applicable >= min_applicable,
+        "the fixture has the whole table"
+    );
+    assert!(bad.is_empty(), "{} differ:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// hclwrite's TestFormat (hcl v2.24.0): `fmt`'s token-level formatter on each input.
+#[test]
+fn upstream_hclwrite_format() {
+    run_fixture("hclwrite-format", 51, |c| {
+        let (input, want) = (c["input"].as_str()?, c["want"].as_str()?);
+        let got = fn_hcl::syntax::fmt::format(input);
+        Some(if got == want {
+            Ok(())
+        } else {
+            Err(format!("\n  got  {got:?}\n  want {want:?}"))
+        })
+    });
+}
+
+/// hclsyntax's expression and template tests (hcl v2.24.0: TestExpressionParseAndValue,
+/// TestTemplateExprParseAndValue, TestExpressionErrorMessages): each expression parsed and
+/// evaluated as a program's expression is, with the test's variables bound. Upstream's
+/// value (type included) when it expects no diagnostics, as many error diagnostics as it
+/// counts otherwise, and its summary and detail where it names them.
+#[test]
+fn upstream_hclsyntax_expressions() {
+    run_fixture("hclsyntax-expressions", 201, |c| {
+        let expr = c["expr"].as_str()?;
+        let vars: Vec<(String, Value)> = c["vars"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), val(v))).collect())
+            .unwrap_or_default();
+        let got = eval_expr(expr, &vars);
+        Some(match (got, c["diags"].as_u64()) {
+            (Ok(v), Some(0)) => {
+                let want = val(&c["want"]);
+                if v.raw_equals(&want) {
+                    Ok(())
+                } else {
+                    Err(format!("got {}, want {}", show(&v), show(&want)))
+                }
+            }
+            (Err(d), Some(0)) => Err(format!("error {}", d.join(" | "))),
+            (Ok(v), _) => Err(format!("got {}, want an error", show(&v))),
+            (Err(d), Some(n)) if d.len() as u64 != n => Err(format!(
+                "{} diagnostics, want {n}: {}",
+                d.len(),
+                d.join(" | ")
+            )),
+            (Err(_), Some(_)) => Ok(()),
+            (Err(d), None) => {
+                let want = format!(
+                    "{}; {}",
+                    c["summary"].as_str().unwrap_or(""),
+                    c["detail"].as_str().unwrap_or("")
+                );
+                if d.len() == 1 && d[0].ends_with(&format!(": {want}")) {
+                    Ok(())
+                } else {
+                    Err(format!("error {}, want {want:?}", d.join(" | ")))
+                }
+            }
+        })
+    });
+}
+
+/// A parsed body as the parser fixtures describe it: sorted attribute names, blocks in order.
+fn body_shape(b: &fn_hcl::syntax::ast::Body) -> J {
+    use fn_hcl::syntax::ast::BodyItem;
+    let mut attrs: Vec<&str> = Vec::new();
+    let mut blocks = Vec::new();
+    for item in &b.items {
+        match item {
+            BodyItem::Attribute(a) => attrs.push(&a.name.name),
+            BodyItem::Block(k) => blocks.push(serde_json::json!({
+                "type": &*k.kind.name,
+                "labels": k.labels.iter().map(|l| &*l.value).collect::<Vec<_>>(),
+                "body": body_shape(&k.body),
+            })),
+        }
+    }
+    attrs.sort_unstable();
+    serde_json::json!({ "attrs": attrs, "blocks": blocks })
+}
+
+fn range_json(sp: fn_hcl::syntax::span::Span) -> [J; 2] {
+    let p = |p: fn_hcl::syntax::span::Pos| serde_json::json!([p.byte, p.line, p.col]);
+    [p(sp.start), p(sp.end)]
+}
+
+/// hcl's scanner splits a quoted string's literal text at `$` and `%` and its parser
+/// melds the pieces again; fn-hcl's lexer emits the melded token (its module doc): the
+/// expected tokens melded the same way (same type, adjacent ranges).
+fn meld_quoted_lits(want: &J) -> J {
+    let mut out: Vec<J> = Vec::new();
+    for t in want.as_array().into_iter().flatten() {
+        if let Some(last) = out.last_mut()
+            && t[0] == "TokenQuotedLit"
+            && last[0] == "TokenQuotedLit"
+            && last[3] == t[2]
+        {
+            let text = format!(
+                "{}{}",
+                last[1].as_str().unwrap_or(""),
+                t[1].as_str().unwrap_or("")
+            );
+            last[1] = J::String(text);
+            last[3] = t[3].clone();
+            continue;
+        }
+        out.push(t.clone());
+    }
+    J::Array(out)
+}
+
+/// hclsyntax's scanner and parser tests (hcl v2.24.0): TestScanTokens_normal (each
+/// token's type, bytes and range), TestParseConfig (the body's attributes and blocks, or
+/// the number of diagnostics), TestParseConfigDiagnostics (summary, detail and subject
+/// range of each diagnostic).
+#[test]
+fn upstream_hclsyntax_parser() {
+    use fn_hcl::syntax::lexer::tokenize;
+    use fn_hcl::syntax::parser::parse_file_partial;
+    use fn_hcl::syntax::span::SourceMap;
+    run_fixture("hclsyntax-parser", 101, |c| {
+        let input = c["input"].as_str()?;
+        let mut sm = SourceMap::new();
+        let f = sm.add("test.hcl", input);
+        Some(if let Some(want) = c.get("tokens") {
+            let got: Vec<J> = tokenize(input, f)
+                .iter()
+                .map(|t| {
+                    let [s, e] = range_json(t.span);
+                    let kind = match t.kind {
+                        fn_hcl::syntax::lexer::TokenKind::Eof => "TokenEOF".to_string(),
+                        k => format!("Token{k:?}"),
+                    };
+                    serde_json::json!([
+                        kind,
+                        &input[t.span.start.byte as usize..t.span.end.byte as usize],
+                        s,
+                        e
+                    ])
+                })
+                .collect();
+            let got = J::Array(got);
+            let want = &meld_quoted_lits(want);
+            if &got == want {
+                Ok(())
+            } else {
+                Err(format!("tokens {got}\n  want {want}"))
+            }
+        } else {
+            let (file, diags) = parse_file_partial(&sm, f);
+            let errors: Vec<_> = diags.iter().filter(|d| d.is_error()).collect();
+            if let Some(want) = c.get("diagnostics") {
+                let got = J::Array(
+                    errors
+                        .iter()
+                        .map(|d| {
+                            let [s, e] = d.subject.map(range_json).unwrap_or_default();
+                            serde_json::json!([d.summary, d.detail, s, e])
+                        })
+                        .collect(),
+                );
+                if &got == want {
+                    Ok(())
+                } else {
+                    Err(format!("diagnostics {got}\n  want {want}"))
+                }
+            } else {
+                let n = c["diags"].as_u64().unwrap_or(0) as usize;
+                if errors.len() != n {
+                    Err(format!(
+                        "{} diagnostics, want {n}: {}",
+                        errors.len(),
+                        errors
+                            .iter()
+                            .map(|d| d.plain(&sm))
+                            .collect::<Vec<_>>()
+                            .join(" | ")
+                    ))
+                } else if n == 0 && body_shape(&file.body) != c["shape"] {
+                    Err(format!(
+                        "shape {}\n  want {}",
+                        body_shape(&file.body),
+                        c["shape"]
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        })
+    });
+}
+
+/// yamldecode's syntax errors against libyaml's own (tests/upstream/libyaml-errors.jsonl,
+/// written by libyaml_errors.py from libyaml-inputs.jsonl): the problem text, and the
+/// line and column go-cty-yaml derives from libyaml's marks.
+#[test]
+fn upstream_libyaml_errors() {
+    run_fixture("libyaml-errors", 40, |c| {
+        let got = fn_hcl::value::yaml::decode(c["input"].as_str()?).err();
+        Some(if got.as_deref() == c["error"].as_str() {
+            Ok(())
+        } else {
+            Err(format!("got {got:?}, want {}", c["error"]))
+        })
+    });
 }

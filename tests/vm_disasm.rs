@@ -1,7 +1,7 @@
 //! Golden disassembly of a few expressions, and hcl's `Variables()` as the IR uses them.
 
 mod vm_util;
-use fn_hcl::bytecode::compile::ProgramBuilder;
+use fn_hcl::bytecode::compile::CodeBuilder;
 use fn_hcl::bytecode::disasm::disassemble;
 use fn_hcl::bytecode::vm::{Limits, Vm};
 use fn_hcl::syntax::span::SourceMap;
@@ -38,7 +38,7 @@ fn traversals_of_an_expression() {
     let mut sm = SourceMap::new();
     let f = sm.add("main.hcl", src);
     let e = Parser::new(src, f).parse().expect("parse");
-    let mut b = ProgramBuilder::new(Arc::new(sm.clone()));
+    let mut b = CodeBuilder::new(Arc::new(sm.clone()));
     let scope = Names(vec!["req", "local1", "xs", "y", "z"]);
     let travs = b.compile_traversals(&e, &scope);
     let texts: Vec<&str> = travs.iter().map(|(s, _)| sm.slice(*s)).collect();

@@ -1,8 +1,9 @@
 //! User functions (`invoke`), `try`/`can`, budgets and the conditional's type-only branch.
 
 mod vm_util;
-use fn_hcl::bytecode::compile::{ChunkId, Program, ProgramBuilder};
-use fn_hcl::bytecode::vm::{LimitKind, Limits, Vm};
+use fn_hcl::bytecode::code::{ChunkId, Code};
+use fn_hcl::bytecode::compile::CodeBuilder;
+use fn_hcl::bytecode::vm::{LimitKind, Limits, Vm, VmErrorKind};
 use fn_hcl::syntax::span::SourceMap;
 use fn_hcl::value::Value;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ fn func(name: &'static str, args: &[&'static str], body: &'static str) -> Func {
 }
 
 /// Compile functions and a main expression (each snippet its own file `main.hcl`).
-fn program(funcs: &[Func], main: &str) -> (Program, ChunkId) {
+fn program(funcs: &[Func], main: &str) -> (Code, ChunkId) {
     let mut texts: Vec<String> = vec![main.to_string()];
     for f in funcs {
         for (_, d) in &f.args {
@@ -49,7 +50,7 @@ fn program(funcs: &[Func], main: &str) -> (Program, ChunkId) {
             .parse()
             .unwrap_or_else(|e| panic!("{e}"))
     };
-    let mut b = ProgramBuilder::new(Arc::new(sm));
+    let mut b = CodeBuilder::new(Arc::new(sm));
     let mut next = 1;
     let mut decls = Vec::new();
     for f in funcs {
@@ -145,7 +146,10 @@ fn default_budgets_stop_nested_loops_fast() {
     let e = r.expect_err("budget");
     // The element budget; in a debug build the 1 s wall budget may come first.
     assert!(
-        matches!(e.kind, LimitKind::AllocElements | LimitKind::WallTime),
+        matches!(
+            e.kind,
+            VmErrorKind::Limit(LimitKind::AllocElements | LimitKind::WallTime)
+        ),
         "{e:?}"
     );
     assert!(
@@ -383,7 +387,7 @@ fn budgets_stop_pathological_expressions() {
             ..limits
         },
     );
-    assert_eq!(e.kind, LimitKind::AllocElements);
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::AllocElements));
     assert!(
         e.message.starts_with(
             "evaluation budget exceeded: more than 1000 collection elements allocated (at main.hcl:"
@@ -401,7 +405,7 @@ fn budgets_stop_pathological_expressions() {
         },
     );
     let e = vm.eval(c, &[], &mut Vec::new()).expect_err("instructions");
-    assert_eq!(e.kind, LimitKind::Instructions);
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::Instructions));
     assert!(
         e.message.contains("more than 100000 instructions executed"),
         "{}",
@@ -418,7 +422,7 @@ fn budgets_stop_pathological_expressions() {
         },
     );
     let e = vm.eval(c, &[], &mut Vec::new()).expect_err("wall");
-    assert_eq!(e.kind, LimitKind::WallTime);
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::WallTime));
 }
 
 #[test]
@@ -433,7 +437,7 @@ fn budget_stops_string_doubling() {
     let start = Instant::now();
     let mut vm = Vm::new(&p, Limits::default());
     let e = vm.eval(c, &[], &mut Vec::new()).expect_err("bytes");
-    assert_eq!(e.kind, LimitKind::AllocBytes);
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::AllocBytes));
     assert!(start.elapsed() < Duration::from_secs(3));
 }
 
@@ -454,7 +458,7 @@ fn call_budget_stops_exponential_recursion() {
         },
     );
     let e = vm.eval(c, &[], &mut Vec::new()).expect_err("calls");
-    assert_eq!(e.kind, LimitKind::Invocations);
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::Invocations));
     assert!(vm.invocations() <= 5_001, "{}", vm.invocations());
     assert!(
         e.message.starts_with(

@@ -53,7 +53,8 @@ pub fn parse(data: &[u8]) {
 }
 
 /// `compile`: text to IR to bytecode, as txtar (the service's path) and as one file named
-/// main.hcl. A load error must carry diagnostics and print; a program must disassemble.
+/// main.hcl. A load error must carry diagnostics and print; a program must disassemble and
+/// every chunk must pass the bytecode verifier (the stack effects the VM relies on).
 pub fn compile(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -61,8 +62,11 @@ pub fn compile(data: &[u8]) {
     match compile_txtar(text) {
         Ok(p) => {
             for c in 0..p.code.chunk_count() {
-                let id = fn_hcl::bytecode::compile::ChunkId(u32::try_from(c).unwrap_or(u32::MAX));
+                let id = fn_hcl::bytecode::code::ChunkId(u32::try_from(c).unwrap_or(u32::MAX));
                 let _ = fn_hcl::bytecode::disasm::disassemble(&p.code, id);
+                if let Err(e) = fn_hcl::bytecode::verify::verify(&p.code, id) {
+                    panic!("the compiler produced inconsistent code: {e}");
+                }
             }
         }
         Err(e) => {

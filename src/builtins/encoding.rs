@@ -878,7 +878,7 @@ fn urlencode(args: &[Value]) -> Result<Value, FuncError> {
 // ---------------------------------------------------------------------------------------
 // textencodebase64 / textdecodebase64
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Codec {
     Utf8,
     Utf16 { big_endian: bool, bom: bool },
@@ -887,297 +887,51 @@ enum Codec {
     Rs(&'static encoding_rs::Encoding),
 }
 
-/// IANA names (as x/text's ianaindex reports them) with aliases and codec.
+/// The IANA character sets and their aliases, as data: see the file's header.
+static IANA_CHARSETS: &str = include_str!("iana_charsets.txt");
+
+/// The canonical IANA name and the codec of a character set name or alias (any case), as
+/// golang.org/x/text's ianaindex finds them.
 fn iana_lookup(name: &str) -> Option<(&'static str, Codec)> {
-    use encoding_rs as e;
     let n = name.to_ascii_lowercase();
-    let table: &[(&str, &[&str], Codec)] = &[
-        ("UTF-8", &["utf-8", "csutf8"], Codec::Utf8),
-        (
-            "UTF-16BE",
-            &["utf-16be", "csutf16be"],
-            Codec::Utf16 {
-                big_endian: true,
-                bom: false,
-            },
-        ),
-        (
-            "UTF-16LE",
-            &["utf-16le", "csutf16le"],
-            Codec::Utf16 {
-                big_endian: false,
-                bom: false,
-            },
-        ),
-        (
-            "UTF-16",
-            &["utf-16", "csutf16"],
-            Codec::Utf16 {
-                big_endian: true,
-                bom: true,
-            },
-        ),
-        (
-            "US-ASCII",
-            &[
-                "us-ascii",
-                "iso-ir-6",
-                "ansi_x3.4-1968",
-                "ansi_x3.4-1986",
-                "iso_646.irv:1991",
-                "iso646-us",
-                "us",
-                "ibm367",
-                "cp367",
-                "csascii",
-            ],
-            Codec::Ascii,
-        ),
-        (
-            "ISO_8859-1:1987",
-            &[
-                "iso_8859-1:1987",
-                "iso-ir-100",
-                "iso_8859-1",
-                "iso-8859-1",
-                "latin1",
-                "l1",
-                "ibm819",
-                "cp819",
-                "csisolatin1",
-            ],
-            Codec::Latin1,
-        ),
-        (
-            "ISO_8859-2:1987",
-            &[
-                "iso_8859-2:1987",
-                "iso-ir-101",
-                "iso_8859-2",
-                "iso-8859-2",
-                "latin2",
-                "l2",
-                "csisolatin2",
-            ],
-            Codec::Rs(e::ISO_8859_2),
-        ),
-        (
-            "ISO_8859-3:1988",
-            &[
-                "iso_8859-3:1988",
-                "iso-ir-109",
-                "iso_8859-3",
-                "iso-8859-3",
-                "latin3",
-                "l3",
-                "csisolatin3",
-            ],
-            Codec::Rs(e::ISO_8859_3),
-        ),
-        (
-            "ISO_8859-4:1988",
-            &[
-                "iso_8859-4:1988",
-                "iso-ir-110",
-                "iso_8859-4",
-                "iso-8859-4",
-                "latin4",
-                "l4",
-                "csisolatin4",
-            ],
-            Codec::Rs(e::ISO_8859_4),
-        ),
-        (
-            "ISO_8859-5:1988",
-            &[
-                "iso_8859-5:1988",
-                "iso-ir-144",
-                "iso_8859-5",
-                "iso-8859-5",
-                "cyrillic",
-                "csisolatincyrillic",
-            ],
-            Codec::Rs(e::ISO_8859_5),
-        ),
-        (
-            "ISO_8859-6:1987",
-            &[
-                "iso_8859-6:1987",
-                "iso-ir-127",
-                "iso_8859-6",
-                "iso-8859-6",
-                "ecma-114",
-                "asmo-708",
-                "arabic",
-                "csisolatinarabic",
-            ],
-            Codec::Rs(e::ISO_8859_6),
-        ),
-        (
-            "ISO_8859-7:1987",
-            &[
-                "iso_8859-7:1987",
-                "iso-ir-126",
-                "iso_8859-7",
-                "iso-8859-7",
-                "elot_928",
-                "ecma-118",
-                "greek",
-                "greek8",
-                "csisolatingreek",
-            ],
-            Codec::Rs(e::ISO_8859_7),
-        ),
-        (
-            "ISO_8859-8:1988",
-            &[
-                "iso_8859-8:1988",
-                "iso-ir-138",
-                "iso_8859-8",
-                "iso-8859-8",
-                "hebrew",
-                "csisolatinhebrew",
-            ],
-            Codec::Rs(e::ISO_8859_8),
-        ),
-        (
-            "ISO-8859-10",
-            &[
-                "iso-8859-10",
-                "iso-ir-157",
-                "l6",
-                "iso_8859-10:1992",
-                "csisolatin6",
-                "latin6",
-            ],
-            Codec::Rs(e::ISO_8859_10),
-        ),
-        (
-            "ISO-8859-13",
-            &["iso-8859-13", "csiso885913"],
-            Codec::Rs(e::ISO_8859_13),
-        ),
-        (
-            "ISO-8859-14",
-            &[
-                "iso-8859-14",
-                "iso-ir-199",
-                "iso_8859-14:1998",
-                "iso_8859-14",
-                "latin8",
-                "iso-celtic",
-                "l8",
-                "csiso885914",
-            ],
-            Codec::Rs(e::ISO_8859_14),
-        ),
-        (
-            "ISO-8859-15",
-            &["iso-8859-15", "iso_8859-15", "latin-9", "csiso885915"],
-            Codec::Rs(e::ISO_8859_15),
-        ),
-        (
-            "ISO-8859-16",
-            &[
-                "iso-8859-16",
-                "iso-ir-226",
-                "iso_8859-16:2001",
-                "iso_8859-16",
-                "latin10",
-                "l10",
-                "csiso885916",
-            ],
-            Codec::Rs(e::ISO_8859_16),
-        ),
-        ("KOI8-R", &["koi8-r", "cskoi8r"], Codec::Rs(e::KOI8_R)),
-        ("KOI8-U", &["koi8-u", "cskoi8u"], Codec::Rs(e::KOI8_U)),
-        (
-            "macintosh",
-            &["macintosh", "mac", "csmacintosh"],
-            Codec::Rs(e::MACINTOSH),
-        ),
-        (
-            "windows-1250",
-            &["windows-1250", "cswindows1250"],
-            Codec::Rs(e::WINDOWS_1250),
-        ),
-        (
-            "windows-1251",
-            &["windows-1251", "cswindows1251"],
-            Codec::Rs(e::WINDOWS_1251),
-        ),
-        (
-            "windows-1252",
-            &["windows-1252", "cswindows1252"],
-            Codec::Rs(e::WINDOWS_1252),
-        ),
-        (
-            "windows-1253",
-            &["windows-1253", "cswindows1253"],
-            Codec::Rs(e::WINDOWS_1253),
-        ),
-        (
-            "windows-1254",
-            &["windows-1254", "cswindows1254"],
-            Codec::Rs(e::WINDOWS_1254),
-        ),
-        (
-            "windows-1255",
-            &["windows-1255", "cswindows1255"],
-            Codec::Rs(e::WINDOWS_1255),
-        ),
-        (
-            "windows-1256",
-            &["windows-1256", "cswindows1256"],
-            Codec::Rs(e::WINDOWS_1256),
-        ),
-        (
-            "windows-1257",
-            &["windows-1257", "cswindows1257"],
-            Codec::Rs(e::WINDOWS_1257),
-        ),
-        (
-            "windows-1258",
-            &["windows-1258", "cswindows1258"],
-            Codec::Rs(e::WINDOWS_1258),
-        ),
-        (
-            "windows-874",
-            &["windows-874", "cswindows874"],
-            Codec::Rs(e::WINDOWS_874),
-        ),
-        (
-            "Shift_JIS",
-            &["shift_jis", "ms_kanji", "csshiftjis"],
-            Codec::Rs(e::SHIFT_JIS),
-        ),
-        (
-            "EUC-JP",
-            &[
-                "euc-jp",
-                "extended_unix_code_packed_format_for_japanese",
-                "cseucpkdfmtjapanese",
-            ],
-            Codec::Rs(e::EUC_JP),
-        ),
-        (
-            "ISO-2022-JP",
-            &["iso-2022-jp", "csiso2022jp"],
-            Codec::Rs(e::ISO_2022_JP),
-        ),
-        ("EUC-KR", &["euc-kr", "cseuckr"], Codec::Rs(e::EUC_KR)),
-        (
-            "GBK",
-            &["gbk", "cp936", "ms936", "windows-936", "csgbk"],
-            Codec::Rs(e::GBK),
-        ),
-        ("GB18030", &["gb18030", "csgb18030"], Codec::Rs(e::GB18030)),
-        ("Big5", &["big5", "csbig5"], Codec::Rs(e::BIG5)),
-    ];
-    table
-        .iter()
-        .find(|(_, aliases, _)| aliases.contains(&n.as_str()))
-        .map(|(canon, _, codec)| (*canon, *codec))
+    IANA_CHARSETS
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .find_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (canon, codec) = (fields.next()?, fields.next()?);
+            if fields.any(|alias| alias == n) {
+                Some((canon, codec_named(codec)?))
+            } else {
+                None
+            }
+        })
+}
+
+/// A codec column of the character set table.
+fn codec_named(name: &str) -> Option<Codec> {
+    Some(match name {
+        "utf-8" => Codec::Utf8,
+        "utf-16be" => Codec::Utf16 {
+            big_endian: true,
+            bom: false,
+        },
+        "utf-16le" => Codec::Utf16 {
+            big_endian: false,
+            bom: false,
+        },
+        "utf-16" => Codec::Utf16 {
+            big_endian: true,
+            bom: true,
+        },
+        "us-ascii" => Codec::Ascii,
+        "latin1" => Codec::Latin1,
+        other => {
+            let e = encoding_rs::Encoding::for_label_no_replacement(other.as_bytes())?;
+            // The table names encodings exactly, never by a WHATWG alias.
+            (e.name() == other).then_some(Codec::Rs(e))?
+        }
+    })
 }
 
 fn encode_text(s: &str, codec: Codec) -> Option<Vec<u8>> {
@@ -1529,6 +1283,26 @@ mod tests {
     }
     fn ok2(f: super::super::Impl, a: &str, b: &str) -> String {
         f(&[s(a), s(b)]).unwrap().as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn every_charset_row_resolves_and_names_are_case_insensitive() {
+        let rows: Vec<&str> = IANA_CHARSETS
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        assert_eq!(rows.len(), 38);
+        for row in rows {
+            let f: Vec<&str> = row.split_whitespace().collect();
+            assert!(f.len() >= 3, "{row}");
+            assert!(codec_named(f[1]).is_some(), "codec of {row}");
+            for alias in &f[2..] {
+                assert_eq!(*alias, alias.to_ascii_lowercase(), "{row}");
+                let (canon, _) = iana_lookup(&alias.to_ascii_uppercase()).expect(alias);
+                assert_eq!(canon, f[0]);
+            }
+        }
+        assert!(iana_lookup("utf8").is_none());
     }
 
     #[test]

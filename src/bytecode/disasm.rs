@@ -1,12 +1,12 @@
 //! A readable listing of compiled chunks, for tests and debugging (`fn-hcl analyze`).
 
-use crate::bytecode::compile::{ChunkId, Op, Program};
+use crate::bytecode::code::{ChunkId, Code, Op};
 use crate::value::Value;
 use std::fmt::Write as _;
 
 /// The instructions of one chunk, one per line, with constants and names resolved.
 /// Jump targets are printed relative to the chunk's first instruction.
-pub fn disassemble(program: &Program, chunk: ChunkId) -> String {
+pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
     let Some(info) = program.chunks.get(chunk.0 as usize) else {
         return String::new();
     };

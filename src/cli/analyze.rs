@@ -3,14 +3,19 @@
 //! unknown name in a resource body only defers that resource); a user's CI should catch
 //! them all.
 
+use crate::cli::{Failure, input_name, read_input};
 pub use crate::lower::analyze::{analyze, diagnostics};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::SourceMap;
 use std::path::Path;
 
 /// Read the program named by the CLI arguments: `-` (txtar on stdin), `.hcl` files,
-/// directories (every `*.hcl` in them, sorted), or txtar files (anything else).
-pub fn load_inputs(paths: &[String]) -> Result<Vec<(String, String)>, String> {
+/// directories (every `*.hcl` in them, sorted), Composition YAML files (their steps'
+/// programs) or txtar files (anything else). Arguments that hold no program text at all
+/// (an empty file or bundle, a directory without `*.hcl` files, no argument in such a
+/// directory) are a usage failure naming them, so a CI step cannot pass having checked
+/// nothing.
+pub fn load_inputs(paths: &[String]) -> Result<Vec<(String, String)>, Failure> {
     let mut files = Vec::new();
     let paths: Vec<String> = if paths.is_empty() {
         vec![".".to_string()]
@@ -18,37 +23,43 @@ pub fn load_inputs(paths: &[String]) -> Result<Vec<(String, String)>, String> {
         paths.to_vec()
     };
     for p in &paths {
-        if p == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| format!("reading stdin: {e}"))?;
-            files.extend(crate::syntax::txtar::parse(&text)?);
-            continue;
-        }
         let path = Path::new(p);
-        if path.is_dir() {
+        if p != "-" && path.is_dir() {
             let mut entries: Vec<_> = std::fs::read_dir(path)
-                .map_err(|e| format!("{p}: {e}"))?
+                .map_err(|e| format!("cannot read {p}: {e}"))?
                 .filter_map(Result::ok)
                 .map(|e| e.path())
                 .filter(|x| x.extension().is_some_and(|e| e == "hcl"))
                 .collect();
             entries.sort();
             for e in entries {
-                let text =
-                    std::fs::read_to_string(&e).map_err(|err| format!("{}: {err}", e.display()))?;
+                let text = std::fs::read_to_string(&e)
+                    .map_err(|err| format!("cannot read {}: {err}", e.display()))?;
                 files.push((e.display().to_string(), text));
             }
-        } else {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{p}: {e}"))?;
-            if path.extension().is_some_and(|e| e == "hcl") {
-                files.push((p.clone(), text));
-            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                files.extend(composition_programs(&text).map_err(|e| format!("{p}: {e}"))?);
-            } else {
-                files.extend(crate::syntax::txtar::parse(&text)?);
-            }
+            continue;
         }
+        let text = read_input(p)?;
+        let name = input_name(p);
+        if text.trim().is_empty() {
+            continue; // nothing here: refused below unless another argument has a program
+        }
+        if p != "-" && path.extension().is_some_and(|e| e == "hcl") {
+            files.push((p.clone(), text));
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            files.extend(composition_programs(&text).map_err(|e| format!("{name}: {e}"))?);
+        } else {
+            files.extend(crate::syntax::txtar::parse(&text).map_err(|e| format!("{name}: {e}"))?);
+        }
+    }
+    if files.iter().all(|(_, text)| text.trim().is_empty()) {
+        let what: Vec<&str> = paths.iter().map(|p| input_name(p)).collect();
+        return Err(Failure::usage(format!(
+            "nothing to analyze: {} {} no HCL program text (give .hcl files, directories \
+             holding them, txtar bundles or Composition YAML)",
+            what.join(", "),
+            if what.len() == 1 { "holds" } else { "hold" }
+        )));
     }
     Ok(files)
 }

@@ -140,10 +140,7 @@ impl std::fmt::Display for Report {
 
 /// `fn-hcl bench`: read the request, check that it runs, measure it; returns the line to print.
 pub fn run(args: &BenchArgs) -> Result<String, String> {
-    let text = std::fs::read_to_string(&args.request)
-        .map_err(|e| format!("cannot read request {}: {e}", args.request))?;
-    let req = crate::protocol::protojson::request_from_text(&text)
-        .map_err(|e| format!("invalid request: {e}"))?;
+    let req = crate::cli::read_request(&args.request)?;
     let mut out = String::new();
     if let Some(fatal) = fatal_message(&run_function(&req)) {
         out.push_str(&format!(
@@ -177,6 +174,10 @@ pub fn bench_request(
     n: u64,
 ) -> Result<Report, String> {
     let n = n.max(1);
+    // Started before the measurement, so its thread's allocations are not counted.
+    let progress =
+        crate::cli::progress::Progress::start("bench", crate::cli::progress::Total::Count(n));
+    let tick = progress.counter();
     let cold_cache = || {
         if cold {
             program_cache().clear();
@@ -191,7 +192,7 @@ pub fn bench_request(
                     .map_err(|e| format!("cannot decode the request: {e}"))
             };
             black_box(once()?);
-            timed(n, || {
+            timed(n, tick, || {
                 cold_cache();
                 black_box(once())
             })
@@ -204,14 +205,14 @@ pub fn bench_request(
                 Ok::<_, String>(run_function(&decoded).encode_to_vec())
             };
             black_box(once()?);
-            timed(n, || {
+            timed(n, tick, || {
                 cold_cache();
                 black_box(once())
             })
         }
         Mode::Handler => {
             black_box(run_function(req));
-            timed(n, || {
+            timed(n, tick, || {
                 cold_cache();
                 black_box(run_function(black_box(req)))
             })
@@ -225,17 +226,18 @@ pub fn bench_request(
             let inputs = Inputs::from_request(&request);
             black_box(evaluate(&program, &inputs, default_limits()).is_ok());
             if cold {
-                timed(n, || {
+                timed(n, tick, || {
                     let p = crate::lower::ir::compile_txtar(black_box(&input.hcl));
                     black_box(p.map(|p| evaluate(&p, &inputs, default_limits()).is_ok()))
                 })
             } else {
-                timed(n, || {
+                timed(n, tick, || {
                     black_box(evaluate(&program, black_box(&inputs), default_limits()))
                 })
             }
         }
     };
+    progress.done();
     let per = |x: f64| x / n as f64;
     Ok(Report {
         n,
@@ -245,12 +247,20 @@ pub fn bench_request(
     })
 }
 
-/// Runs `f` `n` times; the elapsed time and the allocations counted meanwhile.
-fn timed<T>(n: u64, mut f: impl FnMut() -> T) -> (Duration, u64, u64) {
+/// Runs `f` `n` times; the elapsed time and the allocations counted meanwhile. `tick`
+/// counts the iterations for the progress line (when one is shown).
+fn timed<T>(
+    n: u64,
+    tick: Option<&std::sync::atomic::AtomicU64>,
+    mut f: impl FnMut() -> T,
+) -> (Duration, u64, u64) {
     let (elapsed, allocs, bytes) = measure(|| {
         let start = Instant::now();
         for _ in 0..n {
             drop(black_box(f()));
+            if let Some(t) = tick {
+                t.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
         }
         start.elapsed()
     });

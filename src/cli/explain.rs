@@ -53,22 +53,18 @@ pub struct ExplainArgs {
 pub fn main(args: &ExplainArgs) -> ExitCode {
     let steps = match requests(args) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("fn-hcl explain: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return crate::cli::fail(&e.into()),
     };
     let mut done: Vec<(String, Explanation)> = Vec::new();
     for (step, req) in &steps {
         match explain_request(req) {
             Ok(x) => done.push((step.clone(), x)),
             Err(ExplainError::Request(e)) => {
-                eprintln!("fn-hcl explain: step {step:?}: {e}");
-                return ExitCode::FAILURE;
+                return crate::cli::fail(&format!("step {step:?}: {e}").into());
             }
             Err(ExplainError::Program(diags, sm)) => {
                 eprint!("{}", crate::cli::analyze::report(&diags, &sm));
-                return ExitCode::FAILURE;
+                return crate::cli::fail(&format!("step {step:?}: the program has errors").into());
             }
         }
     }
@@ -112,10 +108,10 @@ pub fn output(done: &[(String, Explanation)], format: Format) -> String {
 /// The request of every fn-hcl step to explain, by step name.
 pub fn requests(args: &ExplainArgs) -> Result<Vec<(String, v1::RunFunctionRequest)>, String> {
     if let Some(path) = &args.request {
-        let text = crate::cli::read_request_text(path)?;
-        let req = crate::protocol::protojson::request_from_text(&text)
-            .map_err(|e| format!("invalid request: {e}"))?;
-        return Ok(vec![("request".to_string(), req)]);
+        return Ok(vec![(
+            "request".to_string(),
+            crate::cli::read_request(path)?,
+        )]);
     }
     let (Some(xr), Some(comp)) = (&args.xr, &args.composition) else {
         return Err("give XR and COMPOSITION, or --request FILE".into());

@@ -174,10 +174,7 @@ pub fn run(args: &LoadgenArgs) -> Result<String, String> {
             MAX_DURATION.as_secs()
         ));
     }
-    let text = std::fs::read_to_string(&args.request)
-        .map_err(|e| format!("cannot read request {}: {e}", args.request))?;
-    let req = crate::protocol::protojson::request_from_text(&text)
-        .map_err(|e| format!("invalid request: {e}"))?;
+    let req = crate::cli::read_request(&args.request)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -250,11 +247,16 @@ pub async fn drive(
     }
     let req = std::sync::Arc::new(req);
     let cpu_before = server_pid.and_then(cpu_secs);
+    let progress = std::sync::Arc::new(crate::cli::progress::Progress::start(
+        "loadgen",
+        crate::cli::progress::Total::Time(duration),
+    ));
     let start = Instant::now();
     let deadline = start + duration;
     let mut tasks = tokio::task::JoinSet::new();
     for mut client in clients {
         let req = req.clone();
+        let progress = progress.clone();
         tasks.spawn(async move {
             let mut w = Worker::default();
             while Instant::now() < deadline {
@@ -263,6 +265,9 @@ pub async fn drive(
                     Ok(fatal) => {
                         w.latencies.push(t.elapsed());
                         w.fatal += u64::from(fatal);
+                        if let Some(c) = progress.counter() {
+                            c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
                     }
                     Err(e) => {
                         w.errors += 1;
@@ -301,6 +306,7 @@ pub async fn drive(
     })
     .await;
     summary.elapsed = start.elapsed();
+    drop(progress); // erases the status line before the report is printed
     if joined.is_err() {
         tasks.abort_all();
         return Err("clients did not stop in time".to_string());
@@ -373,7 +379,7 @@ mod tests {
         assert!(run(&args(0, Duration::from_secs(1))).is_err());
         assert!(run(&args(1, Duration::from_secs(3600))).is_err());
         let e = run(&args(1, Duration::from_secs(1))).unwrap_err();
-        assert!(e.contains("cannot read request"), "{e}");
+        assert!(e.contains("cannot read /nonexistent"), "{e}");
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod explain;
 pub mod loadgen;
 pub mod package;
+pub mod progress;
 pub mod render;
 
 use crate::protocol::protojson;
@@ -95,58 +96,123 @@ pub enum Command {
     Version,
 }
 
-/// Parses the command line and runs it.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Serve(args) => {
-            return match crate::server::serve(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("fn-hcl serve: {e}");
-                    ExitCode::FAILURE
-                }
-            };
-        }
-        Command::Lsp(args) => return crate::lsp::serve(&args),
-        Command::Analyze { paths, portable } => {
-            return match crate::cli::analyze::load_inputs(&paths) {
-                Ok(files) => {
-                    let (report, errors) = crate::cli::analyze::run_with(&files, portable);
-                    print!("{report}");
-                    if errors {
-                        ExitCode::FAILURE
-                    } else {
-                        ExitCode::SUCCESS
-                    }
-                }
-                Err(e) => {
-                    eprintln!("fn-hcl analyze: {e}");
-                    ExitCode::from(2)
-                }
-            };
-        }
-        Command::Fmt(args) => return crate::syntax::fmt::main(&args),
-        Command::Package(args) => return crate::cli::package::main(&args),
-        Command::Explain(args) => return crate::cli::explain::main(&args),
-        _ => {}
-    }
-    match run(cli.command) {
-        Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("fn-hcl: error: {e}");
-            ExitCode::FAILURE
+/// Exit code of a command that could not do its work: a file that cannot be read or
+/// parsed, a program with errors, a server that cannot start (fmt and package keep the
+/// Go tool's codes, see their modules).
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit code of a command line that names nothing to work on, or is malformed (clap's).
+pub const EXIT_USAGE: u8 = 2;
+
+/// A failed command: the message (naming the file it concerns) and the exit code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    /// A command line that names nothing to work on ([`EXIT_USAGE`]).
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            code: EXIT_USAGE,
+            message: message.into(),
         }
     }
 }
 
-/// Runs a command and returns what it prints on success.
-pub fn run(cmd: Command) -> Result<String, String> {
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure {
+            code: EXIT_FAILURE,
+            message,
+        }
+    }
+}
+
+/// The one way every fn-hcl subcommand reports a failure: `fn-hcl: error: <message>` on
+/// standard error, then its exit code. (`fmt` and `package` print the Go tool's `Error:`.)
+pub fn fail(f: &Failure) -> ExitCode {
+    eprintln!("fn-hcl: error: {}", f.message);
+    ExitCode::from(f.code)
+}
+
+/// Whether standard input was already taken by an earlier `-` argument.
+static STDIN_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Reads a file argument as text; `-` reads standard input (once per process: a second
+/// `-` is refused). Errors name the file (`standard input` for `-`).
+pub fn read_input(path: &str) -> Result<String, String> {
+    if path != "-" {
+        return std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"));
+    }
+    if STDIN_TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return Err("standard input (-) can be read by one argument only".into());
+    }
+    let mut s = String::new();
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    Ok(s)
+}
+
+/// The name a file argument is reported by.
+pub fn input_name(path: &str) -> &str {
+    if path == "-" { "standard input" } else { path }
+}
+
+/// Reads a RunFunctionRequest (YAML or protojson JSON) from a file or `-`, as `eval`,
+/// `bench` and `loadgen` take it; errors name the file.
+pub fn read_request(path: &str) -> Result<crate::protocol::proto::v1::RunFunctionRequest, String> {
+    let text = read_input(path)?;
+    protojson::request_from_text(&text)
+        .map_err(|e| format!("{}: invalid request: {e}", input_name(path)))
+}
+
+/// Parses the command line and runs it.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(EXIT_USAGE)
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            // clap's own text ("error: ...", then the usage), in fn-hcl's style.
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            return fail(&Failure::usage(text.trim_end()));
+        }
+    };
+    match cli.command {
+        Command::Lsp(args) => crate::lsp::serve(&args),
+        Command::Fmt(args) => crate::syntax::fmt::main(&args),
+        Command::Package(args) => crate::cli::package::main(&args),
+        Command::Explain(args) => crate::cli::explain::main(&args),
+        cmd => match run(cmd) {
+            Ok(out) => {
+                use std::io::Write as _;
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout
+                    .write_all(out.as_bytes())
+                    .and_then(|()| stdout.flush());
+                ExitCode::SUCCESS
+            }
+            Err(f) => fail(&f),
+        },
+    }
+}
+
+/// Runs a command and returns what it prints on success (or its [`Failure`]).
+pub fn run(cmd: Command) -> Result<String, Failure> {
     match cmd {
-        Command::Eval { request } => eval(&request),
+        Command::Eval { request } => Ok(eval(&request)?),
         Command::Render {
             xr,
             composition,
@@ -165,10 +231,9 @@ pub fn run(cmd: Command) -> Result<String, String> {
             )?;
             for kv in &context_files {
                 let (k, path) = split_kv(kv)?;
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("cannot read context file {path}: {e}"))?;
+                let text = read_input(path)?;
                 let v = crate::protocol::yaml::parse_document(&text)
-                    .map_err(|e| format!("cannot parse context file {path}: {e}"))?;
+                    .map_err(|e| format!("cannot parse context file {}: {e}", input_name(path)))?;
                 inputs.context.insert(k.to_string(), v);
             }
             for kv in &context_values {
@@ -182,17 +247,29 @@ pub fn run(cmd: Command) -> Result<String, String> {
                 .map_err(|e| format!("cannot render composite resource: {e}"))?;
             Ok(render::to_yaml(&docs))
         }
-        Command::Bench(args) => crate::cli::bench::run(&args),
-        Command::Loadgen(args) => crate::cli::loadgen::run(&args),
-        Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
-        Command::Serve(_)
-        | Command::Lsp(_)
-        | Command::Analyze { .. }
-        | Command::Explain(_)
-        | Command::Fmt(_)
-        | Command::Package(_) => {
-            Err("this command runs from `fn-hcl` itself, not through cli::run".to_string())
+        Command::Serve(args) => {
+            crate::server::serve(args).map_err(|e| e.to_string())?;
+            Ok(String::new())
         }
+        Command::Analyze { paths, portable } => {
+            let files = crate::cli::analyze::load_inputs(&paths)?;
+            let (report, errors) = crate::cli::analyze::run_with(&files, portable);
+            if errors {
+                // The report goes to stdout as on success; the exit code says it failed.
+                print!("{report}");
+                return Err(Failure {
+                    code: EXIT_FAILURE,
+                    message: "the program has errors".into(),
+                });
+            }
+            Ok(report)
+        }
+        Command::Bench(args) => Ok(crate::cli::bench::run(&args)?),
+        Command::Loadgen(args) => Ok(crate::cli::loadgen::run(&args)?),
+        Command::Version => Ok(format!("fn-hcl {}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Lsp(_) | Command::Fmt(_) | Command::Package(_) | Command::Explain(_) => Err(
+            Failure::usage("this command runs from `fn-hcl` itself, not through cli::run"),
+        ),
     }
 }
 
@@ -201,23 +278,9 @@ fn split_kv(kv: &str) -> Result<(&str, &str), String> {
         .ok_or_else(|| format!("expected KEY=VALUE, got {kv:?}"))
 }
 
-/// The text of a request file, `-` for standard input.
-pub fn read_request_text(path: &str) -> Result<String, String> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| format!("cannot read request from stdin: {e}"))?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read request {path}: {e}"))
-    }
-}
-
 /// `fn-hcl eval`: read the request, run the function, print the response.
 pub fn eval(path: &str) -> Result<String, String> {
-    let text = read_request_text(path)?;
-    let req = protojson::request_from_text(&text).map_err(|e| format!("invalid request: {e}"))?;
+    let req = read_request(path)?;
     let rsp = crate::handler::run_function(&req);
     let json =
         protojson::response_to_json(&rsp).map_err(|e| format!("cannot write the response: {e}"))?;

@@ -15,7 +15,8 @@ use std::path::Path;
 /// `fn-hcl package` arguments (the Go tool's).
 #[derive(Debug, clap::Args)]
 pub struct PackageArgs {
-    /// HCL files (named as given) or directories (their `*.hcl` files).
+    /// HCL files (named as given), directories (their `*.hcl` files), or `-`: standard
+    /// input, a txtar bundle or one HCL file (named main.hcl).
     pub paths: Vec<String>,
     /// Skip the analysis of the files before packaging.
     #[arg(long = "skip-analysis")]
@@ -85,6 +86,18 @@ pub fn collect(paths: &[String]) -> Result<Vec<(String, String)>, PackageError> 
                     .file_name()
                     .map_or_else(|| e.display().to_string(), |n| n.to_string_lossy().into());
                 files.push((name, text));
+            }
+        } else if p == "-" {
+            // Standard input: a txtar bundle (its files, re-packaged) or one HCL file,
+            // named main.hcl as function-hcl's examples name a single file.
+            let text = crate::cli::read_input(p).map_err(PackageError::Read)?;
+            if crate::handler::has_txtar_files(&text) {
+                files.extend(
+                    crate::syntax::txtar::parse(&text)
+                        .map_err(|e| PackageError::Read(format!("standard input: {e}")))?,
+                );
+            } else {
+                files.push(("main.hcl".to_string(), text));
             }
         } else {
             let text = std::fs::read_to_string(path)

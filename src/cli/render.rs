@@ -50,8 +50,14 @@ pub struct Step {
     pub input: Json,
 }
 
-/// Reads the YAML documents of a file, or of every `.yaml`/`.yml`/`.json` file of a directory.
+/// Reads the YAML documents of a file (`-`: standard input), or of every
+/// `.yaml`/`.yml`/`.json` file of a directory.
 pub fn read_documents(path: &Path) -> Result<Vec<Json>, String> {
+    if path.as_os_str() == "-" {
+        let text = crate::cli::read_input("-")?;
+        return crate::protocol::yaml::load_documents(&text)
+            .map_err(|e| format!("cannot parse standard input: {e}"));
+    }
     let files = if path.is_dir() {
         let mut v: Vec<_> = std::fs::read_dir(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?
@@ -84,7 +90,73 @@ pub fn read_object(path: &Path) -> Result<Json, String> {
     read_documents(path)?
         .into_iter()
         .next()
-        .ok_or_else(|| format!("{}: no document found", path.display()))
+        .ok_or_else(|| format!("{}: no document found", shown(path)))
+}
+
+fn shown(path: &Path) -> String {
+    crate::cli::input_name(&path.display().to_string()).to_string()
+}
+
+/// A document's kind as messages show it: `Composition (apiextensions.crossplane.io/v1)`.
+fn kind_of(doc: &Json) -> (String, &str, &str) {
+    let kind = path_str(doc, &["kind"]).unwrap_or("");
+    let api = path_str(doc, &["apiVersion"]).unwrap_or("");
+    let group = api.split_once('/').map_or("", |(g, _)| g);
+    let shown = match (kind, api) {
+        ("", _) => "a document without a kind".to_string(),
+        (k, "") => format!("{k} (no apiVersion)"),
+        (k, a) => format!("{k} ({a})"),
+    };
+    (shown, kind, group)
+}
+
+/// Checks that each argument holds the kind its position takes (`XR COMPOSITION
+/// [FUNCTIONS]`), so that swapped or wrong files are named as such instead of failing
+/// later with a message about a missing `spec.pipeline`.
+pub fn check_kinds(
+    inputs: &Inputs,
+    xr_path: &Path,
+    comp_path: &Path,
+    fn_path: Option<&Path>,
+) -> Result<(), String> {
+    const XP: &str = "apiextensions.crossplane.io";
+    const PKG: &str = "pkg.crossplane.io";
+    let (comp_shown, comp_kind, comp_group) = kind_of(&inputs.composition);
+    let (xr_shown, xr_kind, xr_group) = kind_of(&inputs.xr);
+    let is_comp = |k: &str, g: &str| k == "Composition" && g == XP;
+    if !is_comp(comp_kind, comp_group) {
+        let hint = if is_comp(xr_kind, xr_group) {
+            "; the arguments are XR COMPOSITION [FUNCTIONS]: are the first two swapped?"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{}: expected a Composition ({XP}/v1), got {comp_shown}{hint}",
+            shown(comp_path)
+        ));
+    }
+    if xr_kind.is_empty()
+        || path_str(&inputs.xr, &["apiVersion"]).is_none()
+        || xr_group == XP
+        || xr_group == PKG
+    {
+        return Err(format!(
+            "{}: expected a composite resource (XR), got {xr_shown}",
+            shown(xr_path)
+        ));
+    }
+    if let (Some(fns), Some(p)) = (&inputs.functions, fn_path) {
+        for f in fns {
+            let (shown_f, kind, group) = kind_of(f);
+            if kind != "Function" || group != PKG {
+                return Err(format!(
+                    "{}: expected Function packages ({PKG}/v1), got {shown_f}",
+                    shown(p)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The pipeline steps of a Composition, checked: Pipeline mode, HclInput inputs, and
@@ -158,7 +230,7 @@ impl Inputs {
         observed: Option<&Path>,
         extra: Option<&Path>,
     ) -> Result<Inputs, String> {
-        Ok(Inputs {
+        let inputs = Inputs {
             xr: read_object(xr)?,
             composition: read_object(composition)?,
             functions: functions.map(read_documents).transpose()?,
@@ -171,7 +243,9 @@ impl Inputs {
                 None => Vec::new(),
             },
             ..Default::default()
-        })
+        };
+        check_kinds(&inputs, xr, composition, functions)?;
+        Ok(inputs)
     }
 }
 

@@ -15,7 +15,8 @@
 //! Every compiled expression also gets its static type ([`crate::lower::types`], in
 //! [`Program::types`]); [`dump`] prints the whole tree for review.
 
-use crate::bytecode::compile::{ChunkId, FnId, ProgramBuilder, Scope};
+use crate::bytecode::code::{ChunkId, FnId};
+use crate::bytecode::compile::{CodeBuilder, Scope};
 use crate::lower::schema::{self, Content, Schema};
 use crate::lower::types::{SType, TypeEnv};
 use crate::syntax::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
@@ -29,7 +30,7 @@ use std::sync::Arc;
 /// A compiled program: the block tree plus its bytecode.
 pub struct Program {
     pub sources: Arc<SourceMap>,
-    pub code: crate::bytecode::compile::Program,
+    pub code: crate::bytecode::code::Code,
     pub root: Group,
     /// Largest frame any evaluation needs.
     pub frame_size: u32,
@@ -460,10 +461,19 @@ pub fn is_constant(e: &Expr) -> bool {
     constant
 }
 
+/// A function block declared (name and arguments) but not yet defined (locals, body).
+struct FnDecl<'a> {
+    id: FnId,
+    /// The function's name (kept here: finding it again by id scanned every function).
+    name: String,
+    content: Content<'a>,
+    args: Vec<Str>,
+}
+
 /// Lowers a parsed program.
 pub struct Lowerer<'a> {
     files: &'a [ast::File],
-    builder: ProgramBuilder,
+    builder: CodeBuilder,
     scopes: Scopes,
     default_name: Expr,
     functions: HashMap<String, FnId>,
@@ -628,7 +638,7 @@ fn lower_parsed(
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
         files: parsed,
-        builder: ProgramBuilder::new(sm.clone()),
+        builder: CodeBuilder::new(sm.clone()),
         scopes: Scopes::for_program(),
         default_name: default_name_expr(default_file),
         functions: HashMap::new(),
@@ -1601,225 +1611,238 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    /// Function blocks: checked and compiled at load time, as Go does.
+    /// Function blocks: checked and compiled at load time, as Go does. Every function is
+    /// declared first (its name and arguments), so that bodies may invoke any of them.
     fn lower_functions(
         &mut self,
         blocks: &[&'a Block],
     ) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
-        struct Decl<'b> {
-            id: FnId,
-            name: String,
-            content: Content<'b>,
-            args: Vec<Str>,
-        }
-        let mut decls: Vec<Decl<'a>> = Vec::new();
-        let warnings = Vec::new();
+        let mut decls: Vec<FnDecl<'a>> = Vec::new();
         for b in blocks {
-            let (c, d) = schema::content(&b.body, &schema::FUNCTION, schema::missing_item_range(b));
-            if crate::syntax::diag::has_errors(&d) {
-                return Err(d);
-            }
-            let label = b.labels.first();
-            let fn_name = label.map(|l| l.value.to_string()).unwrap_or_default();
-            let label_range = label.map(|l| l.span).unwrap_or(b.kind.span);
-            if !schema::is_identifier(&fn_name) {
+            decls.push(self.declare_function(b)?);
+        }
+        for d in decls {
+            self.define_function(d)?;
+        }
+        Ok(Vec::new())
+    }
+
+    /// A function block's name and arguments (defaults compiled), declared to the builder.
+    fn declare_function(&mut self, b: &'a Block) -> Result<FnDecl<'a>, Vec<Diagnostic>> {
+        let (c, d) = schema::content(&b.body, &schema::FUNCTION, schema::missing_item_range(b));
+        if crate::syntax::diag::has_errors(&d) {
+            return Err(d);
+        }
+        let label = b.labels.first();
+        let fn_name = label.map(|l| l.value.to_string()).unwrap_or_default();
+        let label_range = label.map(|l| l.span).unwrap_or(b.kind.span);
+        if !schema::is_identifier(&fn_name) {
+            return Err(vec![Diagnostic::error_at(
+                format!("function {fn_name:?} : name must be an identifier"),
+                "",
+                label_range,
+            )]);
+        }
+        if let Some(da) = c.attr("description")
+            && static_string(&da.expr).is_none()
+        {
+            return Err(vec![Diagnostic::error_at(
+                format!("function {fn_name} : description is not a constant string"),
+                "",
+                da.span,
+            )]);
+        }
+        let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
+        // A set, not a scan per argument: N arguments cost N, not N².
+        let mut seen: std::collections::HashSet<String, ahash::RandomState> = Default::default();
+        for ab in c.blocks_of("arg") {
+            let (arg_name, default) = self.function_arg(&fn_name, ab)?;
+            if !seen.insert(arg_name.clone()) {
+                let dr = schema::def_range(ab);
                 return Err(vec![Diagnostic::error_at(
-                    format!("function {fn_name:?} : name must be an identifier"),
-                    "",
-                    label_range,
-                )]);
-            }
-            if let Some(da) = c.attr("description")
-                && static_string(&da.expr).is_none()
-            {
-                return Err(vec![Diagnostic::error_at(
-                    format!("function {fn_name} : description is not a constant string"),
-                    "",
-                    da.span,
-                )]);
-            }
-            let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
-            let mut arg_names: std::collections::HashSet<String, ahash::RandomState> =
-                Default::default();
-            for ab in c.blocks_of("arg") {
-                let (ac, ad) =
-                    schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
-                if crate::syntax::diag::has_errors(&ad) {
-                    return Err(ad);
-                }
-                let al = ab.labels.first();
-                let arg_name = al.map(|l| l.value.to_string()).unwrap_or_default();
-                let arg_range = al.map(|l| l.span).unwrap_or(ab.kind.span);
-                if !schema::is_identifier(&arg_name) {
-                    return Err(vec![Diagnostic::error_at(
-                        format!(
-                            "function {fn_name:?}, arg {arg_name:?} : name must be an identifier"
-                        ),
-                        "",
-                        arg_range,
-                    )]);
-                }
-                if let Some(da) = ac.attr("description")
-                    && static_string(&da.expr).is_none()
-                {
-                    return Err(vec![Diagnostic::error_at(
-                        format!(
-                            "function {fn_name:?}, arg {arg_name:?} : description is not a constant string"
-                        ),
-                        "",
-                        da.span,
-                    )]);
-                }
-                let default = match ac.attr("default") {
-                    Some(da) => {
-                        // Go evaluates a default with no variables and no functions: any
-                        // reference or call makes it "not a constant".
-                        if !is_constant(&da.expr) {
-                            return Err(vec![Diagnostic::error_at(
-                                format!(
-                                    "function {fn_name:?}, args {arg_name:?}: default is not a constant"
-                                ),
-                                "",
-                                da.span,
-                            )]);
-                        }
-                        let empty = Scopes::new();
-                        Some(self.builder.compile_expr(&da.expr, &empty))
-                    }
-                    None => None,
-                };
-                if !arg_names.insert(arg_name.clone()) {
-                    let dr = schema::def_range(ab);
-                    return Err(vec![Diagnostic::error_at(
-                        format!("function {fn_name}: duplicate definition of argument"),
-                        arg_name,
-                        dr,
-                    )]);
-                }
-                args.push((Arc::from(arg_name.as_str()), default));
-            }
-            if self.functions.contains_key(&fn_name) {
-                let dr = schema::def_range(b);
-                return Err(vec![Diagnostic::error_at(
-                    "duplicate function declaration",
-                    &*fn_name,
+                    format!("function {fn_name}: duplicate definition of argument"),
+                    arg_name,
                     dr,
                 )]);
             }
-            let arg_names: Vec<Str> = args.iter().map(|(n, _)| n.clone()).collect();
-            self.fn_args.insert(
-                fn_name.clone(),
-                args.iter().map(|(n, d)| (n.clone(), d.is_some())).collect(),
-            );
-            let id = self.builder.declare_function(&fn_name, args);
-            self.functions.insert(fn_name.clone(), id);
-            decls.push(Decl {
-                id,
-                name: fn_name,
-                content: c,
-                args: arg_names,
-            });
+            args.push((Arc::from(arg_name.as_str()), default));
         }
-        // Bodies: args and locals only; invoke names must exist.
-        for d in decls {
-            let mut scopes = Scopes::new();
-            for a in &d.args {
-                scopes.declare_str(a.clone());
-            }
-            std::mem::swap(&mut self.scopes, &mut scopes);
-            let locals = self.lower_locals(&d.content);
-            let result = (|| {
-                if let Some(e) = locals.error.clone() {
-                    return Err(vec![e]);
-                }
-                let Some(body) = d.content.attr("body") else {
-                    return Err(Vec::new());
-                };
-                let fn_name = &d.name;
-                for v in variables(&body.expr) {
-                    if !self.scopes.has(&v.name) {
-                        return Err(vec![Diagnostic::error_at(
-                            format!("function {fn_name}: reference to non-existent variable"),
-                            &*v.name,
-                            v.traversal,
-                        )]);
-                    }
-                }
-                let mut calls = Vec::new();
-                invokes(&body.expr, &mut calls);
-                for call in calls {
-                    let ExprKind::Call { args, .. } = &call.kind else {
-                        continue;
-                    };
-                    if args.len() != 2 {
-                        return Err(vec![
-                            Diagnostic::error_at(
-                                "user function invocation has incorrect number of arguments",
-                                format!("want 2, got {}", args.len()),
-                                call.span,
-                            )
-                            .with_context(call.span),
-                        ]);
-                    }
-                    match static_string(&args[0]) {
-                        None => {
-                            return Err(vec![Diagnostic::error(
-                                "user function invocation is not via a static string",
-                                "",
-                                args[0].span,
-                            )]);
-                        }
-                        Some(n) if !self.functions.contains_key(&*n) => {
-                            return Err(vec![Diagnostic::error_at(
-                                format!("invoke called on unknown function: {n:?}"),
-                                "",
-                                args[0].span,
-                            )]);
-                        }
-                        Some(_) => {}
-                    }
-                }
-                let mut calls = Vec::new();
-                invokes(&body.expr, &mut calls);
-                for call in calls {
-                    let found = self.check_invoke_args(call);
-                    self.analysis.extend(found);
-                }
-                let env = Env {
-                    scopes: &self.scopes,
-                    fns: &self.fn_types,
-                };
-                let ty = crate::lower::types::infer(&body.expr, &env, &mut self.analysis);
-                let chunk = self.builder.compile_expr(&body.expr, &self.scopes);
-                self.types.insert(chunk, ty);
-                Ok(CExpr {
-                    chunk,
-                    range: body.expr.span,
-                })
-            })();
-            let frame = self.scopes.max;
-            std::mem::swap(&mut self.scopes, &mut scopes);
-            let body = result?;
-            let order: Vec<(u32, ChunkId)> = locals
-                .defs
-                .iter()
-                .enumerate()
-                .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
-                .collect();
-            self.builder.define_function(d.id, order, body.chunk, frame);
-            let name = d.name;
-            if let Some(t) = self.types.get(&body.chunk) {
-                self.fn_types.insert(name.clone(), t.clone());
-            }
-            self.user_functions.push(UserFunction {
-                args: self.fn_args.get(&name).cloned().unwrap_or_default(),
-                name: Arc::from(name.as_str()),
-                frame_size: frame,
-                locals,
-                body,
-            });
+        if self.functions.contains_key(&fn_name) {
+            let dr = schema::def_range(b);
+            return Err(vec![Diagnostic::error_at(
+                "duplicate function declaration",
+                &*fn_name,
+                dr,
+            )]);
         }
-        Ok(warnings)
+        let arg_names: Vec<Str> = args.iter().map(|(n, _)| n.clone()).collect();
+        self.fn_args.insert(
+            fn_name.clone(),
+            args.iter().map(|(n, d)| (n.clone(), d.is_some())).collect(),
+        );
+        let id = self.builder.declare_function(&fn_name, args);
+        self.functions.insert(fn_name.clone(), id);
+        Ok(FnDecl {
+            id,
+            name: fn_name,
+            content: c,
+            args: arg_names,
+        })
+    }
+
+    /// One `arg` block of function `fn_name`: its name and its default, compiled (a
+    /// default must be a constant).
+    fn function_arg(
+        &mut self,
+        fn_name: &str,
+        ab: &Block,
+    ) -> Result<(String, Option<ChunkId>), Vec<Diagnostic>> {
+        let (ac, ad) = schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
+        if crate::syntax::diag::has_errors(&ad) {
+            return Err(ad);
+        }
+        let al = ab.labels.first();
+        let arg_name = al.map(|l| l.value.to_string()).unwrap_or_default();
+        let arg_range = al.map(|l| l.span).unwrap_or(ab.kind.span);
+        if !schema::is_identifier(&arg_name) {
+            return Err(vec![Diagnostic::error_at(
+                format!("function {fn_name:?}, arg {arg_name:?} : name must be an identifier"),
+                "",
+                arg_range,
+            )]);
+        }
+        if let Some(da) = ac.attr("description")
+            && static_string(&da.expr).is_none()
+        {
+            return Err(vec![Diagnostic::error_at(
+                format!(
+                    "function {fn_name:?}, arg {arg_name:?} : description is not a constant string"
+                ),
+                "",
+                da.span,
+            )]);
+        }
+        let Some(da) = ac.attr("default") else {
+            return Ok((arg_name, None));
+        };
+        // Go evaluates a default with no variables and no functions: any reference or call
+        // makes it "not a constant".
+        if !is_constant(&da.expr) {
+            return Err(vec![Diagnostic::error_at(
+                format!("function {fn_name:?}, args {arg_name:?}: default is not a constant"),
+                "",
+                da.span,
+            )]);
+        }
+        let empty = Scopes::new();
+        let default = self.builder.compile_expr(&da.expr, &empty);
+        Ok((arg_name, Some(default)))
+    }
+
+    /// A declared function's locals and body, compiled in a scope of its arguments and
+    /// defined to the builder.
+    fn define_function(&mut self, d: FnDecl<'a>) -> Result<(), Vec<Diagnostic>> {
+        let mut scopes = Scopes::new();
+        for a in &d.args {
+            scopes.declare_str(a.clone());
+        }
+        std::mem::swap(&mut self.scopes, &mut scopes);
+        let locals = self.lower_locals(&d.content);
+        let result = match locals.error.clone() {
+            Some(e) => Err(vec![e]),
+            None => self.function_body(&d),
+        };
+        let frame = self.scopes.max;
+        std::mem::swap(&mut self.scopes, &mut scopes);
+        let body = result?;
+        let order: Vec<(u32, ChunkId)> = locals
+            .defs
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
+            .collect();
+        self.builder.define_function(d.id, order, body.chunk, frame);
+        let name = d.name;
+        if let Some(t) = self.types.get(&body.chunk) {
+            self.fn_types.insert(name.clone(), t.clone());
+        }
+        self.user_functions.push(UserFunction {
+            args: self.fn_args.get(&name).cloned().unwrap_or_default(),
+            name: Arc::from(name.as_str()),
+            frame_size: frame,
+            locals,
+            body,
+        });
+        Ok(())
+    }
+
+    /// A function's body (in the function's scope): it reads only args and locals, and
+    /// invokes only declared functions, by a static name with two arguments.
+    fn function_body(&mut self, d: &FnDecl<'a>) -> Result<CExpr, Vec<Diagnostic>> {
+        let Some(body) = d.content.attr("body") else {
+            return Err(Vec::new());
+        };
+        let fn_name = &d.name;
+        for v in variables(&body.expr) {
+            if !self.scopes.has(&v.name) {
+                return Err(vec![Diagnostic::error_at(
+                    format!("function {fn_name}: reference to non-existent variable"),
+                    &*v.name,
+                    v.traversal,
+                )]);
+            }
+        }
+        let mut calls = Vec::new();
+        invokes(&body.expr, &mut calls);
+        for call in &calls {
+            self.check_invoke_call(call)?;
+        }
+        for call in calls {
+            let found = self.check_invoke_args(call);
+            self.analysis.extend(found);
+        }
+        let env = Env {
+            scopes: &self.scopes,
+            fns: &self.fn_types,
+        };
+        let ty = crate::lower::types::infer(&body.expr, &env, &mut self.analysis);
+        let chunk = self.builder.compile_expr(&body.expr, &self.scopes);
+        self.types.insert(chunk, ty);
+        Ok(CExpr {
+            chunk,
+            range: body.expr.span,
+        })
+    }
+
+    /// An `invoke` in a function body: two arguments, the first a static string naming a
+    /// declared function.
+    fn check_invoke_call(&self, call: &Expr) -> Result<(), Vec<Diagnostic>> {
+        let ExprKind::Call { args, .. } = &call.kind else {
+            return Ok(());
+        };
+        if args.len() != 2 {
+            return Err(vec![
+                Diagnostic::error_at(
+                    "user function invocation has incorrect number of arguments",
+                    format!("want 2, got {}", args.len()),
+                    call.span,
+                )
+                .with_context(call.span),
+            ]);
+        }
+        match static_string(&args[0]) {
+            None => Err(vec![Diagnostic::error(
+                "user function invocation is not via a static string",
+                "",
+                args[0].span,
+            )]),
+            Some(n) if !self.functions.contains_key(&*n) => Err(vec![Diagnostic::error_at(
+                format!("invoke called on unknown function: {n:?}"),
+                "",
+                args[0].span,
+            )]),
+            Some(_) => Ok(()),
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 //! never guesses. Attribute names stay complete either way (only bodies are deferred), so
 //! hcl's errors and suggestions do not change.
 
-use crate::bytecode::compile::{ChunkId, Op};
+use crate::bytecode::code::{ChunkId, Op};
 use crate::lower::ir::{Group, Item, Locals, Program, ResourceContent, Sub};
 use crate::value::{Str, Value};
 use std::collections::{BTreeSet, HashSet};
@@ -227,7 +227,7 @@ fn content_chunks(c: &ResourceContent, out: &mut Vec<ChunkId>) {
 }
 
 /// A constant step's name: `.name`, or `["name"]`.
-fn step<'a>(code: &'a crate::bytecode::compile::Program, op: Option<&Op>) -> Option<&'a str> {
+fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'a str> {
     match op? {
         Op::Attr { name, .. } => code.names.get(*name as usize).map(|n| &**n),
         Op::IndexConst { key, .. } => match code.consts.get(*key as usize)? {

@@ -9,7 +9,10 @@
 //! never depends on them: such an expression still fails at run time exactly as in Go
 //! (its block becomes incomplete and is deferred), so a program that runs there runs here.
 
-use crate::syntax::ast::{BinaryOp, Expr, ExprKind, ObjectKey, Template, TemplatePart, UnaryOp};
+use crate::syntax::ast::{
+    BinaryOp, Expr, ExprKind, ForExpr, Ident, ObjectItem, ObjectKey, Template, TemplatePart,
+    UnaryOp,
+};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
 use crate::value::{Str, Type};
@@ -333,6 +336,7 @@ impl Inferer<'_> {
         t
     }
 
+    /// One expression's type, by kind; each kind with its own certain errors.
     fn expr_inner(&mut self, e: &Expr) -> SType {
         match &e.kind {
             ExprKind::Null | ExprKind::SplatItem => SType::Dynamic,
@@ -343,75 +347,9 @@ impl Inferer<'_> {
                 SType::String
             }
             ExprKind::TemplateWrap(x) | ExprKind::Paren(x) => self.expr(x),
-            ExprKind::Variable(id) => {
-                if let Some((_, t)) = self.bound.iter().rev().find(|(n, _)| *n == id.name) {
-                    return t.clone();
-                }
-                self.env.var_type(&id.name).unwrap_or(SType::Dynamic)
-            }
-            ExprKind::GetAttr { obj, name } => {
-                let t = self.expr(obj);
-                match &t {
-                    SType::Object(fs) => match field(fs, &name.name) {
-                        Some(a) => a.clone(),
-                        None => {
-                            let names: Vec<&str> = fs
-                                .iter()
-                                .take(crate::text::suggest::MAX_CANDIDATES + 1)
-                                .map(|(k, _)| &**k)
-                                .collect();
-                            let hint =
-                                crate::text::suggest::suggest(&name.name, names.iter().copied())
-                                    .map(|s| format!(" Did you mean {s:?}?"))
-                                    .unwrap_or_default();
-                            self.warn(
-                                "Unsupported attribute",
-                                format!(
-                                    "This object does not have an attribute named {:?}.{hint}",
-                                    &*name.name
-                                ),
-                                name.span,
-                            );
-                            SType::Dynamic
-                        }
-                    },
-                    SType::Map(el) => (**el).clone(),
-                    SType::Bool | SType::Number | SType::String => {
-                        self.warn(
-                            "Unsupported attribute",
-                            format!("Can't access attributes on a primitive-typed value ({t})."),
-                            name.span,
-                        );
-                        SType::Dynamic
-                    }
-                    SType::List(_) | SType::Set(_) | SType::Tuple(_) | SType::AnyTuple => {
-                        self.warn(
-                            "Unsupported attribute",
-                            "This value does not have any attributes.".to_string(),
-                            name.span,
-                        );
-                        SType::Dynamic
-                    }
-                    _ => SType::Dynamic,
-                }
-            }
-            ExprKind::Index { obj, key, .. } => {
-                let t = self.expr(obj);
-                self.expr(key);
-                match (&t, &key.kind) {
-                    (SType::List(el) | SType::Map(el), _) => (**el).clone(),
-                    (SType::Tuple(es), ExprKind::Number(n)) => n
-                        .parse::<usize>()
-                        .ok()
-                        .and_then(|i| es.get(i).cloned())
-                        .unwrap_or(SType::Dynamic),
-                    (SType::Object(fs), _) => match literal_string(key) {
-                        Some(k) => field(fs, &k).cloned().unwrap_or(SType::Dynamic),
-                        None => SType::Dynamic,
-                    },
-                    _ => SType::Dynamic,
-                }
-            }
+            ExprKind::Variable(id) => self.variable(&id.name),
+            ExprKind::GetAttr { obj, name } => self.get_attr(obj, name),
+            ExprKind::Index { obj, key, .. } => self.index(obj, key),
             ExprKind::Splat { source, each, .. } => {
                 self.expr(source);
                 self.expr(each);
@@ -424,49 +362,7 @@ impl Inferer<'_> {
                 ..
             } => self.call(name, args, *expand_final, e.span),
             ExprKind::Tuple(items) => SType::Tuple(items.iter().map(|x| self.expr(x)).collect()),
-            ExprKind::Object(items) => {
-                let mut fields: Vec<(Str, SType)> = Vec::new();
-                // Where each key sits in `fields`: a later duplicate replaces the earlier
-                // one in place (a scan of `fields` per key made N attributes cost N²).
-                let mut at: std::collections::HashMap<Str, usize, ahash::RandomState> =
-                    Default::default();
-                let mut shaped = true;
-                for it in items {
-                    let key: Option<Str> = match &it.key {
-                        ObjectKey::Ident(id) => Some(id.name.clone()),
-                        ObjectKey::Expr(k) => {
-                            let kt = self.expr(k);
-                            if !kt.is_primitive() && kt != SType::Dynamic {
-                                self.warn(
-                                    "Incorrect key type",
-                                    format!(
-                                        "Can't use this value as a key: string required (got {kt})."
-                                    ),
-                                    k.span,
-                                );
-                            }
-                            object_key_literal(k).map(Arc::from)
-                        }
-                    };
-                    let vt = self.expr(&it.value);
-                    match key {
-                        Some(k) => match at.get(&k) {
-                            Some(&i) => fields[i].1 = vt,
-                            None => {
-                                at.insert(k.clone(), fields.len());
-                                fields.push((k, vt));
-                            }
-                        },
-                        None => shaped = false,
-                    }
-                }
-                if shaped {
-                    fields.sort_by(|a, b| a.0.cmp(&b.0));
-                    SType::Object(fields.into())
-                } else {
-                    SType::AnyObject
-                }
-            }
+            ExprKind::Object(items) => self.object(items),
             ExprKind::Unary { op, operand } => match op {
                 UnaryOp::Neg => {
                     self.operand(operand, &Type::Number, "unary");
@@ -477,107 +373,233 @@ impl Inferer<'_> {
                     SType::Bool
                 }
             },
-            ExprKind::Binary { op, lhs, rhs } => {
-                let want = match op {
-                    BinaryOp::Eq | BinaryOp::Ne => {
-                        self.expr(lhs);
-                        self.expr(rhs);
-                        return SType::Bool;
-                    }
-                    BinaryOp::And | BinaryOp::Or => Type::Bool,
-                    _ => Type::Number,
-                };
-                self.operand(lhs, &want, "left");
-                // `x != null && x.a`: the right operand may never be needed.
-                let guarded = u32::from(matches!(op, BinaryOp::And | BinaryOp::Or));
-                self.quiet += guarded;
-                self.operand(rhs, &want, "right");
-                self.quiet -= guarded;
-                match op {
-                    BinaryOp::Mul
-                    | BinaryOp::Div
-                    | BinaryOp::Mod
-                    | BinaryOp::Add
-                    | BinaryOp::Sub => SType::Number,
-                    _ => SType::Bool,
-                }
-            }
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs),
             ExprKind::Conditional {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let ct = self.expr(cond);
-                if Self::mismatch(cond, &ct, &Type::Bool) {
+            } => self.conditional(cond, then, otherwise),
+            ExprKind::For(f) => self.for_expr(f),
+        }
+    }
+
+    /// A `for` or template variable bound here, else the environment's variable.
+    fn variable(&self, name: &str) -> SType {
+        if let Some((_, t)) = self.bound.iter().rev().find(|(n, _)| **n == *name) {
+            return t.clone();
+        }
+        self.env.var_type(name).unwrap_or(SType::Dynamic)
+    }
+
+    /// `obj.name`: an object's attribute (a missing one is certain), a map's element.
+    fn get_attr(&mut self, obj: &Expr, name: &Ident) -> SType {
+        let t = self.expr(obj);
+        match &t {
+            SType::Object(fs) => match field(fs, &name.name) {
+                Some(a) => a.clone(),
+                None => {
+                    let names: Vec<&str> = fs
+                        .iter()
+                        .take(crate::text::suggest::MAX_CANDIDATES + 1)
+                        .map(|(k, _)| &**k)
+                        .collect();
+                    let hint = crate::text::suggest::suggest(&name.name, names.iter().copied())
+                        .map(|s| format!(" Did you mean {s:?}?"))
+                        .unwrap_or_default();
                     self.warn(
-                        "Incorrect condition type",
-                        format!("The condition expression must be of type bool, not {ct}."),
-                        cond.span,
-                    );
-                }
-                // hcl ignores failures in the branch not taken: neither branch's
-                // errors are certain.
-                self.quiet += 1;
-                let a = self.expr(then);
-                let b = self.expr(otherwise);
-                self.quiet -= 1;
-                match unify(&[a.clone(), b.clone()]) {
-                    Some(t) => t,
-                    None => {
-                        self.warn(
-                            "Inconsistent conditional result types",
-                            format!(
-                                "The true and false result expressions must have consistent types: {a} and {b}."
-                            ),
-                            then.span.to(otherwise.span),
-                        );
-                        SType::Dynamic
-                    }
-                }
-            }
-            ExprKind::For(f) => {
-                let ct = self.expr(&f.collection);
-                if ct.is_primitive() {
-                    self.warn(
-                        "Iteration over non-iterable value",
+                        "Unsupported attribute",
                         format!(
-                            "A value of type {ct} cannot be used as the collection in a 'for' expression."
+                            "This object does not have an attribute named {:?}.{hint}",
+                            &*name.name
                         ),
-                        f.collection.span,
+                        name.span,
                     );
+                    SType::Dynamic
                 }
-                let n = self.bound.len();
-                let key_t = match &ct {
-                    SType::List(_) | SType::Tuple(_) | SType::AnyTuple => SType::Number,
-                    SType::Map(_) | SType::Object(_) | SType::AnyObject => SType::String,
-                    SType::Set(e) => (**e).clone(),
-                    _ => SType::Dynamic,
-                };
-                if let Some(k) = &f.key_var {
-                    self.bound.push((k.name.clone(), key_t));
-                }
-                self.bound.push((f.value_var.name.clone(), ct.element()));
-                if let Some(k) = &f.key_expr {
-                    self.expr(k);
-                }
-                self.expr(&f.value_expr);
-                if let Some(c) = &f.cond {
-                    let t = self.expr(c);
-                    if Self::mismatch(c, &t, &Type::Bool) {
+            },
+            SType::Map(el) => (**el).clone(),
+            SType::Bool | SType::Number | SType::String => {
+                self.warn(
+                    "Unsupported attribute",
+                    format!("Can't access attributes on a primitive-typed value ({t})."),
+                    name.span,
+                );
+                SType::Dynamic
+            }
+            SType::List(_) | SType::Set(_) | SType::Tuple(_) | SType::AnyTuple => {
+                self.warn(
+                    "Unsupported attribute",
+                    "This value does not have any attributes.".to_string(),
+                    name.span,
+                );
+                SType::Dynamic
+            }
+            _ => SType::Dynamic,
+        }
+    }
+
+    /// `obj[key]`: an element's type where the key is a literal (or any key of a list or
+    /// map).
+    fn index(&mut self, obj: &Expr, key: &Expr) -> SType {
+        let t = self.expr(obj);
+        self.expr(key);
+        match (&t, &key.kind) {
+            (SType::List(el) | SType::Map(el), _) => (**el).clone(),
+            (SType::Tuple(es), ExprKind::Number(n)) => n
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| es.get(i).cloned())
+                .unwrap_or(SType::Dynamic),
+            (SType::Object(fs), _) => match literal_string(key) {
+                Some(k) => field(fs, &k).cloned().unwrap_or(SType::Dynamic),
+                None => SType::Dynamic,
+            },
+            _ => SType::Dynamic,
+        }
+    }
+
+    /// An object constructor: its shape when every key is a literal (the last of
+    /// duplicates wins, as in hcl), else an object of unknown shape.
+    fn object(&mut self, items: &[ObjectItem]) -> SType {
+        let mut fields: Vec<(Str, SType)> = Vec::new();
+        // Where each key sits in `fields`: a later duplicate replaces the earlier one in
+        // place (a scan of `fields` per key made N attributes cost N²).
+        let mut at: std::collections::HashMap<Str, usize, ahash::RandomState> = Default::default();
+        let mut shaped = true;
+        for it in items {
+            let key: Option<Str> = match &it.key {
+                ObjectKey::Ident(id) => Some(id.name.clone()),
+                ObjectKey::Expr(k) => {
+                    let kt = self.expr(k);
+                    if !kt.is_primitive() && kt != SType::Dynamic {
                         self.warn(
-                            "Invalid 'for' condition",
-                            format!("The 'if' clause value is invalid: bool required, not {t}."),
-                            c.span,
+                            "Incorrect key type",
+                            format!("Can't use this value as a key: string required (got {kt})."),
+                            k.span,
                         );
                     }
+                    object_key_literal(k).map(Arc::from)
                 }
-                self.bound.truncate(n);
-                if f.key_expr.is_some() {
-                    SType::AnyObject
-                } else {
-                    SType::AnyTuple
-                }
+            };
+            let vt = self.expr(&it.value);
+            match key {
+                Some(k) => match at.get(&k) {
+                    Some(&i) => fields[i].1 = vt,
+                    None => {
+                        at.insert(k.clone(), fields.len());
+                        fields.push((k, vt));
+                    }
+                },
+                None => shaped = false,
             }
+        }
+        if shaped {
+            fields.sort_by(|a, b| a.0.cmp(&b.0));
+            SType::Object(fields.into())
+        } else {
+            SType::AnyObject
+        }
+    }
+
+    /// A binary operator: its operands' required types, its result's type.
+    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr) -> SType {
+        let want = match op {
+            BinaryOp::Eq | BinaryOp::Ne => {
+                self.expr(lhs);
+                self.expr(rhs);
+                return SType::Bool;
+            }
+            BinaryOp::And | BinaryOp::Or => Type::Bool,
+            _ => Type::Number,
+        };
+        self.operand(lhs, &want, "left");
+        // `x != null && x.a`: the right operand may never be needed.
+        let guarded = u32::from(matches!(op, BinaryOp::And | BinaryOp::Or));
+        self.quiet += guarded;
+        self.operand(rhs, &want, "right");
+        self.quiet -= guarded;
+        match op {
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Add | BinaryOp::Sub => {
+                SType::Number
+            }
+            _ => SType::Bool,
+        }
+    }
+
+    /// `cond ? then : otherwise`: both branches' types unified, as hcl does.
+    fn conditional(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> SType {
+        let ct = self.expr(cond);
+        if Self::mismatch(cond, &ct, &Type::Bool) {
+            self.warn(
+                "Incorrect condition type",
+                format!("The condition expression must be of type bool, not {ct}."),
+                cond.span,
+            );
+        }
+        // hcl ignores failures in the branch not taken: neither branch's
+        // errors are certain.
+        self.quiet += 1;
+        let a = self.expr(then);
+        let b = self.expr(otherwise);
+        self.quiet -= 1;
+        match unify(&[a.clone(), b.clone()]) {
+            Some(t) => t,
+            None => {
+                self.warn(
+                    "Inconsistent conditional result types",
+                    format!(
+                        "The true and false result expressions must have consistent types: {a} and {b}."
+                    ),
+                    then.span.to(otherwise.span),
+                );
+                SType::Dynamic
+            }
+        }
+    }
+
+    /// A `for` expression: its variables bound to the collection's key and element types
+    /// while its clauses are typed.
+    fn for_expr(&mut self, f: &ForExpr) -> SType {
+        let ct = self.expr(&f.collection);
+        if ct.is_primitive() {
+            self.warn(
+                "Iteration over non-iterable value",
+                format!(
+                    "A value of type {ct} cannot be used as the collection in a 'for' expression."
+                ),
+                f.collection.span,
+            );
+        }
+        let n = self.bound.len();
+        let key_t = match &ct {
+            SType::List(_) | SType::Tuple(_) | SType::AnyTuple => SType::Number,
+            SType::Map(_) | SType::Object(_) | SType::AnyObject => SType::String,
+            SType::Set(e) => (**e).clone(),
+            _ => SType::Dynamic,
+        };
+        if let Some(k) = &f.key_var {
+            self.bound.push((k.name.clone(), key_t));
+        }
+        self.bound.push((f.value_var.name.clone(), ct.element()));
+        if let Some(k) = &f.key_expr {
+            self.expr(k);
+        }
+        self.expr(&f.value_expr);
+        if let Some(c) = &f.cond {
+            let t = self.expr(c);
+            if Self::mismatch(c, &t, &Type::Bool) {
+                self.warn(
+                    "Invalid 'for' condition",
+                    format!("The 'if' clause value is invalid: bool required, not {t}."),
+                    c.span,
+                );
+            }
+        }
+        self.bound.truncate(n);
+        if f.key_expr.is_some() {
+            SType::AnyObject
+        } else {
+            SType::AnyTuple
         }
     }
 
@@ -665,58 +687,71 @@ impl Inferer<'_> {
             return SType::Dynamic;
         };
         if !expand {
-            let min = def.params.len();
-            let max = if def.var_param.is_some() {
-                usize::MAX
-            } else {
-                min
+            self.builtin_args(def, fname, args, &ts, span);
+        }
+        return_type(fname, &ts)
+    }
+
+    /// A builtin call's certain errors (without `...`): arity, and arguments whose type
+    /// its parameter certainly rejects.
+    fn builtin_args(
+        &mut self,
+        def: &crate::builtins::FuncDef,
+        fname: &str,
+        args: &[Expr],
+        ts: &[SType],
+        span: Span,
+    ) {
+        let min = def.params.len();
+        let max = if def.var_param.is_some() {
+            usize::MAX
+        } else {
+            min
+        };
+        if args.len() < min {
+            self.warn(
+                "Not enough function arguments",
+                format!(
+                    "Function {fname:?} expects {min} argument(s). Missing value for {:?}.",
+                    def.params[args.len()].name
+                ),
+                span,
+            );
+        } else if args.len() > max {
+            self.warn(
+                "Too many function arguments",
+                format!("Function {fname:?} expects only {min} argument(s)."),
+                span,
+            );
+        }
+        for (i, (a, t)) in args.iter().zip(ts).enumerate() {
+            let Some(p) = def.params.get(i).or(def.var_param.as_ref()) else {
+                break;
             };
-            if args.len() < min {
-                self.warn(
-                    "Not enough function arguments",
-                    format!(
-                        "Function {fname:?} expects {min} argument(s). Missing value for {:?}.",
-                        def.params[args.len()].name
-                    ),
-                    span,
-                );
-            } else if args.len() > max {
-                self.warn(
-                    "Too many function arguments",
-                    format!("Function {fname:?} expects only {min} argument(s)."),
-                    span,
-                );
-            }
-            for (i, (a, t)) in args.iter().zip(&ts).enumerate() {
-                let Some(p) = def.params.get(i).or(def.var_param.as_ref()) else {
-                    break;
-                };
-                let want = p.ty.to_type();
-                if Self::mismatch(a, t, &want) {
-                    self.warn(
-                        "Invalid function argument",
-                        format!(
-                            "Invalid value for {:?} parameter: {} required, not {t}.",
-                            p.name,
-                            want.friendly_name()
-                        ),
-                        a.span,
-                    );
-                }
-            }
-            if fname == "length"
-                && let Some(t @ (SType::Bool | SType::Number)) = ts.first()
-            {
+            let want = p.ty.to_type();
+            if Self::mismatch(a, t, &want) {
                 self.warn(
                     "Invalid function argument",
                     format!(
-                        "Invalid value for \"value\" parameter: argument must be a string, a collection type, or a structural type, not {t}."
+                        "Invalid value for {:?} parameter: {} required, not {t}.",
+                        p.name,
+                        want.friendly_name()
                     ),
-                    args[0].span,
+                    a.span,
                 );
             }
         }
-        return_type(fname, &ts)
+        if fname == "length"
+            && let Some(t @ (SType::Bool | SType::Number)) = ts.first()
+        {
+            self.warn(
+                "Invalid function argument",
+                format!(
+                    "Invalid value for \"value\" parameter: argument must be a string, a collection type, or a structural type, not {t}."
+                ),
+                args[0].span,
+            );
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! Evaluation never fails halfway with a panic: every problem is a [`Diagnostic`]; an
 //! error diagnostic ends evaluation with a Fatal result, as in Go.
 
-use crate::bytecode::compile::ChunkId;
+use crate::bytecode::code::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{
     Assert, CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals,

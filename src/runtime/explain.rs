@@ -22,7 +22,7 @@
 //! A program all of whose blocks are emitted prints as a program that evaluates to the
 //! same response (tests/explain_roundtrip.rs checks this over every conformance case).
 
-use crate::bytecode::compile::ChunkId;
+use crate::bytecode::code::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{CExpr, Program};
 use crate::protocol::doc::Json;

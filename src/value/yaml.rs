@@ -794,17 +794,109 @@ fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, S
 /// A decode error: go-cty-yaml's `Error` ("on line L, column C: ...") or a bare message.
 struct YamlErr(String);
 
+/// An error at an event (go-cty-yaml's `parseEventErrorWrap`): libyaml's zero-based
+/// line and a one-based column, and no position at all on the first line (line 0 is
+/// taken for "no mark").
 fn at(mark: &Marker, msg: &str) -> YamlErr {
-    // go-cty-yaml reports libyaml's zero-based line and a one-based column.
-    YamlErr(format!(
-        "on line {}, column {}: {}",
-        mark.line().saturating_sub(1),
-        mark.col() + 1,
-        msg
-    ))
+    at_col(mark, mark.col(), msg)
 }
 
-/// libyaml's problem text from yaml-rust2's "context, problem" message.
+fn at_col(mark: &Marker, col: usize, msg: &str) -> YamlErr {
+    let line = mark.line().saturating_sub(1);
+    if line == 0 {
+        return YamlErr(msg.to_string());
+    }
+    YamlErr(format!("on line {line}, column {}: {msg}", col + 1))
+}
+
+/// The column where a node's properties (`!tag`, `&anchor`) start on its value's line:
+/// libyaml's event starts at its first property, yaml-rust2's at the value.
+fn node_col(src: &str, mark: &Marker) -> usize {
+    let before: Vec<char> = src.chars().take(mark.index()).collect();
+    let (mut i, mut col) = (before.len(), mark.col());
+    for _ in 0..2 {
+        let mut j = i;
+        while j > 0 && matches!(before[j - 1], ' ' | '\t') {
+            j -= 1;
+        }
+        let end = j;
+        while j > 0 && !matches!(before[j - 1], ' ' | '\t' | '\n' | '\r') {
+            j -= 1;
+        }
+        if end == j || !matches!(before[j], '!' | '&') || col < i - j {
+            break;
+        }
+        col -= i - j;
+        i = j;
+    }
+    col
+}
+
+/// libyaml's parser problems as yaml-rust2 words them (its parser's messages; every
+/// other message comes from its scanner), with libyaml's wording.
+const PARSER_PROBLEMS: &[(&str, &str)] = &[
+    (
+        "did not find expected <stream-start>",
+        "did not find expected <stream-start>",
+    ),
+    (
+        "did not find expected <document start>",
+        "did not find expected <document start>",
+    ),
+    (
+        "did not find expected <document-start>",
+        "did not find expected <document start>",
+    ),
+    (
+        "duplicate version directive",
+        "found duplicate %YAML directive",
+    ),
+    (
+        "the TAG directive must only be given at most once per handle in the same document",
+        "found duplicate %TAG directive",
+    ),
+    (
+        "found incompatible YAML document",
+        "found incompatible YAML document",
+    ),
+    ("the handle wasn't declared", "found undefined tag handle"),
+    ("did not find expected key", "did not find expected key"),
+    (
+        "did not find expected '-' indicator",
+        "did not find expected '-' indicator",
+    ),
+    ("expected ',' or ']'", "did not find expected ',' or ']'"),
+    (
+        "did not find expected ',' or '}'",
+        "did not find expected ',' or '}'",
+    ),
+    (
+        "did not find expected node content",
+        "did not find expected node content",
+    ),
+];
+
+/// libyaml's scanner problems where yaml-rust2's scanner words them differently.
+fn libyaml_scanner_problem(problem: &str) -> &str {
+    match problem {
+        p if p.starts_with("unexpected character: ") => {
+            "found character that cannot start any token"
+        }
+        "tabs disallowed within this context (block indentation)" => {
+            "found character that cannot start any token"
+        }
+        "simple key expected" | "simple key expect ':'" => "could not find expected ':'",
+        // libyaml's own spelling.
+        "did not find expected hexadecimal number" => "did not find expected hexdecimal number",
+        p => p,
+    }
+}
+
+/// A syntax error as go-cty-yaml reports libyaml's (`parserErrorWrap`): a parser error
+/// at its token's zero-based line and one-based column; a scanner error at the
+/// one-based line of where scanning stopped, column 1 (go-cty-yaml adds the line
+/// libyaml had not advanced yet and drops the column); on the first line (zero-based
+/// line 0 means "no mark" there) the bare problem.
 fn scan_error(src: &str, e: &ScanError) -> YamlErr {
     let info = e.info();
     if info.contains("found unknown anchor") {
@@ -819,13 +911,15 @@ fn scan_error(src: &str, e: &ScanError) -> YamlErr {
     } else {
         info
     };
-    // libyaml words this one problem differently.
-    let problem = if problem == "expected ',' or ']'" {
-        "did not find expected ',' or ']'"
-    } else {
-        problem
-    };
-    at(e.marker(), problem)
+    let line = e.marker().line().saturating_sub(1);
+    if let Some((_, libyaml)) = PARSER_PROBLEMS.iter().find(|(p, _)| *p == problem) {
+        return at(e.marker(), libyaml);
+    }
+    let problem = libyaml_scanner_problem(problem);
+    if line == 0 {
+        return YamlErr(problem.to_string());
+    }
+    YamlErr(format!("on line {}, column 1: {problem}", line + 1))
 }
 
 /// The name of the alias (`*name`) at a marker.
@@ -928,7 +1022,9 @@ impl<'a> Decoder<'a> {
                     text.pop();
                 }
                 let tag = full_tag(&tag);
-                let v = match resolve_scalar(&tag, &text, style).map_err(|e| at(&mark, &e))? {
+                let v = match resolve_scalar(&tag, &text, style)
+                    .map_err(|e| at_col(&mark, node_col(self.src, &mark), &e))?
+                {
                     Scalar::Val(v) => v,
                     Scalar::Merge => Value::string("<<"),
                 };
@@ -973,7 +1069,11 @@ impl<'a> Decoder<'a> {
             Event::SequenceStart(anchor, tag) => {
                 let tag = full_tag(&tag);
                 if !tag.is_empty() && tag != SEQ_TAG {
-                    return Err(at(&mark, &format!("can't interpret sequence as {tag}")));
+                    return Err(at_col(
+                        &mark,
+                        node_col(self.src, &mark),
+                        &format!("can't interpret sequence as {tag}"),
+                    ));
                 }
                 if anchor != 0 {
                     self.pending.insert(anchor);
@@ -993,7 +1093,11 @@ impl<'a> Decoder<'a> {
             Event::MappingStart(anchor, tag) => {
                 let tag = full_tag(&tag);
                 if !tag.is_empty() && tag != MAP_TAG {
-                    return Err(at(&mark, &format!("can't interpret mapping as {tag}")));
+                    return Err(at_col(
+                        &mark,
+                        node_col(self.src, &mark),
+                        &format!("can't interpret mapping as {tag}"),
+                    ));
                 }
                 if anchor != 0 {
                     self.pending.insert(anchor);
@@ -1278,23 +1382,22 @@ mod tests {
         assert!(dec("1: one\n~x: 2").get_attr("1").is_some());
         assert_eq!(
             decode(".nan").unwrap_err(),
-            "on line 0, column 1: floating point NaN is not supported"
+            "floating point NaN is not supported"
         );
         assert_eq!(
             decode("!!bool maybe").unwrap_err(),
-            "on line 0, column 8: cannot parse \"maybe\" as tag:yaml.org,2002:bool"
+            "cannot parse \"maybe\" as tag:yaml.org,2002:bool"
         );
-        assert_eq!(
-            decode("!foo x").unwrap_err(),
-            "on line 0, column 6: unsupported tag \"!foo\""
-        );
-        assert_eq!(
-            decode("~: 1").unwrap_err(),
-            "on line 0, column 1: mapping key cannot be null"
-        );
+        assert_eq!(decode("!foo x").unwrap_err(), "unsupported tag \"!foo\"");
+        assert_eq!(decode("~: 1").unwrap_err(), "mapping key cannot be null");
         assert_eq!(
             decode("[a]: 1").unwrap_err(),
-            "on line 0, column 1: only strings are allowed as mapping keys"
+            "only strings are allowed as mapping keys"
+        );
+        // go-cty-yaml gives a position only past libyaml's (zero-based) line 0.
+        assert_eq!(
+            decode("a: 1\nb: !!bool maybe").unwrap_err(),
+            "on line 1, column 4: cannot parse \"maybe\" as tag:yaml.org,2002:bool"
         );
     }
 

@@ -3,7 +3,7 @@
 //! such as typed nulls and empty typed collections).
 #![allow(dead_code)]
 
-use fn_hcl::bytecode::compile::{ProgramBuilder, Scope};
+use fn_hcl::bytecode::compile::{CodeBuilder, Scope};
 use fn_hcl::bytecode::vm::{Limits, Vm};
 use fn_hcl::syntax::parser::parse_expression;
 use fn_hcl::syntax::span::SourceMap;
@@ -31,7 +31,7 @@ pub fn eval_expr(src: &str, vars: &[(String, Value)]) -> Result<Value, Vec<Strin
         Err(d) => return Err(d.iter().map(|d| d.plain(&sm)).collect()),
     };
     let sm = Arc::new(sm);
-    let mut b = ProgramBuilder::new(sm.clone());
+    let mut b = CodeBuilder::new(sm.clone());
     let chunk = b.compile_expr(&e, &Slots(vars));
     let program = b.finish();
     let frame: Vec<Value> = vars.iter().map(|(_, v)| v.clone()).collect();

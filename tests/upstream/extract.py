@@ -297,6 +297,11 @@ class P:
             return v
         if tok.text in ("[", "map"):
             ty = self.go_type()
+            if ty == "[ ] byte" and self.peek().text == "(":
+                args = self.call_args()
+                if len(args) == 1 and isinstance(args[0], str):
+                    return args[0]
+                raise Unreadable("[]byte conversion")
             if self.peek().text == "{":
                 c = self.composite(ty)
                 c["type"] = ty
@@ -323,7 +328,7 @@ class P:
             if self.peek().text == "(":
                 args = self.call_args()
                 return {"go": "call", "name": name, "args": args}
-            if self.peek().text == "{" and name[:1].isupper():
+            if self.peek().text == "{" and name.split(".")[-1][:1].isupper():
                 return self.composite(name)
             if name in self.env:
                 return self.env[name]
@@ -552,10 +557,6 @@ def rows(table, fields):
                 row[n] = v
         out.append((key, row))
     return out
-
-
-def parse_rows(table_toks_start, toks):
-    pass
 
 
 def value_fields(fields):
@@ -793,6 +794,229 @@ def extract_hclwrite(repo, rev, out):
         out.append(case)
 
 
+CALL_RE = re.compile(r"(?<![\w.\"])([A-Za-z_][\w]*(?:::[\w]+)*)\s*\(")
+
+
+def hcl_context(ctx, std):
+    """An EvalContext literal as (variables, function names), or NA/Unreadable."""
+    if ctx is None:
+        return {}, None
+    if isinstance(ctx, dict) and ctx.get("go") == "bad":
+        check_value(ctx)
+    if not (isinstance(ctx, dict) and ctx.get("go") == "composite"):
+        raise Unreadable("context")
+    variables, functions = {}, None
+    for k, v in ctx["keyed"]:
+        key = k.get("name") if isinstance(k, dict) else k
+        if key == "Variables":
+            for name, val in v["keyed"]:
+                check_value(val, f"variable {name}")
+                variables[name] = val
+        elif key == "Functions":
+            functions = {}
+            for name, f in v["keyed"]:
+                fname = f.get("name", "") if isinstance(f, dict) else ""
+                impl = fname.split(".")[-1]
+                if not fname.startswith("stdlib.") or std.get(impl) != name:
+                    raise NA(f"a function of the test's own ({name}), not the DSL's")
+                functions[name] = impl
+        else:
+            raise Unreadable("context field " + str(key))
+    return variables, functions
+
+
+def expr_case(case, text, ctx, std):
+    """Fills an hcl expression case: the input, its variables; NA when it calls a function
+    the test's context does not have (the DSL always has its whole library)."""
+    variables, functions = hcl_context(ctx, std)
+    called = set(CALL_RE.findall(text)) - {"for", "if"}
+    if called and (functions is None or not called <= set(functions)):
+        raise NA("calls functions the test's context does not have (the DSL has its library)")
+    case["expr"] = text
+    case["vars"] = variables
+
+
+def skip_interp(t, i):
+    """The index just past the `}` closing the template sequence whose `{` is at t[i-1];
+    quoted strings inside (with their own sequences) are stepped over."""
+    depth = 1
+    while i < len(t):
+        c = t[i]
+        if c == '"':
+            i += 1
+            while i < len(t) and t[i] != '"':
+                if t[i] == "\\":
+                    i += 2
+                elif t[i] in "$%" and t[i + 1:i + 2] == "{" and t[i - 1:i] != t[i]:
+                    i = skip_interp(t, i + 2)
+                else:
+                    i += 1
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise Unreadable("unclosed template sequence")
+
+
+def quote_template(t):
+    """A bare template as the quoted string that means the same: its literal text escaped
+    (a bare template takes backslashes and quotes literally), its ${...} and %{...}
+    sequences kept as they are (a quoted template reads them the same way)."""
+    out, i = ['"'], 0
+    while i < len(t):
+        c = t[i]
+        if t.startswith("$${", i) or t.startswith("%%{", i):
+            out.append(t[i:i + 3])
+            i += 3
+        elif c in "$%" and t[i + 1:i + 2] == "{":
+            j = skip_interp(t, i + 2)
+            out.append(t[i:j])
+            i = j
+        else:
+            out.append({"\\": "\\\\", '"': '\\"', "\n": "\\n"}.get(c, c))
+            i += 1
+    return "".join(out) + '"'
+
+
+def table_cases(src, suite, tests, fill, out):
+    """One case per row of each named test's table: `fill(case, test, row)` adds the
+    facts, or raises NA (not applicable) or Unreadable (not extracted): the case is then
+    written with only its id and the reason as "skip"."""
+    for test in tests:
+        for idx, (_, row) in enumerate(yaml_rows(src, test)):
+            case = {"suite": suite, "test": test, "n": idx}
+            try:
+                fill(case, test, row)
+            except NA as e:
+                case = {"suite": suite, "test": test, "n": idx,
+                        "skip": "not applicable: " + str(e)}
+            except (Unreadable, ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+                case = {"suite": suite, "test": test, "n": idx,
+                        "skip": "not extracted: " + str(e)[:80]}
+            out.append(case)
+
+
+def extract_hclsyntax(repo, rev, std, out):
+    """hclsyntax's expression and template tests: expression text, variables, and the
+    value and number of diagnostics (or the expected error's summary and detail)."""
+    def fill(case, test, row):
+        text = row.get("input")
+        if not isinstance(text, str):
+            raise Unreadable("input is not a literal")
+        if test == "TestTemplateExprParseAndValue":
+            if "\r" in text:
+                raise NA("a bare template with CR (the quoted form differs)")
+            text = quote_template(text)
+        expr_case(case, text, row.get("ctx"), std)
+        if test == "TestExpressionErrorMessages":
+            case["summary"] = row["wantSummary"]
+            case["detail"] = row["wantDetail"]
+        else:
+            case["diags"] = row["diagCount"]
+            if row["diagCount"] == 0:
+                check_value(row["want"], "want")
+                case["want"] = row["want"]
+
+    for f, tests in [("hclsyntax/expression_test.go",
+                      ("TestExpressionParseAndValue", "TestExpressionErrorMessages")),
+                     ("hclsyntax/expression_template_test.go",
+                      ("TestTemplateExprParseAndValue",))]:
+        table_cases(git_show(repo, rev, f), f"hcl/{f}", tests, fill, out)
+
+
+def keyed(c):
+    """A keyed composite literal's fields as {name: value}."""
+    if not (isinstance(c, dict) and c.get("go") == "composite"):
+        raise Unreadable("not a composite literal")
+    out = {}
+    for k, v in c["keyed"]:
+        out[k["name"] if isinstance(k, dict) and "name" in k else k] = v
+    return out
+
+
+def pos(c):
+    f = keyed(c)
+    return [f.get("Byte", 0), f.get("Line", 0), f.get("Column", 0)]
+
+
+def hcl_range(c):
+    f = keyed(c)
+    return [pos(f["Start"]), pos(f["End"])]
+
+
+def bad(v):
+    return isinstance(v, dict) and v.get("go") == "bad"
+
+
+def body_shape(b):
+    """A parsed body as the facts fn-hcl's tree can be compared on: attribute names
+    (sorted: hcl keeps them in a map) and blocks in order (type, labels, body)."""
+    f = keyed(b)
+    attrs = sorted(k for k, _ in keyed(f["Attributes"]).items()) if "Attributes" in f else []
+    blocks = []
+    for blk in (f["Blocks"]["items"] if "Blocks" in f else []):
+        if bad(blk):
+            raise NA("a block the extractor cannot read") if blk["na"] else Unreadable(blk["why"])
+        bf = keyed(blk)
+        labels = bf.get("Labels") or {"items": []}
+        if not all(isinstance(x, str) for x in labels["items"]):
+            raise Unreadable("labels")
+        blocks.append({"type": bf["Type"], "labels": labels["items"],
+                       "body": body_shape(bf["Body"])})
+    return {"attrs": attrs, "blocks": blocks}
+
+
+def extract_hclsyntax_parser(repo, rev, out):
+    """hclsyntax's scanner and parser tests: tokens (type, text, range) of normal-mode
+    scanning; the shape and diagnostic count of TestParseConfig; the exact diagnostics
+    of TestParseConfigDiagnostics."""
+    def tokens(case, test, row):
+        if test == "TestScanTokens_template":
+            raise NA("bare template mode (hcl.ParseTemplate): a DSL file is scanned "
+                     "in normal mode only")
+        if not isinstance(row.get("input"), str):
+            raise Unreadable("input is not a literal")
+        toks = []
+        for t in row["want"]["items"]:
+            if bad(t):
+                raise Unreadable(t["why"])
+            f = keyed(t)
+            b = f.get("Bytes")
+            if isinstance(b, dict) and b.get("go") == "composite" and not b["items"]:
+                b = ""
+            if not isinstance(b, str):
+                raise Unreadable("token bytes")
+            toks.append([f["Type"]["name"], b] + hcl_range(f["Range"]))
+        case.update(input=row["input"], tokens=toks)
+
+    def parse(case, test, row):
+        if test == "TestParseConfig_incompleteFunctionCall":
+            raise NA("the tree hcl's recovery builds around an incomplete call "
+                     "(the DSL refuses a file with errors)")
+        if not isinstance(row.get("input"), str):
+            raise Unreadable("input is not a literal")
+        case["input"] = row["input"]
+        if test == "TestParseConfig":
+            case["diags"] = row["diagCount"]
+            if row["diagCount"] == 0:
+                case["shape"] = body_shape(row["want"])
+        else:
+            case["diagnostics"] = [
+                [keyed(d)["Summary"], keyed(d)["Detail"]] + hcl_range(keyed(d)["Subject"])
+                for d in row["want"]["items"]]
+
+    f = "hclsyntax/scan_tokens_test.go"
+    table_cases(git_show(repo, rev, f), f"hcl/{f}",
+                ("TestScanTokens_normal", "TestScanTokens_template"), tokens, out)
+    f = "hclsyntax/parser_test.go"
+    table_cases(git_show(repo, rev, f), f"hcl/{f}",
+                ("TestParseConfig", "TestParseConfig_incompleteFunctionCall",
+                 "TestParseConfigDiagnostics"), parse, out)
+
+
 def git_show(repo, rev, path):
     return subprocess.run(["git", "-C", repo, "show", f"{rev}:{path}"], capture_output=True,
                           text=True, check=True).stdout
@@ -822,6 +1046,14 @@ def function_table(mirrors):
     return std, tf
 
 
+def write_suite(outdir, name, out, summary):
+    """Writes one fixture file (a case a line) and its summary row."""
+    with open(os.path.join(outdir, f"{name}.jsonl"), "w") as fh:
+        for c in out:
+            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
+    summary.append((name, len(out), sum(1 for c in out if "skip" not in c), 0))
+
+
 def main():
     mirrors, outdir = sys.argv[1], sys.argv[2]
     std, tf = function_table(mirrors)
@@ -847,22 +1079,19 @@ def main():
         summary.append((suite, len(out), sum(1 for c in out if "skip" not in c), len(skipped)))
     out = []
     extract_yaml(os.path.join(mirrors, "zclconf+go-cty-yaml/repo"), "v1.1.0", out)
-    with open(os.path.join(outdir, "go-cty-yaml.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("go-cty-yaml", len(out), sum(1 for c in out if "skip" not in c), 0))
+    write_suite(outdir, "go-cty-yaml", out, summary)
     out = []
     extract_textseg(os.path.join(mirrors, "apparentlymart+go-textseg/repo"), "v15.0.0", out)
-    with open(os.path.join(outdir, "go-textseg.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("go-textseg", len(out), len(out), 0))
+    write_suite(outdir, "go-textseg", out, summary)
+    out = []
+    extract_hclsyntax(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", std, out)
+    write_suite(outdir, "hclsyntax-expressions", out, summary)
+    out = []
+    extract_hclsyntax_parser(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
+    write_suite(outdir, "hclsyntax-parser", out, summary)
     out = []
     extract_hclwrite(os.path.join(mirrors, "hashicorp+hcl/repo"), "v2.24.0", out)
-    with open(os.path.join(outdir, "hclwrite-format.jsonl"), "w") as fh:
-        for c in out:
-            fh.write(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n")
-    summary.append(("hclwrite-format", len(out), sum(1 for c in out if "skip" not in c), 0))
+    write_suite(outdir, "hclwrite-format", out, summary)
     for s in summary:
         print("%s: %d cases, %d runnable, %d test functions not read" % s)
 

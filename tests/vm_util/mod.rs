@@ -2,7 +2,8 @@
 //! with hcl's ranges) until the real parser lands, and helpers to compile and run.
 #![allow(dead_code)]
 
-use fn_hcl::bytecode::compile::{ChunkId, ProgramBuilder, Scope};
+use fn_hcl::bytecode::code::ChunkId;
+use fn_hcl::bytecode::compile::{CodeBuilder, Scope};
 use fn_hcl::bytecode::vm::{Limits, Vm, VmError};
 use fn_hcl::syntax::ast::*;
 use fn_hcl::syntax::diag::Diagnostic;
@@ -625,7 +626,7 @@ pub fn parse(src: &str) -> Expr {
 
 /// A compiled expression with its program.
 pub struct Compiled {
-    pub program: fn_hcl::bytecode::compile::Program,
+    pub program: fn_hcl::bytecode::code::Code,
     pub chunk: ChunkId,
 }
 
@@ -636,7 +637,7 @@ pub fn compile(src: &str, names: &[&'static str]) -> Compiled {
     let e = Parser::new(src, f)
         .parse()
         .unwrap_or_else(|e| panic!("test parser: {e} in {src:?}"));
-    let mut b = ProgramBuilder::new(Arc::new(sm));
+    let mut b = CodeBuilder::new(Arc::new(sm));
     let chunk = b.compile_expr(&e, &Names(names.to_vec()));
     Compiled {
         program: b.finish(),

@@ -1,14 +1,20 @@
 //! The expression compiler: lowers each hcl expression ([`ast::Expr`]) to a flat chunk of
-//! bytecode for the [`crate::bytecode::vm`]. Names are resolved here, once: root variables become frame
-//! slots (through the caller's [`Scope`]), `for` and splat variables become temporaries,
-//! built-in functions become [`FuncId`]s and `invoke("name", ...)` becomes a [`FnId`].
+//! bytecode ([`Code`]) for the [`crate::bytecode::vm`]. Names are resolved here, once: root
+//! variables become frame slots (through the caller's [`Scope`]), `for` and splat variables
+//! become temporaries, built-in functions become [`crate::builtins::FuncId`]s and
+//! `invoke("name", ...)` becomes a [`FnId`].
 //!
 //! The compiler also rebuilds what hcl's parser knows and our AST leaves implicit: which
 //! `a.b[0].c` chains are hcl traversals (their errors carry the traversal's ranges), the
 //! ranges of `.name` and `[key]` steps, and each expression's `StartRange`, so that every
 //! diagnostic the VM produces has hcl's subject, context and expression ranges.
 
-use crate::builtins::{self, FuncId};
+use crate::builtins;
+use crate::bytecode::code::{
+    CallSite, Callee, ChunkId, ChunkInfo, Code, CondSite, FnId, ForSite, ItemSite, JoinSite,
+    ObjShape, Op, OperatorSite, SiteId, SiteKind, SplatSite, StepSite, TemplateSite, UnarySite,
+    UserFn,
+};
 use crate::syntax::ast::{
     self, BinaryOp, Expr, ExprKind, ObjectKey, Template, TemplatePart, UnaryOp,
 };
@@ -30,305 +36,8 @@ pub trait Scope {
     fn visible_names(&self) -> Vec<Arc<str>>;
 }
 
-/// A compiled expression: an entry point into the program's code table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ChunkId(pub u32);
-
-/// A user function (`function name { ... }`), called through `invoke`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FnId(pub u32);
-
 /// Deepest expression nesting the compiler accepts (hostile input must not overflow the stack).
 const MAX_NESTING: u32 = 400;
-
-/// One VM instruction. Jump targets are absolute indices in the program's code table.
-/// `site` operands index [`Program::sites`] (the ranges a diagnostic needs).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Op {
-    /// Push a constant.
-    Const(u32),
-    /// Push a frame slot (root variable).
-    Slot(u32),
-    /// Push a temporary (`for` or splat variable) of the running chunk.
-    Temp(u32),
-    /// Record a prebuilt diagnostic and push `DynamicVal`.
-    Fail(u32),
-    /// hcl `GetAttr` with a traversal step's ranges: site.a = step, whole = traversal.
-    Attr {
-        name: u32,
-        site: u32,
-    },
-    /// hcl `Index` with a constant key (a traversal step).
-    IndexConst {
-        key: u32,
-        site: u32,
-    },
-    /// hcl `Index` of `coll[key]` (both on the stack).
-    Index {
-        site: u32,
-    },
-    /// Remember the current number of diagnostics (for "did this part fail?").
-    Mark,
-    /// `-x`, `!x`; pops a mark. site.a = operand, whole = expression.
-    Unary {
-        op: UnaryOp,
-        site: u32,
-    },
-    /// Arithmetic, comparison, equality; pops a mark. site.a = lhs, site.b = rhs.
-    Binary {
-        op: BinaryOp,
-        site: u32,
-    },
-    /// After the lhs of `&&`/`||`: evaluates the rhs for its type only when the lhs decides.
-    LogicRhs {
-        op: BinaryOp,
-    },
-    /// Combine `&&`/`||` with hcl's short-circuit rules; pops the region and a mark.
-    Logic {
-        op: BinaryOp,
-        site: u32,
-    },
-    /// Pop a condition and remember which branch is taken.
-    CondSelect,
-    /// Start branch 0 (true) or 1 (false); the untaken one runs in type-only mode.
-    BranchBegin(u8),
-    BranchEnd,
-    /// Unify both branch results as hcl does; pops the condition and a mark.
-    /// site.a = condition, site.b = true branch, site.c = false branch.
-    CondMerge {
-        site: u32,
-    },
-    Jump(u32),
-    MakeTuple(u32),
-    /// After an object key expression: pops a mark; a key whose evaluation failed becomes
-    /// an unknown key.
-    KeyDone,
-    /// Check an object item's key (below the value). site.a = key, site.b = value.
-    ObjItem {
-        site: u32,
-    },
-    /// Pops n (key, value) pairs.
-    MakeObject(u32),
-    /// Pops the values of an object whose keys are all constant; the operand indexes
-    /// [`Program::shapes`] (sorted keys and where each one's value is).
-    MakeObjectConst(u32),
-    /// Pops n template parts; `site` indexes [`Program::templates`].
-    Template {
-        n: u32,
-        site: u32,
-    },
-    /// Join the tuple a template `%{for}` produced. site.whole = the directive.
-    TemplateJoin {
-        site: u32,
-    },
-    /// Start a `for`: site.a = collection, site.b = condition, site.c = key expression.
-    ForBegin {
-        site: u32,
-        end: u32,
-        key_temp: u32,
-        val_temp: u32,
-        object: bool,
-        group: bool,
-    },
-    /// hcl's early check of the `if` clause with unknown variables; pops a mark.
-    ForPreCheck {
-        site: u32,
-        end: u32,
-    },
-    ForNext {
-        exit: u32,
-    },
-    ForFilter {
-        site: u32,
-        next: u32,
-    },
-    ForKey {
-        site: u32,
-        next: u32,
-    },
-    ForPush {
-        site: u32,
-    },
-    ForEnd,
-    /// Start a splat; pops a mark. site.a = source, site.b = marker.
-    SplatBegin {
-        site: u32,
-        end: u32,
-    },
-    SplatNext {
-        temp: u32,
-        exit: u32,
-    },
-    /// Pops the element result and a mark.
-    SplatPush {
-        next: u32,
-    },
-    SplatEnd,
-    /// Convert the argument on top of the stack to its parameter type (builtin calls).
-    ConvArg {
-        call: u32,
-        arg: u32,
-    },
-    /// Call a builtin with `argc` arguments; pops a mark.
-    Call {
-        call: u32,
-        argc: u32,
-    },
-    /// Expand the final `...` argument (on the stack) and check arity.
-    ExpandBegin {
-        call: u32,
-        end: u32,
-    },
-    /// Call a builtin with `nstatic` arguments plus the expanded ones; pops a mark.
-    CallExpanded {
-        call: u32,
-        nstatic: u32,
-    },
-    /// `invoke(name, args)`: name and args on the stack; pops a mark.
-    Invoke {
-        call: u32,
-        func: u32,
-    },
-    /// Start `try`/`can`.
-    TryBegin,
-    /// After a traversal of a `try` argument: is it (wholly) known? Pops a mark.
-    Probe,
-    /// If an argument depends on unknown values, the result is unknown.
-    TryDepCheck {
-        end: u32,
-        can: bool,
-    },
-    /// After a `try` argument: done if it had no errors; pops a mark.
-    TryArg {
-        end: u32,
-        can: bool,
-    },
-    /// No argument succeeded.
-    TryFail {
-        call: u32,
-        can: bool,
-    },
-    /// End of a chunk: the value on top of the stack is the result.
-    Return,
-}
-
-/// Ranges an instruction needs for its diagnostics (meaning per instruction, see [`Op`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Site {
-    pub a: Span,
-    pub b: Span,
-    pub c: Span,
-    pub whole: Span,
-}
-
-/// What a call site calls.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Callee {
-    Builtin(FuncId),
-    Invoke,
-    Try,
-    Can,
-}
-
-/// Ranges and names of one function call, for hcl's call diagnostics.
-#[derive(Clone, Debug)]
-pub(crate) struct CallSite {
-    pub callee: Callee,
-    pub name: Str,
-    /// Name through open paren (hcl `StartRange`).
-    pub start: Span,
-    /// Whole call (hcl `Range`).
-    pub range: Span,
-    pub close_paren: Span,
-    pub arg_starts: Vec<Span>,
-    pub arg_ranges: Vec<Span>,
-    /// The `...` argument's range, if the call expands its final argument.
-    pub expand: Option<Span>,
-}
-
-/// Ranges of a template's parts (`None` for literal text).
-#[derive(Clone, Debug)]
-pub(crate) struct TemplateSite {
-    pub parts: Vec<Option<Span>>,
-    pub whole: Span,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ChunkInfo {
-    pub start: u32,
-    pub temps: u32,
-}
-
-/// The keys of an object constructor whose keys are all constants, known at compile time:
-/// the object's entries are built in key order without sorting or converting keys, and the
-/// names are shared by every object built.
-#[derive(Clone, Debug)]
-pub(crate) struct ObjShape {
-    /// The number of values on the stack (items in source order, duplicates included).
-    pub values: u32,
-    /// Distinct keys in cty order, each with the source index of its value (the last of
-    /// duplicates, as hcl keeps).
-    pub keys: Vec<(Str, u32)>,
-}
-
-impl ObjShape {
-    fn new(keys: Vec<Str>) -> ObjShape {
-        let values = keys.len() as u32;
-        let mut sorted: Vec<(Str, u32)> = keys.into_iter().zip(0u32..).collect();
-        // Stable: among equal keys the last in source order ends up last.
-        sorted.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(Str, u32)> = Vec::with_capacity(sorted.len());
-        for e in sorted {
-            match out.last_mut() {
-                Some(last) if last.0 == e.0 => *last = e,
-                _ => out.push(e),
-            }
-        }
-        ObjShape { values, keys: out }
-    }
-}
-
-/// A user function as the VM runs it.
-#[derive(Clone, Debug)]
-pub(crate) struct UserFn {
-    pub name: Str,
-    /// Declared args in declaration order; their frame slots are 0..n.
-    pub args: Vec<(Str, Option<ChunkId>)>,
-    /// Locals: (slot, chunk) in evaluation order.
-    pub locals: Vec<(u32, ChunkId)>,
-    pub body: Option<ChunkId>,
-    pub frame_size: u32,
-}
-
-/// A compiled program: code, constants and metadata, immutable and shared across requests.
-#[derive(Debug)]
-pub struct Program {
-    pub(crate) code: Vec<Op>,
-    /// The source range each instruction belongs to (budget errors say where).
-    pub(crate) spans: Vec<Span>,
-    pub(crate) chunks: Vec<ChunkInfo>,
-    pub(crate) consts: Vec<Value>,
-    pub(crate) names: Vec<Str>,
-    pub(crate) sites: Vec<Site>,
-    pub(crate) calls: Vec<CallSite>,
-    pub(crate) templates: Vec<TemplateSite>,
-    pub(crate) shapes: Vec<ObjShape>,
-    pub(crate) diags: Vec<Diagnostic>,
-    pub(crate) functions: Vec<UserFn>,
-    pub(crate) sources: Arc<SourceMap>,
-}
-
-impl Program {
-    /// The source files the program was compiled from (for formatting diagnostics).
-    pub fn sources(&self) -> &Arc<SourceMap> {
-        &self.sources
-    }
-
-    /// Number of chunks compiled.
-    pub fn chunk_count(&self) -> usize {
-        self.chunks.len()
-    }
-}
 
 /// A branch of a conditional: an expression, a template (from `%{if}`) or nothing.
 #[derive(Clone, Copy)]
@@ -359,6 +68,17 @@ struct ForParts<'a> {
     whole: Span,
 }
 
+/// The pieces of a function call.
+struct CallParts<'a> {
+    name: &'a ast::Ident,
+    args: &'a [Expr],
+    /// The final argument is expanded (`f(xs...)`).
+    expand_final: bool,
+    open_paren: Span,
+    close_paren: Span,
+    whole: Span,
+}
+
 /// One step of an hcl traversal.
 enum Step<'a> {
     Attr(&'a ast::Ident, Span),
@@ -366,8 +86,8 @@ enum Step<'a> {
 }
 
 /// Accumulates compiled chunks, constants, interned names and user functions.
-pub struct ProgramBuilder {
-    prog: Program,
+pub struct CodeBuilder {
+    out: Code,
     name_ids: HashMap<Str, u32, ahash::RandomState>,
     fn_ids: HashMap<Str, FnId, ahash::RandomState>,
     /// `for`/splat variables in scope in the chunk being compiled (innermost last).
@@ -378,14 +98,14 @@ pub struct ProgramBuilder {
     depth: u32,
 }
 
-impl ProgramBuilder {
+impl CodeBuilder {
     pub fn new(sources: Arc<SourceMap>) -> Self {
         // Room for a program of this size up front (about one instruction per 8 source
         // bytes), so that a cold compile does not regrow the lists step by step.
         let bytes: usize = sources.files.iter().map(|f| f.text.len()).sum();
         let ops = (bytes / 8).clamp(16, 1 << 16);
-        ProgramBuilder {
-            prog: Program {
+        CodeBuilder {
+            out: Code {
                 code: Vec::with_capacity(ops),
                 spans: Vec::with_capacity(ops),
                 chunks: Vec::new(),
@@ -433,9 +153,9 @@ impl ProgramBuilder {
     /// recursion). Args get frame slots 0..n in this order; defaults are chunks evaluated
     /// with an empty frame.
     pub fn declare_function(&mut self, name: &str, args: Vec<(Arc<str>, Option<ChunkId>)>) -> FnId {
-        let id = FnId(self.prog.functions.len() as u32);
+        let id = FnId(self.out.functions.len() as u32);
         let frame_size = args.len() as u32;
-        self.prog.functions.push(UserFn {
+        self.out.functions.push(UserFn {
             name: Str::from(name),
             args,
             locals: Vec::new(),
@@ -455,7 +175,7 @@ impl ProgramBuilder {
         body: ChunkId,
         frame_size: u32,
     ) {
-        if let Some(f) = self.prog.functions.get_mut(id.0 as usize) {
+        if let Some(f) = self.out.functions.get_mut(id.0 as usize) {
             f.frame_size = frame_size.max(f.args.len() as u32);
             f.locals = locals;
             f.body = Some(body);
@@ -468,8 +188,8 @@ impl ProgramBuilder {
     }
 
     /// The finished, immutable program.
-    pub fn finish(self) -> Program {
-        self.prog
+    pub fn finish(self) -> Code {
+        self.out
     }
 
     // ---- chunk bookkeeping ----
@@ -480,27 +200,32 @@ impl ProgramBuilder {
         self.temps_next = 0;
         self.temps_max = 0;
         self.depth = 0;
-        self.prog.code.len() as u32
+        self.out.code.len() as u32
     }
 
     fn end_chunk(&mut self, start: u32, span: Span) -> ChunkId {
         self.emit(Op::Return, span);
-        let id = ChunkId(self.prog.chunks.len() as u32);
-        self.prog.chunks.push(ChunkInfo {
+        let id = ChunkId(self.out.chunks.len() as u32);
+        self.out.chunks.push(ChunkInfo {
             start,
             temps: self.temps_max,
         });
+        debug_assert_eq!(
+            crate::bytecode::verify::verify(&self.out, id),
+            Ok(()),
+            "the compiler produced inconsistent code"
+        );
         id
     }
 
     fn emit(&mut self, op: Op, span: Span) -> u32 {
-        self.prog.code.push(op);
-        self.prog.spans.push(span);
-        (self.prog.code.len() - 1) as u32
+        self.out.code.push(op);
+        self.out.spans.push(span);
+        (self.out.code.len() - 1) as u32
     }
 
     fn here(&self) -> u32 {
-        self.prog.code.len() as u32
+        self.out.code.len() as u32
     }
 
     /// Point the jump operand of the instruction at `at` to the current position.
@@ -516,15 +241,17 @@ impl ProgramBuilder {
             | Op::ExpandBegin { end: t, .. }
             | Op::TryDepCheck { end: t, .. }
             | Op::TryArg { end: t, .. },
-        ) = self.prog.code.get_mut(at as usize)
+        ) = self.out.code.get_mut(at as usize)
         {
             *t = target;
+        } else {
+            debug_assert!(false, "patch of instruction {at}, which does not jump");
         }
     }
 
     fn konst(&mut self, v: Value) -> u32 {
-        self.prog.consts.push(v);
-        (self.prog.consts.len() - 1) as u32
+        self.out.consts.push(v);
+        (self.out.consts.len() - 1) as u32
     }
 
     fn name(&mut self, n: &str) -> u32 {
@@ -532,20 +259,20 @@ impl ProgramBuilder {
             return i;
         }
         let s = Str::from(n);
-        self.prog.names.push(s.clone());
-        let i = (self.prog.names.len() - 1) as u32;
+        self.out.names.push(s.clone());
+        let i = (self.out.names.len() - 1) as u32;
         self.name_ids.insert(s, i);
         i
     }
 
-    fn site(&mut self, s: Site) -> u32 {
-        self.prog.sites.push(s);
-        (self.prog.sites.len() - 1) as u32
+    fn site<T: SiteKind>(&mut self, s: T) -> SiteId<T> {
+        self.out.sites.push(s.wrap());
+        SiteId::new((self.out.sites.len() - 1) as u32)
     }
 
     fn fail(&mut self, d: Diagnostic, span: Span) {
-        self.prog.diags.push(d);
-        let i = (self.prog.diags.len() - 1) as u32;
+        self.out.diags.push(d);
+        let i = (self.out.diags.len() - 1) as u32;
         self.emit(Op::Fail(i), span);
     }
 
@@ -604,10 +331,9 @@ impl ProgramBuilder {
                     self.expr(obj, scope);
                     self.expr(key, scope);
                     let bracket = self.bracket_range(obj, key, e.span);
-                    let site = self.site(Site {
-                        a: bracket,
+                    let site = self.site(StepSite {
+                        step: bracket,
                         whole: e.span,
-                        ..Site::default()
                     });
                     self.emit(Op::Index { site }, e.span);
                 }
@@ -628,12 +354,14 @@ impl ProgramBuilder {
                 open_paren,
                 close_paren,
             } => self.call(
-                e,
-                name,
-                args,
-                *expand_final,
-                *open_paren,
-                *close_paren,
+                CallParts {
+                    name,
+                    args,
+                    expand_final: *expand_final,
+                    open_paren: *open_paren,
+                    close_paren: *close_paren,
+                    whole: e.span,
+                },
                 scope,
             ),
             ExprKind::Tuple(items) => {
@@ -646,19 +374,17 @@ impl ProgramBuilder {
             ExprKind::Unary { op, operand } => {
                 self.emit(Op::Mark, e.span);
                 self.expr(operand, scope);
-                let site = self.site(Site {
-                    a: operand.span,
+                let site = self.site(UnarySite {
+                    operand: operand.span,
                     whole: e.span,
-                    ..Site::default()
                 });
                 self.emit(Op::Unary { op: *op, site }, e.span);
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let site = self.site(Site {
-                    a: lhs.span,
-                    b: rhs.span,
+                let site = self.site(OperatorSite {
+                    lhs: lhs.span,
+                    rhs: rhs.span,
                     whole: e.span,
-                    ..Site::default()
                 });
                 self.emit(Op::Mark, e.span);
                 self.expr(lhs, scope);
@@ -764,19 +490,17 @@ impl ProgramBuilder {
             match step {
                 Step::Attr(id, span) => {
                     let name = self.name(&id.name);
-                    let site = self.site(Site {
-                        a: span,
+                    let site = self.site(StepSite {
+                        step: span,
                         whole: e.span,
-                        ..Site::default()
                     });
                     self.emit(Op::Attr { name, site }, span);
                 }
                 Step::Index(key, span) => {
                     let key = self.konst(key);
-                    let site = self.site(Site {
-                        a: span,
+                    let site = self.site(StepSite {
+                        step: span,
                         whole: e.span,
-                        ..Site::default()
                     });
                     self.emit(Op::IndexConst { key, site }, span);
                 }
@@ -868,10 +592,10 @@ impl ProgramBuilder {
         whole: Span,
         scope: &dyn Scope,
     ) {
-        let site = self.site(Site {
-            a: cond.span,
-            b: then.span(),
-            c: otherwise.span(),
+        let site = self.site(CondSite {
+            cond: cond.span,
+            then: then.span(),
+            otherwise: otherwise.span(),
             whole,
         });
         self.emit(Op::Mark, whole);
@@ -939,17 +663,14 @@ impl ProgramBuilder {
                         },
                         scope,
                     );
-                    let site = self.site(Site {
-                        whole: *span,
-                        ..Site::default()
-                    });
+                    let site = self.site(JoinSite { directive: *span });
                     self.emit(Op::TemplateJoin { site }, *span);
                     parts.push(Some(*span));
                 }
             }
         }
-        self.prog.templates.push(TemplateSite { parts, whole });
-        let site = (self.prog.templates.len() - 1) as u32;
+        self.out.templates.push(TemplateSite { parts, whole });
+        let site = (self.out.templates.len() - 1) as u32;
         self.emit(
             Op::Template {
                 n: t.parts.len() as u32,
@@ -969,8 +690,8 @@ impl ProgramBuilder {
             for it in items {
                 self.expr(&it.value, scope);
             }
-            self.prog.shapes.push(ObjShape::new(keys));
-            let shape = (self.prog.shapes.len() - 1) as u32;
+            self.out.shapes.push(ObjShape::new(keys));
+            let shape = (self.out.shapes.len() - 1) as u32;
             self.emit(Op::MakeObjectConst(shape), whole);
             return;
         }
@@ -1007,10 +728,9 @@ impl ProgramBuilder {
             };
             self.expr(&it.value, scope);
             if key_is_expr {
-                let site = self.site(Site {
-                    a: it.key.span(),
-                    b: it.value.span,
-                    ..Site::default()
+                let site = self.site(ItemSite {
+                    key: it.key.span(),
+                    value: it.value.span,
                 });
                 self.emit(Op::ObjItem { site }, it.key.span());
             }
@@ -1031,10 +751,10 @@ impl ProgramBuilder {
     // ---- for expressions ----
 
     fn for_expr(&mut self, f: ForParts<'_>, scope: &dyn Scope) {
-        let site = self.site(Site {
-            a: f.coll.span,
-            b: f.cond.map(|c| c.span).unwrap_or(f.whole),
-            c: f.key.map(|k| k.span).unwrap_or(f.whole),
+        let site = self.site(ForSite {
+            coll: f.coll.span,
+            cond: f.cond.map(|c| c.span).unwrap_or(f.whole),
+            key: f.key.map(|k| k.span).unwrap_or(f.whole),
             whole: f.whole,
         });
         self.expr(f.coll, scope);
@@ -1090,11 +810,11 @@ impl ProgramBuilder {
 
     fn splat(&mut self, source: &Expr, each: &Expr, whole: Span, scope: &dyn Scope) {
         let marker = self.splat_marker(source, each, whole);
-        let site = self.site(Site {
-            a: source.span,
-            b: marker,
+        let site = self.site(SplatSite {
+            source: source.span,
+            marker,
+            each: each.span,
             whole,
-            ..Site::default()
         });
         self.emit(Op::Mark, whole);
         self.expr(source, scope);
@@ -1133,50 +853,62 @@ impl ProgramBuilder {
 
     // ---- calls ----
 
-    #[allow(clippy::too_many_arguments)]
-    fn call(
-        &mut self,
-        e: &Expr,
-        name: &ast::Ident,
-        args: &[Expr],
-        expand_final: bool,
-        open_paren: Span,
-        close_paren: Span,
-        scope: &dyn Scope,
-    ) {
-        let callee = match &*name.name {
+    /// A function call: the callee resolved (an unknown name is a diagnostic the chunk
+    /// reports, as hcl does when it evaluates the call), the call site recorded, then the
+    /// code of that kind of call.
+    fn call(&mut self, c: CallParts<'_>, scope: &dyn Scope) {
+        let name = &c.name.name;
+        let callee = match &**name {
             "try" => Some(Callee::Try),
             "can" => Some(Callee::Can),
             "invoke" => Some(Callee::Invoke),
             n => builtins::lookup(n).map(Callee::Builtin),
         };
-        let start = Span::new(name.span.file, name.span.start, open_paren.end);
-        let mut site = CallSite {
-            callee: Callee::Try,
-            name: name.name.clone(),
-            start,
-            range: e.span,
-            close_paren,
-            arg_starts: args.iter().map(|a| self.start_range(a)).collect(),
-            arg_ranges: args.iter().map(|a| a.span).collect(),
-            expand: if expand_final {
-                args.last().map(|a| a.span)
-            } else {
-                None
-            },
-        };
         let Some(callee) = callee else {
             let d = Diagnostic::error(
                 "Call to unknown function",
-                builtins::unknown_function_detail(&name.name),
-                name.span,
+                builtins::unknown_function_detail(name),
+                c.name.span,
             )
-            .with_context(e.span)
-            .with_expression(e.span);
-            self.fail(d, e.span);
+            .with_context(c.whole)
+            .with_expression(c.whole);
+            self.fail(d, c.whole);
             return;
         };
-        site.callee = callee;
+        let start = Span::new(c.name.span.file, c.name.span.start, c.open_paren.end);
+        self.out.calls.push(CallSite {
+            callee,
+            name: name.clone(),
+            start,
+            range: c.whole,
+            close_paren: c.close_paren,
+            arg_starts: c.args.iter().map(|a| self.start_range(a)).collect(),
+            arg_ranges: c.args.iter().map(|a| a.span).collect(),
+            expand: if c.expand_final {
+                c.args.last().map(|a| a.span)
+            } else {
+                None
+            },
+        });
+        let call = (self.out.calls.len() - 1) as u32;
+        if c.expand_final && matches!(callee, Callee::Builtin(_)) {
+            self.call_expanded(call, &c, scope);
+            return;
+        }
+        if let Some(d) = self.arity_error(callee, &c) {
+            self.fail(d.with_context(c.whole).with_expression(c.whole), c.whole);
+            return;
+        }
+        match callee {
+            Callee::Builtin(_) => self.call_builtin(call, &c, scope),
+            Callee::Invoke => self.call_invoke(call, start, &c, scope),
+            Callee::Try => self.call_try(call, false, &c, scope),
+            Callee::Can => self.call_try(call, true, &c, scope),
+        }
+    }
+
+    /// hcl's arity errors, known at compile time for a call without `...`.
+    fn arity_error(&self, callee: Callee, c: &CallParts<'_>) -> Option<Diagnostic> {
         let (params, var_param): (Vec<&str>, bool) = match callee {
             Callee::Builtin(id) => {
                 let def = builtins::get(id);
@@ -1189,147 +921,123 @@ impl ProgramBuilder {
             Callee::Try => (vec![], true),
             Callee::Can => (vec!["expression"], false),
         };
-        self.prog.calls.push(site);
-        let call = (self.prog.calls.len() - 1) as u32;
-
-        if expand_final && matches!(callee, Callee::Builtin(_)) {
-            self.emit(Op::Mark, e.span);
-            if let Some(last) = args.last() {
-                self.expr(last, scope);
-            }
-            let begin = self.emit(Op::ExpandBegin { call, end: 0 }, e.span);
-            let nstatic = args.len().saturating_sub(1);
-            for (i, a) in args[..nstatic].iter().enumerate() {
-                self.expr(a, scope);
-                self.emit(
-                    Op::ConvArg {
-                        call,
-                        arg: i as u32,
-                    },
-                    a.span,
-                );
-            }
-            self.emit(
-                Op::CallExpanded {
-                    call,
-                    nstatic: nstatic as u32,
-                },
-                e.span,
-            );
-            self.patch(begin);
-            return;
-        }
-
-        // Arity, known statically without `...`.
-        if args.len() < params.len() {
+        let quoted = crate::text::quote::go_quote(&c.name.name);
+        let n = c.args.len();
+        if n < params.len() {
             let qual = if var_param { " at least" } else { "" };
-            let d = Diagnostic::error(
+            return Some(Diagnostic::error(
                 "Not enough function arguments",
                 format!(
-                    "Function {} expects{qual} {} argument(s). Missing value for {}.",
-                    crate::text::quote::go_quote(&name.name),
+                    "Function {quoted} expects{qual} {} argument(s). Missing value for {}.",
                     params.len(),
-                    crate::text::quote::go_quote(params[args.len()])
+                    crate::text::quote::go_quote(params[n])
                 ),
-                close_paren,
-            )
-            .with_context(e.span)
-            .with_expression(e.span);
-            self.fail(d, e.span);
-            return;
+                c.close_paren,
+            ));
         }
-        if !var_param && args.len() > params.len() {
-            let d = Diagnostic::error(
+        if !var_param && n > params.len() {
+            return Some(Diagnostic::error(
                 "Too many function arguments",
                 format!(
-                    "Function {} expects only {} argument(s).",
-                    crate::text::quote::go_quote(&name.name),
+                    "Function {quoted} expects only {} argument(s).",
                     params.len()
                 ),
-                self.start_range(&args[params.len()]),
-            )
-            .with_context(e.span)
-            .with_expression(e.span);
-            self.fail(d, e.span);
-            return;
+                self.start_range(&c.args[params.len()]),
+            ));
         }
+        None
+    }
 
-        match callee {
-            Callee::Builtin(_) => {
-                self.emit(Op::Mark, e.span);
-                for (i, a) in args.iter().enumerate() {
-                    self.expr(a, scope);
-                    self.emit(
-                        Op::ConvArg {
-                            call,
-                            arg: i as u32,
-                        },
-                        a.span,
-                    );
+    /// A builtin call: each argument converted to its parameter's type, then the call.
+    fn call_builtin(&mut self, call: u32, c: &CallParts<'_>, scope: &dyn Scope) {
+        self.emit(Op::Mark, c.whole);
+        self.args_converted(call, c.args, scope);
+        let argc = c.args.len() as u32;
+        self.emit(Op::Call { call, argc }, c.whole);
+    }
+
+    /// A builtin call whose final argument is expanded (`f(a, xs...)`): the expanded
+    /// argument first (arity is checked when its length is known), then the others.
+    fn call_expanded(&mut self, call: u32, c: &CallParts<'_>, scope: &dyn Scope) {
+        self.emit(Op::Mark, c.whole);
+        if let Some(last) = c.args.last() {
+            self.expr(last, scope);
+        }
+        let begin = self.emit(Op::ExpandBegin { call, end: 0 }, c.whole);
+        let nstatic = c.args.len().saturating_sub(1);
+        self.args_converted(call, &c.args[..nstatic], scope);
+        let nstatic = nstatic as u32;
+        self.emit(Op::CallExpanded { call, nstatic }, c.whole);
+        self.patch(begin);
+    }
+
+    /// Arguments of a builtin call, each converted to its parameter's type.
+    fn args_converted(&mut self, call: u32, args: &[Expr], scope: &dyn Scope) {
+        for (i, a) in args.iter().enumerate() {
+            self.expr(a, scope);
+            let arg = i as u32;
+            self.emit(Op::ConvArg { call, arg }, a.span);
+        }
+    }
+
+    /// `invoke("name", args)`: the name must be a static string (function-hcl resolves it
+    /// before evaluation); an undefined function fails when the call runs, as in Go.
+    fn call_invoke(&mut self, call: u32, start: Span, c: &CallParts<'_>, scope: &dyn Scope) {
+        let Some(fname) = static_string(&c.args[0]) else {
+            let d = Diagnostic::error(
+                "Error in function call",
+                "Call to function \"invoke\" failed: user function invocation is not via a static string.",
+                start,
+            )
+            .with_context(c.whole)
+            .with_expression(c.whole);
+            self.fail(d, c.whole);
+            return;
+        };
+        let func = self.function(&fname).map(|f| f.0).unwrap_or(u32::MAX);
+        self.emit(Op::Mark, c.whole);
+        let k = self.konst(Value::String(fname));
+        self.emit(Op::Const(k), c.args[0].span);
+        self.expr(&c.args[1], scope);
+        self.emit(Op::Invoke { call, func }, c.whole);
+    }
+
+    /// `try(a, b, ...)` / `can(a)`: each argument's traversals are probed first (one that
+    /// depends on an unknown value makes the result unknown), then the argument runs; the
+    /// first without errors is the result.
+    fn call_try(&mut self, call: u32, can: bool, c: &CallParts<'_>, scope: &dyn Scope) {
+        self.emit(Op::TryBegin, c.whole);
+        let mut ends = Vec::new();
+        for a in c.args {
+            let travs = traversals(a);
+            if !travs.is_empty() {
+                for t in travs {
+                    self.emit(Op::Mark, t.span);
+                    self.expr(t, scope);
+                    self.emit(Op::Probe, t.span);
                 }
-                self.emit(
-                    Op::Call {
-                        call,
-                        argc: args.len() as u32,
-                    },
-                    e.span,
-                );
+                ends.push(self.emit(Op::TryDepCheck { end: 0, can }, a.span));
             }
-            Callee::Invoke => {
-                let Some(fname) = static_string(&args[0]) else {
-                    let d = Diagnostic::error(
-                        "Error in function call",
-                        "Call to function \"invoke\" failed: user function invocation is not via a static string.",
-                        start,
-                    )
-                    .with_context(e.span)
-                    .with_expression(e.span);
-                    self.fail(d, e.span);
-                    return;
-                };
-                let func = self.function(&fname).map(|f| f.0).unwrap_or(u32::MAX);
-                self.emit(Op::Mark, e.span);
-                let k = self.konst(Value::String(fname));
-                self.emit(Op::Const(k), args[0].span);
-                self.expr(&args[1], scope);
-                self.emit(Op::Invoke { call, func }, e.span);
-            }
-            Callee::Try | Callee::Can => {
-                let can = callee == Callee::Can;
-                self.emit(Op::TryBegin, e.span);
-                let mut ends = Vec::new();
-                for a in args {
-                    let travs = traversals(a);
-                    if !travs.is_empty() {
-                        for t in travs {
-                            self.emit(Op::Mark, t.span);
-                            self.expr(t, scope);
-                            self.emit(Op::Probe, t.span);
-                        }
-                        ends.push(self.emit(Op::TryDepCheck { end: 0, can }, a.span));
-                    }
-                    self.emit(Op::Mark, a.span);
-                    self.expr(a, scope);
-                    ends.push(self.emit(Op::TryArg { end: 0, can }, a.span));
-                }
-                self.emit(Op::TryFail { call, can }, e.span);
-                for at in ends {
-                    self.patch(at);
-                }
-            }
+            self.emit(Op::Mark, a.span);
+            self.expr(a, scope);
+            ends.push(self.emit(Op::TryArg { end: 0, can }, a.span));
+        }
+        self.emit(Op::TryFail { call, can }, c.whole);
+        for at in ends {
+            self.patch(at);
         }
     }
 
     // ---- source scanning for ranges the AST does not keep ----
 
     fn char_at(&self, file: FileId, p: Pos) -> Option<char> {
-        let f = self.prog.sources.get(file)?;
+        let f = self.out.sources.get(file)?;
         f.text.get(p.byte as usize..)?.chars().next()
     }
 
     /// First position at or after `from` (and before byte `limit`) holding one of `chars`.
     fn find_char(&self, file: FileId, from: Pos, limit: u32, chars: &[char]) -> Option<Pos> {
-        let f = self.prog.sources.get(file)?;
+        let f = self.out.sources.get(file)?;
         let text = f.text.get(from.byte as usize..limit as usize)?;
         let mut p = from;
         for c in text.chars() {
@@ -1477,11 +1185,11 @@ mod tests {
     }
 
     /// Compiles `src` and evaluates it with `x` bound to `x`.
-    fn run(src: &str, x: Value) -> (Program, ChunkId, Value, Vec<Diagnostic>) {
+    fn run(src: &str, x: Value) -> (Code, ChunkId, Value, Vec<Diagnostic>) {
         let mut sm = SourceMap::new();
         let f = sm.add("t.hcl", src);
         let e = crate::syntax::parser::parse_expression(&sm, f).expect("parses");
-        let mut b = ProgramBuilder::new(Arc::new(sm));
+        let mut b = CodeBuilder::new(Arc::new(sm));
         let chunk = b.compile_expr(&e, &OneVar);
         let p = b.finish();
         let mut d = Vec::new();

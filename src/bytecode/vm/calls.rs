@@ -1,0 +1,428 @@
+//! Built-in function calls: argument conversion, expanded (`...`) arguments, cty's null
+//! and unknown rules, and hcl's call diagnostics.
+
+use super::{DYN, Flow, LimitKind, Step, Stop, Vm, err_diag, has_errors_since};
+use crate::builtins::{self, FuncDef, FuncError, FuncId, Param, ParamType};
+use crate::bytecode::code::{CallSite, Callee};
+use crate::syntax::diag::Diagnostic;
+use crate::syntax::span::Span;
+use crate::text::quote::go_quote;
+use crate::value::convert::convert;
+use crate::value::number::Number;
+use crate::value::{Kind, Value};
+use std::sync::Arc;
+
+impl<'p> Vm<'p> {
+    pub(super) fn call_site(&self, call: u32) -> Result<&'p CallSite, Stop> {
+        let prog = self.program;
+        let c = prog.calls.get(call as usize);
+        c.ok_or(Stop::Fault("missing call site"))
+    }
+
+    /// A builtin call's site and function.
+    fn builtin(&self, call: u32) -> Result<(&'p CallSite, FuncId), Stop> {
+        let c = self.call_site(call)?;
+        match c.callee {
+            Callee::Builtin(id) => Ok((c, id)),
+            _ => Err(Stop::Fault(
+                "a builtin instruction at a call site of another kind",
+            )),
+        }
+    }
+
+    /// [`crate::bytecode::code::Op::ConvArg`]
+    pub(super) fn op_conv_arg(&mut self, call: u32, arg: u32, diags: &mut Vec<Diagnostic>) -> Step {
+        let (c, id) = self.builtin(call)?;
+        let def = builtins::get(id);
+        let top = self.top_mut()?;
+        let Some(p) = param(def, arg as usize) else {
+            return Ok(Flow::Next);
+        };
+        if p.ty == ParamType::Any {
+            return Ok(Flow::Next);
+        }
+        match convert(top, &p.ty.to_type()) {
+            Ok(v) => *top = v,
+            Err(e) => {
+                let subject = c.arg_starts.get(arg as usize).copied().unwrap_or(c.range);
+                let expr = c.arg_ranges.get(arg as usize).copied().unwrap_or(c.range);
+                diags.push(
+                    invalid_argument(p.name, e, subject)
+                        .with_context(c.range)
+                        .with_expression(expr),
+                );
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::Call`]
+    pub(super) fn op_call(&mut self, call: u32, argc: u32, diags: &mut Vec<Diagnostic>) -> Step {
+        let at = self.top_n(argc as usize)?;
+        let mark = self.pop_mark()?;
+        let v = self.call_builtin(call, at, mark, diags);
+        self.stack.truncate(at);
+        self.push(v?)
+    }
+
+    /// [`crate::bytecode::code::Op::ExpandBegin`]
+    pub(super) fn op_expand_begin(
+        &mut self,
+        call: u32,
+        end: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let v = self.pop()?;
+        match self.expand_begin(call, v, diags)? {
+            Some(items) => {
+                self.alloc(items.len() as u64, 0)?;
+                self.expands.push(items);
+                Ok(Flow::Next)
+            }
+            None => {
+                self.pop_mark()?;
+                self.stack.push(DYN);
+                Ok(Flow::Jump(end))
+            }
+        }
+    }
+
+    /// hcl's handling of a final `...` argument: the elements it expands to, or `None`
+    /// (after any diagnostic) when the call yields `DynamicVal`. Also checks arity.
+    fn expand_begin(
+        &self,
+        call: u32,
+        v: Value,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Option<Vec<Value>>, Stop> {
+        let (c, id) = self.builtin(call)?;
+        let def = builtins::get(id);
+        let mark = self.marks.last().copied();
+        if has_errors_since(diags, mark.ok_or(Stop::Fault("mark stack underflow"))?) {
+            return Ok(None);
+        }
+        let range = c.expand.unwrap_or(c.range);
+        let bad = |detail: &str| {
+            err_diag(
+                "Invalid expanding argument value",
+                detail.to_string(),
+                range,
+            )
+            .with_context(c.range)
+            .with_expression(range)
+        };
+        let items = match v.kind() {
+            Kind::Dynamic => {
+                if v.is_null() {
+                    diags.push(bad(
+                        "The expanding argument (indicated by ...) must not be null.",
+                    ));
+                }
+                return Ok(None);
+            }
+            Kind::Tuple | Kind::List | Kind::Set => {
+                if v.is_null() {
+                    diags.push(bad(
+                        "The expanding argument (indicated by ...) must not be null.",
+                    ));
+                    return Ok(None);
+                }
+                if v.is_unknown() {
+                    return Ok(None);
+                }
+                v.as_seq().map(<[Value]>::to_vec).unwrap_or_default()
+            }
+            _ => {
+                diags.push(bad(
+                    "The expanding argument (indicated by ...) must be of a tuple, list, or set type.",
+                ));
+                return Ok(None);
+            }
+        };
+        let nstatic = c.arg_starts.len().saturating_sub(1);
+        let n = nstatic + items.len();
+        if n < def.params.len() {
+            let qual = if def.var_param.is_some() {
+                " at least"
+            } else {
+                ""
+            };
+            diags.push(
+                err_diag(
+                    "Not enough function arguments",
+                    format!(
+                        "Function {} expects{qual} {} argument(s). Missing value for {}.",
+                        go_quote(&c.name),
+                        def.params.len(),
+                        go_quote(def.params[n].name)
+                    ),
+                    c.close_paren,
+                )
+                .with_context(c.range)
+                .with_expression(c.range),
+            );
+            return Ok(None);
+        }
+        if def.var_param.is_none() && n > def.params.len() {
+            let i = def.params.len();
+            let subject = if i < nstatic {
+                c.arg_starts.get(i).copied().unwrap_or(range)
+            } else {
+                range
+            };
+            diags.push(
+                err_diag(
+                    "Too many function arguments",
+                    format!(
+                        "Function {} expects only {} argument(s).",
+                        go_quote(&c.name),
+                        def.params.len()
+                    ),
+                    subject,
+                )
+                .with_context(c.range)
+                .with_expression(c.range),
+            );
+            return Ok(None);
+        }
+        Ok(Some(items))
+    }
+
+    /// [`crate::bytecode::code::Op::CallExpanded`]
+    pub(super) fn op_call_expanded(
+        &mut self,
+        call: u32,
+        nstatic: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let at = self.top_n(nstatic as usize)?;
+        let expanded = self.expands.pop();
+        let expanded = expanded.ok_or(Stop::Fault("expand stack underflow"))?;
+        let (c, id) = self.builtin(call)?;
+        let def = builtins::get(id);
+        let expand_range = c.expand.unwrap_or(c.range);
+        for (j, mut v) in expanded.into_iter().enumerate() {
+            if let Some(p) = param(def, nstatic as usize + j)
+                && p.ty != ParamType::Any
+            {
+                match convert(&v, &p.ty.to_type()) {
+                    Ok(cv) => v = cv,
+                    Err(e) => diags.push(
+                        invalid_argument(p.name, e, expand_range)
+                            .with_context(c.range)
+                            .with_expression(expand_range),
+                    ),
+                }
+            }
+            self.stack.push(v);
+        }
+        let mark = self.pop_mark()?;
+        let v = self.call_builtin(call, at, mark, diags);
+        self.stack.truncate(at);
+        self.push(v?)
+    }
+
+    /// Call a builtin on the arguments at `self.stack[at..]` (the caller removes them).
+    fn call_builtin(
+        &mut self,
+        call: u32,
+        at: usize,
+        mark: usize,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Value, Stop> {
+        let (c, id) = self.builtin(call)?;
+        let def = builtins::get(id);
+        if has_errors_since(diags, mark) {
+            return Ok(DYN);
+        }
+        let args = &self.stack[at..];
+        // cty's Call: nulls are rejected first, then unknown arguments give an unknown result.
+        let mut result = None;
+        for (i, a) in args.iter().enumerate() {
+            if a.is_null()
+                && let Some(p) = param(def, i)
+                && !p.allow_null
+            {
+                result = Some(Err(FuncError::arg(i, "argument must not be null")));
+                break;
+            }
+        }
+        // cty returns an unknown result for an unknown argument; an argument that only
+        // contains unknowns is passed on, and the function decides. The functions listed
+        // in `passes_nested_unknowns` move elements around without looking into them (so a
+        // known part stays known: `merge(a, {x = unknown}).y`, `length(...)`); every other
+        // function here treats such an argument as unknown, which is what cty's
+        // implementations of them do with a value that is not wholly known.
+        if result.is_none()
+            && args.iter().any(|a| {
+                a.is_unknown() || (a.contains_unknown() && !passes_nested_unknowns(def.name))
+            })
+        {
+            return Ok(DYN);
+        }
+        if result.is_none() && def.name == "range" {
+            self.check_range(args)?;
+        }
+        let argc = args.len();
+        let (result, charged) = match result {
+            Some(r) => (r, (0, 0)),
+            None => self.call_metered(id, at, def.name)?,
+        };
+        match result {
+            Ok(v) => {
+                self.charge_result(&v, charged)?;
+                Ok(v)
+            }
+            Err(FuncError::Arg { index, message }) => {
+                diags.push(match param(def, index) {
+                    Some(p) if index < argc => {
+                        let subject = match c.arg_starts.get(index) {
+                            Some(s) if c.expand.is_none() || index + 1 < c.arg_starts.len() => *s,
+                            _ => c.expand.unwrap_or(c.range),
+                        };
+                        let expr = c.arg_ranges.get(index).copied().unwrap_or(subject);
+                        invalid_argument(p.name, message, subject)
+                            .with_context(c.range)
+                            .with_expression(expr)
+                    }
+                    Some(p) => invalid_argument(p.name, message, c.range).with_expression(c.range),
+                    None => call_failed(&c.name, &message, c.start, c.range),
+                });
+                Ok(DYN)
+            }
+            Err(FuncError::General(message)) => {
+                diags.push(call_failed(&c.name, &message, c.start, c.range));
+                Ok(DYN)
+            }
+        }
+    }
+
+    /// Runs a builtin with this evaluation's budgets on the thread's meter, so that the
+    /// builtin's own loops (decoding, encoding, flattening, string building) charge them as
+    /// they go and stop at them; what they charged (elements, bytes) counts here.
+    #[allow(clippy::type_complexity)]
+    fn call_metered(
+        &mut self,
+        id: builtins::FuncId,
+        at: usize,
+        name: &'static str,
+    ) -> Result<(Result<Value, FuncError>, (u64, u64)), Stop> {
+        use crate::value::meter;
+        let left = self.left();
+        let deadline = self.started.checked_add(self.limits.max_wall);
+        let prev = meter::install(meter::Meter::new(left.elements, left.bytes, deadline));
+        let r = builtins::call_in_place(id, &mut self.stack[at..]);
+        let used = meter::finish(prev);
+        self.elements = self.elements.saturating_add(used.elements_used);
+        self.bytes = self.bytes.saturating_add(used.bytes_used);
+        if let Some(e) = used.exceeded {
+            let kind = match e.resource {
+                meter::Resource::Elements => LimitKind::AllocElements,
+                meter::Resource::Bytes => LimitKind::AllocBytes,
+                meter::Resource::Time => LimitKind::WallTime,
+            };
+            return Err(Stop::LimitIn(kind, name));
+        }
+        Ok((r, (used.elements_used, used.bytes_used)))
+    }
+
+    /// Charges a builtin's result: a new collection costs its expanded size (its parts may
+    /// be shared: `concat(l, l, l)`), a string its bytes; an existing value handed back
+    /// (`element`, `lookup`) costs nothing more. What the builtin charged while making it
+    /// (`charged`: elements, bytes) is not charged twice.
+    fn charge_result(&mut self, v: &Value, charged: (u64, u64)) -> Result<(), Stop> {
+        let fresh = match v {
+            Value::String(x) => {
+                return self.alloc(0, (x.len() as u64).saturating_sub(charged.1));
+            }
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => Arc::strong_count(q) == 1,
+            Value::Map(f) | Value::Object(f) => Arc::strong_count(f) == 1,
+            _ => false,
+        };
+        if !fresh {
+            return Ok(());
+        }
+        let size = crate::value::meter::expanded_size(v, self.left());
+        self.alloc(
+            size.elements.saturating_sub(charged.0),
+            size.bytes.saturating_sub(charged.1),
+        )
+    }
+
+    /// `range(...)` would allocate its whole result: refuse before it does, if too large.
+    fn check_range(&self, args: &[Value]) -> Result<(), Stop> {
+        let nums: Vec<f64> = args
+            .iter()
+            .filter_map(|a| a.as_number().map(Number::to_f64))
+            .collect();
+        let (start, limit, step) = match nums.as_slice() {
+            [l] => (0.0, *l, 1.0),
+            [s, l] => (*s, *l, if l >= s { 1.0 } else { -1.0 }),
+            [s, l, st] => (*s, *l, *st),
+            _ => return Ok(()),
+        };
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !limit.is_finite() {
+            return Ok(());
+        }
+        let n = ((limit - start) / step).ceil();
+        let remaining = self.limits.max_alloc_elements.saturating_sub(self.elements) as f64;
+        if n > remaining {
+            return Err(Stop::Limit(super::LimitKind::AllocElements));
+        }
+        Ok(())
+    }
+}
+
+/// Parameter `i` of a builtin (its variadic parameter past the fixed ones).
+fn param(def: &'static FuncDef, i: usize) -> Option<&'static Param> {
+    def.params.get(i).or(def.var_param.as_ref())
+}
+
+/// hcl's diagnostic for an argument its parameter rejects.
+pub(super) fn invalid_argument(
+    param: &str,
+    problem: impl std::fmt::Display,
+    subject: Span,
+) -> Diagnostic {
+    err_diag(
+        "Invalid function argument",
+        format!(
+            "Invalid value for {} parameter: {problem}.",
+            go_quote(param)
+        ),
+        subject,
+    )
+}
+
+/// hcl's diagnostic for a function that failed.
+pub(super) fn call_failed(name: &str, msg: &str, start: Span, range: Span) -> Diagnostic {
+    err_diag(
+        "Error in function call",
+        format!("Call to function {} failed: {msg}.", go_quote(name)),
+        start,
+    )
+    .with_context(range)
+    .with_expression(range)
+}
+
+/// Built-ins whose implementations only move elements of their collection arguments, so
+/// an unknown element stays where it is and the rest of the result is known (cty's
+/// behaviour for them).
+fn passes_nested_unknowns(name: &str) -> bool {
+    matches!(
+        name,
+        "merge"
+            | "length"
+            | "keys"
+            | "values"
+            | "lookup"
+            | "element"
+            | "concat"
+            | "slice"
+            | "reverse"
+            | "coalesce"
+            | "coalescelist"
+            | "tolist"
+            | "tomap"
+    )
+}

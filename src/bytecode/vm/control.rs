@@ -1,0 +1,409 @@
+//! Control flow with unknowns: conditionals (the taken branch for real, the other one in
+//! type-only mode, both types unified as hcl does) and `try`/`can` (which keep or drop the
+//! diagnostics of each argument).
+
+use super::{DYN, Flow, Step, Stop, Vm, err_diag, has_errors_since};
+use crate::bytecode::code::{CondSite, SiteId};
+use crate::syntax::diag::Diagnostic;
+use crate::text::quote::go_quote;
+use crate::value::convert::{convert, unify_unsafe};
+use crate::value::{Type, Value};
+
+/// Which branch a conditional takes, decided by [`crate::bytecode::code::Op::CondSelect`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum CondState {
+    True,
+    False,
+    Unknown,
+    Null,
+    BadType,
+}
+
+/// A stretch of code whose diagnostics are dropped when it runs in type-only mode (the
+/// untaken branch of a conditional, the deciding right operand of `&&`/`||`).
+pub(super) struct Region {
+    mark: usize,
+    type_only: bool,
+}
+
+/// The arguments of a `try`/`can` tried so far.
+pub(super) struct TryState {
+    failed: Vec<Diagnostic>,
+    depends_on_unknown: bool,
+}
+
+impl Vm<'_> {
+    pub(super) fn begin_region(&mut self, type_only: bool, mark: usize) {
+        if type_only {
+            self.type_only += 1;
+        }
+        self.regions.push(Region { mark, type_only });
+    }
+
+    /// Close the innermost region, dropping its diagnostics if it ran type-only; returns
+    /// where its diagnostics started.
+    pub(super) fn end_region(&mut self, diags: &mut Vec<Diagnostic>) -> Result<usize, Stop> {
+        let r = self.regions.pop();
+        let r = r.ok_or(Stop::Fault("region stack underflow"))?;
+        if r.type_only {
+            diags.truncate(r.mark);
+            self.type_only = self.type_only.saturating_sub(1);
+        }
+        Ok(r.mark)
+    }
+
+    /// [`crate::bytecode::code::Op::CondSelect`]
+    pub(super) fn op_cond_select(&mut self) -> Step {
+        let c = self.pop()?;
+        let st = if c.is_null() {
+            CondState::Null
+        } else if c.is_unknown() {
+            CondState::Unknown
+        } else {
+            match convert(&c, &Type::Bool) {
+                Ok(Value::Bool(true)) => CondState::True,
+                Ok(Value::Bool(false)) => CondState::False,
+                Ok(_) => CondState::Unknown,
+                Err(_) => CondState::BadType,
+            }
+        };
+        self.conds.push(st);
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::BranchBegin`]
+    pub(super) fn op_branch_begin(&mut self, which: u8, diags: &[Diagnostic]) -> Step {
+        let st = self.conds.last().copied();
+        let st = st.ok_or(Stop::Fault("a branch outside a conditional"))?;
+        let taken = matches!((st, which), (CondState::True, 0) | (CondState::False, 1));
+        self.begin_region(!taken, diags.len());
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::BranchEnd`]
+    pub(super) fn op_branch_end(&mut self, diags: &mut Vec<Diagnostic>) -> Step {
+        self.end_region(diags)?;
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::CondMerge`]
+    pub(super) fn op_cond_merge(
+        &mut self,
+        site: SiteId<CondSite>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let f = self.pop()?;
+        let t = self.pop()?;
+        let st = self.conds.pop();
+        let st = st.ok_or(Stop::Fault("condition stack underflow"))?;
+        let mark = self.pop_mark()?;
+        let v = self.cond_merge(t, f, st, site, mark, diags)?;
+        self.push(v)
+    }
+
+    fn cond_merge(
+        &self,
+        t: Value,
+        f: Value,
+        st: CondState,
+        site: SiteId<CondSite>,
+        mark: usize,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Value, Stop> {
+        // Both branches of one type (the common case): that type is the result's, and the
+        // taken branch needs no conversion.
+        if matches!(st, CondState::True | CondState::False) && t.same_type(&f) {
+            return Ok(if st == CondState::True { t } else { f });
+        }
+        let s = self.site(site)?;
+        let is_dyn_null = |v: &Value| matches!(v, Value::Null(Type::Dynamic));
+        let (tt, ft) = (t.type_of(), f.type_of());
+        let result_type = if is_dyn_null(&t) {
+            ft.clone()
+        } else if is_dyn_null(&f) {
+            tt.clone()
+        } else if tt == Type::Dynamic || ft == Type::Dynamic {
+            Type::Dynamic
+        } else {
+            match unify_unsafe(&[tt.clone(), ft.clone()]) {
+                Some(u) => u,
+                None => {
+                    diags.truncate(mark);
+                    diags.push(
+                        err_diag(
+                            "Inconsistent conditional result types",
+                            format!(
+                                "The true and false result expressions must have consistent types. {}.",
+                                describe_mismatch(&tt, &ft)
+                            ),
+                            s.then.to(s.otherwise),
+                        )
+                        .with_context(s.whole)
+                        .with_expression(s.whole),
+                    );
+                    return Ok(DYN);
+                }
+            }
+        };
+        let cond_diag = |summary: &str, detail: &str| {
+            err_diag(summary, detail.to_string(), s.cond)
+                .with_context(s.whole)
+                .with_expression(s.cond)
+        };
+        Ok(match st {
+            CondState::Unknown => Value::Unknown(result_type),
+            CondState::Null => {
+                diags.push(cond_diag(
+                    "Null condition",
+                    "The condition value is null. Conditions must either be true or false.",
+                ));
+                Value::Unknown(result_type)
+            }
+            CondState::BadType => {
+                diags.push(cond_diag(
+                    "Incorrect condition type",
+                    "The condition expression must be of type bool.",
+                ));
+                Value::Unknown(result_type)
+            }
+            CondState::True | CondState::False => {
+                let (v, which, range) = if st == CondState::True {
+                    (t, "true", s.then)
+                } else {
+                    (f, "false", s.otherwise)
+                };
+                if result_type == Type::Dynamic || v.type_of() == result_type {
+                    return Ok(v);
+                }
+                match convert(&v, &result_type) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        diags.push(
+                            err_diag(
+                                "Inconsistent conditional result types",
+                                format!("The {which} result value has the wrong type: {e}."),
+                                range,
+                            )
+                            .with_context(s.whole)
+                            .with_expression(range),
+                        );
+                        Value::Unknown(result_type)
+                    }
+                }
+            }
+        })
+    }
+
+    // ---- try / can ----
+
+    /// [`crate::bytecode::code::Op::TryBegin`]
+    pub(super) fn op_try_begin(&mut self) -> Step {
+        self.tries.push(TryState {
+            failed: Vec::new(),
+            depends_on_unknown: false,
+        });
+        Ok(Flow::Next)
+    }
+
+    fn try_state(&mut self) -> Result<&mut TryState, Stop> {
+        let t = self.tries.last_mut();
+        t.ok_or(Stop::Fault("a try argument outside try"))
+    }
+
+    /// [`crate::bytecode::code::Op::Probe`]
+    pub(super) fn op_probe(&mut self, diags: &mut Vec<Diagnostic>) -> Step {
+        let v = self.pop()?;
+        let mark = self.pop_mark()?;
+        let t = self.try_state()?;
+        if !has_errors_since(diags, mark) && v.contains_unknown() {
+            t.depends_on_unknown = true;
+        }
+        diags.truncate(mark);
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::TryDepCheck`]
+    pub(super) fn op_try_dep_check(&mut self, end: u32, can: bool) -> Step {
+        if !self.try_state()?.depends_on_unknown {
+            return Ok(Flow::Next);
+        }
+        self.tries.pop();
+        self.stack
+            .push(if can { Value::Unknown(Type::Bool) } else { DYN });
+        Ok(Flow::Jump(end))
+    }
+
+    /// [`crate::bytecode::code::Op::TryArg`]
+    pub(super) fn op_try_arg(&mut self, end: u32, can: bool, diags: &mut Vec<Diagnostic>) -> Step {
+        let v = self.pop()?;
+        let mark = self.pop_mark()?;
+        if has_errors_since(diags, mark) {
+            let failed = diags.drain(mark.min(diags.len())..);
+            self.try_state()?.failed.extend(failed);
+            return Ok(Flow::Next);
+        }
+        diags.truncate(mark);
+        self.tries.pop();
+        self.stack.push(if can { Value::Bool(true) } else { v });
+        Ok(Flow::Jump(end))
+    }
+
+    /// [`crate::bytecode::code::Op::TryFail`]
+    pub(super) fn op_try_fail(
+        &mut self,
+        call: u32,
+        can: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let st = self.tries.pop();
+        let st = st.ok_or(Stop::Fault("try stack underflow"))?;
+        if can {
+            return self.push(Value::Bool(false));
+        }
+        let prog = self.program;
+        let c = self.call_site(call)?;
+        let msg = if c.arg_ranges.is_empty() {
+            "at least one argument is required".to_string()
+        } else {
+            let mut m = String::from("no expression succeeded:\n");
+            for d in &st.failed {
+                match d.subject {
+                    Some(s) => m.push_str(&format!(
+                        "- {} (at {})\n  {}\n",
+                        d.summary,
+                        prog.sources.range(s),
+                        d.detail
+                    )),
+                    None => m.push_str(&format!("- {}\n  {}\n", d.summary, d.detail)),
+                }
+            }
+            // hcl's tryfunc ends the list with a blank line.
+            m.push_str("\nAt least one expression must produce a successful result");
+            m
+        };
+        diags.push(
+            err_diag(
+                "Error in function call",
+                format!("Call to function \"try\" failed: {msg}."),
+                c.start,
+            )
+            .with_context(c.range)
+            .with_expression(c.range),
+        );
+        self.push(DYN)
+    }
+}
+
+/// hcl's `describeConditionalTypeMismatch`.
+fn describe_mismatch(t: &Type, f: &Type) -> String {
+    match (t, f) {
+        (Type::Object(ta), Type::Object(fa)) => {
+            for (name, tty) in ta.iter() {
+                match fa.iter().find(|(n, _)| n == name) {
+                    None => {
+                        return format!(
+                            "The 'true' value includes object attribute {}, which is absent in the 'false' value",
+                            go_quote(name)
+                        );
+                    }
+                    Some((_, fty)) if fty != tty => {
+                        return format!(
+                            "Type mismatch for object attribute {}: {}",
+                            go_quote(name),
+                            describe_mismatch(tty, fty)
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            for (name, _) in fa.iter() {
+                if !ta.iter().any(|(n, _)| n == name) {
+                    return format!(
+                        "The 'false' value includes object attribute {}, which is absent in the 'true' value",
+                        go_quote(name)
+                    );
+                }
+            }
+        }
+        (Type::Tuple(te), Type::Tuple(fe)) => {
+            if te.len() != fe.len() {
+                return format!(
+                    "The 'true' tuple has length {}, but the 'false' tuple has length {}",
+                    te.len(),
+                    fe.len()
+                );
+            }
+            for (i, (a, b)) in te.iter().zip(fe.iter()).enumerate() {
+                if a != b {
+                    return format!(
+                        "Type mismatch for tuple element {i}: {}",
+                        describe_mismatch(a, b)
+                    );
+                }
+            }
+        }
+        (Type::List(a), Type::List(b))
+        | (Type::Set(a), Type::Set(b))
+        | (Type::Map(a), Type::Map(b))
+            if matches!(
+                (&**a, &**b),
+                (Type::Object(_), Type::Object(_)) | (Type::Tuple(_), Type::Tuple(_))
+            ) =>
+        {
+            let noun = match t {
+                Type::List(_) => "list",
+                Type::Set(_) => "set",
+                _ => "map",
+            };
+            return format!(
+                "Mismatched {noun} element types: {}",
+                describe_mismatch(a, b)
+            );
+        }
+        _ => {}
+    }
+    let (tn, fname) = (t.friendly_name(), f.friendly_name());
+    if tn == fname {
+        return "At least one deeply-nested attribute or element is not compatible across both the 'true' and the 'false' value".into();
+    }
+    format!("The 'true' value is {tn}, but the 'false' value is {fname}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Str;
+
+    fn obj_type(fields: &[(&str, Type)]) -> Type {
+        Type::Object(
+            fields
+                .iter()
+                .map(|(k, t)| (Str::from(*k), t.clone()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn conditional_mismatch_descriptions() {
+        let a = obj_type(&[("x", Type::Number)]);
+        let b = obj_type(&[("y", Type::Number)]);
+        assert_eq!(
+            describe_mismatch(&a, &b),
+            "The 'true' value includes object attribute \"x\", which is absent in the 'false' value"
+        );
+        let t1 = Type::Tuple(vec![Type::Number].into());
+        let t2 = Type::Tuple(vec![Type::Number, Type::Bool].into());
+        assert_eq!(
+            describe_mismatch(&t1, &t2),
+            "The 'true' tuple has length 1, but the 'false' tuple has length 2"
+        );
+        assert_eq!(
+            describe_mismatch(&Type::list(a.clone()), &Type::list(b)),
+            "Mismatched list element types: The 'true' value includes object attribute \"x\", which is absent in the 'false' value"
+        );
+        assert_eq!(
+            describe_mismatch(&t1, &a),
+            "The 'true' value is tuple, but the 'false' value is object"
+        );
+    }
+}

@@ -1,0 +1,531 @@
+//! Iteration: `for` expressions (and template `%{for}` directives) and splats.
+
+use super::{DYN, Flow, Step, Stop, Vm, err_diag, has_errors_since};
+use crate::bytecode::code::{ForSite, SiteId, SplatSite};
+use crate::syntax::diag::Diagnostic;
+use crate::text::quote::go_quote;
+use crate::value::convert::convert;
+use crate::value::{Kind, Seq, Str, Type, Value};
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::sync::Arc;
+
+/// A running `for`.
+pub(super) struct ForState {
+    /// The collection iterated (a list, set, tuple, map or object) and its length.
+    items: Value,
+    len: usize,
+    idx: usize,
+    known: bool,
+    /// The temporaries of the key and value variables (absolute indices).
+    key_temp: usize,
+    val_temp: usize,
+    object: bool,
+    group: bool,
+    tuple: Vec<Value>,
+    fields: BTreeMap<Str, Value>,
+    groups: BTreeMap<Str, Vec<Value>>,
+    pending_key: Option<Str>,
+}
+
+/// A running splat.
+pub(super) struct SplatState {
+    items: Vec<Value>,
+    idx: usize,
+    out: Vec<Value>,
+    known: bool,
+    list: bool,
+    upgraded_unknown: bool,
+    /// An empty list: the element expression ran once on an unknown element for the type.
+    probe: bool,
+    /// The splat, for the nested-splat diagnostic.
+    site: SiteId<SplatSite>,
+}
+
+impl Vm<'_> {
+    fn for_state(&mut self) -> Result<&mut ForState, Stop> {
+        let st = self.fors.last_mut();
+        st.ok_or(Stop::Fault("a for instruction outside a for"))
+    }
+
+    fn splat_state(&mut self) -> Result<&mut SplatState, Stop> {
+        let st = self.splats.last_mut();
+        st.ok_or(Stop::Fault("a splat instruction outside a splat"))
+    }
+
+    /// [`crate::bytecode::code::Op::ForBegin`]
+    pub(super) fn op_for_begin(
+        &mut self,
+        site: SiteId<ForSite>,
+        end: u32,
+        [key_temp, val_temp]: [u32; 2],
+        object: bool,
+        group: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let coll = self.pop()?;
+        let Some((items, len)) = self.for_items(coll, site, diags)? else {
+            self.stack.push(DYN);
+            return Ok(Flow::Jump(end));
+        };
+        self.alloc(len as u64, 0)?;
+        *self.temp_mut(key_temp)? = DYN;
+        *self.temp_mut(val_temp)? = DYN;
+        self.fors.push(ForState {
+            items,
+            len,
+            idx: 0,
+            known: true,
+            key_temp: self.temp_base + key_temp as usize,
+            val_temp: self.temp_base + val_temp as usize,
+            object,
+            group,
+            tuple: if object {
+                Vec::new()
+            } else {
+                Vec::with_capacity(len)
+            },
+            fields: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            pending_key: None,
+        });
+        Ok(Flow::Next)
+    }
+
+    /// The collection a `for` iterates and its length, or `None` (after any diagnostic) when
+    /// the result is `DynamicVal`.
+    fn for_items(
+        &self,
+        coll: Value,
+        site: SiteId<ForSite>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Option<(Value, usize)>, Stop> {
+        let s = self.site(site)?;
+        if coll.is_null() {
+            diags.push(
+                err_diag(
+                    "Iteration over null value",
+                    "A null value cannot be used as the collection in a 'for' expression.".into(),
+                    s.coll,
+                )
+                .with_context(s.whole)
+                .with_expression(s.coll),
+            );
+            return Ok(None);
+        }
+        let kind = coll.kind();
+        if kind == Kind::Dynamic {
+            return Ok(None);
+        }
+        if kind.is_primitive() {
+            diags.push(
+                err_diag(
+                    "Iteration over non-iterable value",
+                    format!(
+                        "A value of type {} cannot be used as the collection in a 'for' expression.",
+                        coll.type_of().friendly_name()
+                    ),
+                    s.coll,
+                )
+                .with_context(s.whole)
+                .with_expression(s.coll),
+            );
+            return Ok(None);
+        }
+        Ok(coll.length().map(|n| (coll, n)))
+    }
+
+    /// [`crate::bytecode::code::Op::ForPreCheck`]
+    pub(super) fn op_for_pre_check(
+        &mut self,
+        site: SiteId<ForSite>,
+        end: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let r = self.pop()?;
+        let mark = self.pop_mark()?;
+        let s = self.site(site)?;
+        let invalid = |summary: &str, detail: String| {
+            err_diag(summary, detail, s.cond)
+                .with_context(s.whole)
+                .with_expression(s.cond)
+        };
+        let fail = if r.is_null() {
+            diags.push(invalid(
+                "Condition is null",
+                "The value of the 'if' clause must not be null.".into(),
+            ));
+            true
+        } else if let Err(e) = convert(&r, &Type::Bool) {
+            diags.push(invalid(
+                "Invalid 'for' condition",
+                format!("The 'if' clause value is invalid: {e}."),
+            ));
+            true
+        } else {
+            has_errors_since(diags, mark)
+        };
+        if !fail {
+            return Ok(Flow::Next);
+        }
+        self.fors.pop().ok_or(Stop::Fault("for stack underflow"))?;
+        self.stack.push(DYN);
+        Ok(Flow::Jump(end))
+    }
+
+    /// [`crate::bytecode::code::Op::ForNext`]
+    pub(super) fn op_for_next(&mut self, exit: u32) -> Step {
+        let st = self.for_state()?;
+        if st.idx >= st.len {
+            return Ok(Flow::Jump(exit));
+        }
+        let (k, v) = for_item(&st.items, st.idx);
+        st.idx += 1;
+        let (kt, vt) = (st.key_temp, st.val_temp);
+        let temp = |temps: &mut Vec<Value>, t: usize, x: Value| match temps.get_mut(t) {
+            Some(slot) => {
+                *slot = x;
+                Ok(())
+            }
+            None => Err(Stop::Fault("temporary out of range")),
+        };
+        temp(&mut self.temps, kt, k)?;
+        temp(&mut self.temps, vt, v)?;
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::ForFilter`]
+    pub(super) fn op_for_filter(
+        &mut self,
+        site: SiteId<ForSite>,
+        next: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let inc = self.pop()?;
+        let s = self.site(site)?;
+        let st = self.for_state()?;
+        let problem = if inc.is_null() {
+            Some(Some(
+                "The value of the 'if' clause must not be null.".to_string(),
+            ))
+        } else if inc.is_unknown() && !st.object {
+            Some(None)
+        } else {
+            match convert(&inc, &Type::Bool) {
+                Err(e) => Some(Some(format!("The 'if' clause value is invalid: {e}."))),
+                Ok(Value::Bool(true)) => return Ok(Flow::Next),
+                Ok(Value::Bool(false)) => return Ok(Flow::Jump(next)),
+                Ok(_) => Some(None),
+            }
+        };
+        st.skip(problem, "Invalid 'for' condition", s.cond, s.whole, diags);
+        Ok(Flow::Jump(next))
+    }
+
+    /// [`crate::bytecode::code::Op::ForKey`]
+    pub(super) fn op_for_key(
+        &mut self,
+        site: SiteId<ForSite>,
+        next: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let k = self.pop()?;
+        let s = self.site(site)?;
+        let st = self.for_state()?;
+        let problem = if k.is_null() {
+            Some(Some(
+                "Key expression in 'for' expression must not produce a null value.".to_string(),
+            ))
+        } else if k.is_unknown() {
+            Some(None)
+        } else {
+            match convert(&k, &Type::String) {
+                Ok(Value::String(key)) => {
+                    st.pending_key = Some(key);
+                    return Ok(Flow::Next);
+                }
+                Ok(_) => Some(None),
+                Err(e) => Some(Some(format!(
+                    "The key expression produced an invalid result: {e}."
+                ))),
+            }
+        };
+        st.skip(problem, "Invalid object key", s.key, s.whole, diags);
+        Ok(Flow::Jump(next))
+    }
+
+    /// [`crate::bytecode::code::Op::ForPush`]
+    pub(super) fn op_for_push(
+        &mut self,
+        site: SiteId<ForSite>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let v = self.pop()?;
+        self.alloc(1, 0)?;
+        self.charge_shared(std::iter::once(&v))?;
+        let prog = self.program;
+        let st = self.for_state()?;
+        if !st.object {
+            st.tuple.push(v);
+            return Ok(Flow::Next);
+        }
+        let Some(k) = st.pending_key.take() else {
+            return Ok(Flow::Next);
+        };
+        if st.group {
+            st.groups.entry(k).or_default().push(v);
+            return Ok(Flow::Next);
+        }
+        match st.fields.entry(k) {
+            Entry::Occupied(o) => {
+                let s = prog.site(site).ok_or(Stop::Fault("missing site"))?;
+                diags.push(
+                    err_diag(
+                        "Duplicate object key",
+                        format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", go_quote(o.key())),
+                        s.key,
+                    )
+                    .with_context(s.whole)
+                    .with_expression(s.key),
+                );
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(v);
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::ForEnd`]
+    pub(super) fn op_for_end(&mut self) -> Step {
+        let st = self.fors.pop().ok_or(Stop::Fault("for stack underflow"))?;
+        let v = if !st.known {
+            DYN
+        } else if !st.object {
+            Value::tuple(st.tuple)
+        } else if st.group {
+            Value::object_sorted(
+                st.groups
+                    .into_iter()
+                    .map(|(k, vs)| (k, Value::tuple(vs)))
+                    .collect(),
+            )
+        } else {
+            Value::object_sorted(st.fields.into_iter().collect())
+        };
+        self.push(v)
+    }
+
+    // ---- splats ----
+
+    /// [`crate::bytecode::code::Op::SplatBegin`]
+    pub(super) fn op_splat_begin(
+        &mut self,
+        site: SiteId<SplatSite>,
+        end: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let src = self.pop()?;
+        let mark = self.pop_mark()?;
+        match self.splat_begin(src, site, mark, diags)? {
+            Ok(st) => {
+                self.alloc(st.items.len() as u64, 0)?;
+                self.splats.push(st);
+                Ok(Flow::Next)
+            }
+            Err(v) => {
+                self.stack.push(v);
+                Ok(Flow::Jump(end))
+            }
+        }
+    }
+
+    /// A splat's state, or (`Err`) its result when there is nothing to iterate.
+    fn splat_begin(
+        &self,
+        src: Value,
+        site: SiteId<SplatSite>,
+        mark: usize,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Result<SplatState, Value>, Stop> {
+        if has_errors_since(diags, mark) {
+            return Ok(Err(DYN));
+        }
+        let s = self.site(site)?;
+        let kind = src.kind();
+        let seq = kind.is_sequence();
+        if src.is_null() {
+            if !seq {
+                return Ok(Err(Value::tuple(Vec::new())));
+            }
+            diags.push(
+                err_diag(
+                    "Splat of null value",
+                    "Splat expressions (with the * symbol) cannot be applied to null sequences."
+                        .into(),
+                    s.source,
+                )
+                .with_context(s.source.to(s.marker))
+                .with_expression(s.source),
+            );
+            return Ok(Err(DYN));
+        }
+        if kind == Kind::Dynamic {
+            return Ok(Err(DYN));
+        }
+        let mut st = SplatState {
+            items: Vec::new(),
+            idx: 0,
+            out: Vec::new(),
+            known: true,
+            list: matches!(kind, Kind::List | Kind::Set),
+            upgraded_unknown: false,
+            probe: false,
+            site,
+        };
+        if !seq {
+            st.upgraded_unknown = src.is_unknown();
+            st.items = vec![src];
+            return Ok(Ok(st));
+        }
+        if src.is_unknown() {
+            return Ok(Err(DYN));
+        }
+        st.items = src.as_seq().map(<[Value]>::to_vec).unwrap_or_default();
+        if st.list && st.items.is_empty() {
+            st.probe = true;
+            st.items = vec![Value::Unknown(
+                src.type_of()
+                    .element_type()
+                    .cloned()
+                    .unwrap_or(Type::Dynamic),
+            )];
+        }
+        Ok(Ok(st))
+    }
+
+    /// [`crate::bytecode::code::Op::SplatNext`]
+    pub(super) fn op_splat_next(&mut self, temp: u32, exit: u32) -> Step {
+        let st = self.splat_state()?;
+        let Some(item) = st.items.get(st.idx).cloned() else {
+            return Ok(Flow::Jump(exit));
+        };
+        st.idx += 1;
+        *self.temp_mut(temp)? = item;
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::SplatPush`]
+    pub(super) fn op_splat_push(&mut self, next: u32, diags: &[Diagnostic]) -> Step {
+        let v = self.pop()?;
+        let mark = self.pop_mark()?;
+        let failed = has_errors_since(diags, mark);
+        let st = self.splat_state()?;
+        if failed {
+            st.known = false;
+        }
+        st.out.push(v);
+        Ok(Flow::Jump(next))
+    }
+
+    /// [`crate::bytecode::code::Op::SplatEnd`]
+    pub(super) fn op_splat_end(&mut self, diags: &mut Vec<Diagnostic>) -> Step {
+        let st = self.splats.pop();
+        let st = st.ok_or(Stop::Fault("splat stack underflow"))?;
+        let site = self.site(st.site)?;
+        self.push(splat_result(st, site, diags))
+    }
+}
+
+impl ForState {
+    /// Skip the current element for a `problem`: `Some(message)` is an error (reported
+    /// once per `for`: only while the result is still known), `None` just makes the result
+    /// unknown.
+    fn skip(
+        &mut self,
+        problem: Option<Option<String>>,
+        summary: &str,
+        range: crate::syntax::span::Span,
+        whole: crate::syntax::span::Span,
+        diags: &mut Vec<Diagnostic>,
+    ) {
+        let Some(msg) = problem else {
+            return;
+        };
+        if let Some(msg) = msg
+            && self.known
+        {
+            diags.push(
+                err_diag(summary, msg, range)
+                    .with_context(whole)
+                    .with_expression(range),
+            );
+        }
+        self.known = false;
+    }
+}
+
+/// The key and value of a `for` at position `i` of its collection: index and element of a
+/// list or tuple, the element twice for a set, name and value for a map or object.
+fn for_item(coll: &Value, i: usize) -> (Value, Value) {
+    match coll {
+        Value::List(seq) | Value::Tuple(seq) => (
+            Value::int(i as i64),
+            seq.items.get(i).cloned().unwrap_or(DYN),
+        ),
+        Value::Set(seq) => {
+            let v = seq.items.get(i).cloned().unwrap_or(DYN);
+            (v.clone(), v)
+        }
+        Value::Map(f) | Value::Object(f) => match f.entries.get(i) {
+            Some((k, v)) => (Value::String(k.clone()), v.clone()),
+            None => (DYN, DYN),
+        },
+        _ => (DYN, DYN),
+    }
+}
+
+fn splat_result(st: SplatState, s: SplatSite, diags: &mut Vec<Diagnostic>) -> Value {
+    if st.upgraded_unknown {
+        return DYN;
+    }
+    if !st.known && !st.probe {
+        return DYN;
+    }
+    if !st.list {
+        return Value::tuple(st.out);
+    }
+    if st.probe {
+        let elem = st.out.first().map(Value::type_of).unwrap_or(Type::Dynamic);
+        return Value::list(elem, Vec::new());
+    }
+    // cty.CanListVal: one element type, dynamic elements aside.
+    let mut elem = Type::Dynamic;
+    for v in &st.out {
+        let t = v.type_of();
+        if elem == Type::Dynamic {
+            elem = t;
+        } else if t != Type::Dynamic && t != elem {
+            // A nested splat over scalars makes tuples of different lengths: hcl (since
+            // v2.24) refuses the list it cannot build rather than answering a tuple.
+            diags.push(
+                err_diag(
+                    "Invalid nested splat expressions",
+                    "The second level of splat expression produced elements of different \
+                     types, so it isn't possible to construct a valid list to represent the \
+                     top-level result.\n\nConsider using a for expression instead, to produce \
+                     a tuple-typed result which can therefore have non-homogenous element \
+                     types."
+                        .into(),
+                    s.each,
+                )
+                .with_context(s.whole),
+            );
+            return DYN;
+        }
+    }
+    Value::List(Arc::new(Seq {
+        elem,
+        items: st.out,
+    }))
+}

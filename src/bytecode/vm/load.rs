@@ -1,0 +1,52 @@
+//! Loads: constants, frame slots, the chunk's temporaries, prebuilt failures and marks.
+
+use super::{DYN, Flow, Step, Stop, Vm};
+use crate::syntax::diag::Diagnostic;
+use crate::value::Value;
+
+impl Vm<'_> {
+    /// [`crate::bytecode::code::Op::Const`]
+    pub(super) fn op_const(&mut self, i: u32) -> Step {
+        let v = self.program.consts.get(i as usize);
+        let v = v.cloned().ok_or(Stop::Fault("missing constant"))?;
+        self.push(v)
+    }
+
+    /// [`crate::bytecode::code::Op::Slot`]
+    pub(super) fn op_slot(&mut self, i: u32, frame: &[Value]) -> Step {
+        let v = frame.get(i as usize);
+        let v = v.cloned().ok_or(Stop::Fault("frame slot out of range"))?;
+        self.push(v)
+    }
+
+    /// [`crate::bytecode::code::Op::Temp`]
+    pub(super) fn op_temp(&mut self, i: u32) -> Step {
+        let v = self.temps.get(self.temp_base + i as usize);
+        let v = v.cloned().ok_or(Stop::Fault("temporary out of range"))?;
+        self.push(v)
+    }
+
+    /// [`crate::bytecode::code::Op::Fail`]
+    pub(super) fn op_fail(&mut self, i: u32, diags: &mut Vec<Diagnostic>) -> Step {
+        let d = self.program.diags.get(i as usize);
+        diags.push(
+            d.cloned()
+                .ok_or(Stop::Fault("missing prebuilt diagnostic"))?,
+        );
+        self.push(DYN)
+    }
+
+    /// [`crate::bytecode::code::Op::Mark`]
+    pub(super) fn op_mark(&mut self, diags: &[Diagnostic]) -> Step {
+        self.marks.push(diags.len());
+        Ok(Flow::Next)
+    }
+
+    /// A temporary of the running chunk, to bind a `for` or splat variable.
+    pub(super) fn temp_mut(&mut self, i: u32) -> Result<&mut Value, Stop> {
+        let at = self.temp_base + i as usize;
+        self.temps
+            .get_mut(at)
+            .ok_or(Stop::Fault("temporary out of range"))
+    }
+}

@@ -1,0 +1,141 @@
+//! Templates: joining interpolated parts, and the results of a `%{for}` directive.
+
+use super::{Step, Stop, Vm, err_diag};
+use crate::bytecode::code::{JoinSite, SiteId};
+use crate::syntax::diag::Diagnostic;
+use crate::value::convert::convert;
+use crate::value::{Kind, Str, Type, Value};
+
+impl Vm<'_> {
+    /// [`crate::bytecode::code::Op::Template`]
+    pub(super) fn op_template(&mut self, n: u32, site: u32, diags: &mut Vec<Diagnostic>) -> Step {
+        let at = self.top_n(n as usize)?;
+        let v = self.template(at, site, diags);
+        self.stack.truncate(at);
+        self.push(v?)
+    }
+
+    /// Join the template parts at `self.stack[at..]` (the caller removes them).
+    fn template(
+        &mut self,
+        at: usize,
+        site: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Value, Stop> {
+        let prog = self.program;
+        let ts = prog.templates.get(site as usize);
+        let ts = ts.ok_or(Stop::Fault("missing template site"))?;
+        // The string parts are charged before they are joined (the rest, numbers and bools,
+        // are short): a template of ten copies of a large string must not be built first.
+        let parts: u64 = self.stack[at..]
+            .iter()
+            .map(|v| v.as_str().map_or(0, str::len) as u64)
+            .sum();
+        if parts > self.left().bytes {
+            return Err(Stop::Limit(super::LimitKind::AllocBytes));
+        }
+        let mut known = true;
+        let mut out = std::mem::take(&mut self.text);
+        out.clear();
+        for (i, v) in self.stack[at..].iter().enumerate() {
+            let span = ts.parts.get(i).copied().flatten().unwrap_or(ts.whole);
+            if v.is_null() {
+                diags.push(
+                    err_diag(
+                        "Invalid template interpolation value",
+                        "The expression result is null. Cannot include a null value in a string template.".into(),
+                        span,
+                    )
+                    .with_context(ts.whole)
+                    .with_expression(span),
+                );
+                continue;
+            }
+            if v.is_unknown() {
+                known = false;
+                continue;
+            }
+            if let Value::String(s) = v {
+                out.push_str(s);
+                continue;
+            }
+            match convert(v, &Type::String) {
+                Ok(Value::String(s)) => out.push_str(&s),
+                Ok(_) => known = false,
+                Err(e) => diags.push(
+                    err_diag(
+                        "Invalid template interpolation value",
+                        format!("Cannot include the given value in a string template: {e}."),
+                        span,
+                    )
+                    .with_context(ts.whole)
+                    .with_expression(span),
+                ),
+            }
+        }
+        let r = if known {
+            self.alloc(0, out.len() as u64)
+                .map(|()| Value::string(out.as_str()))
+        } else {
+            Ok(Value::Unknown(Type::String))
+        };
+        self.text = out;
+        r
+    }
+
+    /// [`crate::bytecode::code::Op::TemplateJoin`]
+    pub(super) fn op_template_join(
+        &mut self,
+        site: SiteId<JoinSite>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let t = self.pop()?;
+        let v = self.template_join(t, site, diags)?;
+        self.push(v)
+    }
+
+    fn template_join(
+        &mut self,
+        t: Value,
+        site: SiteId<JoinSite>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Value, Stop> {
+        let s = self.site(site)?;
+        let items = match &t {
+            Value::Tuple(seq) => &seq.items,
+            _ => return Ok(Value::Unknown(Type::String)),
+        };
+        let mut strs: Vec<Str> = Vec::with_capacity(items.len());
+        for v in items {
+            if v.is_null() {
+                diags.push(
+                    err_diag(
+                        "Invalid template interpolation value",
+                        "An iteration result is null. Cannot include a null value in a string template.".into(),
+                        s.directive,
+                    )
+                    .with_expression(s.directive),
+                );
+                continue;
+            }
+            if v.kind() == Kind::Dynamic {
+                return Ok(Value::Unknown(Type::String));
+            }
+            match convert(v, &Type::String) {
+                Ok(Value::String(x)) => strs.push(x),
+                Ok(_) => return Ok(Value::Unknown(Type::String)),
+                Err(e) => diags.push(
+                    err_diag(
+                        "Invalid template interpolation value",
+                        format!("Cannot include one of the interpolation results into the string template: {e}."),
+                        s.directive,
+                    )
+                    .with_expression(s.directive),
+                ),
+            }
+        }
+        let len: usize = strs.iter().map(|s| s.len()).sum();
+        self.alloc(0, len as u64)?;
+        Ok(Value::string(strs.concat()))
+    }
+}

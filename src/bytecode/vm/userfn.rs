@@ -1,0 +1,190 @@
+//! User functions: `invoke("name", { args })` runs a `function` block's locals and body in
+//! a frame of its own, with function-hcl's checks of the argument object and its depth
+//! limit.
+
+use super::calls::{call_failed, invalid_argument};
+use super::{DYN, Step, Stop, Vm, VmError, has_errors_since};
+use crate::bytecode::code::UserFn;
+use crate::syntax::diag::{Diagnostic, has_errors, plain_all};
+use crate::text::quote::go_quote;
+use crate::value::gofmt::go_syntax;
+use crate::value::{Fields, Value};
+
+/// Nested user function calls run on one native stack before moving to a fresh one.
+const STACK_SEGMENT: u32 = 12;
+const SEGMENT_STACK_BYTES: usize = 64 << 20;
+/// What a call on a fresh stack counts against [`super::Limits::max_invocations`].
+const FRESH_STACK_CALL_COST: u64 = 10;
+
+/// What running a user function gave: its value, or the message `invoke` fails with.
+type Invoked = Result<Result<Value, String>, VmError>;
+
+impl<'p> Vm<'p> {
+    /// [`crate::bytecode::code::Op::Invoke`]
+    pub(super) fn op_invoke(&mut self, call: u32, func: u32, diags: &mut Vec<Diagnostic>) -> Step {
+        let args = self.pop()?;
+        let name = self.pop()?;
+        let mark = self.pop_mark()?;
+        let v = self.invoke(call, func, &name, args, mark, diags)?;
+        self.push(v)
+    }
+
+    fn invoke(
+        &mut self,
+        call: u32,
+        func: u32,
+        name: &Value,
+        args: Value,
+        mark: usize,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Value, Stop> {
+        let c = self.call_site(call)?;
+        if has_errors_since(diags, mark) {
+            return Ok(DYN);
+        }
+        if args.is_null() {
+            let subject = c.arg_starts.get(1).copied().unwrap_or(c.range);
+            diags.push(
+                invalid_argument("args", "argument must not be null", subject)
+                    .with_context(c.range)
+                    .with_expression(c.arg_ranges.get(1).copied().unwrap_or(c.range)),
+            );
+            return Ok(DYN);
+        }
+        // An unknown argument object gives an unknown result (cty's Call); unknowns inside
+        // it are passed to the function, whose body decides (an unused one doesn't matter).
+        if args.is_unknown() || self.type_only > 0 {
+            return Ok(DYN);
+        }
+        // A call that continues on a fresh native stack (a thread) costs as much as many
+        // plain calls, and a call bomb makes half of its calls there: it counts more.
+        let fresh_stack = (self.depth + 1).is_multiple_of(STACK_SEGMENT);
+        self.invocations += 1;
+        self.call_cost += if fresh_stack {
+            FRESH_STACK_CALL_COST
+        } else {
+            1
+        };
+        if self.call_cost > self.limits.max_invocations {
+            return Err(Stop::Limit(super::LimitKind::Invocations));
+        }
+        self.depth += 1;
+        let name = name.as_str().unwrap_or("");
+        let r = if self.depth >= self.limits.max_depth {
+            Ok(Err(format!(
+                "user function calls: max depth {} exceeded",
+                self.limits.max_depth
+            )))
+        } else if self.depth.is_multiple_of(STACK_SEGMENT) {
+            self.invoke_on_fresh_stack(func, name, &args)
+        } else {
+            self.invoke_inner(func, name, &args)
+        };
+        self.depth = self.depth.saturating_sub(1);
+        match r? {
+            Ok(v) => Ok(v),
+            Err(msg) => {
+                diags.push(call_failed("invoke", &msg, c.start, c.range));
+                Ok(DYN)
+            }
+        }
+    }
+
+    /// Every [`STACK_SEGMENT`] nested calls, continue on a new thread with a large stack, so
+    /// that 100 nested user function calls never overflow the caller's (possibly small)
+    /// stack, even in debug builds where VM frames are big.
+    fn invoke_on_fresh_stack(&mut self, func: u32, name: &str, args: &Value) -> Invoked {
+        let outcome = std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new()
+                .name("fn-hcl-vm".into())
+                .stack_size(SEGMENT_STACK_BYTES)
+                .spawn_scoped(scope, || self.invoke_inner(func, name, args));
+            spawned.map(|h| h.join())
+        });
+        match outcome {
+            Ok(Ok(r)) => r,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            // No thread available: go on with the current stack.
+            Err(_) => self.invoke_inner(func, name, args),
+        }
+    }
+
+    /// Run a user function as function-hcl's `invoke` does.
+    fn invoke_inner(&mut self, func: u32, name: &str, args: &Value) -> Invoked {
+        let prog = self.program;
+        let Some(f) = prog.functions.get(func as usize) else {
+            return Ok(Err(format!("user function '{name}' not found")));
+        };
+        let Value::Object(given) = args else {
+            return Ok(Err(format!(
+                "arguments to user function '{}' is not an object, found {}",
+                f.name,
+                go_syntax(&args.type_of())
+            )));
+        };
+        // Every given key is a declared argument when as many declared arguments are given
+        // (keys are unique): N lookups, not N² comparisons. Only a bad call looks further.
+        let declared_given = f
+            .args
+            .iter()
+            .filter(|(a, _)| given.get(a).is_some())
+            .count();
+        if declared_given < given.entries.len() {
+            let declared: std::collections::HashSet<&str> =
+                f.args.iter().map(|(a, _)| &**a).collect();
+            if let Some((k, _)) = given.entries.iter().find(|(k, _)| !declared.contains(&**k)) {
+                return Ok(Err(format!(
+                    "function: {}, invalid argument {}",
+                    f.name,
+                    go_quote(k)
+                )));
+            }
+        }
+        let mut frame = self.frame_pool.pop().unwrap_or_default();
+        frame.resize(f.frame_size.max(f.args.len() as u32) as usize, Value::NULL);
+        let r = self.invoke_in_frame(f, given, &mut frame);
+        frame.clear();
+        self.frame_pool.push(frame);
+        r
+    }
+
+    /// The rest of [`Vm::invoke_inner`], in a cleared frame of the function's size.
+    fn invoke_in_frame(&mut self, f: &'p UserFn, given: &Fields, frame: &mut [Value]) -> Invoked {
+        for (i, (a, default)) in f.args.iter().enumerate() {
+            let v = match given.get(a) {
+                Some(v) => v.clone(),
+                None => match default {
+                    Some(chunk) => {
+                        let mut scratch = Vec::new();
+                        self.run(*chunk, &[], &mut scratch)?
+                    }
+                    None => {
+                        return Ok(Err(format!(
+                            "function: {}, argument {} expected but not supplied",
+                            f.name,
+                            go_quote(a)
+                        )));
+                    }
+                },
+            };
+            frame[i] = v;
+        }
+        for (slot, chunk) in &f.locals {
+            let mut local_diags = Vec::new();
+            let v = self.run(*chunk, frame, &mut local_diags)?;
+            let v = if has_errors(&local_diags) { DYN } else { v };
+            if let Some(s) = frame.get_mut(*slot as usize) {
+                *s = v;
+            }
+        }
+        let Some(body) = f.body else {
+            return Ok(Ok(DYN));
+        };
+        let mut body_diags = Vec::new();
+        let v = self.run(body, frame, &mut body_diags)?;
+        if has_errors(&body_diags) {
+            return Ok(Err(plain_all(&body_diags, &self.program.sources)));
+        }
+        Ok(Ok(v))
+    }
+}
