@@ -239,6 +239,7 @@ pub fn fuzz_limits() -> Limits {
         max_alloc_bytes: 4 << 20,
         max_wall: Duration::from_secs(1),
         max_depth: 100,
+        max_invocations: 10_000,
     }
 }
 

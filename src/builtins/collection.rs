@@ -526,10 +526,13 @@ fn element(args: &[Value]) -> Result<Value, FuncError> {
     Ok(xs[usize::try_from(i).unwrap_or(0)].clone())
 }
 
-/// cty's `flattener`: Some(elements) or None when unknowns hide the shape.
-fn flattener(v: &Value, out: &mut Vec<Value>) -> bool {
+/// cty's `flattener`: Some(elements) or None when unknowns hide the shape. Each element
+/// is charged to the evaluation's meter before it is added (a nest of shared tuples can
+/// flatten to far more elements than it holds).
+fn flattener(v: &Value, out: &mut Vec<Value>) -> Result<bool, FuncError> {
     let mut known = true;
     for x in items(v) {
+        crate::value::meter::tick("flatten").map_err(budget)?;
         if matches!(x, Value::Unknown(Type::Dynamic)) {
             known = false;
         }
@@ -539,14 +542,20 @@ fn flattener(v: &Value, out: &mut Vec<Value>) -> bool {
                 known = false;
                 continue;
             }
-            if !flattener(x, out) {
+            if !flattener(x, out)? {
                 known = false;
             }
         } else {
+            crate::value::meter::elements("flatten", 1).map_err(budget)?;
             out.push(x.clone());
         }
     }
-    known
+    Ok(known)
+}
+
+/// A budget of the evaluation ran out inside a builtin (the VM reports it as such).
+fn budget(e: crate::value::meter::Exceeded) -> FuncError {
+    FuncError::general(e.to_string())
 }
 
 fn flatten(args: &[Value]) -> Result<Value, FuncError> {
@@ -563,7 +572,7 @@ fn flatten(args: &[Value]) -> Result<Value, FuncError> {
         ));
     }
     let mut out = Vec::new();
-    if !flattener(list, &mut out) {
+    if !flattener(list, &mut out)? {
         return Ok(Value::Unknown(Type::Dynamic));
     }
     Ok(Value::tuple(out))
@@ -1069,6 +1078,11 @@ fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
     if total > 1 << 20 {
         return Err(FuncError::general("the result would be too large"));
     }
+    crate::value::meter::elements(
+        "setproduct",
+        (total as u64).saturating_mul(args.len() as u64 + 1),
+    )
+    .map_err(budget)?;
     let mut product = Vec::with_capacity(total);
     let mut idx = vec![0usize; args.len()];
     for _ in 0..total {

@@ -101,10 +101,14 @@ fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
                 "cannot convert {} to bool; only the strings \"true\" or \"false\" are allowed",
                 what()
             ),
-            (Type::String, Type::Number) => format!(
-                "cannot convert {} to number; given string must be a decimal representation of a number",
-                what()
-            ),
+            (Type::String, Type::Number)
+                if e.to_string() != crate::value::number::OUT_OF_RANGE_MSG =>
+            {
+                format!(
+                    "cannot convert {} to number; given string must be a decimal representation of a number",
+                    what()
+                )
+            }
             _ => e.to_string(),
         };
         FuncError::arg(0, msg)

@@ -17,6 +17,17 @@ const STRING_ONLY: &[Param] = &[STR];
 /// Largest string a function may build (a guard against `indent(1e9, ...)`-style bombs).
 const MAX_RESULT_BYTES: usize = 64 << 20;
 
+/// A result of `n` bytes is about to be built by `site`: refused past the fixed cap, and
+/// charged to the evaluation's string budget first (see [`crate::value::meter`]).
+fn result_bytes(site: &'static str, n: usize) -> Result<(), FuncError> {
+    // The evaluation's budget first: when it is exceeded the VM stops the evaluation.
+    crate::value::meter::bytes(site, n as u64).map_err(|e| FuncError::general(e.to_string()))?;
+    if n > MAX_RESULT_BYTES {
+        return Err(FuncError::general("the resulting string is too long"));
+    }
+    Ok(())
+}
+
 /// The string functions.
 pub static FUNCS: &[FuncDef] = &[
     FuncDef {
@@ -327,9 +338,10 @@ fn indent(args: &[Value]) -> Result<Value, FuncError> {
         ));
     };
     let lines = s.matches('\n').count();
-    if spaces.saturating_mul(lines).saturating_add(s.len()) > MAX_RESULT_BYTES {
-        return Err(FuncError::general("the resulting string is too long"));
-    }
+    result_bytes(
+        "indent",
+        spaces.saturating_mul(lines).saturating_add(s.len()),
+    )?;
     let pad = format!("\n{}", " ".repeat(spaces));
     Ok(Value::string(s.replace('\n', &pad)))
 }
@@ -367,6 +379,12 @@ fn join(args: &[Value]) -> Result<Value, FuncError> {
             }
         }
     }
+    let len = items
+        .iter()
+        .map(|i| i.len())
+        .sum::<usize>()
+        .saturating_add(sep.len().saturating_mul(items.len().saturating_sub(1)));
+    result_bytes("join", len)?;
     Ok(Value::string(items.join(sep)))
 }
 
@@ -885,10 +903,16 @@ fn replace(args: &[Value]) -> Result<Value, FuncError> {
         let re = compile(&sub[1..sub.len() - 1]).map_err(|(code, expr)| {
             FuncError::general(format!("error parsing regexp: {code}: `{expr}`"))
         })?;
+        // Bound the result before building it: each match is replaced by the replacement,
+        // whose every `$` reference is at most the match (matches do not overlap).
+        let dollars = rep.matches('$').count();
+        let matches = re.find_iter(s).count();
+        let worst = s
+            .len()
+            .saturating_mul(dollars.saturating_add(1))
+            .saturating_add(matches.saturating_mul(rep.len()));
+        result_bytes("replace", worst)?;
         let out = re.replace_all(s, rep);
-        if out.len() > MAX_RESULT_BYTES {
-            return Err(FuncError::general("the resulting string is too long"));
-        }
         return Ok(Value::string(out.as_ref()));
     }
     let count = if sub.is_empty() {
@@ -896,9 +920,10 @@ fn replace(args: &[Value]) -> Result<Value, FuncError> {
     } else {
         s.matches(sub).count()
     };
-    if count.saturating_mul(rep.len()).saturating_add(s.len()) > MAX_RESULT_BYTES {
-        return Err(FuncError::general("the resulting string is too long"));
-    }
+    result_bytes(
+        "replace",
+        count.saturating_mul(rep.len()).saturating_add(s.len()),
+    )?;
     Ok(Value::string(s.replace(sub, rep)))
 }
 

@@ -93,6 +93,9 @@ pub struct Options {
     /// The server's `--debug`: print the debug dump of every call (as the input's
     /// `debug: true` does for its calls).
     pub debug: bool,
+    /// The budgets of every evaluation (the server's `--max-evaluation-mib` and
+    /// `--max-evaluation-time`).
+    pub limits: Limits,
 }
 
 /// [`run_function_lazy_builder`] with the process's [`Options`]: what the gRPC server runs.
@@ -129,7 +132,7 @@ fn build(source: RequestRef<'_>, options: Options) -> ResponseBuilder {
         return fatal("no HCL input files found, are you using the txtar format?".to_string());
     }
     let mut out = ResponseBuilder::new(req);
-    match evaluate_program(input.hcl, source, &mut out) {
+    match evaluate_program(input.hcl, source, options.limits, &mut out) {
         Ok(()) => {
             out.ensure_desired();
             if let Some(full) = &dumped {
@@ -165,6 +168,7 @@ pub fn default_limits() -> Limits {
 fn evaluate_program(
     program: &str,
     source: RequestRef<'_>,
+    limits: Limits,
     out: &mut ResponseBuilder,
 ) -> Result<(), String> {
     let compiled = program_cache()
@@ -182,8 +186,7 @@ fn evaluate_program(
         )
     })?;
     let inputs = crate::runtime::eval::Inputs::from_request(&request);
-    let output =
-        crate::runtime::eval::evaluate(&compiled, &inputs, default_limits()).map_err(|f| f.0)?;
+    let output = crate::runtime::eval::evaluate(&compiled, &inputs, limits).map_err(|f| f.0)?;
     write_output(output, out)
 }
 

@@ -416,7 +416,13 @@ impl Scope for Scopes {
     }
 
     fn visible_names(&self) -> Vec<Arc<str>> {
-        self.entries.iter().map(|(n, _, _)| n.clone()).collect()
+        // Enough to tell whether a suggestion is looked for at all (see `suggest`): a
+        // program with many names and many mistakes must not copy all names per mistake.
+        self.entries
+            .iter()
+            .take(crate::text::suggest::MAX_CANDIDATES + 1)
+            .map(|(n, _, _)| n.clone())
+            .collect()
     }
 }
 
@@ -458,6 +464,8 @@ pub fn is_constant(e: &Expr) -> bool {
 /// A function block declared (name and arguments) but not yet defined (locals, body).
 struct FnDecl<'a> {
     id: FnId,
+    /// The function's name (kept here: finding it again by id scanned every function).
+    name: String,
     content: Content<'a>,
     args: Vec<Str>,
 }
@@ -592,8 +600,9 @@ fn parse_files(files: &[(String, String)]) -> Result<(SourceMap, Vec<ast::File>)
         .map(|(n, t)| sm.add(n.as_str(), t.as_str()))
         .collect();
     let mut parsed = Vec::with_capacity(ids.len());
+    let mut tokens_left = crate::syntax::parser::MAX_PROGRAM_TOKENS;
     for id in &ids {
-        match crate::syntax::parser::parse_file(&sm, *id) {
+        match crate::syntax::parser::parse_program_file(&sm, *id, &mut tokens_left) {
             Ok(f) => parsed.push(f),
             Err(diags) => {
                 return Err(LoadError {
@@ -618,6 +627,13 @@ fn lower_parsed(
     parsed: &[ast::File],
     explain: Option<usize>,
 ) -> Result<Program, LoadError> {
+    let huge = literals_out_of_range(parsed);
+    if !huge.is_empty() {
+        return Err(LoadError {
+            diags: huge,
+            sources: Arc::new(sm),
+        });
+    }
     let default_file = sm.add("default-name.hcl", "${self.basename}-${each.key}");
     let sm = Arc::new(sm);
     let lowerer = Lowerer {
@@ -638,6 +654,51 @@ fn lower_parsed(
     lowerer
         .lower(sm.clone())
         .map_err(|diags| LoadError { diags, sources: sm })
+}
+
+/// Number literals whose value Go keeps but fn-hcl's number range cannot hold (they
+/// would read as ±Inf or 0, see [`crate::value::number::Number::parse_in_range`]): the
+/// program is refused with one error naming each, never run with a wrong value.
+fn literals_out_of_range(files: &[ast::File]) -> Vec<Diagnostic> {
+    fn body<'b>(b: &'b Body, out: &mut Vec<&'b Expr>) {
+        for item in &b.items {
+            match item {
+                ast::BodyItem::Attribute(a) => visit(&a.expr, &mut |e| {
+                    if matches!(e.kind, ExprKind::Number(_)) {
+                        out.push(e);
+                    }
+                }),
+                ast::BodyItem::Block(b) => body(&b.body, out),
+            }
+        }
+    }
+    let mut literals = Vec::new();
+    for f in files {
+        body(&f.body, &mut literals);
+    }
+    literals
+        .into_iter()
+        .filter_map(|e| {
+            let ExprKind::Number(text) = &e.kind else {
+                return None;
+            };
+            crate::value::number::Number::parse_in_range(text)?.err()?;
+            let shown: String = text.chars().take(24).collect();
+            let shown = if shown.len() < text.len() {
+                format!("{shown}… ({} characters)", text.len())
+            } else {
+                shown
+            };
+            Some(Diagnostic::error(
+                "Number literal out of range",
+                format!(
+                    "The number {shown} is beyond the range fn-hcl holds exactly: magnitudes between 2^-{0} and 2^{0} (about 1e-39457 to 1e39456). Go's cty keeps it; fn-hcl refuses the program rather than compute with ±Inf or 0.",
+                    crate::value::number::EXP_LIMIT
+                ),
+                e.span,
+            ))
+        })
+        .collect()
 }
 
 /// Compile the `hcl` text of an `HclInput` (txtar).
@@ -920,9 +981,14 @@ impl<'a> Lowerer<'a> {
                 },
             }
         }
+        // Sets, not scans: a call with N arguments must cost N, not N².
+        let given: std::collections::HashSet<&str, ahash::RandomState> =
+            keys.iter().map(String::as_str).collect();
+        let declared: std::collections::HashSet<&str, ahash::RandomState> =
+            params.iter().map(|(p, _)| &**p).collect();
         let mut out = Vec::new();
         for (p, has_default) in params {
-            if !has_default && !keys.iter().any(|k| **k == **p) {
+            if !has_default && !given.contains(&**p) {
                 out.push(fail(format!(
                     "function: {fname}, argument {:?} expected but not supplied",
                     &**p
@@ -930,7 +996,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         for k in &keys {
-            if !params.iter().any(|(p, _)| **p == **k) {
+            if !declared.contains(k.as_str()) {
                 out.push(fail(format!("function: {fname}, invalid argument {k:?}")));
             }
         }
@@ -1587,9 +1653,11 @@ impl<'a> Lowerer<'a> {
             )]);
         }
         let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
+        // A set, not a scan per argument: N arguments cost N, not N².
+        let mut seen: std::collections::HashSet<String, ahash::RandomState> = Default::default();
         for ab in c.blocks_of("arg") {
             let (arg_name, default) = self.function_arg(&fn_name, ab)?;
-            if args.iter().any(|(n, _)| **n == *arg_name) {
+            if !seen.insert(arg_name.clone()) {
                 let dr = schema::def_range(ab);
                 return Err(vec![Diagnostic::error_at(
                     format!("function {fn_name}: duplicate definition of argument"),
@@ -1613,9 +1681,10 @@ impl<'a> Lowerer<'a> {
             args.iter().map(|(n, d)| (n.clone(), d.is_some())).collect(),
         );
         let id = self.builder.declare_function(&fn_name, args);
-        self.functions.insert(fn_name, id);
+        self.functions.insert(fn_name.clone(), id);
         Ok(FnDecl {
             id,
+            name: fn_name,
             content: c,
             args: arg_names,
         })
@@ -1693,7 +1762,7 @@ impl<'a> Lowerer<'a> {
             .map(|(i, l)| (locals.base + i as u32, l.expr.chunk))
             .collect();
         self.builder.define_function(d.id, order, body.chunk, frame);
-        let name = self.builder_fn_name(d.id);
+        let name = d.name;
         if let Some(t) = self.types.get(&body.chunk) {
             self.fn_types.insert(name.clone(), t.clone());
         }
@@ -1713,7 +1782,7 @@ impl<'a> Lowerer<'a> {
         let Some(body) = d.content.attr("body") else {
             return Err(Vec::new());
         };
-        let fn_name = self.builder_fn_name(d.id);
+        let fn_name = &d.name;
         for v in variables(&body.expr) {
             if !self.scopes.has(&v.name) {
                 return Err(vec![Diagnostic::error_at(
@@ -1774,14 +1843,6 @@ impl<'a> Lowerer<'a> {
             )]),
             Some(_) => Ok(()),
         }
-    }
-
-    fn builder_fn_name(&self, id: FnId) -> String {
-        self.functions
-            .iter()
-            .find(|(_, v)| **v == id)
-            .map(|(k, _)| k.clone())
-            .unwrap_or_default()
     }
 }
 

@@ -22,6 +22,9 @@ use std::sync::Arc;
 /// A statically known type. `Dynamic` (anywhere, also inside a collection) means "not
 /// known at compile time"; `AnyTuple`/`AnyObject` are a tuple/object of unknown shape
 /// (the result of a `for` expression or of an object with computed keys).
+/// Tuples and objects share their parts (`Arc`): a local's type is cloned at every
+/// reference to it, which must not copy an object of 100,000 attributes each time.
+/// An object's attributes are sorted by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SType {
     Dynamic,
@@ -31,8 +34,8 @@ pub enum SType {
     List(Box<SType>),
     Set(Box<SType>),
     Map(Box<SType>),
-    Tuple(Vec<SType>),
-    Object(Vec<(Str, SType)>),
+    Tuple(Arc<[SType]>),
+    Object(Arc<[(Str, SType)]>),
     AnyTuple,
     AnyObject,
 }
@@ -141,6 +144,13 @@ impl SType {
             other => other.element(),
         }
     }
+}
+
+/// The type of attribute `name` of an object type (its attributes are sorted).
+fn field<'t>(fs: &'t [(Str, SType)], name: &str) -> Option<&'t SType> {
+    fs.binary_search_by(|(k, _)| (**k).cmp(name))
+        .ok()
+        .map(|i| &fs[i].1)
 }
 
 /// The one type all of `ts` have, else `Dynamic` (also for none).
@@ -385,10 +395,14 @@ impl Inferer<'_> {
     fn get_attr(&mut self, obj: &Expr, name: &Ident) -> SType {
         let t = self.expr(obj);
         match &t {
-            SType::Object(fs) => match fs.iter().find(|(k, _)| *k == name.name) {
-                Some((_, a)) => a.clone(),
+            SType::Object(fs) => match field(fs, &name.name) {
+                Some(a) => a.clone(),
                 None => {
-                    let names: Vec<&str> = fs.iter().map(|(k, _)| &**k).collect();
+                    let names: Vec<&str> = fs
+                        .iter()
+                        .take(crate::text::suggest::MAX_CANDIDATES + 1)
+                        .map(|(k, _)| &**k)
+                        .collect();
                     let hint = crate::text::suggest::suggest(&name.name, names.iter().copied())
                         .map(|s| format!(" Did you mean {s:?}?"))
                         .unwrap_or_default();
@@ -437,11 +451,7 @@ impl Inferer<'_> {
                 .and_then(|i| es.get(i).cloned())
                 .unwrap_or(SType::Dynamic),
             (SType::Object(fs), _) => match literal_string(key) {
-                Some(k) => fs
-                    .iter()
-                    .find(|(n, _)| **n == *k)
-                    .map(|(_, t)| t.clone())
-                    .unwrap_or(SType::Dynamic),
+                Some(k) => field(fs, &k).cloned().unwrap_or(SType::Dynamic),
                 None => SType::Dynamic,
             },
             _ => SType::Dynamic,
@@ -452,6 +462,9 @@ impl Inferer<'_> {
     /// duplicates wins, as in hcl), else an object of unknown shape.
     fn object(&mut self, items: &[ObjectItem]) -> SType {
         let mut fields: Vec<(Str, SType)> = Vec::new();
+        // Where each key sits in `fields`: a later duplicate replaces the earlier one in
+        // place (a scan of `fields` per key made N attributes cost N²).
+        let mut at: std::collections::HashMap<Str, usize, ahash::RandomState> = Default::default();
         let mut shaped = true;
         for it in items {
             let key: Option<Str> = match &it.key {
@@ -470,16 +483,19 @@ impl Inferer<'_> {
             };
             let vt = self.expr(&it.value);
             match key {
-                Some(k) => {
-                    fields.retain(|(n, _)| *n != k);
-                    fields.push((k, vt));
-                }
+                Some(k) => match at.get(&k) {
+                    Some(&i) => fields[i].1 = vt,
+                    None => {
+                        at.insert(k.clone(), fields.len());
+                        fields.push((k, vt));
+                    }
+                },
                 None => shaped = false,
             }
         }
         if shaped {
             fields.sort_by(|a, b| a.0.cmp(&b.0));
-            SType::Object(fields)
+            SType::Object(fields.into())
         } else {
             SType::AnyObject
         }
@@ -844,6 +860,24 @@ mod tests {
         assert_eq!(ty("[for x in [1] : x]").0, SType::AnyTuple);
         assert_eq!(ty("{for k, v in {} : k => v}").0, SType::AnyObject);
         assert_eq!(ty("{ (req.k) = 1 }").0, SType::AnyObject);
+        // A repeated key: the last one's type, as the value the object gets.
+        assert_eq!(
+            ty("{ a = 1, b = true, a = \"x\" }").0.to_string(),
+            "object { a: string, b: bool }"
+        );
+    }
+
+    #[test]
+    fn attribute_lookup_in_a_large_object() {
+        // Attributes are found by binary search in the sorted fields (a scan per
+        // reference made N references to an N-attribute local cost N²).
+        let n = 2000;
+        let obj: Vec<String> = (0..n).map(|i| format!("a{i} = {i}")).collect();
+        let src = format!("{{ {} }}.a1234", obj.join(", "));
+        assert_eq!(ty(&src).0, SType::Number);
+        let (t, w) = ty(&format!("{{ {} }}.a20000", obj.join(", ")));
+        assert_eq!(t, SType::Dynamic);
+        assert_eq!(w.len(), 1, "{w:?}");
     }
 
     #[test]
@@ -928,12 +962,12 @@ mod tests {
 
     #[test]
     fn conversions() {
-        assert!(cannot_convert(&SType::Tuple(vec![]), &Type::String));
+        assert!(cannot_convert(&SType::Tuple(Arc::from([])), &Type::String));
         assert!(cannot_convert(&SType::Bool, &Type::Number));
         assert!(!cannot_convert(&SType::String, &Type::Number));
         assert!(!cannot_convert(&SType::Dynamic, &Type::Number));
         assert!(cannot_convert(
-            &SType::Tuple(vec![SType::Tuple(vec![])]),
+            &SType::Tuple(Arc::from([SType::Tuple(Arc::from([]))])),
             &Type::list(Type::String)
         ));
         assert!(!cannot_convert(&SType::AnyObject, &Type::map(Type::String)));

@@ -297,13 +297,23 @@ pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Ou
     evaluate_with(program, inputs, limits, None, None).0
 }
 
+/// [`evaluate`], also saying what the evaluation charged to its budgets.
+pub fn evaluate_metered(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+) -> (Result<Output, Fatal>, crate::bytecode::vm::Usage) {
+    let (out, _, usage) = evaluate_with(program, inputs, limits, None, None);
+    (out, usage)
+}
+
 /// [`evaluate`], also returning its [`Trace`].
 pub fn evaluate_traced(
     program: &Program,
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, Trace) {
-    let (out, trace) = evaluate_with(program, inputs, limits, Some(Trace::default()), None);
+    let (out, trace, _) = evaluate_with(program, inputs, limits, Some(Trace::default()), None);
     (out, trace.unwrap_or_default())
 }
 
@@ -323,7 +333,11 @@ fn evaluate_with(
     limits: Limits,
     trace: Option<Trace>,
     observer: Option<&mut dyn Observer>,
-) -> (Result<Output, Fatal>, Option<Trace>) {
+) -> (
+    Result<Output, Fatal>,
+    Option<Trace>,
+    crate::bytecode::vm::Usage,
+) {
     let mut e = Evaluator {
         program,
         vm: Vm::new(&program.code, limits),
@@ -360,8 +374,9 @@ fn evaluate_with(
             })
             .collect();
     }
+    let usage = e.vm.usage();
     if let Some(b) = e.budget_error.take() {
-        return (Err(Fatal(format!("evaluate hcl: {b}"))), trace);
+        return (Err(Fatal(format!("evaluate hcl: {b}"))), trace, usage);
     }
     if has_errors(&diags) {
         return (
@@ -370,9 +385,10 @@ fn evaluate_with(
                 crate::syntax::diag::plain_all(&sort_by_severity(diags), &program.sources)
             ))),
             trace,
+            usage,
         );
     }
-    (e.finish(diags), trace)
+    (e.finish(diags), trace, usage)
 }
 
 /// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
@@ -426,6 +442,26 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 }
                 v
             }
+            Err(err) => {
+                self.budget_error = Some(err.to_string());
+                diags.push(err_no_range(err.to_string()));
+                Value::Unknown(Type::Dynamic)
+            }
+        }
+    }
+
+    /// Evaluates an expression whose value goes into the response (a body, the composite's
+    /// status or connection, a context value): what it becomes when written out is charged
+    /// to the evaluation's budgets first, so the response is bounded by them too (a body of
+    /// shared parts, or one shared local as the body of many resources, is written once per
+    /// use). Over budget, the evaluation stops as for any budget.
+    fn eval_output(&mut self, e: &CExpr, diags: &mut Diags) -> Value {
+        let v = self.eval(e, diags);
+        if self.budget_error.is_some() {
+            return v;
+        }
+        match self.vm.charge_output(&v, e.range) {
+            Ok(()) => v,
             Err(err) => {
                 self.budget_error = Some(err.to_string());
                 diags.push(err_no_range(err.to_string()));
@@ -674,7 +710,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         }
         let mut ds = Vec::new();
-        let out = self.eval(&c.body, &mut ds);
+        let out = self.eval_output(&c.body, &mut ds);
         if has_errors(&ds) || out.contains_unknown() {
             let context = self.messages(&ds);
             let mut incomplete = Vec::new();
@@ -913,7 +949,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
         };
         let mut ds = Vec::new();
-        let v = self.eval(&c.body, &mut ds);
+        let v = self.eval_output(&c.body, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
             self.discard(Discard {
@@ -1020,7 +1056,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         };
         let mut vd = Vec::new();
-        let v = self.eval(&c.value, &mut vd);
+        let v = self.eval_output(&c.value, &mut vd);
         if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
             let context = self.messages(&diags);
             self.discard(Discard {

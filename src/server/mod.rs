@@ -10,6 +10,7 @@
 pub mod lazy;
 pub mod log;
 pub mod metrics;
+pub mod oversize;
 pub mod service;
 
 use std::net::SocketAddr;
@@ -57,9 +58,20 @@ pub struct ServeArgs {
     /// (liveness) and `/readyz` (readiness); empty to disable.
     #[arg(long, default_value = ":8080")]
     pub metrics_address: String,
-    /// Largest request accepted, in MiB (as the Go function SDK's flag).
-    #[arg(long, default_value_t = 4)]
+    /// Largest request accepted, in MiB (the Go function SDK's flag; its default of 4
+    /// refuses a composite with a thousand observed resources, about 9 MB with the
+    /// desired state of earlier steps). Larger requests get RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = DEFAULT_MAX_RECV_MIB)]
     pub max_recv_message_size: usize,
+    /// Memory budget of one evaluation, in MiB: that many MiB of string bytes and 62,500
+    /// collection elements per MiB, covering the program's values, strings and the
+    /// response. A call over it gets a Fatal result naming the budget.
+    #[arg(long, default_value_t = DEFAULT_EVALUATION_MIB)]
+    pub max_evaluation_mib: u64,
+    /// Longest one evaluation may run (Go durations); it holds an evaluation slot no
+    /// longer, so a hostile composite cannot starve the others.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub max_evaluation_time: Duration,
     /// Evaluations run at once (default: the number of CPUs); further calls wait.
     #[arg(long)]
     pub max_concurrent_evaluations: Option<usize>,
@@ -88,7 +100,9 @@ impl Default for ServeArgs {
             tls_server_certs_dir: None,
             debug: false,
             metrics_address: ":8080".into(),
-            max_recv_message_size: 4,
+            max_recv_message_size: DEFAULT_MAX_RECV_MIB,
+            max_evaluation_mib: DEFAULT_EVALUATION_MIB,
+            max_evaluation_time: crate::bytecode::vm::Limits::default().max_wall,
             max_concurrent_evaluations: None,
             cache_max_programs: CacheLimits::default().max_entries,
             cache_max_mib: CacheLimits::default().max_bytes >> 20,
@@ -102,6 +116,11 @@ impl Default for ServeArgs {
 fn any_path(s: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(s))
 }
+
+/// The default `--max-recv-message-size`, MiB.
+pub const DEFAULT_MAX_RECV_MIB: usize = 32;
+/// The default `--max-evaluation-mib`.
+pub const DEFAULT_EVALUATION_MIB: u64 = 64;
 
 /// The default `--grace-period`.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(25);
@@ -362,6 +381,9 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
         .checked_mul(1024 * 1024)
         .filter(|n| *n > 0)
         .ok_or_else(|| err("--max-recv-message-size must be a positive number of MiB"))?;
+    if args.max_evaluation_time.is_zero() {
+        return Err(err("--max-evaluation-time must be positive"));
+    }
     let slots = args
         .max_concurrent_evaluations
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -404,6 +426,12 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
     let shared = Arc::new(Shared {
         metrics: Arc::clone(&metrics),
         slots: Arc::new(Semaphore::new(slots)),
+        penalty_slots: Arc::new(Semaphore::new(service::penalty_slots(slots))),
+        offenders: service::Offenders::default(),
+        limits: crate::bytecode::vm::Limits {
+            max_wall: args.max_evaluation_time,
+            ..crate::bytecode::vm::Limits::with_memory_mib(args.max_evaluation_mib.max(1))
+        },
         debug: args.debug,
         test_hooks: args.enable_test_hooks,
     });
@@ -444,8 +472,14 @@ pub async fn start(args: &ServeArgs) -> Result<Running, ServeError> {
         .add_service(health_svc)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(InterceptedService::new(v1svc, service::stamp))
-        .add_service(InterceptedService::new(v1beta1svc, service::stamp));
+        .add_service(oversize::ResourceExhausted(InterceptedService::new(
+            v1svc,
+            service::stamp,
+        )))
+        .add_service(oversize::ResourceExhausted(InterceptedService::new(
+            v1beta1svc,
+            service::stamp,
+        )));
 
     tracing::info!(
         network = args.network.as_str(),
@@ -548,6 +582,7 @@ pub fn serve(args: ServeArgs) -> Result<(), ServeError> {
     // Sized before the first call; created now so its counters are on the metrics
     // endpoint from the first scrape.
     let _ = crate::handler::init_program_cache(limits);
+
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("fn-hcl")
@@ -644,8 +679,12 @@ mod tests {
             "--grace-period=1m30s",
             "--cache-max-programs=64",
             "--cache-max-mib=32",
+            "--max-evaluation-mib=8",
+            "--max-evaluation-time=250ms",
         ])
         .expect("SDK-style flags");
+        assert_eq!(c.serve.max_evaluation_mib, 8);
+        assert_eq!(c.serve.max_evaluation_time, Duration::from_millis(250));
         assert!(c.serve.debug);
         assert_eq!(c.serve.network, "tcp");
         assert_eq!(c.serve.tls_server_certs_dir, Some(PathBuf::from("/tls")));

@@ -8,9 +8,16 @@
 //! DEADLINE_EXCEEDED at once; an evaluation already running is not interrupted (the
 //! evaluation API takes no deadline): it finishes within its own budgets, holding its slot
 //! so the CPU bound stays true, and its answer is dropped.
+//!
+//! Fairness: a composite whose last evaluation exceeded a budget (an offender, remembered
+//! for [`OFFENCE_MEMORY`]) first waits for one of the few penalty slots (a quarter of the
+//! evaluation slots, at least one) before it takes an evaluation slot, so hostile
+//! composites compete among themselves and can never hold every slot: ordinary calls keep
+//! the rest.
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
@@ -48,10 +55,64 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// Bounds concurrent evaluations.
     pub slots: Arc<Semaphore>,
+    /// Taken first by offenders (see the module docs): a quarter of `slots`, at least one.
+    pub penalty_slots: Arc<Semaphore>,
+    /// Composites whose evaluation recently exceeded a budget.
+    pub offenders: Offenders,
+    /// The budgets of every evaluation.
+    pub limits: crate::bytecode::vm::Limits,
     /// `--debug`: the debug dump of every call (printed by the handler).
     pub debug: bool,
     /// Honour the test tags.
     pub test_hooks: bool,
+}
+
+/// How long a composite that exceeded a budget waits in the penalty lane.
+pub const OFFENCE_MEMORY: Duration = Duration::from_secs(600);
+/// Most offenders remembered (beyond, the oldest offences are forgotten first).
+const MAX_OFFENDERS: usize = 4096;
+
+/// Composites (by apiVersion, kind, namespace and name) whose last evaluation exceeded a
+/// budget, with when.
+#[derive(Debug, Default)]
+pub struct Offenders(Mutex<HashMap<String, Instant>>);
+
+impl Offenders {
+    /// Whether `key` offended within [`OFFENCE_MEMORY`].
+    pub fn contains(&self, key: &str) -> bool {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(key).is_some_and(|t| t.elapsed() < OFFENCE_MEMORY)
+    }
+
+    /// Whether nobody offended (the common case: no lookup of the composite needed).
+    pub fn is_empty(&self) -> bool {
+        self.0.lock().map(|m| m.is_empty()).unwrap_or(false)
+    }
+
+    /// Records an offence by `key` now.
+    pub fn mark(&self, key: String) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= MAX_OFFENDERS && !map.contains_key(&key) {
+            map.retain(|_, t| t.elapsed() < OFFENCE_MEMORY);
+            if map.len() >= MAX_OFFENDERS
+                && let Some(oldest) = map.iter().min_by_key(|(_, t)| **t).map(|(k, _)| k.clone())
+            {
+                map.remove(&oldest);
+            }
+        }
+        map.insert(key, Instant::now());
+    }
+
+    /// Forgets `key` (its evaluation stayed within the budgets).
+    pub fn forgive(&self, key: &str) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.remove(key);
+    }
+}
+
+/// The penalty slots for `slots` evaluation slots.
+pub fn penalty_slots(slots: usize) -> usize {
+    (slots / 4).max(1)
 }
 
 /// The service implementation; cheap to clone.
@@ -80,6 +141,18 @@ type Answer = Reply;
 impl Call {
     fn version(&self) -> ApiVersion {
         self.version
+    }
+
+    /// Who the call is for: the observed composite's apiVersion, kind, namespace, name.
+    fn composite_key(&self) -> String {
+        let s = |path: &[&str]| self.req.composite_str(path).into_owned();
+        format!(
+            "{}/{}/{}/{}",
+            s(&["apiVersion"]),
+            s(&["kind"]),
+            s(&["metadata", "namespace"]),
+            s(&["metadata", "name"])
+        )
     }
 
     fn tag(&self) -> &str {
@@ -136,26 +209,19 @@ impl FunctionService {
     async fn evaluate_call(&self, call: Call, deadline: Option<Instant>) -> Result<Answer, Status> {
         let shared = Arc::clone(&self.shared);
         shared.metrics.request(call.version());
-        let deadline_status =
-            || Status::deadline_exceeded("the call's deadline passed before the function answered");
-        let acquire = Arc::clone(&shared.slots).acquire_owned();
-        let permit = match deadline {
-            Some(d) => match tokio::time::timeout_at(d.into(), acquire).await {
-                Ok(p) => p,
-                Err(_) => {
-                    shared.metrics.error(ErrorKind::Deadline);
-                    return Err(deadline_status());
-                }
-            },
-            None => acquire.await,
+        // An offender waits for a penalty slot first (and keeps it while it runs).
+        let offender =
+            !shared.offenders.is_empty() && shared.offenders.contains(&call.composite_key());
+        let penalty = if offender {
+            Some(acquire_slot(&shared, &shared.penalty_slots, deadline).await?)
+        } else {
+            None
         };
-        let Ok(permit) = permit else {
-            shared.metrics.error(ErrorKind::Rejected);
-            return Err(Status::unavailable("the function server is shutting down"));
-        };
+        let permit = acquire_slot(&shared, &shared.slots, deadline).await?;
         let worker = Arc::clone(&shared);
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
+            let _penalty = penalty;
             let _in_flight = worker.metrics.in_flight();
             let started = Instant::now();
             let answer = process(&worker, call);
@@ -184,6 +250,34 @@ impl FunctionService {
             }
         }
     }
+}
+
+fn deadline_status() -> Status {
+    Status::deadline_exceeded("the call's deadline passed before the function answered")
+}
+
+/// A permit of `slots`, waited for until the call's deadline (DEADLINE_EXCEEDED after it,
+/// UNAVAILABLE when the server is shutting down and the semaphore is closed).
+async fn acquire_slot(
+    shared: &Shared,
+    slots: &Arc<Semaphore>,
+    deadline: Option<Instant>,
+) -> Result<tokio::sync::OwnedSemaphorePermit, Status> {
+    let acquire = Arc::clone(slots).acquire_owned();
+    let permit = match deadline {
+        Some(d) => match tokio::time::timeout_at(d.into(), acquire).await {
+            Ok(p) => p,
+            Err(_) => {
+                shared.metrics.error(ErrorKind::Deadline);
+                return Err(deadline_status());
+            }
+        },
+        None => acquire.await,
+    };
+    permit.map_err(|_| {
+        shared.metrics.error(ErrorKind::Rejected);
+        Status::unavailable("the function server is shutting down")
+    })
 }
 
 /// Handles one call on the blocking pool; a panic anywhere becomes a Fatal result.
@@ -266,6 +360,11 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
         .iter()
         .find(|r| r.severity == v1::Severity::Fatal as i32);
     let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+    if fatal.is_some_and(|r| r.message.contains(BUDGET_EXCEEDED)) {
+        shared.offenders.mark(call.composite_key());
+    } else if !shared.offenders.is_empty() {
+        shared.offenders.forgive(&call.composite_key());
+    }
     match fatal {
         Some(r) => {
             shared.metrics.error(ErrorKind::Fatal);
@@ -292,6 +391,10 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
     Ok(crate::protocol::proto::EncodedReply(rsp.finish_encoded()))
 }
 
+/// What every Fatal message of an exceeded evaluation budget contains
+/// ([`crate::bytecode::vm::VmError`]).
+const BUDGET_EXCEEDED: &str = "evaluation budget exceeded";
+
 /// The one place the server calls the evaluator (test hooks first, when enabled).
 fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::protocol::response::ResponseBuilder {
     if shared.test_hooks {
@@ -314,6 +417,7 @@ fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::protocol::response::Re
     // The handler prints the debug dump (the server's `--debug` is one of its switches).
     let options = crate::handler::Options {
         debug: shared.debug,
+        limits: shared.limits,
     };
     crate::handler::run_function_lazy_with(req, options)
 }
@@ -352,9 +456,34 @@ mod tests {
         Arc::new(Shared {
             metrics: Arc::new(Metrics::new()),
             slots: Arc::new(Semaphore::new(2)),
+            penalty_slots: Arc::new(Semaphore::new(1)),
+            offenders: Offenders::default(),
+            limits: crate::bytecode::vm::Limits::default(),
             debug: false,
             test_hooks,
         })
+    }
+
+    #[test]
+    fn offenders_are_remembered_until_they_behave() {
+        let o = Offenders::default();
+        assert!(o.is_empty());
+        o.mark("v1/XR//a".into());
+        assert!(o.contains("v1/XR//a"));
+        assert!(!o.contains("v1/XR//b"));
+        o.forgive("v1/XR//a");
+        assert!(!o.contains("v1/XR//a"));
+        // Bounded: the oldest offence goes first.
+        for i in 0..=MAX_OFFENDERS {
+            o.mark(format!("k{i}"));
+        }
+        assert_eq!(o.0.lock().map(|m| m.len()).unwrap_or(0), MAX_OFFENDERS);
+        assert!(!o.contains("k0"));
+        assert!(o.contains(&format!("k{MAX_OFFENDERS}")));
+        assert_eq!(
+            (penalty_slots(1), penalty_slots(2), penalty_slots(8)),
+            (1, 1, 2)
+        );
     }
 
     fn tagged(tag: &str) -> v1::RunFunctionRequest {

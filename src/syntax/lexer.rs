@@ -325,10 +325,15 @@ struct Scanner<'a> {
     braces: i64,
     ret_braces: Vec<i64>,
     pos: usize,
+    /// Tokens beyond `max + 1` are not kept (see [`tokenize_at_most`]).
+    max: usize,
 }
 
 impl<'a> Scanner<'a> {
     fn emit(&mut self, kind: TokenKind, start: usize, end: usize) {
+        if self.toks.len() > self.max && kind != TokenKind::Eof {
+            return;
+        }
         let s = self.cur.at(start);
         let e = self.cur.at(end);
         self.toks.push(Token {
@@ -627,9 +632,16 @@ pub fn tokenize(src: &str, file: FileId) -> Vec<Token> {
 
 /// [`tokenize`] into a buffer the caller reuses (its contents are discarded): the
 /// parser keeps one per thread, so a cold compile does not allocate the token list.
-pub fn tokenize_into(src: &str, file: FileId, mut toks: Vec<Token>) -> Vec<Token> {
+pub fn tokenize_into(src: &str, file: FileId, toks: Vec<Token>) -> Vec<Token> {
+    tokenize_at_most(src, file, toks, usize::MAX)
+}
+
+/// [`tokenize_into`] that stops once more than `max` tokens were found (the list then
+/// holds more than `max + 1` tokens, `Eof` included, and ends early): a program over
+/// its token budget costs no more than the budget to refuse.
+pub fn tokenize_at_most(src: &str, file: FileId, mut toks: Vec<Token>, max: usize) -> Vec<Token> {
     toks.clear();
-    toks.reserve(src.len() / 4 + 1);
+    toks.reserve((src.len() / 4 + 1).min(max.saturating_add(2)));
     let start = if src.starts_with('\u{FEFF}') { 3 } else { 0 };
     let mut sc = Scanner {
         src,
@@ -647,8 +659,9 @@ pub fn tokenize_into(src: &str, file: FileId, mut toks: Vec<Token>) -> Vec<Token
         braces: 0,
         ret_braces: Vec::new(),
         pos: start,
+        max,
     };
-    while sc.pos < src.len() {
+    while sc.pos < src.len() && sc.toks.len() <= max {
         match sc.stack.last() {
             Some(Mode::Quoted) => sc.scan_quoted(),
             Some(Mode::Heredoc { .. }) => sc.scan_heredoc(),

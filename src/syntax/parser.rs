@@ -11,7 +11,8 @@
 //! Limits (fn-hcl's own, hcl has none): [`MAX_NESTING`] levels of brackets, blocks,
 //! templates and operators parsed recursively, [`MAX_EXPR_DEPTH`] levels in any one
 //! expression tree (long operator or traversal chains build deep trees without
-//! recursion), and [`MAX_INPUT_BYTES`] per file. Exceeding one is an ordinary error
+//! recursion), [`MAX_INPUT_BYTES`] per file and [`MAX_PROGRAM_TOKENS`] per program.
+//! Parsing is linear in the input, so these bound its time and memory as well. Exceeding one is an ordinary error
 //! diagnostic; no input can overflow the stack.
 
 use crate::syntax::ast::*;
@@ -28,6 +29,11 @@ pub const MAX_NESTING: u32 = 256;
 pub const MAX_EXPR_DEPTH: u32 = 1024;
 /// Maximum size of one source file (and of one program, see [`crate::syntax::txtar`]).
 pub const MAX_INPUT_BYTES: usize = 16 * 1024 * 1024;
+/// Maximum number of tokens (names, numbers, symbols, string pieces) in one program, all
+/// its files together: the size of everything later built from it (syntax tree, IR,
+/// bytecode) grows with it. A Composition is stored in etcd (1.5 MB per object), which
+/// holds at most ~750,000 tokens, so no program that can be deployed reaches it.
+pub const MAX_PROGRAM_TOKENS: usize = 1_000_000;
 
 thread_local! {
     /// The token list of the last file parsed on this thread, kept for the next one
@@ -45,7 +51,20 @@ const SMALL_BODY: usize = 32;
 /// Parses one file of the source map as an hcl config body (hcl's `ParseConfig`).
 /// Any diagnostic is an error: the result is either a complete tree or the diagnostics.
 pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>> {
-    let (file, diags) = parse_file_partial(sm, file);
+    let mut left = MAX_PROGRAM_TOKENS;
+    parse_program_file(sm, file, &mut left)
+}
+
+/// [`parse_file`] for one file of a program whose files share a budget of tokens
+/// (`tokens_left`, starting at [`MAX_PROGRAM_TOKENS`]): this file's tokens are taken from
+/// it, and a file that needs more than is left is refused with a diagnostic naming the
+/// limit, lexed no further than the budget.
+pub fn parse_program_file(
+    sm: &SourceMap,
+    file: FileId,
+    tokens_left: &mut usize,
+) -> Result<File, Vec<Diagnostic>> {
+    let (file, diags) = parse_partial_within(sm, file, tokens_left);
     if diags.is_empty() {
         Ok(file)
     } else {
@@ -56,8 +75,18 @@ pub fn parse_file(sm: &SourceMap, file: FileId) -> Result<File, Vec<Diagnostic>>
 /// [`parse_file`] that keeps what hcl's recovery built: the (possibly incomplete) tree
 /// together with all diagnostics, as hcl's `ParseConfig` returns both. An editor needs
 /// the blocks around a syntax error while it is being typed. A file past
-/// [`MAX_INPUT_BYTES`] (or missing) gives an empty body.
+/// [`MAX_INPUT_BYTES`] or [`MAX_PROGRAM_TOKENS`] (or missing) gives an empty body.
 pub fn parse_file_partial(sm: &SourceMap, file: FileId) -> (File, Vec<Diagnostic>) {
+    let mut left = MAX_PROGRAM_TOKENS;
+    parse_partial_within(sm, file, &mut left)
+}
+
+/// [`parse_file_partial`] within a program's budget of tokens (see [`parse_program_file`]).
+fn parse_partial_within(
+    sm: &SourceMap,
+    file: FileId,
+    tokens_left: &mut usize,
+) -> (File, Vec<Diagnostic>) {
     let empty = |d: Diagnostic| {
         let body = Body {
             items: Vec::new(),
@@ -74,7 +103,21 @@ pub fn parse_file_partial(sm: &SourceMap, file: FileId) -> (File, Vec<Diagnostic
     if let Some(d) = size_check(&f.text, file) {
         return empty(d);
     }
-    let toks = lexer::tokenize_into(&f.text, file, TOKEN_BUF.take());
+    let toks = lexer::tokenize_at_most(&f.text, file, TOKEN_BUF.take(), *tokens_left);
+    let found = toks.len().saturating_sub(1);
+    if found > *tokens_left {
+        let at = toks
+            .get(*tokens_left)
+            .map_or(Span::new(file, Pos::START, Pos::START), |t| t.span);
+        return empty(Diagnostic::error(
+            "Program too large",
+            format!(
+                "This program has more than {MAX_PROGRAM_TOKENS} tokens (names, numbers, symbols and string pieces, all files together); fn-hcl accepts at most {MAX_PROGRAM_TOKENS}. This is where the limit is reached."
+            ),
+            at,
+        ));
+    }
+    *tokens_left -= found;
     let mut diags = lexer::check_invalid_tokens(&toks);
     let mut p = Parser::new(&f.text, &f.name, toks);
     let body = p.parse_body(K::Eof);
@@ -3039,6 +3082,57 @@ mod redefined_tests {
                 .collect();
             assert_eq!(got, want, "body of {n} attributes");
         }
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    /// Parses `files` as one program with a budget of `budget` tokens.
+    fn parse_all(files: &[&str], budget: usize) -> Result<usize, Box<Diagnostic>> {
+        let mut sm = SourceMap::new();
+        let ids: Vec<FileId> = files
+            .iter()
+            .enumerate()
+            .map(|(i, t)| sm.add(format!("f{i}.hcl").as_str(), *t))
+            .collect();
+        let mut left = budget;
+        for id in ids {
+            if let Err(mut d) = parse_program_file(&sm, id, &mut left) {
+                return Err(Box::new(d.remove(0)));
+            }
+        }
+        Ok(budget - left)
+    }
+
+    #[test]
+    fn tokens_are_charged_per_program() {
+        // `a = 1` + newline: 4 tokens, Eof not counted.
+        assert_eq!(parse_all(&["a = 1\n"], 100), Ok(4));
+        assert_eq!(parse_all(&["a = 1\n", "b = [1, 2]\n"], 100), Ok(4 + 8));
+        assert_eq!(parse_all(&["a = 1\n"], 4), Ok(4));
+    }
+
+    #[test]
+    fn over_budget_is_refused_where_the_limit_is_reached() {
+        let err = parse_all(&["a = 1\n", "b = [1, 2]\n"], 8).unwrap_err();
+        assert_eq!(err.summary, "Program too large");
+        assert!(
+            err.detail.contains(&MAX_PROGRAM_TOKENS.to_string()),
+            "{}",
+            err.detail
+        );
+        // The second file's 5th token (the first `,`) is the first one over.
+        let at = err.subject.expect("a range");
+        assert_eq!((at.file.0, at.start.line, at.start.col), (1, 1, 7));
+    }
+
+    #[test]
+    fn lexing_stops_at_the_budget() {
+        let src = "x = [".to_string() + &"1,".repeat(10_000) + "]\n";
+        let toks = lexer::tokenize_at_most(&src, FileId(0), Vec::new(), 100);
+        assert!(toks.len() > 101 && toks.len() < 110, "{}", toks.len());
     }
 }
 

@@ -3,9 +3,20 @@
 /// hcl's `nameSuggestion`: the first candidate, in the order given, within Levenshtein
 /// distance 2 of `given`. Where hcl's candidates come from a Go map (variables, functions)
 /// their order is random in Go; callers pass such names sorted, so the answer is stable.
+///
+/// Among more than [`MAX_CANDIDATES`] names there is no suggestion (fn-hcl's own limit):
+/// each message would cost as many distance computations as there are names, and a
+/// program with as many mistakes as names would cost their square.
 pub fn suggest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates.into_iter().find(|c| levenshtein(given, c) < 3)
+    let few: Vec<&'a str> = candidates.into_iter().take(MAX_CANDIDATES + 1).collect();
+    if few.len() > MAX_CANDIDATES {
+        return None;
+    }
+    few.into_iter().find(|c| levenshtein(given, c) < 3)
 }
+
+/// The most names [`suggest`] and [`closest_first`] look through for a suggestion.
+pub const MAX_CANDIDATES: usize = 1000;
 
 /// Orders names that have no order of their own (hcl takes them from a Go map, so Go's
 /// suggestion among several close names is random) closest first, then by name: the
@@ -14,6 +25,12 @@ pub fn closest_first<'a, S: AsRef<str>>(
     given: &str,
     names: &'a mut [S],
 ) -> impl Iterator<Item = &'a str> {
+    let names = if names.len() > MAX_CANDIDATES {
+        // No suggestion among that many (see [`suggest`]): nothing is measured.
+        &mut names[..0]
+    } else {
+        names
+    };
     names.sort_by_cached_key(|n| (levenshtein(given, n.as_ref()), n.as_ref().to_owned()));
     names.iter().map(|n| n.as_ref())
 }
@@ -58,6 +75,17 @@ mod tests {
             Some("resource")
         );
         assert_eq!(suggest("xyzzy", ["locals"]), None);
+        // Too many names to look through: no suggestion, even a close one.
+        let many: Vec<String> = (0..=MAX_CANDIDATES).map(|i| format!("n{i}")).collect();
+        assert_eq!(suggest("n1x", many.iter().map(String::as_str)), None);
+        assert_eq!(
+            suggest("n1x", many[1..].iter().map(String::as_str)),
+            Some("n1")
+        );
+        let mut names = many.clone();
+        assert_eq!(closest_first("n1x", &mut names).next(), None);
+        let mut names = many[1..].to_vec();
+        assert_eq!(closest_first("n1x", &mut names).next(), Some("n1"));
         assert_eq!(suggest("abc", []), None);
     }
 

@@ -256,8 +256,16 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
     match (v, want) {
         (Value::Number(n), Type::String) => Ok(Value::string(n.to_cty_str())),
         (Value::Bool(b), Type::String) => Ok(Value::string(if *b { "true" } else { "false" })),
-        // cty.ParseNumberVal is big.ParseFloat, which reads "Inf", "-inf", "+Inf" too.
+        // cty.ParseNumberVal is big.ParseFloat, which reads "Inf", "-inf", "+Inf" too; a
+        // number beyond fn-hcl's range is refused rather than read as ±Inf or 0.
         (Value::String(s), Type::Number) => match crate::value::number::Number::parse_cty(s) {
+            Some(n)
+                if (n.is_infinite() || n.is_zero())
+                    && crate::value::number::Number::parse_in_range(s)
+                        .is_some_and(|r| r.is_err()) =>
+            {
+                err(crate::value::number::OUT_OF_RANGE_MSG)
+            }
             Some(n) => Ok(Value::Number(n)),
             None => err("a number is required"),
         },

@@ -79,8 +79,23 @@ pub fn encode(v: &Value) -> Result<String, String> {
     Ok(out)
 }
 
-/// Appends the JSON form of `v` to `out` (see [`encode`]).
+/// Appends the JSON form of `v` to `out` (see [`encode`]). The text is charged to the
+/// evaluation's string budget as it is written, before it grows (a value of shared parts
+/// can encode to far more text than it occupies).
 pub fn encode_into(out: &mut String, v: &Value) -> Result<(), String> {
+    let charge = |n: usize| {
+        crate::value::meter::bytes("jsonencode", n as u64)
+            .and_then(|()| crate::value::meter::tick("jsonencode"))
+            .map_err(|e| e.to_string())
+    };
+    match v {
+        Value::String(s) => charge(s.len() + 2)?,
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => charge(s.items.len() + 2)?,
+        Value::Map(f) | Value::Object(f) => {
+            charge(f.entries.iter().map(|(k, _)| k.len() + 4).sum::<usize>() + 2)?
+        }
+        _ => charge(8)?,
+    }
     match v {
         Value::Null(_) => out.push_str("null"),
         Value::Unknown(_) => return Err("value is not known".into()),
@@ -534,7 +549,10 @@ fn implied_type(n: &Node) -> Type {
 }
 
 fn parse_number(text: &str) -> Result<Number, String> {
-    Number::parse(text).ok_or_else(|| "a number is required".to_string())
+    match Number::parse_in_range(text) {
+        Some(r) => r.map_err(|e| e.to_string()),
+        None => Err("a number is required".to_string()),
+    }
 }
 
 /// go-cty's `json.Unmarshal` of one value against its implied type.

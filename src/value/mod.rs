@@ -5,6 +5,7 @@
 pub mod convert;
 pub mod gofmt;
 pub mod json;
+pub mod meter;
 pub mod number;
 pub mod ops;
 pub mod yaml;

@@ -18,7 +18,11 @@
 //! - Go's exponent range is ±2³¹ bits; here a result whose magnitude reaches 2^[`EXP_LIMIT`]
 //!   (about 1e39456) overflows to ±Inf and one below 2^-[`EXP_LIMIT`] underflows to ±0, the
 //!   way Go does at its own bounds. This keeps printing and integer conversion bounded
-//!   (`1e1000000000` is +Inf in Go and here; `1e100000` is +Inf here, finite in Go).
+//!   (`1e1000000000` is +Inf in Go and here; `1e100000` is finite in Go, refused here).
+//!   Where Go's value would be finite and non-zero, fn-hcl refuses instead of answering
+//!   ±Inf or 0: a literal beyond the range fails the program's load, text converted at run
+//!   time (`tonumber`, `jsondecode`, ...) and arithmetic results fail with
+//!   [`NumError::OutOfRange`] ([`Number::parse_in_range`], [`in_range`]).
 //! - Decimal text with more than [`MAX_PARSE_DIGITS`] significant digits is parsed from its
 //!   first digits plus a sticky digit, so rounding may differ from Go for crafted inputs.
 //! - `parseint` results wider than [`EXP_LIMIT`] bits are rejected by the builtin.
@@ -58,6 +62,9 @@ pub enum NumError {
     NaN,
     /// A number outside float64's range passed to a float64 function.
     FloatRange,
+    /// A finite, non-zero value beyond fn-hcl's exponent range ([`EXP_LIMIT`]): Go keeps
+    /// it, fn-hcl refuses it rather than answer ±Inf or 0.
+    OutOfRange,
 }
 
 impl fmt::Display for NumError {
@@ -73,6 +80,7 @@ impl fmt::Display for NumError {
             }
             NumError::NaN => "panic in function implementation: Float.SetFloat64(NaN)",
             NumError::FloatRange => FLOAT_RANGE_MSG,
+            NumError::OutOfRange => OUT_OF_RANGE_MSG,
         })
     }
 }
@@ -81,6 +89,30 @@ impl std::error::Error for NumError {}
 
 /// gocty's message for a number that does not fit a float64.
 const FLOAT_RANGE_MSG: &str = "value must be between -179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368.000000 and 179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368.000000 inclusive";
+
+/// fn-hcl's message for a value beyond its number range (see [`NumError::OutOfRange`]).
+pub const OUT_OF_RANGE_MSG: &str = "number out of range: fn-hcl holds magnitudes between 2^-131072 and 2^131072 (about 1e-39457 to 1e39456) exactly; this value is beyond them";
+
+/// `r`, the result of an operation on `x` and `y`, unless the operation left fn-hcl's
+/// range: ±Inf from finite operands, or 0 from a product or quotient of non-zero finite
+/// ones (Go's exponent range is far wider and would keep a finite, non-zero value).
+/// `x / 0` is ±Inf in Go too, so a zero divisor is not checked here.
+fn in_range(
+    x: &Number,
+    y: &Number,
+    r: Number,
+    zero_is_underflow: bool,
+) -> Result<Number, NumError> {
+    let finite = |n: &Number| !n.is_infinite();
+    let overflow = r.is_infinite() && finite(x) && finite(y) && !y.is_zero();
+    let underflow =
+        zero_is_underflow && r.is_zero() && finite(x) && finite(y) && !x.is_zero() && !y.is_zero();
+    if overflow || underflow {
+        Err(NumError::OutOfRange)
+    } else {
+        Ok(r)
+    }
+}
 
 /// A cty number: a binary float with its own precision, like Go's `big.Float`.
 #[derive(Clone)]
@@ -486,6 +518,21 @@ impl Number {
         parse_decimal(s.as_bytes())
     }
 
+    /// [`Number::parse`] for text whose value must be right or refused: `Some(Err)` when
+    /// the text is a finite, non-zero number beyond fn-hcl's range (it would read as ±Inf
+    /// or ±0 here; Go keeps it), `None` when it is not a number at all.
+    pub fn parse_in_range(s: &str) -> Option<Result<Number, NumError>> {
+        let n = Number::parse(s)?;
+        let mantissa = s.split(['e', 'E', 'p', 'P']).next().unwrap_or("");
+        let lost =
+            n.is_infinite() || (n.is_zero() && mantissa.bytes().any(|b| matches!(b, b'1'..=b'9')));
+        Some(if lost {
+            Err(NumError::OutOfRange)
+        } else {
+            Ok(n)
+        })
+    }
+
     /// `cty.ParseNumberVal`: like [`Number::parse`] but also accepts Go's `Inf`, `inf`,
     /// `+Inf`, `-inf`, ... spellings, as cty's string-to-number conversion does.
     pub fn parse_cty(s: &str) -> Option<Number> {
@@ -593,9 +640,11 @@ impl Number {
             }
         }
         let prec = self.prec().max(o.prec());
-        self.with_f(|x| o.with_f(|y| go_add(x, y, prec, LIM_NUM)))
+        let r = self
+            .with_f(|x| o.with_f(|y| go_add(x, y, prec, LIM_NUM)))
             .map(Number::from_f)
-            .map_err(|_| NumError::OpposingInfinities)
+            .map_err(|_| NumError::OpposingInfinities)?;
+        in_range(self, o, r, false)
     }
 
     /// cty `Subtract` (`a + (-b)`).
@@ -609,9 +658,11 @@ impl Number {
             }
         }
         let prec = self.prec().max(o.prec());
-        self.with_f(|x| o.with_f(|y| go_add(x, &negated(y), prec, LIM_NUM)))
+        let r = self
+            .with_f(|x| o.with_f(|y| go_add(x, &negated(y), prec, LIM_NUM)))
             .map(Number::from_f)
-            .map_err(|_| NumError::InfinityMinusInfinity)
+            .map_err(|_| NumError::InfinityMinusInfinity)?;
+        in_range(self, o, r, false)
     }
 
     /// cty `Multiply`: the product rounded to 512 bits, with precision max(operands',
@@ -633,7 +684,7 @@ impl Number {
             .with_f(|x| o.with_f(|y| go_mul(x, y, PREC, LIM_NUM)))
             .map_err(|_| NumError::ZeroTimesInfinity)?;
         let prec = res_prec.max(r.min_prec());
-        Ok(Number::from_f(F { prec, ..r }))
+        in_range(self, o, Number::from_f(F { prec, ..r }), true)
     }
 
     /// cty `Divide`: `x/0` is ±Inf, `0/0` and `Inf/Inf` are errors.
@@ -650,9 +701,11 @@ impl Number {
             }
         }
         let prec = self.prec().max(o.prec());
-        self.with_f(|x| o.with_f(|y| go_quo(x, y, prec, LIM_NUM)))
+        let r = self
+            .with_f(|x| o.with_f(|y| go_quo(x, y, prec, LIM_NUM)))
             .map(Number::from_f)
-            .map_err(|_| NumError::ZeroByZero)
+            .map_err(|_| NumError::ZeroByZero)?;
+        in_range(self, o, r, true)
     }
 
     /// cty `Modulo`: `a - trunc(a/b)*b` computed the way cty does (quotient rounded at
@@ -1618,6 +1671,38 @@ pub mod gomath {
 mod tests {
 
     #[test]
+    fn beyond_the_range_is_refused_not_rounded_to_inf_or_zero() {
+        let p = |s: &str| Number::parse_in_range(s);
+        let huge = "1".to_string() + &"0".repeat(100_000);
+        assert_eq!(p(&huge).map(|r| r.err()), Some(Some(NumError::OutOfRange)));
+        assert_eq!(
+            p("1e-50000").map(|r| r.err()),
+            Some(Some(NumError::OutOfRange))
+        );
+        assert_eq!(
+            p("-1e39457").map(|r| r.err()),
+            Some(Some(NumError::OutOfRange))
+        );
+        // In range, zero, and not numbers at all.
+        assert_eq!(p("1e39456").map(|r| r.is_ok()), Some(true));
+        assert_eq!(p("0e-99999").map(|r| r.is_ok()), Some(true));
+        assert_eq!(p("0.000").map(|r| r.is_ok()), Some(true));
+        assert!(p("x").is_none());
+        let big = Number::parse("1e30000").unwrap();
+        let tiny = Number::parse("1e-30000").unwrap();
+        assert_eq!(big.mul(&big).err(), Some(NumError::OutOfRange));
+        assert_eq!(big.add(&big).ok().map(|n| n.is_infinite()), Some(false));
+        assert_eq!(tiny.mul(&tiny).err(), Some(NumError::OutOfRange));
+        assert_eq!(big.div(&tiny).err(), Some(NumError::OutOfRange));
+        assert_eq!(tiny.div(&big).err(), Some(NumError::OutOfRange));
+        // Go's own infinities stay: x/0 and arithmetic on ±Inf.
+        let one = Number::from_i64(1);
+        assert!(one.div(&Number::from_i64(0)).unwrap().is_infinite());
+        assert!(Number::infinity(false).mul(&big).unwrap().is_infinite());
+        assert!(OUT_OF_RANGE_MSG.contains("2^131072"));
+    }
+
+    #[test]
     fn to_cty_str_is_to_cty_string() {
         let mut ns: Vec<Number> = [
             0,
@@ -1896,8 +1981,15 @@ mod tests {
             inf.mul(&i(0)).unwrap_err().to_string(),
             "can't multiply zero by infinity"
         );
-        assert!(p("1e39000").mul(&p("1e1000")).unwrap().is_infinite());
-        assert!(p("1e-39000").mul(&p("1e-1000")).unwrap().is_zero());
+        // Beyond fn-hcl's range (Go's is wider): refused, not ±Inf or 0.
+        assert_eq!(
+            p("1e39000").mul(&p("1e1000")).unwrap_err(),
+            NumError::OutOfRange
+        );
+        assert_eq!(
+            p("1e-39000").mul(&p("1e-1000")).unwrap_err(),
+            NumError::OutOfRange
+        );
         // multiplication keeps the 512-bit product and the larger precision
         let prod = p("0.1").mul(&i(3)).unwrap();
         assert_eq!(prod.prec(), 512);

@@ -13,6 +13,15 @@ use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 
 /// Deepest nesting `decode` accepts (keeps recursion bounded on hostile input).
 pub const MAX_DEPTH: usize = 1000;
+/// Most aliases (`*name`) one document may use (fn-hcl's limit, as hardened YAML loaders
+/// have one): real documents use a handful.
+pub const MAX_ALIASES: u64 = 10_000;
+/// Most values one document may expand to, every alias counted as the copy of its anchor
+/// it stands for (a "billion laughs" document describes 10^9 values in a few hundred
+/// bytes). The evaluation's element budget applies too when it is lower.
+pub const MAX_EXPANDED_VALUES: u64 = 4_000_000;
+/// Most string bytes one document may expand to, aliases counted as copies.
+pub const MAX_EXPANDED_BYTES: u64 = 64 << 20;
 
 // ---------------------------------------------------------------------------------------
 // Encoding: libyaml's emitter, for the subset of events go-cty-yaml produces.
@@ -184,6 +193,19 @@ impl Emitter {
         simple_key: bool,
     ) -> Result<(), String> {
         self.set_context(root, mapping, simple_key);
+        // Charged before it is written (see `json::encode_into`): a string's bytes, a few
+        // for anything else, and its indentation.
+        let n = match v {
+            Value::String(s) => s.len() + 4,
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => q.items.len() * 4 + 4,
+            Value::Map(f) | Value::Object(f) => {
+                f.entries.iter().map(|(k, _)| k.len() + 4).sum::<usize>() + 4
+            }
+            _ => 8,
+        } + self.indent.max(0) as usize;
+        crate::value::meter::bytes("yamlencode", n as u64)
+            .and_then(|()| crate::value::meter::tick("yamlencode"))
+            .map_err(|e| e.to_string())?;
         match v {
             Value::Null(_) => {
                 self.emit_scalar("null", Style::Plain);
@@ -464,12 +486,13 @@ fn is_bool_word(src: &str) -> bool {
     matches!(resolve_map(src), Some(Value::Bool(_)))
 }
 
-/// cty's `ParseNumberVal` (Go's `big.ParseFloat(s, 10, ...)`, which also reads "inf").
-fn parse_number_val(s: &str) -> Option<Number> {
+/// cty's `ParseNumberVal` (Go's `big.ParseFloat(s, 10, ...)`, which also reads "inf");
+/// `Some(Err)` for a number beyond fn-hcl's range (see [`Number::parse_in_range`]).
+fn parse_number_val(s: &str) -> Option<Result<Number, String>> {
     match s {
-        "inf" | "Inf" | "+inf" | "+Inf" => Some(Number::infinity(false)),
-        "-inf" | "-Inf" => Some(Number::infinity(true)),
-        _ => Number::parse(s),
+        "inf" | "Inf" | "+inf" | "+Inf" => Some(Ok(Number::infinity(false))),
+        "-inf" | "-Inf" => Some(Ok(Number::infinity(true))),
+        _ => Number::parse_in_range(s).map(|r| r.map_err(|e| e.to_string())),
     }
 }
 
@@ -709,7 +732,7 @@ fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, S
         match hint {
             b'.' => {
                 if let Some(n) = parse_number_val(src) {
-                    return Ok(Scalar::Val(Value::Number(n)));
+                    return n.map(|n| Scalar::Val(Value::Number(n)));
                 }
             }
             b'D' | b'S' => {
@@ -753,8 +776,10 @@ fn resolve_scalar(tag: &str, src: &str, style: TScalarStyle) -> Result<Scalar, S
         }
         INT_TAG | FLOAT_TAG => {
             let plain = src.replace('_', "");
-            parse_number_val(&plain)
-                .or_else(|| parse_go_int(&plain))
+            if let Some(n) = parse_number_val(&plain) {
+                return n.map(|n| Scalar::Val(Value::Number(n)));
+            }
+            parse_go_int(&plain)
                 .map(|n| Scalar::Val(Value::Number(n)))
                 .ok_or_else(cannot)
         }
@@ -916,8 +941,13 @@ fn full_tag(tag: &Option<Tag>) -> String {
 struct Decoder<'a> {
     src: &'a str,
     parser: Parser<std::str::Chars<'a>>,
-    anchors: HashMap<usize, Value>,
+    /// Each anchor's value and its expanded size (values, bytes).
+    anchors: HashMap<usize, (Value, u64, u64)>,
     pending: HashSet<usize>,
+    /// Values and string bytes the document expands to so far, aliases as copies.
+    values: u64,
+    bytes: u64,
+    aliases: u64,
 }
 
 impl<'a> Decoder<'a> {
@@ -942,19 +972,47 @@ impl<'a> Decoder<'a> {
             .map_err(|e| scan_error(self.src, &e))
     }
 
-    fn complete(&mut self, anchor: usize, v: &Value) {
+    /// Records an anchor's value, which expanded to what was counted since `start`.
+    fn complete(&mut self, anchor: usize, v: &Value, start: (u64, u64)) {
         if anchor != 0 {
             self.pending.remove(&anchor);
-            self.anchors.insert(anchor, v.clone());
+            self.anchors.insert(
+                anchor,
+                (v.clone(), self.values - start.0, self.bytes - start.1),
+            );
         }
+    }
+
+    /// Counts `values` and `bytes` more of the expanded document, charged to the
+    /// evaluation's meter before anything is built from them.
+    fn count(&mut self, values: u64, bytes: u64, mark: &Marker) -> Result<(), YamlErr> {
+        self.values = self.values.saturating_add(values);
+        self.bytes = self.bytes.saturating_add(bytes);
+        // The evaluation's budget first: when it is the one exceeded, the VM stops the
+        // evaluation (a Fatal result) rather than fail this call alone.
+        crate::value::meter::elements("yamldecode", values)
+            .and_then(|()| crate::value::meter::bytes("yamldecode", bytes))
+            .and_then(|()| crate::value::meter::tick("yamldecode"))
+            .map_err(|e| at(mark, &e.to_string()))?;
+        if self.values > MAX_EXPANDED_VALUES || self.bytes > MAX_EXPANDED_BYTES {
+            return Err(at(
+                mark,
+                &format!(
+                    "the document expands to more than {MAX_EXPANDED_VALUES} values or {MAX_EXPANDED_BYTES} string bytes through its aliases (fn-hcl's limit)"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn node(&mut self, ev: Event, mark: Marker, depth: usize) -> Result<Value, YamlErr> {
         if depth > MAX_DEPTH {
             return Err(at(&mark, "exceeded max depth"));
         }
+        let start = (self.values, self.bytes);
         match ev {
             Event::Scalar(mut text, style, anchor, tag) => {
+                self.count(1, text.len() as u64, &mark)?;
                 if matches!(style, TScalarStyle::Literal | TScalarStyle::Folded)
                     && text.ends_with('\n')
                     && self.block_scalar_runs_to_eof()
@@ -970,10 +1028,19 @@ impl<'a> Decoder<'a> {
                     Scalar::Val(v) => v,
                     Scalar::Merge => Value::string("<<"),
                 };
-                self.complete(anchor, &v);
+                self.complete(anchor, &v, start);
                 Ok(v)
             }
             Event::Alias(id) => {
+                self.aliases += 1;
+                if self.aliases > MAX_ALIASES {
+                    return Err(at(
+                        &mark,
+                        &format!(
+                            "the document uses more than {MAX_ALIASES} aliases (fn-hcl's limit)"
+                        ),
+                    ));
+                }
                 if self.pending.contains(&id) {
                     let name = alias_name(self.src, &mark);
                     return Err(at(
@@ -985,7 +1052,11 @@ impl<'a> Decoder<'a> {
                     ));
                 }
                 match self.anchors.get(&id) {
-                    Some(v) => Ok(v.clone()),
+                    Some((v, values, bytes)) => {
+                        let (v, values, bytes) = (v.clone(), *values, *bytes);
+                        self.count(values, bytes, &mark)?;
+                        Ok(v)
+                    }
                     None => {
                         let name = alias_name(self.src, &mark);
                         Err(at(
@@ -1016,7 +1087,7 @@ impl<'a> Decoder<'a> {
                     items.push(self.node(ev, m, depth + 1)?);
                 }
                 let v = Value::tuple(items);
-                self.complete(anchor, &v);
+                self.complete(anchor, &v, start);
                 Ok(v)
             }
             Event::MappingStart(anchor, tag) => {
@@ -1039,6 +1110,7 @@ impl<'a> Decoder<'a> {
                         Event::Scalar(text, style, _, ktag) => (text, style, ktag),
                         _ => return Err(at(&m, "only strings are allowed as mapping keys")),
                     };
+                    self.count(1, text.len() as u64, &m)?;
                     let key = resolve_scalar(&full_tag(&ktag), &text, style).map_err(YamlErr)?;
                     let key = match key {
                         Scalar::Merge => {
@@ -1081,7 +1153,7 @@ impl<'a> Decoder<'a> {
                 }
                 // Later keys win, as in Go's map assignment.
                 let v = Value::object(entries);
-                self.complete(anchor, &v);
+                self.complete(anchor, &v, start);
                 Ok(v)
             }
             Event::DocumentStart => Err(at(&mark, "only a single document is allowed")),
@@ -1100,6 +1172,9 @@ pub fn decode(src: &str) -> Result<Value, String> {
         parser: Parser::new_from_str(input),
         anchors: HashMap::new(),
         pending: HashSet::new(),
+        values: 0,
+        bytes: 0,
+        aliases: 0,
     };
     let run = |d: &mut Decoder<'_>| -> Result<Value, YamlErr> {
         let (ev, m) = d.next()?;
@@ -1323,6 +1398,44 @@ mod tests {
         assert_eq!(
             decode("a: 1\nb: !!bool maybe").unwrap_err(),
             "on line 1, column 4: cannot parse \"maybe\" as tag:yaml.org,2002:bool"
+        );
+    }
+
+    /// A "billion laughs": `n` levels, each a list of ten aliases of the level below.
+    fn laughs(n: usize) -> String {
+        let mut doc = "a0: &a0 \"lol\"\n".to_string();
+        for i in 1..=n {
+            let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+            doc.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        doc
+    }
+
+    #[test]
+    fn alias_expansion_is_counted_and_capped() {
+        // 10^4 values: fine.
+        assert!(decode(&laughs(4)).is_ok());
+        // 10^9 values are refused while decoding, having built a few hundred.
+        let err = decode(&laughs(9)).unwrap_err();
+        assert!(err.contains("expands to more than 4000000 values"), "{err}");
+        // So is a document with more aliases than any real one uses.
+        let many = format!("a: &a 1\nb: [{}]\n", vec!["*a"; 10_001].join(", "));
+        let err = decode(&many).unwrap_err();
+        assert!(err.contains("more than 10000 aliases"), "{err}");
+        // The evaluation's meter is charged as the document expands.
+        let prev =
+            crate::value::meter::install(crate::value::meter::Meter::new(1000, u64::MAX, None));
+        let err = decode(&laughs(4)).unwrap_err();
+        let m = crate::value::meter::finish(prev);
+        assert!(
+            err.contains("yamldecode exceeded the evaluation's budget of collection elements"),
+            "{err}"
+        );
+        assert_eq!(m.exceeded.map(|e| e.site), Some("yamldecode"));
+        assert!(
+            m.elements_used > 1000 && m.elements_used < 1200,
+            "{}",
+            m.elements_used
         );
     }
 

@@ -31,7 +31,8 @@ use std::sync::Arc;
 pub trait Scope {
     /// The frame slot of a root variable (`req`, `self`, `each`, a local, a function arg).
     fn resolve(&self, name: &str) -> Option<u32>;
-    /// Every name visible here, for hcl's "Did you mean" suggestions.
+    /// Every name visible here, for hcl's "Did you mean" suggestions (more than
+    /// [`crate::text::suggest::MAX_CANDIDATES`] need not be listed: none is suggested).
     fn visible_names(&self) -> Vec<Arc<str>>;
 }
 
@@ -559,7 +560,12 @@ impl CodeBuilder {
             return;
         }
         let mut names: Vec<Arc<str>> = scope.visible_names();
-        names.extend(self.locals.iter().map(|(n, _)| n.clone()));
+        names.extend(
+            self.locals
+                .iter()
+                .take(crate::text::suggest::MAX_CANDIDATES + 1)
+                .map(|(n, _)| n.clone()),
+        );
         let suggestion = match suggest(&id.name, closest_first(&id.name, &mut names)) {
             Some(s) => format!(" Did you mean {}?", crate::text::quote::go_quote(s)),
             None => String::new(),

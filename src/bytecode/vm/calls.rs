@@ -1,7 +1,7 @@
 //! Built-in function calls: argument conversion, expanded (`...`) arguments, cty's null
 //! and unknown rules, and hcl's call diagnostics.
 
-use super::{DYN, Flow, Step, Stop, Vm, err_diag, has_errors_since};
+use super::{DYN, Flow, LimitKind, Step, Stop, Vm, err_diag, has_errors_since};
 use crate::builtins::{self, FuncDef, FuncError, FuncId, Param, ParamType};
 use crate::bytecode::code::{CallSite, Callee};
 use crate::syntax::diag::Diagnostic;
@@ -10,6 +10,7 @@ use crate::text::quote::go_quote;
 use crate::value::convert::convert;
 use crate::value::number::Number;
 use crate::value::{Kind, Value};
+use std::sync::Arc;
 
 impl<'p> Vm<'p> {
     pub(super) fn call_site(&self, call: u32) -> Result<&'p CallSite, Stop> {
@@ -267,16 +268,13 @@ impl<'p> Vm<'p> {
             self.check_range(args)?;
         }
         let argc = args.len();
-        let result = match result {
-            Some(r) => r,
-            // Each argument went through `ConvArg` (or the expansion's conversion) and nulls
-            // were checked above: the implementation runs on them as they are.
-            None => builtins::call_converted(id, &self.stack[at..]),
+        let (result, charged) = match result {
+            Some(r) => (r, (0, 0)),
+            None => self.call_metered(id, at, def.name)?,
         };
         match result {
             Ok(v) => {
-                let (e, b) = value_cost(&v);
-                self.alloc(e, b)?;
+                self.charge_result(&v, charged)?;
                 Ok(v)
             }
             Err(FuncError::Arg { index, message }) => {
@@ -301,6 +299,60 @@ impl<'p> Vm<'p> {
                 Ok(DYN)
             }
         }
+    }
+
+    /// Runs a builtin with this evaluation's budgets on the thread's meter, so that the
+    /// builtin's own loops (decoding, encoding, flattening, string building) charge them as
+    /// they go and stop at them; what they charged (elements, bytes) counts here.
+    #[allow(clippy::type_complexity)]
+    fn call_metered(
+        &mut self,
+        id: builtins::FuncId,
+        at: usize,
+        name: &'static str,
+    ) -> Result<(Result<Value, FuncError>, (u64, u64)), Stop> {
+        use crate::value::meter;
+        let left = self.left();
+        let deadline = self.started.checked_add(self.limits.max_wall);
+        let prev = meter::install(meter::Meter::new(left.elements, left.bytes, deadline));
+        // Each argument went through `ConvArg` (or the expansion's conversion) and nulls
+        // were checked by the caller: the implementation runs on them as they are.
+        let r = builtins::call_converted(id, &self.stack[at..]);
+        let used = meter::finish(prev);
+        self.elements = self.elements.saturating_add(used.elements_used);
+        self.bytes = self.bytes.saturating_add(used.bytes_used);
+        if let Some(e) = used.exceeded {
+            let kind = match e.resource {
+                meter::Resource::Elements => LimitKind::AllocElements,
+                meter::Resource::Bytes => LimitKind::AllocBytes,
+                meter::Resource::Time => LimitKind::WallTime,
+            };
+            return Err(Stop::LimitIn(kind, name));
+        }
+        Ok((r, (used.elements_used, used.bytes_used)))
+    }
+
+    /// Charges a builtin's result: a new collection costs its expanded size (its parts may
+    /// be shared: `concat(l, l, l)`), a string its bytes; an existing value handed back
+    /// (`element`, `lookup`) costs nothing more. What the builtin charged while making it
+    /// (`charged`: elements, bytes) is not charged twice.
+    fn charge_result(&mut self, v: &Value, charged: (u64, u64)) -> Result<(), Stop> {
+        let fresh = match v {
+            Value::String(x) => {
+                return self.alloc(0, (x.len() as u64).saturating_sub(charged.1));
+            }
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => Arc::strong_count(q) == 1,
+            Value::Map(f) | Value::Object(f) => Arc::strong_count(f) == 1,
+            _ => false,
+        };
+        if !fresh {
+            return Ok(());
+        }
+        let size = crate::value::meter::expanded_size(v, self.left());
+        self.alloc(
+            size.elements.saturating_sub(charged.0),
+            size.bytes.saturating_sub(charged.1),
+        )
     }
 
     /// `range(...)` would allocate its whole result: refuse before it does, if too large.
@@ -359,28 +411,6 @@ pub(super) fn call_failed(name: &str, msg: &str, start: Span, range: Span) -> Di
     .with_expression(range)
 }
 
-/// Elements and string bytes a builtin's result adds (shallow: one level deep).
-fn value_cost(v: &Value) -> (u64, u64) {
-    match v {
-        Value::String(s) => (0, s.len() as u64),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => (
-            s.items.len() as u64,
-            s.items
-                .iter()
-                .map(|i| i.as_str().map_or(0, str::len) as u64)
-                .sum(),
-        ),
-        Value::Map(f) | Value::Object(f) => (
-            f.entries.len() as u64,
-            f.entries
-                .iter()
-                .map(|(k, v)| (k.len() + v.as_str().map_or(0, str::len)) as u64)
-                .sum(),
-        ),
-        _ => (0, 0),
-    }
-}
-
 /// Built-ins whose implementations only move elements of their collection arguments, so
 /// an unknown element stays where it is and the rest of the result is known (cty's
 /// behaviour for them).
@@ -401,16 +431,4 @@ fn passes_nested_unknowns(name: &str) -> bool {
             | "tolist"
             | "tomap"
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builtin_result_cost_is_shallow() {
-        let v = Value::tuple(vec![Value::string("abc"), Value::int(1)]);
-        assert_eq!(value_cost(&v), (2, 3));
-        assert_eq!(value_cost(&Value::string("hello")), (0, 5));
-    }
 }

@@ -11,6 +11,7 @@ impl Vm<'_> {
     pub(super) fn op_make_tuple(&mut self, n: u32) -> Step {
         let items = self.pop_n(n as usize)?;
         self.alloc(u64::from(n), 0)?;
+        self.charge_shared(items.iter())?;
         self.push(Value::tuple(items))
     }
 
@@ -79,6 +80,7 @@ impl Vm<'_> {
             }
         }
         self.alloc(u64::from(n), 0)?;
+        self.charge_shared(entries.iter().map(|(_, v)| v))?;
         self.push(if known { Value::object(entries) } else { DYN })
     }
 
@@ -96,6 +98,7 @@ impl Vm<'_> {
         }
         self.stack.truncate(base);
         self.alloc(u64::from(shape.values), 0)?;
+        self.charge_shared(entries.iter().map(|(_, v)| v))?;
         self.push(Value::object_sorted(entries))
     }
 }

@@ -262,6 +262,7 @@ impl Vm<'_> {
     ) -> Step {
         let v = self.pop()?;
         self.alloc(1, 0)?;
+        self.charge_shared(std::iter::once(&v))?;
         let prog = self.program;
         let st = self.for_state()?;
         if !st.object {

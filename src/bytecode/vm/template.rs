@@ -25,6 +25,15 @@ impl Vm<'_> {
         let prog = self.program;
         let ts = prog.templates.get(site as usize);
         let ts = ts.ok_or(Stop::Fault("missing template site"))?;
+        // The string parts are charged before they are joined (the rest, numbers and bools,
+        // are short): a template of ten copies of a large string must not be built first.
+        let parts: u64 = self.stack[at..]
+            .iter()
+            .map(|v| v.as_str().map_or(0, str::len) as u64)
+            .sum();
+        if parts > self.left().bytes {
+            return Err(Stop::Limit(super::LimitKind::AllocBytes));
+        }
         let mut known = true;
         let mut out = std::mem::take(&mut self.text);
         out.clear();

@@ -13,6 +13,8 @@ use crate::value::{Fields, Value};
 /// Nested user function calls run on one native stack before moving to a fresh one.
 const STACK_SEGMENT: u32 = 12;
 const SEGMENT_STACK_BYTES: usize = 64 << 20;
+/// What a call on a fresh stack counts against [`super::Limits::max_invocations`].
+const FRESH_STACK_CALL_COST: u64 = 10;
 
 /// What running a user function gave: its value, or the message `invoke` fails with.
 type Invoked = Result<Result<Value, String>, VmError>;
@@ -54,8 +56,19 @@ impl<'p> Vm<'p> {
         if args.is_unknown() || self.type_only > 0 {
             return Ok(DYN);
         }
-        self.depth += 1;
+        // A call that continues on a fresh native stack (a thread) costs as much as many
+        // plain calls, and a call bomb makes half of its calls there: it counts more.
+        let fresh_stack = (self.depth + 1).is_multiple_of(STACK_SEGMENT);
         self.invocations += 1;
+        self.call_cost += if fresh_stack {
+            FRESH_STACK_CALL_COST
+        } else {
+            1
+        };
+        if self.call_cost > self.limits.max_invocations {
+            return Err(Stop::Limit(super::LimitKind::Invocations));
+        }
+        self.depth += 1;
         let name = name.as_str().unwrap_or("");
         let r = if self.depth >= self.limits.max_depth {
             Ok(Err(format!(
@@ -109,8 +122,17 @@ impl<'p> Vm<'p> {
                 go_syntax(&args.type_of())
             )));
         };
-        for (k, _) in &given.entries {
-            if !f.args.iter().any(|(a, _)| a == k) {
+        // Every given key is a declared argument when as many declared arguments are given
+        // (keys are unique): N lookups, not N² comparisons. Only a bad call looks further.
+        let declared_given = f
+            .args
+            .iter()
+            .filter(|(a, _)| given.get(a).is_some())
+            .count();
+        if declared_given < given.entries.len() {
+            let declared: std::collections::HashSet<&str> =
+                f.args.iter().map(|(a, _)| &**a).collect();
+            if let Some((k, _)) = given.entries.iter().find(|(k, _)| !declared.contains(&**k)) {
                 return Ok(Err(format!(
                     "function: {}, invalid argument {}",
                     f.name,

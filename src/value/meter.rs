@@ -1,0 +1,321 @@
+//! The budget meter of the evaluation running on this thread: work done below the VM
+//! (builtins, YAML and JSON decoding and encoding, string building) is charged here, as it
+//! happens and *before* the memory is allocated, so that a hostile input is stopped within
+//! its budget instead of after it.
+//!
+//! The VM installs a meter for each builtin call ([`install`]) with what is left of its
+//! budgets, and reads back what was used and whether a budget was exceeded ([`finish`]).
+//! With no meter installed (unit tests, CLI helpers) charges are counted against no limit.
+//!
+//! Values share their parts (`Arc`), so a value may describe far more than it occupies: a
+//! tuple of ten copies of a tuple of ten copies ... [`expanded_size`] measures what a value
+//! becomes when it is written out (encoded, flattened, sent), walking through the sharing
+//! but never further than the caller's cap, so measuring costs no more than the budget the
+//! caller is about to charge.
+
+use crate::value::Value;
+use std::cell::Cell;
+use std::fmt;
+use std::time::Instant;
+
+/// Which budget a charge exceeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// Collection elements (values inside lists, sets, tuples, maps, objects).
+    Elements,
+    /// String bytes.
+    Bytes,
+    /// Wall time.
+    Time,
+}
+
+/// A budget was exceeded by `site` (a builtin's or decoder's name, e.g. `yamldecode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exceeded {
+    pub resource: Resource,
+    pub site: &'static str,
+}
+
+impl fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.resource {
+            Resource::Elements => "collection elements",
+            Resource::Bytes => "string bytes",
+            Resource::Time => "time",
+        };
+        write!(
+            f,
+            "{} exceeded the evaluation's budget of {what}",
+            self.site
+        )
+    }
+}
+
+/// What a meter allows and has counted.
+#[derive(Clone, Copy, Debug)]
+pub struct Meter {
+    pub elements_left: u64,
+    pub bytes_left: u64,
+    pub deadline: Option<Instant>,
+    /// Charged so far.
+    pub elements_used: u64,
+    pub bytes_used: u64,
+    /// The first budget exceeded, if any (later charges fail too).
+    pub exceeded: Option<Exceeded>,
+    ticks: u32,
+}
+
+impl Meter {
+    /// A meter with these budgets left.
+    pub fn new(elements_left: u64, bytes_left: u64, deadline: Option<Instant>) -> Meter {
+        Meter {
+            elements_left,
+            bytes_left,
+            deadline,
+            elements_used: 0,
+            bytes_used: 0,
+            exceeded: None,
+            ticks: 0,
+        }
+    }
+
+    const UNLIMITED: Meter = Meter {
+        elements_left: u64::MAX,
+        bytes_left: u64::MAX,
+        deadline: None,
+        elements_used: 0,
+        bytes_used: 0,
+        exceeded: None,
+        ticks: 0,
+    };
+}
+
+thread_local! {
+    static METER: Cell<Meter> = const { Cell::new(Meter::UNLIMITED) };
+}
+
+/// Installs `m` as this thread's meter; the previous one is returned (give it back to
+/// [`finish`]).
+pub fn install(m: Meter) -> Meter {
+    METER.replace(m)
+}
+
+/// Removes this thread's meter, putting `previous` back, and returns it with what was
+/// charged.
+pub fn finish(previous: Meter) -> Meter {
+    METER.replace(previous)
+}
+
+/// This thread's meter as it is now (to carry it to another thread, see [`install`]).
+pub fn current() -> Meter {
+    METER.get()
+}
+
+fn update(
+    site: &'static str,
+    f: impl FnOnce(&mut Meter) -> Option<Resource>,
+) -> Result<(), Exceeded> {
+    METER.with(|c| {
+        let mut m = c.get();
+        if let Some(e) = m.exceeded {
+            return Err(e);
+        }
+        let r = f(&mut m).map(|resource| Exceeded { resource, site });
+        m.exceeded = r;
+        c.set(m);
+        r.map_or(Ok(()), Err)
+    })
+}
+
+/// Charges `n` collection elements about to be allocated.
+pub fn elements(site: &'static str, n: u64) -> Result<(), Exceeded> {
+    update(site, |m| {
+        m.elements_used = m.elements_used.saturating_add(n);
+        (m.elements_used > m.elements_left).then_some(Resource::Elements)
+    })
+}
+
+/// Charges `n` string bytes about to be allocated.
+pub fn bytes(site: &'static str, n: u64) -> Result<(), Exceeded> {
+    update(site, |m| {
+        m.bytes_used = m.bytes_used.saturating_add(n);
+        (m.bytes_used > m.bytes_left).then_some(Resource::Bytes)
+    })
+}
+
+/// A unit of work of a loop: every 1024th call compares the clock with the deadline.
+pub fn tick(site: &'static str) -> Result<(), Exceeded> {
+    update(site, |m| {
+        m.ticks = m.ticks.wrapping_add(1);
+        if m.ticks & 0x3ff == 0
+            && let Some(d) = m.deadline
+            && Instant::now() > d
+        {
+            return Some(Resource::Time);
+        }
+        None
+    })
+}
+
+/// What a value becomes when written out in full.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Size {
+    /// Values inside collections (each element, map entry or attribute counts one).
+    pub elements: u64,
+    /// Bytes of strings and keys.
+    pub bytes: u64,
+}
+
+impl Size {
+    /// Whether this is more than `cap` in either measure.
+    pub fn exceeds(&self, cap: Size) -> bool {
+        self.elements > cap.elements || self.bytes > cap.bytes
+    }
+}
+
+fn is_collection(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::List(_) | Value::Set(_) | Value::Tuple(_) | Value::Map(_) | Value::Object(_)
+    )
+}
+
+/// The size of `v` written out, shared parts counted each time they appear. The walk stops
+/// as soon as the size exceeds `cap` (the result then exceeds it too), so it visits at most
+/// about `cap.elements` values whatever the sharing. It allocates nothing for values
+/// nested up to [`RECURSION`] levels (every body of a response); deeper parts continue on
+/// a heap stack.
+pub fn expanded_size(v: &Value, cap: Size) -> Size {
+    let mut s = Size::default();
+    let mut deep: Vec<&Value> = Vec::new();
+    add(v, cap, &mut s, 0, &mut deep);
+    while let Some(v) = deep.pop() {
+        if s.exceeds(cap) {
+            break;
+        }
+        add(v, cap, &mut s, 0, &mut deep);
+    }
+    s
+}
+
+/// How deep [`expanded_size`] recurses before it uses a heap stack.
+const RECURSION: u32 = 48;
+
+/// Adds `v` (at recursion depth `depth`) to `s`; parts deeper than [`RECURSION`] go to
+/// `deep`.
+fn add<'v>(v: &'v Value, cap: Size, s: &mut Size, depth: u32, deep: &mut Vec<&'v Value>) {
+    let mut child = |x: &'v Value, s: &mut Size| {
+        if let Value::String(t) = x {
+            s.bytes = s.bytes.saturating_add(t.len() as u64);
+        } else if is_collection(x) && !s.exceeds(cap) {
+            if depth < RECURSION {
+                add(x, cap, s, depth + 1, deep);
+            } else {
+                deep.push(x);
+            }
+        }
+    };
+    match v {
+        Value::String(x) if depth == 0 => s.bytes = s.bytes.saturating_add(x.len() as u64),
+        Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
+            s.elements = s.elements.saturating_add(q.items.len() as u64);
+            for x in &q.items {
+                child(x, s);
+            }
+        }
+        Value::Map(f) | Value::Object(f) => {
+            s.elements = s.elements.saturating_add(f.entries.len() as u64);
+            for (k, x) in &f.entries {
+                s.bytes = s.bytes.saturating_add(k.len() as u64);
+                child(x, s);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copies(v: Value, n: usize) -> Value {
+        Value::tuple(vec![v; n])
+    }
+
+    #[test]
+    fn expanded_size_sees_through_sharing_and_stops_at_the_cap() {
+        let mut v = Value::string("abc");
+        for _ in 0..9 {
+            v = copies(v, 10);
+        }
+        // 10^9 strings of 3 bytes, described by 9 tuples of 10 elements.
+        let all = Size {
+            elements: u64::MAX,
+            bytes: u64::MAX,
+        };
+        let small = expanded_size(&copies(Value::string("abc"), 10), all);
+        assert_eq!(
+            small,
+            Size {
+                elements: 10,
+                bytes: 30
+            }
+        );
+        let cap = Size {
+            elements: 1000,
+            bytes: u64::MAX,
+        };
+        let s = expanded_size(&v, cap);
+        assert!(s.exceeds(cap));
+        assert!(s.elements <= 1000 + 10, "{s:?}");
+    }
+
+    #[test]
+    fn deep_values_are_measured_without_deep_recursion() {
+        let mut v = Value::string("ab");
+        // Deeper than the recursion (values this deep cannot be built by a program: each
+        // level is charged the levels below, so the budget stops it near 2,800 levels).
+        for _ in 0..1_000 {
+            v = Value::tuple(vec![v, Value::int(1)]);
+        }
+        let all = Size {
+            elements: u64::MAX,
+            bytes: u64::MAX,
+        };
+        assert_eq!(
+            expanded_size(&v, all),
+            Size {
+                elements: 2_000,
+                bytes: 2
+            }
+        );
+        let obj = Value::object(vec![("key".into(), Value::string("value"))]);
+        assert_eq!(
+            expanded_size(&obj, all),
+            Size {
+                elements: 1,
+                bytes: 8
+            }
+        );
+        assert_eq!(expanded_size(&Value::string("abc"), all).bytes, 3);
+    }
+
+    #[test]
+    fn charges_fail_past_the_budget_and_stay_failed() {
+        let prev = install(Meter::new(10, 5, None));
+        assert_eq!(elements("flatten", 10), Ok(()));
+        assert_eq!(bytes("join", 5), Ok(()));
+        let e = elements("flatten", 1).unwrap_err();
+        assert_eq!(e.resource, Resource::Elements);
+        assert_eq!(
+            e.to_string(),
+            "flatten exceeded the evaluation's budget of collection elements"
+        );
+        assert_eq!(bytes("join", 0).unwrap_err(), e);
+        let m = finish(prev);
+        assert_eq!((m.elements_used, m.bytes_used), (11, 5));
+        assert_eq!(m.exceeded, Some(e));
+        // Without a meter nothing fails.
+        assert_eq!(elements("flatten", u64::MAX / 2), Ok(()));
+    }
+}

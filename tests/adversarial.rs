@@ -1,0 +1,283 @@
+//! Hostile input, one case per class (issue 13): each ends with a refusal that names the
+//! limit and the construct, and what the evaluation charged shows that it stopped at its
+//! budget (memory bounded) instead of after building the thing. No timing is asserted;
+//! `benches/README.md` ("Hostile input") has the times.
+//!
+//! Classes: shared values that multiply (a chain of locals of ten copies; flatten,
+//! jsonencode and a resource body over it; one shared local as the body of many
+//! resources), a YAML "billion laughs" from the XR, strings built past the budget
+//! (template, replace), a user-function call bomb, a front end fed a huge object and a
+//! program over its token budget, and numbers beyond fn-hcl's range.
+
+use fn_hcl::bytecode::vm::{Limits, Usage};
+use fn_hcl::lower::ir::compile_txtar;
+use fn_hcl::protocol::doc::parse_json;
+use fn_hcl::protocol::protojson::request_from_json;
+use fn_hcl::protocol::request::Request;
+use fn_hcl::runtime::eval::{Inputs, Output, evaluate_metered};
+
+/// The program (one file) run against an XR whose spec is `spec` (JSON), with `limits`:
+/// the Fatal message (or `None` when it succeeded) and what was charged.
+fn run(hcl: &str, spec: &str, limits: Limits) -> (Option<String>, Usage) {
+    let (out, usage) = run_output(hcl, spec, limits);
+    (out.err(), usage)
+}
+
+/// [`run`] with the evaluation's output.
+fn run_output(hcl: &str, spec: &str, limits: Limits) -> (Result<Output, String>, Usage) {
+    let program = compile_txtar(&format!("-- main.hcl --\n{hcl}"))
+        .unwrap_or_else(|e| panic!("does not load: {}", e.message()));
+    let req = parse_json(&format!(
+        r#"{{"observed": {{"composite": {{"resource": {{"apiVersion": "example.org/v1", "kind": "XR", "metadata": {{"name": "x"}}, "spec": {spec}}}}}}}}}"#
+    ))
+    .expect("request json");
+    let req = request_from_json(&req).expect("request");
+    let inputs = Inputs::from_request(&Request::from_proto(&req).expect("request decodes"));
+    let (out, usage) = evaluate_metered(&program, &inputs, limits);
+    (out.map_err(|f| f.0), usage)
+}
+
+/// A chain of locals `l0` (a 10-byte string) to `l{n}`, each a tuple of ten copies of the
+/// one before: `l{n}` describes 10^n strings in n tuples of ten.
+fn chain(n: usize) -> String {
+    let mut s = "locals {\n  l0 = \"xxxxxxxxxx\"\n".to_string();
+    for i in 1..=n {
+        let refs = vec![format!("l{}", i - 1); 10].join(", ");
+        s.push_str(&format!("  l{i} = [{refs}]\n"));
+    }
+    s.push_str("}\n");
+    s
+}
+
+fn resource(attr: &str) -> String {
+    format!("resource r {{\n  body = {{ apiVersion = \"v1\", kind = \"C\", v = {attr} }}\n}}\n")
+}
+
+/// The default budgets, but the wall clock's: a debug build on a loaded machine may need
+/// more than 1 s to reach the budget under test (the wall budget is tested in vm_userfn).
+fn limits() -> Limits {
+    Limits {
+        max_wall: std::time::Duration::from_secs(600),
+        ..Limits::default()
+    }
+}
+
+fn fatal(m: Option<String>) -> String {
+    m.expect("a Fatal result")
+}
+
+#[test]
+fn shared_values_are_charged_by_their_expanded_size() {
+    let limits = limits();
+    // Nine levels: 10^9 strings. The chain itself stops at the level that crosses
+    // the element budget (l7: 10^7 > 4,000,000), having charged no more than it.
+    let (m, u) = run(&chain(9), "{}", limits);
+    let m = fatal(m);
+    assert!(
+        m.starts_with(
+            "evaluate hcl: evaluation budget exceeded: more than 4000000 collection elements allocated (at main.hcl:9,"
+        ),
+        "{m}"
+    );
+    assert!(u.elements > limits.max_alloc_elements, "{u:?}");
+    assert!(u.elements <= limits.max_alloc_elements + 10, "{u:?}");
+    // Below the budget, materializing a level is charged for what it writes out.
+    for (what, charged_at_least) in [
+        ("flatten(l4)", 10_000),
+        ("jsonencode(l4)", 0),
+        ("l4", 10_000),
+    ] {
+        let (m, u) = run(&(chain(4) + &resource(what)), "{}", limits);
+        assert_eq!(m, None, "{what}");
+        assert!(u.elements >= charged_at_least, "{what}: {u:?}");
+    }
+    // jsonencode writes 10^4 strings of 12 bytes (quotes included): charged as written.
+    let (_, u) = run(&(chain(4) + &resource("jsonencode(l4)")), "{}", limits);
+    assert!(u.bytes >= 120_000, "{u:?}");
+    // With a small budget each of them stops at it, inside the builtin.
+    let small = Limits {
+        max_alloc_elements: 50_000,
+        max_alloc_bytes: 200_000,
+        ..limits
+    };
+    let (m, u) = run(
+        &(chain(4) + &resource("length(flatten(l4))")),
+        "{}",
+        Limits {
+            max_alloc_elements: 20_000,
+            ..limits
+        },
+    );
+    let m = fatal(m);
+    assert!(
+        m.contains("more than 20000 collection elements allocated (at main.hcl:9,"),
+        "{m}"
+    );
+    assert!(m.ends_with("(in flatten)"), "{m}");
+    // Stopped one element past the budget, before the 10,000 of the result were all in.
+    assert_eq!(u.elements, 20_001, "{u:?}");
+    // A tuple of six copies of it is charged when it is made, before flatten runs.
+    let (m, _) = run(
+        &(chain(4) + &resource("length(flatten([l4, l4, l4, l4, l4, l4]))")),
+        "{}",
+        small,
+    );
+    let m = fatal(m);
+    assert!(m.contains("allocated (at main.hcl:9,62-86)"), "{m}");
+    assert!(!m.contains("(in flatten)"), "{m}");
+    let (m, u) = run(&(chain(4) + &resource("jsonencode(l4)")), "{}", small);
+    let m = fatal(m);
+    assert!(m.contains("more than 200000 string bytes allocated"), "{m}");
+    assert!(m.ends_with("(in jsonencode)"), "{m}");
+    assert!(u.bytes <= 200_000 + 64, "{u:?}");
+}
+
+#[test]
+fn one_shared_local_as_many_bodies_is_charged_per_body() {
+    // 1,000 resources whose body is one local of 10,000 elements: 10^7 written out.
+    let hcl = "locals {\n  big = {for i in range(100) : \"k${i}\" => [for j in range(100) : \"x\"]}\n}\n\
+               resources r {\n  for_each = range(1000)\n  template {\n    body = big\n  }\n}\n";
+    let (m, u) = run(hcl, "{}", limits());
+    let m = fatal(m);
+    assert!(
+        m.contains("more than 4000000 collection elements allocated (at main.hcl:7,12-15) (writing the response)"),
+        "{m}"
+    );
+    assert!(u.elements <= 4_000_000 + 10_100, "{u:?}");
+}
+
+#[test]
+fn yaml_aliases_count_their_expansion() {
+    // A "billion laughs" in the XR's spec, decoded by the program.
+    let mut doc = "a0: &a0 \"lol\"\n".to_string();
+    for i in 1..=9 {
+        let refs = vec![format!("*a{}", i - 1); 10].join(", ");
+        doc.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+    }
+    let spec = format!("{{\"doc\": {}}}", serde_json::to_string(&doc).unwrap());
+    let (m, u) = run(
+        &resource("length(yamldecode(req.composite.spec.doc))"),
+        &spec,
+        limits(),
+    );
+    let m = fatal(m);
+    assert!(
+        m.starts_with("evaluate hcl: evaluation budget exceeded: more than 4000000 collection elements allocated (at main.hcl:2,"),
+        "{m}"
+    );
+    assert!(m.ends_with("(in yamldecode)"), "{m}");
+    // Charged while expanding, before building: over the budget by at most the charge
+    // that crossed it (one alias: the values of the anchor it copies).
+    assert!(u.elements <= 4_000_000 + 1_000_000, "{u:?}");
+}
+
+#[test]
+fn strings_are_charged_before_they_are_built() {
+    // s4 is 10 MB; s5 would join ten of them (100 MB) and is refused before.
+    let t = |x: &str| format!("\"{}\"", vec![format!("${{{x}}}"); 10].join(""));
+    let mut hcl = format!("locals {{\n  s0 = \"{}\"\n", "x".repeat(1000));
+    for i in 1..=5 {
+        hcl.push_str(&format!("  s{i} = {}\n", t(&format!("s{}", i - 1))));
+    }
+    hcl.push_str("}\n");
+    hcl.push_str(&resource("length(s5)"));
+    let (m, u) = run(&hcl, "{}", limits());
+    let m = fatal(m);
+    assert!(
+        m.contains("more than 67108864 string bytes allocated (at main.hcl:7,"),
+        "{m}"
+    );
+    assert!(u.bytes <= 64 << 20, "refused before the join: {u:?}");
+    // replace of each of 100,000 characters by a 10 KB string: 1 GB, refused first.
+    let hcl = format!(
+        "locals {{\n  s0 = \"{}\"\n  s1 = {}\n  s2 = {}\n  t = replace(s2, \"a\", s1)\n}}\n{}",
+        "a".repeat(1000),
+        t("s0"),
+        t("s1"),
+        resource("length(t)")
+    );
+    let (m, u) = run(&hcl, "{}", limits());
+    let m = fatal(m);
+    assert!(m.contains("string bytes allocated (at main.hcl:5,"), "{m}");
+    assert!(m.ends_with("(in replace)"), "{m}");
+    // The whole result (1 GB) was charged, and refused, before any of it was built.
+    assert!(u.bytes > 1_000_000_000, "{u:?}");
+}
+
+#[test]
+fn a_call_bomb_ends_at_the_call_budget() {
+    let hcl = "function bomb {\n  arg n {}\n  body = n == 0 ? 0 : invoke(\"bomb\", { n = n - 1 }) + invoke(\"bomb\", { n = n - 1 })\n}\n"
+        .to_string()
+        + &resource("invoke(\"bomb\", { n = 60 })");
+    let (m, u) = run(&hcl, "{}", limits());
+    let m = fatal(m);
+    assert!(
+        m.starts_with("evaluate hcl: evaluation budget exceeded: more than 50000 user function calls (at main.hcl:"),
+        "{m}"
+    );
+    assert!(u.calls > 50_000 && u.calls <= 50_010, "{u:?}");
+    // Far below the instruction budget: it did not run to the other limits.
+    assert!(u.instructions < 20_000_000 / 2, "{u:?}");
+}
+
+#[test]
+fn the_front_end_is_linear_and_bounded() {
+    // 50,000 attributes and 50,000 references to them: each reference used to copy the
+    // object's type and scan it (quadratic: minutes); now this loads at once.
+    let n = 50_000;
+    let mut hcl = "locals {\n  big = {\n".to_string();
+    for i in 0..n {
+        hcl.push_str(&format!("    a{i} = {i}\n"));
+    }
+    hcl.push_str("  }\n");
+    for i in 0..n {
+        hcl.push_str(&format!("  x{i} = big.a{i}\n"));
+    }
+    hcl.push_str("}\n");
+    let p = compile_txtar(&format!("-- main.hcl --\n{hcl}")).expect("loads");
+    assert!(p.analysis.is_empty());
+    // Over the token budget: refused where the limit is reached.
+    let over = format!(
+        "-- main.hcl --\nlocals {{\n  t = [{}]\n}}\n",
+        vec!["1"; 600_000].join(",")
+    );
+    let Err(e) = compile_txtar(&over) else {
+        panic!("a program over the token budget loaded");
+    };
+    let m = e.message();
+    assert!(m.starts_with("evaluate hcl: main.hcl:2,"), "{m}");
+    assert!(
+        m.contains("Program too large; This program has more than 1000000 tokens"),
+        "{m}"
+    );
+}
+
+#[test]
+fn numbers_beyond_the_range_are_refused_not_inf() {
+    let huge = format!("1{}", "0".repeat(100_000));
+    let Err(e) = compile_txtar(&format!(
+        "-- main.hcl --\n{}",
+        resource(&format!("length(tostring({huge}))"))
+    )) else {
+        panic!("a literal beyond the range loaded");
+    };
+    let m = e.message();
+    assert!(
+        m.starts_with("evaluate hcl: main.hcl:2,63-100064: Number literal out of range; The number 100000000000000000000000… (100001 characters) is beyond the range fn-hcl holds exactly"),
+        "{m}"
+    );
+    // From the XR at run time: the conversion fails and the block is discarded with the
+    // reason; the number never becomes +Inf.
+    let spec = format!("{{\"n\": \"{huge}\"}}");
+    let (out, _) = run_output(&resource("tonumber(req.composite.spec.n)"), &spec, limits());
+    let out = out.expect("evaluates");
+    assert!(out.resources.is_empty());
+    let why: Vec<&str> = out.results.iter().map(|r| r.message.as_str()).collect();
+    assert!(
+        why.iter().any(|m| m.contains("discarded resource r")
+            && m.contains(
+                "number out of range: fn-hcl holds magnitudes between 2^-131072 and 2^131072"
+            )),
+        "{why:?}"
+    );
+}
