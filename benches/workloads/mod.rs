@@ -338,28 +338,32 @@ pub fn fleet() -> Workload {
     Workload::new("fleet", fleet_program(), json)
 }
 
-/// An observed composed resource of about 6 KB: a provider's status, conditions and a
-/// long `atProvider` the program never reads.
-fn observed_body(name: &str, kind: &str, collection: Option<(&str, usize)>, i: usize) -> Json {
-    let mut annotations = serde_json::Map::new();
-    annotations.insert(
+/// Crossplane's annotations of a composed resource (and function-hcl's of a collection
+/// member).
+fn annotations(name: &str, external: &str, collection: Option<(&str, usize)>) -> Json {
+    let mut a = serde_json::Map::new();
+    a.insert(
         "crossplane.io/composition-resource-name".into(),
         json!(name),
     );
-    annotations.insert(
-        "crossplane.io/external-name".into(),
-        json!(format!("ext-{name}")),
-    );
+    a.insert("crossplane.io/external-name".into(), json!(external));
     if let Some((base, index)) = collection {
-        annotations.insert(
+        a.insert(
             "hcl.fn.crossplane.io/collection-base-name".into(),
             json!(base),
         );
-        annotations.insert(
+        a.insert(
             "hcl.fn.crossplane.io/collection-index".into(),
             json!(format!("s{index:06}")),
         );
     }
+    Json::Object(a)
+}
+
+/// An observed composed resource of about 6 KB: a provider's status, conditions and a
+/// long `atProvider` the program never reads.
+fn observed_body(name: &str, kind: &str, collection: Option<(&str, usize)>, i: usize) -> Json {
+    let annotations = annotations(name, &format!("ext-{name}"), collection);
     let mut at_provider = serde_json::Map::new();
     at_provider.insert("id".into(), json!(format!("id-{name}")));
     at_provider.insert(
@@ -520,12 +524,7 @@ fn collection_observed_body(i: usize) -> Json {
         "kind": "Item",
         "metadata": {
             "name": format!("coll-{name}"),
-            "annotations": {
-                "crossplane.io/composition-resource-name": format!("item-{name}"),
-                "crossplane.io/external-name": format!("coll-{name}"),
-                "hcl.fn.crossplane.io/collection-base-name": "item",
-                "hcl.fn.crossplane.io/collection-index": format!("s{i:06}"),
-            },
+            "annotations": annotations(&format!("item-{name}"), &format!("coll-{name}"), Some(("item", i))),
             "labels": { "team": "platform", "env": "prod", "index": i.to_string(),
                         "crossplane.io/composite": "coll" },
             "generation": 1,
@@ -536,20 +535,30 @@ fn collection_observed_body(i: usize) -> Json {
                   "fieldsType": "FieldsV1", "fieldsV1": { "f:spec": { "f:forProvider": {} } } }
             ],
         },
-        "spec": {
-            "forProvider": { "size": format!("{}Gi", 10 + i % 90), "zones": ["eu-west-1a", "eu-west-1b"] },
-            "providerConfigRef": { "name": "default" },
-            "deletionPolicy": "Delete",
-        },
-        "status": {
-            "atProvider": { "id": format!("id-{name}"), "arn": format!("arn:aws:example:::coll-{name}") },
-            "conditions": [
-                { "type": "Ready", "status": "True", "reason": "Available",
-                  "lastTransitionTime": "2026-11-20T10:00:00Z" },
-                { "type": "Synced", "status": "True", "reason": "ReconcileSuccess",
-                  "lastTransitionTime": "2026-11-20T10:00:00Z" },
-            ],
-        },
+        "spec": provider_spec(json!({ "size": format!("{}Gi", 10 + i % 90), "zones": ["eu-west-1a", "eu-west-1b"] })),
+        "status": provider_status(&format!("coll-{name}"), &name, "2026-11-20T10:00:00Z"),
+    })
+}
+
+/// A managed resource's spec as Crossplane writes it.
+fn provider_spec(for_provider: Json) -> Json {
+    json!({
+        "forProvider": for_provider,
+        "providerConfigRef": { "name": "default" },
+        "deletionPolicy": "Delete",
+    })
+}
+
+/// A provider's status of a ready resource: its id and ARN, Ready and Synced conditions.
+fn provider_status(external: &str, name: &str, time: &str) -> Json {
+    json!({
+        "atProvider": { "id": format!("id-{name}"), "arn": format!("arn:aws:example:::{external}") },
+        "conditions": [
+            { "type": "Ready", "status": "True", "reason": "Available",
+              "lastTransitionTime": time },
+            { "type": "Synced", "status": "True", "reason": "ReconcileSuccess",
+              "lastTransitionTime": time },
+        ],
     })
 }
 
@@ -726,25 +735,11 @@ fn managed_fields() -> Json {
 /// An observed resource of `heavy-200`: metadata with ~1.4 KB of `managedFields`, the spec
 /// as desired and a provider's status.
 fn heavy_observed_body(name: &str, kind: &str, collection_index: Option<usize>) -> Json {
-    let mut annotations = serde_json::Map::new();
-    annotations.insert(
-        "crossplane.io/composition-resource-name".into(),
-        json!(name),
+    let annotations = annotations(
+        name,
+        &format!("heavy-{name}"),
+        collection_index.map(|i| ("svc", i)),
     );
-    annotations.insert(
-        "crossplane.io/external-name".into(),
-        json!(format!("heavy-{name}")),
-    );
-    if let Some(i) = collection_index {
-        annotations.insert(
-            "hcl.fn.crossplane.io/collection-base-name".into(),
-            json!("svc"),
-        );
-        annotations.insert(
-            "hcl.fn.crossplane.io/collection-index".into(),
-            json!(format!("s{i:06}")),
-        );
-    }
     json!({
         "apiVersion": "platform.example.org/v1",
         "kind": kind,
@@ -759,20 +754,8 @@ fn heavy_observed_body(name: &str, kind: &str, collection_index: Option<usize>) 
             "finalizers": ["finalizer.managedresource.crossplane.io"],
             "managedFields": managed_fields(),
         },
-        "spec": {
-            "forProvider": { "region": "eu-west-1" },
-            "providerConfigRef": { "name": "default" },
-            "deletionPolicy": "Delete",
-        },
-        "status": {
-            "atProvider": { "id": format!("id-{name}"), "arn": format!("arn:aws:example:::heavy-{name}") },
-            "conditions": [
-                { "type": "Ready", "status": "True", "reason": "Available",
-                  "lastTransitionTime": "2026-11-20T10:00:05Z" },
-                { "type": "Synced", "status": "True", "reason": "ReconcileSuccess",
-                  "lastTransitionTime": "2026-11-20T10:00:05Z" },
-            ],
-        },
+        "spec": provider_spec(json!({ "region": "eu-west-1" })),
+        "status": provider_status(&format!("heavy-{name}"), name, "2026-11-20T10:00:05Z"),
     })
 }
 

@@ -225,13 +225,12 @@ fn map_cow(args: &[Value], f: impl Fn(&str) -> Cow<'_, str>) -> Result<Value, Fu
 /// `upper`: Go's `unicode.ToUpper` per rune; ASCII needs no tables, and a string with no
 /// lowercase ASCII letter is its own result.
 pub fn upper_str(s: &str) -> Cow<'_, str> {
-    if !s.is_ascii() {
-        return Cow::Owned(upper_general(s));
-    }
-    if !s.bytes().any(|b| b.is_ascii_lowercase()) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(s.to_ascii_uppercase())
+    ascii_case(
+        s,
+        u8::is_ascii_lowercase,
+        str::to_ascii_uppercase,
+        upper_general,
+    )
 }
 
 /// The general path (see above), public for the differential test.
@@ -241,18 +240,34 @@ pub fn upper_general(s: &str) -> String {
 
 /// `lower`: as [`upper_str`], with `unicode.ToLower`.
 pub fn lower_str(s: &str) -> Cow<'_, str> {
-    if !s.is_ascii() {
-        return Cow::Owned(lower_general(s));
-    }
-    if !s.bytes().any(|b| b.is_ascii_uppercase()) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(s.to_ascii_lowercase())
+    ascii_case(
+        s,
+        u8::is_ascii_uppercase,
+        str::to_ascii_lowercase,
+        lower_general,
+    )
 }
 
 /// The general path (see above), public for the differential test.
 pub fn lower_general(s: &str) -> String {
     s.chars().map(unicode::to_lower).collect()
+}
+
+/// A case mapping: `s` itself when it is ASCII and no byte `changes`, `ascii` of it when
+/// it is ASCII, else the `general` per-rune mapping.
+fn ascii_case<'a>(
+    s: &'a str,
+    changes: fn(&u8) -> bool,
+    ascii: fn(&str) -> String,
+    general: fn(&str) -> String,
+) -> Cow<'a, str> {
+    if !s.is_ascii() {
+        Cow::Owned(general(s))
+    } else if s.as_bytes().iter().any(changes) {
+        Cow::Owned(ascii(s))
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// `title`: Go's (deprecated) `strings.Title`, which cty uses; for ASCII a byte loop.
