@@ -3,11 +3,12 @@
 #   bash benches/callgrind.sh WORKLOAD_DIR [MODE] [WORKLOAD...]
 # runs `fn-hcl bench --n 1` and `--n 1+K` under callgrind for each workload and prints
 # (I(1+K) - I(1)) / K, so start-up, the first (compiling) run and the Fatal check cancel.
-# MODE is wire (default), eval, handler or cold. Needs valgrind and a release build.
+# MODE is wire (default), eval, handler or cold. Needs valgrind and a release build
+# (FN_HCL_BIN=path measures another binary, e.g. a build of main to compare with).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="$1"; mode="${2:-wire}"; shift $(( $# >= 2 ? 2 : 1 ))
-B=target/release/fn-hcl
+B="${FN_HCL_BIN:-target/release/fn-hcl}"
 ws=("$@")
 [ ${#ws[@]} -eq 0 ] && ws=(small fleet observed collection-200 collection-200-observed \
   heavy-200 heavy-200-observed scale-10 scale-100 scale-1000)
