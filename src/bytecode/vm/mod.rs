@@ -30,7 +30,9 @@ mod operators;
 mod template;
 mod userfn;
 
-use crate::bytecode::code::{Aux, ChunkId, Code, Op, SiteId, SiteKind};
+#[cfg(debug_assertions)]
+use crate::bytecode::code::Aux;
+use crate::bytecode::code::{ChunkId, Code, Op, SiteId, SiteKind};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
 use crate::value::meter::{Size, expanded_size};
