@@ -13,7 +13,7 @@ FN_HCL_WRITE_WORKLOADS="$out/workloads" cargo bench --bench pipeline
 B=target/release/fn-hcl
 : > "$out/fn-hcl-bench.txt"
 for w in small fleet observed collection-200 collection-200-observed \
-         scale-10 scale-100 scale-1000 scale-10000; do
+         heavy-200 heavy-200-observed scale-10 scale-100 scale-1000 scale-10000; do
   case $w in
     small|scale-10) n=2000 ;;
     observed|scale-1000) n=20 ;;
@@ -28,10 +28,19 @@ for w in small fleet observed collection-200 collection-200-observed \
   printf '%s cold: ' "$w" >> "$out/fn-hcl-bench.txt"
   "$B" bench --request "$out/workloads/$w.json" --n "$nc" --cold 2>&1 | tail -1 >> "$out/fn-hcl-bench.txt"
 done
-FN_HCL_WORKLOADS=small,fleet,observed,collection-200,collection-200-observed,scale-1000 \
+# Instructions per warm request (callgrind; exact, unlike the times on this VM).
+if command -v valgrind >/dev/null; then
+  { bash benches/callgrind.sh "$out/workloads" wire
+    bash benches/callgrind.sh "$out/workloads" eval small fleet collection-200 heavy-200 heavy-200-observed
+    bash benches/callgrind.sh "$out/workloads" cold small collection-200 heavy-200
+  } > "$out/callgrind.txt" 2>&1
+else
+  echo "valgrind not installed: no instruction counts" > "$out/callgrind.txt"
+fi
+FN_HCL_WORKLOADS=small,fleet,observed,collection-200,collection-200-observed,heavy-200,heavy-200-observed,scale-1000 \
   cargo bench --bench pipeline -- \
   "parse|compile|request_values|request_lazy|eval_warm|wire_warm|wire_eager_warm|wire_cold|protobuf_floor" \
   > "$out/criterion.txt" 2>&1
 cargo bench --bench lsp -- --warm-up-time 1 --measurement-time 4 > "$out/lsp.txt" 2>&1
 uptime >> "$out/machine.txt"
-echo "results in $out/ (fn-hcl-bench.txt, criterion.txt, lsp.txt, machine.txt)"
+echo "results in $out/ (fn-hcl-bench.txt, callgrind.txt, criterion.txt, lsp.txt, machine.txt)"

@@ -150,6 +150,19 @@ const PROGRAMS: &[&str] = &[
     "resources web {\n  for_each = [0, 1, 2]\n  template {\n    body = { kind = \"W\", i = each.value }\n  }\n}\n",
     // self whole
     "resource b {\n  body = { kind = \"B\", s = jsonencode(self) }\n}\n",
+    // paths into bodies (decoded along them only): deep, misspelt (suggestions), into a
+    // primitive, ending at an object, through a list, by string index, under try
+    "resource b {\n  body = { kind = \"B\", v = self.resource.spec.v, w = req.resource.plain.list[1] }\n}\n",
+    "resource b {\n  body = { kind = \"B\", v = self.resource.spec.vv }\n}\n",
+    "resource b {\n  body = { kind = \"B\", v = self.resource.kind.x }\n}\n",
+    "resource b {\n  body = { kind = \"B\", v = jsonencode(self.resource.spec), k = keys(self.resource) }\n}\n",
+    "resource b {\n  body = { kind = \"B\", v = self.resource[\"spec\"][\"v\"], n = req.resource.plain.kind }\n}\n",
+    "resource b {\n  body = { kind = \"B\", v = try(self.resource.status.atProvider.arn, \"pending\"), w = can(self.resource.spec.v.x) }\n}\n",
+    "resource b {\n  body = { kind = \"B\", v = [for k, x in self.resource.spec : \"${k}=${x}\"] }\n}\n",
+    "resource b {\n  body = { kind = \"B\", v = (true ? self.resource : null).spec, w = self.resource.kind }\n}\n",
+    "resource b {\n  locals {\n    r = self.resource.spec\n  }\n  body = { kind = \"B\", v = r.v, s = req.resource.b.kind }\n}\n",
+    "resources web {\n  for_each = [0, 1]\n  template {\n    body = { kind = \"W\", v = self.resource.spec.v, m = self.resource.metadata.annotations }\n  }\n}\n",
+    "resources web {\n  for_each = [0, 1]\n  template {\n    body = { kind = \"W\", v = self.resource.spec.w }\n  }\n}\nresource c {\n  body = { kind = \"C\", v = req.resource[\"web-0\"].spec.v }\n}\n",
 ];
 
 fn observed_set(bad: Option<prost_types::Struct>) -> Vec<(&'static str, prost_types::Struct)> {
@@ -501,7 +514,28 @@ fn the_request_round_trips_and_bodies_decode_on_demand() {
         .unwrap_or_default();
     let r = fn_hcl::protocol::request::Request::from_lazy(&lazy, &reads).expect("request");
     let bodies = r.bodies.as_ref().expect("lazy bodies");
-    assert_eq!(bodies.decoded(), 1, "only req.resource.b is decoded");
+    // `req.resource.b.spec.v` alone is read: b is decoded along that path (every key of
+    // the objects on it, the other attributes null) and not kept whole.
+    assert_eq!(bodies.decoded(), 0, "no body is decoded whole");
+    let b = r.resource.get_attr("b").expect("b observed");
+    assert_eq!(
+        format!("{b:?}"),
+        format!(
+            "{:?}",
+            fn_hcl::value::Value::object(vec![
+                ("kind".into(), fn_hcl::value::Value::NULL),
+                (
+                    "spec".into(),
+                    fn_hcl::value::Value::object(vec![(
+                        "v".into(),
+                        fn_hcl::value::Value::Number(
+                            fn_hcl::value::number::Number::parse("0.1").expect("number")
+                        )
+                    )])
+                ),
+            ])
+        )
+    );
     let eager = fn_hcl::protocol::request::Request::from_proto(&req).expect("eager");
     for name in ["b", "web-0", "web-1", "plain"] {
         assert_eq!(

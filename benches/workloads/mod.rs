@@ -11,6 +11,10 @@
 //! - `collection-200` and `collection-200-observed`: the shape of the issue's Go reference
 //!   figures: a program rendering 200 resources from a collection, first reconcile and in
 //!   steady state with all 200 observed (a request of about 290 KB).
+//! - `heavy-200` and `heavy-200-observed`: issue 16's shape, a 200-item collection whose
+//!   items do real work (locals built with `for`, a user function per item, string
+//!   builtins, a status entry per item), cold and in steady state with all 201 resources
+//!   observed, each carrying ~1.4 KB of `managedFields`.
 //!
 //! Shared by `benches/pipeline.rs` through `#[path]`; `FN_HCL_WRITE_WORKLOADS=DIR cargo
 //! bench --bench pipeline` writes every request to `DIR/<name>.json`.
@@ -65,6 +69,8 @@ pub fn all() -> Vec<Workload> {
     }
     v.push(collection(200, false));
     v.push(collection(200, true));
+    v.push(heavy(200, false));
+    v.push(heavy(200, true));
     v
 }
 
@@ -332,28 +338,32 @@ pub fn fleet() -> Workload {
     Workload::new("fleet", fleet_program(), json)
 }
 
-/// An observed composed resource of about 6 KB: a provider's status, conditions and a
-/// long `atProvider` the program never reads.
-fn observed_body(name: &str, kind: &str, collection: Option<(&str, usize)>, i: usize) -> Json {
-    let mut annotations = serde_json::Map::new();
-    annotations.insert(
+/// Crossplane's annotations of a composed resource (and function-hcl's of a collection
+/// member).
+fn annotations(name: &str, external: &str, collection: Option<(&str, usize)>) -> Json {
+    let mut a = serde_json::Map::new();
+    a.insert(
         "crossplane.io/composition-resource-name".into(),
         json!(name),
     );
-    annotations.insert(
-        "crossplane.io/external-name".into(),
-        json!(format!("ext-{name}")),
-    );
+    a.insert("crossplane.io/external-name".into(), json!(external));
     if let Some((base, index)) = collection {
-        annotations.insert(
+        a.insert(
             "hcl.fn.crossplane.io/collection-base-name".into(),
             json!(base),
         );
-        annotations.insert(
+        a.insert(
             "hcl.fn.crossplane.io/collection-index".into(),
             json!(format!("s{index:06}")),
         );
     }
+    Json::Object(a)
+}
+
+/// An observed composed resource of about 6 KB: a provider's status, conditions and a
+/// long `atProvider` the program never reads.
+fn observed_body(name: &str, kind: &str, collection: Option<(&str, usize)>, i: usize) -> Json {
+    let annotations = annotations(name, &format!("ext-{name}"), collection);
     let mut at_provider = serde_json::Map::new();
     at_provider.insert("id".into(), json!(format!("id-{name}")));
     at_provider.insert(
@@ -514,12 +524,7 @@ fn collection_observed_body(i: usize) -> Json {
         "kind": "Item",
         "metadata": {
             "name": format!("coll-{name}"),
-            "annotations": {
-                "crossplane.io/composition-resource-name": format!("item-{name}"),
-                "crossplane.io/external-name": format!("coll-{name}"),
-                "hcl.fn.crossplane.io/collection-base-name": "item",
-                "hcl.fn.crossplane.io/collection-index": format!("s{i:06}"),
-            },
+            "annotations": annotations(&format!("item-{name}"), &format!("coll-{name}"), Some(("item", i))),
             "labels": { "team": "platform", "env": "prod", "index": i.to_string(),
                         "crossplane.io/composite": "coll" },
             "generation": 1,
@@ -530,20 +535,30 @@ fn collection_observed_body(i: usize) -> Json {
                   "fieldsType": "FieldsV1", "fieldsV1": { "f:spec": { "f:forProvider": {} } } }
             ],
         },
-        "spec": {
-            "forProvider": { "size": format!("{}Gi", 10 + i % 90), "zones": ["eu-west-1a", "eu-west-1b"] },
-            "providerConfigRef": { "name": "default" },
-            "deletionPolicy": "Delete",
-        },
-        "status": {
-            "atProvider": { "id": format!("id-{name}"), "arn": format!("arn:aws:example:::coll-{name}") },
-            "conditions": [
-                { "type": "Ready", "status": "True", "reason": "Available",
-                  "lastTransitionTime": "2026-11-20T10:00:00Z" },
-                { "type": "Synced", "status": "True", "reason": "ReconcileSuccess",
-                  "lastTransitionTime": "2026-11-20T10:00:00Z" },
-            ],
-        },
+        "spec": provider_spec(json!({ "size": format!("{}Gi", 10 + i % 90), "zones": ["eu-west-1a", "eu-west-1b"] })),
+        "status": provider_status(&format!("coll-{name}"), &name, "2026-11-20T10:00:00Z"),
+    })
+}
+
+/// A managed resource's spec as Crossplane writes it.
+fn provider_spec(for_provider: Json) -> Json {
+    json!({
+        "forProvider": for_provider,
+        "providerConfigRef": { "name": "default" },
+        "deletionPolicy": "Delete",
+    })
+}
+
+/// A provider's status of a ready resource: its id and ARN, Ready and Synced conditions.
+fn provider_status(external: &str, name: &str, time: &str) -> Json {
+    json!({
+        "atProvider": { "id": format!("id-{name}"), "arn": format!("arn:aws:example:::{external}") },
+        "conditions": [
+            { "type": "Ready", "status": "True", "reason": "Available",
+              "lastTransitionTime": time },
+            { "type": "Synced", "status": "True", "reason": "ReconcileSuccess",
+              "lastTransitionTime": time },
+        ],
     })
 }
 
@@ -575,4 +590,204 @@ pub fn collection(n: usize, observed: bool) -> Workload {
         format!("collection-{n}")
     };
     Workload::new(&name, collection_program(), json)
+}
+
+/// Issue 16's `heavy-200` program: one XR, a list of items built in `locals` with `for`
+/// (index, a `format()`ed name, `element()` of a 4-entry list, `cidrsubnet`), a map of it
+/// keyed by name, a user function (`merge` of three maps) invoked per item, a collection
+/// whose template has its own locals, five interpolated annotations (`upper`,
+/// `substr(sha256(x), 0, 16)`), merged labels, a `for` producing 3 numbers, `join` over a
+/// `for` of `"${k}=${v}"`, `!=` comparisons, a composite status entry per item through
+/// `try(self.resource.status.atProvider.arn, "pending")`, a summary resource (`sort(keys())`,
+/// `jsonencode`, indexing) and a context block.
+pub fn heavy_program() -> String {
+    r#"-- main.hcl --
+locals {
+  xr     = req.composite
+  xrName = xr.metadata.name
+  params = xr.spec.parameters
+  tiers  = ["bronze", "silver", "gold", "platinum"]
+  items = [for i in range(params.count) : {
+    index = i
+    name  = format("svc-%03d", i)
+    tier  = element(tiers, i)
+    cidr  = cidrsubnet("10.0.0.0/8", 16, i)
+  }]
+  byName     = { for it in items : it.name => it }
+  baseLabels = { team = params.team, env = params.env, "managed-by" = "fn-hcl" }
+}
+
+function settings {
+  arg base {}
+  arg item {}
+  arg extra { default = {} }
+  body = merge(base, { name = item.name, tier = item.tier, cidr = item.cidr }, extra)
+}
+
+resources svc {
+  for_each = items
+  name     = each.value.name
+  template {
+    locals {
+      it       = each.value
+      fullName = "${xrName}-${lower(it.name)}"
+      conf = invoke("settings", {
+        base  = { region = params.region, env = params.env }
+        item  = it
+        extra = { owner = params.team, zone = "${params.region}${it.index % 3 == 0 ? "a" : "b"}" }
+      })
+    }
+    body = {
+      apiVersion = "platform.example.org/v1"
+      kind       = "Service"
+      metadata = {
+        name = fullName
+        annotations = {
+          "example.org/tier"  = "${upper(it.tier)}"
+          "example.org/hash"  = "${substr(sha256(fullName), 0, 16)}"
+          "example.org/cidr"  = "${it.cidr}/${it.index}"
+          "example.org/owner" = "${upper(params.team)}-${it.index}"
+          "example.org/name"  = "${xrName}/${it.name}"
+        }
+        labels = merge(baseLabels, { tier = it.tier, index = tostring(it.index) })
+      }
+      spec = {
+        forProvider = {
+          region   = conf.region
+          ports    = [for p in [80, 443, 8080] : p + it.index]
+          settings = join(",", [for k, v in conf : "${k}=${v}"])
+          premium  = it.tier != "bronze"
+          shifted  = it.index != 0
+        }
+      }
+    }
+    composite status {
+      body = {
+        arns = { (self.name) = try(self.resource.status.atProvider.arn, "pending") }
+      }
+    }
+  }
+}
+
+resource summary {
+  locals {
+    names = sort(keys(byName))
+  }
+  body = {
+    apiVersion = "v1"
+    kind       = "ConfigMap"
+    metadata   = { name = "${xrName}-summary" }
+    data = {
+      names = jsonencode(names)
+      first = byName[names[0]].cidr
+      last  = byName[names[length(names) - 1]].tier
+      count = tostring(length(items))
+    }
+  }
+}
+
+context {
+  key   = "example.org/heavy"
+  value = { count = length(items), region = params.region, first = items[0].name }
+}
+"#
+    .to_string()
+}
+
+/// `managedFields` as the API server records them for a resource written by Crossplane and
+/// updated by a provider (about 1.4 KB of JSON).
+fn managed_fields() -> Json {
+    json!([
+        { "manager": "apiextensions.crossplane.io/composed/3f6f1a5e1b2c", "operation": "Apply",
+          "apiVersion": "platform.example.org/v1", "time": "2026-11-20T10:00:00Z",
+          "fieldsType": "FieldsV1",
+          "fieldsV1": {
+            "f:metadata": {
+              "f:annotations": { "f:example.org/tier": {}, "f:example.org/hash": {},
+                                 "f:example.org/cidr": {}, "f:example.org/owner": {},
+                                 "f:example.org/name": {},
+                                 "f:crossplane.io/composition-resource-name": {} },
+              "f:labels": { "f:team": {}, "f:env": {}, "f:managed-by": {}, "f:tier": {},
+                            "f:index": {}, "f:crossplane.io/composite": {} },
+              "f:ownerReferences": { "k:{\"uid\":\"6f1b3c1e-2c9a-4f7e-9d55-0a1b2c3d4e5f\"}": {} }
+            },
+            "f:spec": { "f:forProvider": { "f:region": {}, "f:ports": {}, "f:settings": {},
+                                           "f:premium": {}, "f:shifted": {} } }
+          } },
+        { "manager": "provider-example", "operation": "Update",
+          "apiVersion": "platform.example.org/v1", "time": "2026-11-20T10:00:05Z",
+          "fieldsType": "FieldsV1", "subresource": "status",
+          "fieldsV1": {
+            "f:status": { ".": {}, "f:atProvider": { ".": {}, "f:arn": {}, "f:id": {} },
+                          "f:conditions": { ".": {}, "k:{\"type\":\"Ready\"}": { ".": {},
+                              "f:lastTransitionTime": {}, "f:reason": {}, "f:status": {}, "f:type": {} },
+                            "k:{\"type\":\"Synced\"}": { ".": {}, "f:lastTransitionTime": {},
+                              "f:reason": {}, "f:status": {}, "f:type": {} } } }
+          } },
+        { "manager": "provider-example", "operation": "Update",
+          "apiVersion": "platform.example.org/v1", "time": "2026-11-20T10:00:04Z",
+          "fieldsType": "FieldsV1",
+          "fieldsV1": { "f:metadata": { "f:annotations": { "f:crossplane.io/external-name": {} },
+                                         "f:finalizers": { ".": {}, "v:\"finalizer.managedresource.crossplane.io\"": {} } } } }
+    ])
+}
+
+/// An observed resource of `heavy-200`: metadata with ~1.4 KB of `managedFields`, the spec
+/// as desired and a provider's status.
+fn heavy_observed_body(name: &str, kind: &str, collection_index: Option<usize>) -> Json {
+    let annotations = annotations(
+        name,
+        &format!("heavy-{name}"),
+        collection_index.map(|i| ("svc", i)),
+    );
+    json!({
+        "apiVersion": "platform.example.org/v1",
+        "kind": kind,
+        "metadata": {
+            "name": format!("heavy-{name}"),
+            "annotations": annotations,
+            "labels": { "team": "platform", "env": "prod", "managed-by": "fn-hcl",
+                        "crossplane.io/composite": "heavy" },
+            "generation": 2,
+            "resourceVersion": format!("{}", 300_000 + collection_index.unwrap_or(999)),
+            "uid": format!("00000000-0000-4000-9000-{:012}", collection_index.unwrap_or(999)),
+            "finalizers": ["finalizer.managedresource.crossplane.io"],
+            "managedFields": managed_fields(),
+        },
+        "spec": provider_spec(json!({ "region": "eu-west-1" })),
+        "status": provider_status(&format!("heavy-{name}"), name, "2026-11-20T10:00:05Z"),
+    })
+}
+
+/// Issue 16's `heavy-N` (first reconcile) or `heavy-N-observed` (steady state: the `n`
+/// collection members and the summary observed).
+pub fn heavy(n: usize, observed: bool) -> Workload {
+    let mut resources = serde_json::Map::new();
+    if observed {
+        for i in 0..n {
+            let name = format!("svc-{i:03}");
+            let body = heavy_observed_body(&name, "Service", Some(i));
+            resources.insert(name, json!({ "resource": body }));
+        }
+        resources.insert(
+            "summary".into(),
+            json!({ "resource": heavy_observed_body("summary", "ConfigMap", None) }),
+        );
+    }
+    let json = json!({
+        "observed": {
+            "composite": { "resource": xr("heavy", json!({
+                "parameters": { "team": "platform", "env": "prod", "region": "eu-west-1",
+                                "count": n }
+            })) },
+            "resources": resources,
+        },
+        "desired": {},
+    });
+    let name = if observed {
+        format!("heavy-{n}-observed")
+    } else {
+        format!("heavy-{n}")
+    };
+    Workload::new(&name, heavy_program(), json)
 }

@@ -5,7 +5,7 @@
 
 use super::{FuncDef, FuncError, Param, ParamType};
 use crate::text::quote::go_quote;
-use crate::text::unicode::graphemes;
+use crate::text::unicode::grapheme_count;
 use crate::value::convert::{convert, has_type, unify_unsafe};
 use crate::value::number::Number;
 use crate::value::ops::{Members, equals, make_set};
@@ -643,7 +643,7 @@ fn length(args: &[Value]) -> Result<Value, FuncError> {
         Type::String | Type::List(_) | Type::Set(_) | Type::Map(_) if v.is_unknown() => {
             Ok(Value::Unknown(Type::Number))
         }
-        Type::String => Ok(count(graphemes(v.as_str().unwrap_or("")).count())),
+        Type::String => Ok(count(grapheme_count(v.as_str().unwrap_or("")))),
         Type::List(_) | Type::Set(_) | Type::Map(_) => Ok(count(v.length().unwrap_or(0))),
         _ => Err(FuncError::general(
             "argument must be a string, a collection type, or a structural type",

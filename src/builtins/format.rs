@@ -5,7 +5,7 @@
 
 use super::{FuncDef, FuncError, Param, ParamType};
 use crate::text::quote::{go_quote, go_quote_rune};
-use crate::text::unicode::graphemes;
+use crate::text::unicode::{clusters_prefix_len, grapheme_count};
 use crate::value::convert::convert;
 use crate::value::json::{encode as json_encode, push_json_string};
 use crate::value::number::{Number, decimal_u64};
@@ -355,10 +355,7 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
             let v = convert(arg, &Type::String).map_err(|e| unsupported(verb, &e.0))?;
             let s = v.as_str().unwrap_or_default();
             let s = match verb.prec {
-                Some(prec) if prec > 0 => {
-                    let end: usize = graphemes(s).take(prec).map(str::len).sum();
-                    &s[..end]
-                }
+                Some(prec) if prec > 0 => &s[..clusters_prefix_len(s, prec)],
                 _ => s,
             };
             if verb.mode == 's' {
@@ -404,7 +401,7 @@ fn pad_width(verb: &Verb<'_>, out: &mut String, s: &str) {
         out.push_str(s);
         return;
     };
-    let given = graphemes(s).count();
+    let given = grapheme_count(s);
     if given >= width {
         out.push_str(s);
         return;

@@ -38,16 +38,46 @@ pub enum ParamType {
 }
 
 impl ParamType {
-    /// The cty type this parameter converts its argument to.
+    /// The cty type this parameter converts its argument to. The collection types of the
+    /// library's parameters are built once per process (the VM asks on every argument it
+    /// converts; building one allocated).
     pub fn to_type(self) -> Type {
         match self {
             ParamType::Any => Type::Dynamic,
             ParamType::Bool => Type::Bool,
             ParamType::Number => Type::Number,
             ParamType::String => Type::String,
-            ParamType::List(e) => Type::List(Arc::new(e.to_type())),
-            ParamType::Set(e) => Type::Set(Arc::new(e.to_type())),
-            ParamType::Map(e) => Type::Map(Arc::new(e.to_type())),
+            _ => {
+                static BUILT: std::sync::OnceLock<Vec<(ParamType, Type)>> =
+                    std::sync::OnceLock::new();
+                let built = BUILT.get_or_init(|| {
+                    let mut v: Vec<(ParamType, Type)> = Vec::new();
+                    for f in all() {
+                        for p in f.params.iter().chain(f.var_param.as_ref()) {
+                            if !v.iter().any(|(q, _)| *q == p.ty) {
+                                v.push((p.ty, p.ty.build_type()));
+                            }
+                        }
+                    }
+                    v
+                });
+                match built.iter().find(|(q, _)| *q == self) {
+                    Some((_, t)) => t.clone(),
+                    None => self.build_type(),
+                }
+            }
+        }
+    }
+
+    fn build_type(self) -> Type {
+        match self {
+            ParamType::Any => Type::Dynamic,
+            ParamType::Bool => Type::Bool,
+            ParamType::Number => Type::Number,
+            ParamType::String => Type::String,
+            ParamType::List(e) => Type::List(Arc::new(e.build_type())),
+            ParamType::Set(e) => Type::Set(Arc::new(e.build_type())),
+            ParamType::Map(e) => Type::Map(Arc::new(e.build_type())),
         }
     }
 }
@@ -275,6 +305,13 @@ pub fn call_in_place(id: FuncId, args: &mut [Value]) -> Result<Value, FuncError>
     let def = get(id);
     prepare_args(def, args)?;
     (def.imp)(args)
+}
+
+/// [`call`] on arguments already null-checked and converted to their parameter types
+/// (the VM converts each argument as it is pushed, `Op::ConvArg`): only the
+/// implementation runs, not [`prepare_args`] a second time.
+pub fn call_converted(id: FuncId, args: &[Value]) -> Result<Value, FuncError> {
+    (get(id).imp)(args)
 }
 
 /// A function of one string argument named `str` (hashes, encodings).

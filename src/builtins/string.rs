@@ -8,6 +8,7 @@ use super::{FuncDef, FuncError, Param, ParamType, str_arg};
 use crate::text::unicode::{self, graphemes};
 use crate::value::{Str, Type, Value};
 use regex::Regex;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 const STR: Param = Param::new("str", ParamType::String);
@@ -60,7 +61,7 @@ pub static FUNCS: &[FuncDef] = &[
         name: "lower",
         params: STRING_ONLY,
         var_param: None,
-        imp: |a| map_str(a, |s| s.chars().map(unicode::to_lower).collect()),
+        imp: |a| map_cow(a, lower_str),
     },
     FuncDef {
         name: "regex",
@@ -115,13 +116,7 @@ pub static FUNCS: &[FuncDef] = &[
         name: "strrev",
         params: STRING_ONLY,
         var_param: None,
-        imp: |a| {
-            map_str(a, |s| {
-                let mut clusters: Vec<&str> = graphemes(s).collect();
-                clusters.reverse();
-                clusters.concat()
-            })
-        },
+        imp: |a| map_cow(a, strrev_str),
     },
     FuncDef {
         name: "substr",
@@ -137,7 +132,7 @@ pub static FUNCS: &[FuncDef] = &[
         name: "title",
         params: STRING_ONLY,
         var_param: None,
-        imp: |a| map_str(a, title),
+        imp: |a| map_cow(a, title_str),
     },
     FuncDef {
         name: "trim",
@@ -180,7 +175,7 @@ pub static FUNCS: &[FuncDef] = &[
         name: "upper",
         params: STRING_ONLY,
         var_param: None,
-        imp: |a| map_str(a, |s| s.chars().map(unicode::to_upper).collect()),
+        imp: |a| map_cow(a, upper_str),
     },
 ];
 
@@ -206,8 +201,98 @@ fn str_pred(args: &[Value], f: impl Fn(&str, &str) -> bool) -> Result<Value, Fun
     str2(args, Type::Bool, |a, b| Ok(Value::Bool(f(a, b))))
 }
 
-/// Go's (deprecated) `strings.Title`, which cty's `title` uses.
-fn title(s: &str) -> String {
+/// A string function whose result may be its argument unchanged (`Cow::Borrowed` of the
+/// whole argument): the argument's value is then returned as is, without a copy.
+fn map_cow(args: &[Value], f: impl Fn(&str) -> Cow<'_, str>) -> Result<Value, FuncError> {
+    if any_unknown(args) {
+        return Ok(Value::Unknown(Type::String));
+    }
+    let s = str_arg(args, 0)?;
+    Ok(match f(s) {
+        // Only ASCII comes back borrowed, and ASCII is its own normal form.
+        Cow::Borrowed(b) if b.len() == s.len() => args[0].clone(),
+        Cow::Borrowed(b) => Value::string(b),
+        Cow::Owned(o) => Value::string(o),
+    })
+}
+
+// The functions that count grapheme clusters or change case have two paths: the general
+// one (cty's: clusters from go-textseg's rules, Go's per-rune case tables) and a fast one
+// for ASCII (without CR for the cluster counters, see `unicode::bytes_are_clusters`),
+// where they agree byte for byte; tests/string_fast_paths.rs checks it over the
+// conformance corpus's strings and generated ones (ASCII, combining marks, emoji, CJK).
+
+/// `upper`: Go's `unicode.ToUpper` per rune; ASCII needs no tables, and a string with no
+/// lowercase ASCII letter is its own result.
+pub fn upper_str(s: &str) -> Cow<'_, str> {
+    ascii_case(
+        s,
+        u8::is_ascii_lowercase,
+        str::to_ascii_uppercase,
+        upper_general,
+    )
+}
+
+/// The general path (see above), public for the differential test.
+pub fn upper_general(s: &str) -> String {
+    s.chars().map(unicode::to_upper).collect()
+}
+
+/// `lower`: as [`upper_str`], with `unicode.ToLower`.
+pub fn lower_str(s: &str) -> Cow<'_, str> {
+    ascii_case(
+        s,
+        u8::is_ascii_uppercase,
+        str::to_ascii_lowercase,
+        lower_general,
+    )
+}
+
+/// The general path (see above), public for the differential test.
+pub fn lower_general(s: &str) -> String {
+    s.chars().map(unicode::to_lower).collect()
+}
+
+/// A case mapping: `s` itself when it is ASCII and no byte `changes`, `ascii` of it when
+/// it is ASCII, else the `general` per-rune mapping.
+fn ascii_case<'a>(
+    s: &'a str,
+    changes: fn(&u8) -> bool,
+    ascii: fn(&str) -> String,
+    general: fn(&str) -> String,
+) -> Cow<'a, str> {
+    if !s.is_ascii() {
+        Cow::Owned(general(s))
+    } else if s.as_bytes().iter().any(changes) {
+        Cow::Owned(ascii(s))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// `title`: Go's (deprecated) `strings.Title`, which cty uses; for ASCII a byte loop.
+pub fn title_str(s: &str) -> Cow<'_, str> {
+    if !s.is_ascii() {
+        return Cow::Owned(title_general(s));
+    }
+    let starts_word = |prev: u8| !(prev.is_ascii_alphanumeric() || prev == b'_');
+    let mut prev = b' ';
+    let mut out: Option<Vec<u8>> = None;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        if starts_word(prev) && b.is_ascii_lowercase() {
+            out.get_or_insert_with(|| s.as_bytes().to_vec())[i] = b.to_ascii_uppercase();
+        }
+        prev = b;
+    }
+    match out {
+        // Only ASCII bytes were replaced by ASCII bytes.
+        Some(v) => Cow::Owned(String::from_utf8(v).unwrap_or_default()),
+        None => Cow::Borrowed(s),
+    }
+}
+
+/// The general path (see above), public for the differential test.
+pub fn title_general(s: &str) -> String {
     fn is_separator(r: char) -> bool {
         if r.is_ascii() {
             return !(r.is_ascii_alphanumeric() || r == '_');
@@ -229,6 +314,27 @@ fn title(s: &str) -> String {
             out
         })
         .collect()
+}
+
+/// `strrev`: the grapheme clusters in reverse order; bytes when each is one.
+pub fn strrev_str(s: &str) -> Cow<'_, str> {
+    if s.len() < 2 {
+        return Cow::Borrowed(s);
+    }
+    if unicode::bytes_are_clusters(s) {
+        let mut v = s.as_bytes().to_vec();
+        v.reverse();
+        // ASCII reversed is ASCII.
+        return Cow::Owned(String::from_utf8(v).unwrap_or_default());
+    }
+    Cow::Owned(strrev_general(s))
+}
+
+/// The general path (see above), public for the differential test.
+pub fn strrev_general(s: &str) -> String {
+    let mut clusters: Vec<&str> = graphemes(s).collect();
+    clusters.reverse();
+    clusters.concat()
 }
 
 fn indent(args: &[Value]) -> Result<Value, FuncError> {
@@ -322,35 +428,70 @@ fn substr(args: &[Value]) -> Result<Value, FuncError> {
             .ok_or_else(|| FuncError::arg(i, "number required"))
             .and_then(|n| to_int(n).map_err(FuncError::general))
     };
-    let mut offset = num(1)?;
+    let offset = num(1)?;
     let length = num(2)?;
+    let out = substr_str(s, offset, length);
+    if out.len() == s.len() {
+        // The whole argument (which is in normal form already).
+        return Ok(args[0].clone());
+    }
+    Ok(Value::string(out))
+}
+
+/// `substr` on grapheme clusters, as cty counts them; a slice of `s` (clusters are
+/// contiguous), found by byte arithmetic when every byte is a cluster.
+pub fn substr_str(s: &str, offset: i64, length: i64) -> &str {
+    if unicode::bytes_are_clusters(s) {
+        return match substr_clusters(s.len(), offset, length) {
+            Some((start, end)) => &s[start..end],
+            None => "",
+        };
+    }
+    substr_general(s, offset, length)
+}
+
+/// The general path (see above), public for the differential test.
+pub fn substr_general(s: &str, offset: i64, length: i64) -> &str {
     let clusters: Vec<&str> = graphemes(s).collect();
-    let total = i64::try_from(clusters.len()).unwrap_or(i64::MAX);
+    match substr_clusters(clusters.len(), offset, length) {
+        Some((start, end)) => {
+            let from: usize = clusters[..start].iter().map(|c| c.len()).sum();
+            let len: usize = clusters[start..end].iter().map(|c| c.len()).sum();
+            &s[from..from + len]
+        }
+        None => "",
+    }
+}
+
+/// cty's `substr` on a string of `total` clusters: the range of clusters taken, `None`
+/// for the empty string.
+fn substr_clusters(total: usize, mut offset: i64, length: i64) -> Option<(usize, usize)> {
+    let total_i = i64::try_from(total).unwrap_or(i64::MAX);
     if offset < 0 {
-        offset = offset.saturating_add(total);
+        offset = offset.saturating_add(total_i);
     } else if length == 0 {
-        return Ok(Value::string(""));
+        return None;
     }
     // Seek forward `offset` clusters (cty returns "" when the string ends first).
     let start = if offset > 0 {
-        if offset > total {
-            return Ok(Value::string(""));
+        if offset > total_i {
+            return None;
         }
         offset as usize
     } else {
         0
     };
-    let rest = &clusters[start..];
+    let rest = total - start;
     if length < 0 {
-        return Ok(Value::string(rest.concat()));
+        return Some((start, total));
     }
     // cty's loop stops after `length` clusters, or at the end; a length of zero (reachable
     // only with a negative offset) never matches and so takes everything.
     let take = match usize::try_from(length) {
-        Ok(0) | Err(_) => rest.len(),
-        Ok(n) => n.min(rest.len()),
+        Ok(0) | Err(_) => rest,
+        Ok(n) => n.min(rest),
     };
-    Ok(Value::string(rest[..take].concat()))
+    Some((start, start + take))
 }
 
 /// Go's regexp/syntax error for `pattern` as (code, expr), for the texts Go prints.

@@ -11,11 +11,79 @@
 //! a function argument, a local holding it, a splat, ...) means every body: the analysis
 //! never guesses. Attribute names stay complete either way (only bodies are deferred), so
 //! hcl's errors and suggestions do not change.
+//!
+//! Within a body, the analysis also records the paths read ([`Paths`]): a use followed by
+//! constant steps (`self.resource.status.atProvider.arn`) reads the value at the end of
+//! them whole, and of the objects on the way only their keys and that one attribute. The
+//! decoder then builds those objects with every key but only the attributes on some path
+//! (the others are null placeholders the program cannot reach), so a steady-state request
+//! does not decode a body's `managedFields`, spec and conditions to read one status field.
 
 use crate::bytecode::code::{ChunkId, Op};
 use crate::lower::ir::{Group, Item, Locals, Program, ResourceContent, Sub};
 use crate::value::{Str, Value};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// What a program reads of one observed body (see the module documentation).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Paths {
+    /// The whole value.
+    #[default]
+    Whole,
+    /// An object's keys, and the listed attributes as their own paths say; any other
+    /// value (a list, a string, ...) whole.
+    Attrs(BTreeMap<Str, Paths>),
+}
+
+impl Paths {
+    /// The paths of one use: the value reached by `steps` read whole.
+    fn of(steps: &[&str]) -> Paths {
+        match steps.split_first() {
+            None => Paths::Whole,
+            Some((first, rest)) => {
+                Paths::Attrs(BTreeMap::from([(Str::from(*first), Paths::of(rest))]))
+            }
+        }
+    }
+
+    /// Both `self`'s and `other`'s reads.
+    fn merge(&mut self, other: Paths) {
+        match (&mut *self, other) {
+            (Paths::Whole, _) => {}
+            (_, Paths::Whole) => *self = Paths::Whole,
+            (Paths::Attrs(a), Paths::Attrs(b)) => {
+                for (k, p) in b {
+                    match a.get_mut(&k) {
+                        Some(q) => q.merge(p),
+                        None => {
+                            a.insert(k, p);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The paths below attribute `key` (`None`: not read).
+    pub fn attr(&self, key: &str) -> Option<&Paths> {
+        match self {
+            Paths::Whole => Some(self),
+            Paths::Attrs(m) => m.get(key),
+        }
+    }
+}
+
+/// [`Paths::Whole`], to lend.
+pub static WHOLE: Paths = Paths::Whole;
+
+fn add_paths(map: &mut HashMap<ChunkId, Paths>, chunk: ChunkId, p: Paths) {
+    match map.get_mut(&chunk) {
+        Some(q) => q.merge(p),
+        None => {
+            map.insert(chunk, p);
+        }
+    }
+}
 
 /// The observed bodies a program can read (see the module documentation).
 #[derive(Clone, Debug)]
@@ -27,9 +95,12 @@ pub struct Reads {
     /// Collections whose members' bodies may be read (`req.resources.BASE`, or a
     /// collection's `self.resources`).
     pub bases: BTreeSet<Str>,
+    /// The paths read in the bodies of `names`.
+    name_paths: BTreeMap<Str, Paths>,
     /// Resource blocks and templates (by their body chunk) that read their own observed
-    /// body (`self.resource`, or `self` other than through `.name`, `.connection`, ...).
-    own_body: HashSet<ChunkId>,
+    /// body (`self.resource`, or `self` other than through `.name`, `.connection`, ...),
+    /// with the paths they read in it.
+    own_body: HashMap<ChunkId, Paths>,
 }
 
 impl Default for Reads {
@@ -39,7 +110,8 @@ impl Default for Reads {
             all: true,
             names: BTreeSet::new(),
             bases: BTreeSet::new(),
-            own_body: HashSet::new(),
+            name_paths: BTreeMap::new(),
+            own_body: HashMap::new(),
         }
     }
 }
@@ -49,6 +121,15 @@ impl Reads {
     /// (what the request decoder asks before it turns the body into a value).
     pub fn body(&self, name: &str) -> bool {
         self.all || self.names.contains(name)
+    }
+
+    /// What the program reads of the body of `name` through `req.resource.NAME` (`None`:
+    /// nothing).
+    pub fn body_paths(&self, name: &str) -> Option<&Paths> {
+        if self.all {
+            return Some(&WHOLE);
+        }
+        self.name_paths.get(name)
     }
 
     /// Whether the bodies of the members of collection `base` may be read.
@@ -70,7 +151,16 @@ const REQ_OTHER: &[&str] = &[
 impl Reads {
     /// Whether the resource block or template with this content reads its own body.
     pub fn own_body(&self, content: &ResourceContent) -> bool {
-        self.all || self.own_body.contains(&content.body.chunk)
+        self.own_paths(content).is_some()
+    }
+
+    /// What the resource block or template with this content reads of its own body
+    /// (`None`: nothing).
+    pub fn own_paths(&self, content: &ResourceContent) -> Option<&Paths> {
+        if self.all {
+            return Some(&WHOLE);
+        }
+        self.own_body.get(&content.body.chunk)
     }
 
     /// Analyses a compiled program.
@@ -80,7 +170,8 @@ impl Reads {
             all: false,
             names: BTreeSet::new(),
             bases: BTreeSet::new(),
-            own_body: HashSet::new(),
+            name_paths: BTreeMap::new(),
+            own_body: HashMap::new(),
         };
         // User functions run on their own frames (their slot 0 is an argument).
         let mut in_function: HashSet<u32> = HashSet::new();
@@ -93,23 +184,33 @@ impl Reads {
             if in_function.contains(&id) {
                 continue;
             }
-            for_each_use(program, ChunkId(id), 0, |first, second| match first {
-                Some("resource") => match second {
-                    Some(name) => {
-                        r.names.insert(Str::from(name));
-                    }
+            for_each_use(program, ChunkId(id), 0, |steps| {
+                match steps.first().copied() {
+                    Some("resource") => match steps.get(1) {
+                        Some(name) => {
+                            let name = Str::from(*name);
+                            let p = Paths::of(&steps[2..]);
+                            match r.name_paths.get_mut(&name) {
+                                Some(q) => q.merge(p),
+                                None => {
+                                    r.name_paths.insert(name.clone(), p);
+                                }
+                            }
+                            r.names.insert(name);
+                        }
+                        None => r.all = true,
+                    },
+                    Some("resources") => match steps.get(1) {
+                        Some(base) => {
+                            r.bases.insert(Str::from(*base));
+                        }
+                        None => r.all = true,
+                    },
+                    Some(f) if REQ_OTHER.contains(&f) => {}
+                    // A name `req` does not have is an error that reads nothing.
+                    Some(_) => {}
                     None => r.all = true,
-                },
-                Some("resources") => match second {
-                    Some(base) => {
-                        r.bases.insert(Str::from(base));
-                    }
-                    None => r.all = true,
-                },
-                Some(f) if REQ_OTHER.contains(&f) => {}
-                // A name `req` does not have is an error that reads nothing.
-                Some(_) => {}
-                None => r.all = true,
+                }
             });
         }
         r.group(program, &program.root);
@@ -123,14 +224,22 @@ impl Reads {
                 Item::Resource(res) => {
                     let mut chunks = Vec::new();
                     content_chunks(&res.content, &mut chunks);
-                    let mut own = false;
+                    let mut own: Option<Paths> = None;
                     for c in &chunks {
-                        for_each_use(p, *c, res.self_slot, |first, _| {
-                            own |= !matches!(first, Some("name" | "connection"));
+                        for_each_use(p, *c, res.self_slot, |steps| {
+                            let read = match steps.first().copied() {
+                                Some("name" | "connection") => return,
+                                Some("resource") => Paths::of(&steps[1..]),
+                                _ => Paths::Whole,
+                            };
+                            match &mut own {
+                                Some(o) => o.merge(read),
+                                None => own = Some(read),
+                            }
                         });
                     }
-                    if own {
-                        self.own_body.insert(res.content.body.chunk);
+                    if let Some(own) = own {
+                        add_paths(&mut self.own_body, res.content.body.chunk, own);
                     }
                 }
                 Item::Collection(c) => {
@@ -144,29 +253,41 @@ impl Reads {
                     content_chunks(&c.template, &mut template);
                     let mut members = false;
                     for ch in chunks.iter().chain(&template) {
-                        for_each_use(p, *ch, c.self_slot, |first, _| {
-                            members |= !matches!(first, Some("basename" | "connections"));
+                        for_each_use(p, *ch, c.self_slot, |steps| {
+                            members |=
+                                !matches!(steps.first().copied(), Some("basename" | "connections"));
                         });
                     }
                     // The template's `self` is declared right after `each`.
                     let template_self = c.each_slot + 1;
-                    let mut own = false;
+                    let mut own: Option<Paths> = None;
                     for ch in &template {
-                        for_each_use(p, *ch, template_self, |first, _| match first {
-                            Some("basename" | "connections" | "connection" | "name") => {}
-                            Some("resource") => own = true,
-                            Some("resources") => members = true,
-                            _ => {
-                                own = true;
-                                members = true;
+                        for_each_use(p, *ch, template_self, |steps| {
+                            let read = match steps.first().copied() {
+                                Some("basename" | "connections" | "connection" | "name") => {
+                                    return;
+                                }
+                                Some("resource") => Paths::of(&steps[1..]),
+                                Some("resources") => {
+                                    members = true;
+                                    return;
+                                }
+                                _ => {
+                                    members = true;
+                                    Paths::Whole
+                                }
+                            };
+                            match &mut own {
+                                Some(o) => o.merge(read),
+                                None => own = Some(read),
                             }
                         });
                     }
                     if members {
                         self.bases.insert(c.base.clone());
                     }
-                    if own {
-                        self.own_body.insert(c.template.body.chunk);
+                    if let Some(own) = own {
+                        add_paths(&mut self.own_body, c.template.body.chunk, own);
                     }
                 }
                 Item::Composite(_)
@@ -238,15 +359,10 @@ fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'
     }
 }
 
-/// Calls `f(first, second)` for every read of frame slot `slot` in the chunk: the names of
-/// the one or two constant steps that follow it (`None` where what follows is anything
-/// else).
-fn for_each_use(
-    program: &Program,
-    chunk: ChunkId,
-    slot: u32,
-    mut f: impl FnMut(Option<&str>, Option<&str>),
-) {
+/// Calls `f(steps)` for every read of frame slot `slot` in the chunk: the names of the
+/// constant steps that follow it, up to the first instruction that is not one (the value
+/// reached there is used whole).
+fn for_each_use(program: &Program, chunk: ChunkId, slot: u32, mut f: impl FnMut(&[&str])) {
     let code = &program.code;
     let Some(info) = code.chunks.get(chunk.0 as usize) else {
         return;
@@ -257,9 +373,11 @@ fn for_each_use(
         match op {
             Op::Return => break,
             Op::Slot(s) if *s == slot => {
-                let first = step(code, ops.get(i + 1));
-                let second = first.and_then(|_| step(code, ops.get(i + 2)));
-                f(first, second);
+                let mut steps = Vec::new();
+                while let Some(name) = step(code, ops.get(i + 1 + steps.len())) {
+                    steps.push(name);
+                }
+                f(&steps);
             }
             _ => {}
         }
@@ -482,6 +600,67 @@ resource a {
         assert!(!r.all);
         assert_eq!(names(&r), ["cond", "ctx", "req", "status", "untaken"]);
         assert_eq!(bases(&r), ["fromlocal"]);
+    }
+
+    fn attrs(entries: Vec<(&str, Paths)>) -> Paths {
+        Paths::Attrs(
+            entries
+                .into_iter()
+                .map(|(k, p)| (Str::from(k), p))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn paths_within_bodies() {
+        let src = r#"resource a {
+  body = {
+    x = self.resource.status.atProvider.arn
+    y = try(self.resource.status.id, 1)
+    z = req.resource.b.spec
+    w = req.resource.b["metadata"].name
+  }
+}"#;
+        let p = crate::lower::ir::compile_txtar(&format!("-- main.hcl --\n{src}"))
+            .unwrap_or_else(|e| panic!("{src}: {}", e.message()));
+        let r = Reads::of(&p);
+        let own = r.own_paths(&first_resource(&p).content).cloned();
+        let status = attrs(vec![
+            ("atProvider", attrs(vec![("arn", Paths::Whole)])),
+            ("id", Paths::Whole),
+        ]);
+        assert_eq!(own, Some(attrs(vec![("status", status)])));
+        let b = attrs(vec![
+            ("metadata", attrs(vec![("name", Paths::Whole)])),
+            ("spec", Paths::Whole),
+        ]);
+        assert_eq!(r.body_paths("b"), Some(&b));
+        assert_eq!(r.body_paths("c"), None);
+        // A use that is not a constant step reads the value reached whole.
+        for (body, want) in [
+            ("x = self.resource", Paths::Whole),
+            ("x = self", Paths::Whole),
+            (
+                "x = self.resource.spec[0].a",
+                attrs(vec![("spec", Paths::Whole)]),
+            ),
+            (
+                "x = jsonencode(self.resource.spec), y = self.resource.spec.a",
+                attrs(vec![("spec", Paths::Whole)]),
+            ),
+        ] {
+            let src = format!("resource a {{\n  body = {{ {body} }}\n}}");
+            let p = crate::lower::ir::compile_txtar(&format!("-- main.hcl --\n{src}"))
+                .unwrap_or_else(|e| panic!("{src}: {}", e.message()));
+            let r = Reads::of(&p);
+            assert_eq!(
+                r.own_paths(&first_resource(&p).content),
+                Some(&want),
+                "{body}"
+            );
+        }
+        // Everything read: every path whole.
+        assert_eq!(Reads::default().body_paths("x"), Some(&Paths::Whole));
     }
 
     #[test]

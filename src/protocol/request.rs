@@ -14,7 +14,7 @@
 //! way). Observed resources carrying the collection annotations are grouped, sorted by
 //! index, into `req.resources`/`req.connections` and stay in `req.resource` too.
 
-use crate::lower::reads::Reads;
+use crate::lower::reads::{Paths, Reads, WHOLE};
 use crate::protocol::proto::v1;
 use crate::protocol::raw::{RawBody, Rd, Role, skip};
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX, MAX_DEPTH};
@@ -533,10 +533,17 @@ pub fn number_from_json_f64(f: f64) -> Result<Number, RequestError> {
 /// The value of a body `raw::scan_body` accepted without marking it `exact`: the same value
 /// `Request::from_proto` makes of it (`metadata.managedFields` dropped).
 pub(crate) fn decode_body(bytes: &[u8]) -> Result<Value, RequestError> {
-    decode_struct(bytes, Role::Root, 1)
+    decode_struct(bytes, Role::Root, 1, &WHOLE)
 }
 
-fn decode_struct(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestError> {
+/// The value of `paths` of a body as [`decode_body`] makes it, for a program that reads
+/// only those (`crate::lower::reads`): objects on the paths have every key, the attributes
+/// no path reads are null.
+pub(crate) fn decode_body_paths(bytes: &[u8], paths: &Paths) -> Result<Value, RequestError> {
+    decode_struct(bytes, Role::Root, 1, paths)
+}
+
+fn decode_struct(b: &[u8], role: Role, depth: usize, paths: &Paths) -> Result<Value, RequestError> {
     if depth > MAX_DEPTH {
         return Err(RequestError::TooDeep);
     }
@@ -570,16 +577,17 @@ fn decode_struct(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestErr
             Role::Metadata if key == "managedFields" => continue,
             _ => Role::Plain,
         };
-        let v = match value {
-            Some(v) => decode_value(v, child, depth)?,
-            None => Value::NULL,
+        let v = match (value, paths.attr(key)) {
+            (Some(v), Some(p)) => decode_value(v, child, depth, p)?,
+            // Not read: a placeholder (the key stays, for hcl's suggestions).
+            _ => Value::NULL,
         };
         entries.push((Str::from(key), v));
     }
     Ok(Value::object(entries))
 }
 
-fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestError> {
+fn decode_value(b: &[u8], role: Role, depth: usize, paths: &Paths) -> Result<Value, RequestError> {
     let mut rd = Rd(b);
     let mut out = Value::NULL;
     while !rd.done() {
@@ -598,7 +606,7 @@ fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestErro
             }
             3 => Value::string(rd.string().unwrap_or_default()),
             4 => Value::Bool(rd.varint().unwrap_or_default() != 0),
-            5 => decode_struct(rd.bytes().unwrap_or_default(), role, depth + 1)?,
+            5 => decode_struct(rd.bytes().unwrap_or_default(), role, depth + 1, paths)?,
             6 => {
                 if depth + 1 > MAX_DEPTH {
                     return Err(RequestError::TooDeep);
@@ -612,6 +620,7 @@ fn decode_value(b: &[u8], role: Role, depth: usize) -> Result<Value, RequestErro
                             lr.bytes().unwrap_or_default(),
                             Role::Plain,
                             depth + 1,
+                            &WHOLE,
                         )?);
                     } else if skip(&mut lr, w, t, u32::MAX).is_err() {
                         break;
@@ -674,6 +683,25 @@ impl ObservedBodies {
             cell.get_or_init(|| body_value(raw).unwrap_or_default())
                 .clone(),
         )
+    }
+
+    /// The body of `name` for a reader of `paths` only (see [`decode_body_paths`]): the
+    /// whole value when it was decoded already, when `paths` is whole or when the scan
+    /// left the body to the exact path; otherwise only those paths, decoded now and not
+    /// kept (a body is read this way once per request, by its own resource block).
+    pub fn get_paths(&self, name: &str, paths: &Paths) -> Option<Value> {
+        let i = self
+            .entries
+            .binary_search_by(|(n, _, _)| (**n).cmp(name))
+            .ok()?;
+        let (_, raw, cell) = &self.entries[i];
+        if let Some(v) = cell.get() {
+            return Some(v.clone());
+        }
+        if *paths == Paths::Whole || raw.scan().exact {
+            return self.get(name);
+        }
+        Some(decode_body_paths(raw.bytes(), paths).unwrap_or_default())
     }
 
     /// How many bodies have been turned into values so far (for tests and benchmarks).
@@ -741,9 +769,10 @@ impl Request {
         let mut connection = Vec::with_capacity(n);
         let conns = observed.map(|o| &o.resources);
         for ((name, _, _), base) in bodies.entries.iter().zip(&member_of) {
-            let needed = all || reads.body(name) || base.as_ref().is_some_and(|b| reads.base(b));
-            let body = if needed {
+            let body = if all || base.as_ref().is_some_and(|b| reads.base(b)) {
                 bodies.get(name).unwrap_or_default()
+            } else if let Some(paths) = reads.body_paths(name) {
+                bodies.get_paths(name, paths).unwrap_or_default()
             } else {
                 Value::NULL
             };

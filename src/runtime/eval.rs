@@ -54,10 +54,12 @@ impl Inputs {
         }
     }
 
-    /// The observed body of `name` (`self.resource`; null when not observed).
-    fn observed_body(&self, name: &str) -> Value {
+    /// The observed body of `name` (`self.resource`; null when not observed), for a
+    /// reader of `paths` only (the rest of the body may be left out, see
+    /// [`crate::lower::reads::Paths`]).
+    fn observed_body(&self, name: &str, paths: &crate::lower::reads::Paths) -> Value {
         match &self.bodies {
-            Some(b) => b.get(name).unwrap_or_default(),
+            Some(b) => b.get_paths(name, paths).unwrap_or_default(),
             None => self.resource.get_attr(name).cloned().unwrap_or_default(),
         }
     }
@@ -629,11 +631,16 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         diags
     }
 
-    /// `self` of a resource named `name`; `own_body`: whether the block can read
-    /// `self.resource` (`crate::lower::reads`): if not, it may hold a placeholder.
-    fn self_object(&self, name: &Str, own_body: bool) -> Vec<(Str, Value)> {
-        let res = if own_body {
-            self.inputs.observed_body(name)
+    /// `self` of a resource named `name`; `own_body`: what the block can read of
+    /// `self.resource` (`crate::lower::reads`): where it reads nothing, or not all,
+    /// `self.resource` may hold placeholders.
+    fn self_object(
+        &self,
+        name: &Str,
+        own_body: Option<&crate::lower::reads::Paths>,
+    ) -> Vec<(Str, Value)> {
+        let res = if let Some(paths) = own_body {
+            self.inputs.observed_body(name, paths)
         } else {
             self.inputs
                 .resource
@@ -659,7 +666,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         let base = self.frame.len();
         debug_assert_eq!(base as u32, r.self_slot);
         let self_obj =
-            Value::object(self.self_object(&r.name, self.program.reads.own_body(&r.content)));
+            Value::object(self.self_object(&r.name, self.program.reads.own_paths(&r.content)));
         let out = self.observed(r.content.span, None, |e| {
             e.add_resource(&r.name, &r.content, self_obj, None)
         });
@@ -787,7 +794,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
         let base_name = &c.base;
-        let own_body = self.program.reads.own_body(&c.template);
+        let own_body = self.program.reads.own_paths(&c.template);
         let resources = self
             .inputs
             .resources

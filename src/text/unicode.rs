@@ -258,12 +258,30 @@ impl<'a> Iterator for Graphemes<'a> {
     }
 }
 
+/// Whether every byte of `s` is a grapheme cluster of its own: ASCII without CR (CR LF is
+/// one cluster; every other ASCII character is a cluster, and only non-ASCII characters
+/// extend or prepend). Then cluster counts and offsets are byte counts and offsets, which
+/// is what the string builtins' fast paths use.
+#[inline]
+pub fn bytes_are_clusters(s: &str) -> bool {
+    s.is_ascii() && !s.as_bytes().contains(&b'\r')
+}
+
 /// The number of grapheme clusters of `s`; ASCII without CR counts bytes.
 pub fn grapheme_count(s: &str) -> usize {
-    if s.is_ascii() && !s.as_bytes().contains(&b'\r') {
+    if bytes_are_clusters(s) {
         return s.len();
     }
     graphemes(s).count()
+}
+
+/// The byte length of the first `n` grapheme clusters of `s` (all of `s` when it has
+/// fewer): `%.Ns` in `format`.
+pub fn clusters_prefix_len(s: &str, n: usize) -> usize {
+    if bytes_are_clusters(s) {
+        return n.min(s.len());
+    }
+    graphemes(s).take(n).map(str::len).sum()
 }
 
 #[cfg(test)]

@@ -253,10 +253,14 @@ impl<'p> Vm<'p> {
         // known part stays known: `merge(a, {x = unknown}).y`, `length(...)`); every other
         // function here treats such an argument as unknown, which is what cty's
         // implementations of them do with a value that is not wholly known.
+        // Whether the function takes nested unknowns is asked first, once: only for the
+        // others is an argument walked (`contains_unknown` visits the whole value, which
+        // made a call inside a `for` over a large collection cost its size).
+        let walk = !passes_nested_unknowns(def.name);
         if result.is_none()
-            && args.iter().any(|a| {
-                a.is_unknown() || (a.contains_unknown() && !passes_nested_unknowns(def.name))
-            })
+            && args
+                .iter()
+                .any(|a| a.is_unknown() || (walk && a.contains_unknown()))
         {
             return Ok(DYN);
         }
@@ -311,7 +315,9 @@ impl<'p> Vm<'p> {
         let left = self.left();
         let deadline = self.started.checked_add(self.limits.max_wall);
         let prev = meter::install(meter::Meter::new(left.elements, left.bytes, deadline));
-        let r = builtins::call_in_place(id, &mut self.stack[at..]);
+        // Each argument went through `ConvArg` (or the expansion's conversion) and nulls
+        // were checked by the caller: the implementation runs on them as they are.
+        let r = builtins::call_converted(id, &self.stack[at..]);
         let used = meter::finish(prev);
         self.elements = self.elements.saturating_add(used.elements_used);
         self.bytes = self.bytes.saturating_add(used.bytes_used);
