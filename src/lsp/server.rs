@@ -500,7 +500,11 @@ impl Server {
                 },
             )))?;
         }
-        self.published.insert(key.clone(), now_published);
+        // Only programs with diagnostics to clear later are remembered (a program per
+        // directory the client ever named would otherwise stay for the session).
+        if !now_published.is_empty() {
+            self.published.insert(key.clone(), now_published);
+        }
         Ok(())
     }
 }
@@ -524,5 +528,56 @@ pub fn to_lsp_diagnostic(
         source: Some("fn-hcl".into()),
         message,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notify(method: &str, params: serde_json::Value) -> Notification {
+        Notification::new(method.into(), params)
+    }
+
+    #[test]
+    fn programs_without_diagnostics_leave_no_state_behind() {
+        let (out, _rx) = std::sync::mpsc::sync_channel(10_000);
+        let mut s = Server::new(out);
+        s.initialized = true;
+        s.debounce = Duration::ZERO;
+        // A change on disk in each of many directories, none of them open.
+        let changes: Vec<serde_json::Value> = (0..1000)
+            .map(|i| serde_json::json!({ "uri": format!("file:///d{i}/main.hcl"), "type": 2 }))
+            .collect();
+        s.notification(notify(
+            notification::DidChangeWatchedFiles::METHOD,
+            serde_json::json!({ "changes": changes }),
+        ))
+        .expect("client");
+        assert_eq!(s.due.len(), 1000);
+        s.publish_due().expect("client");
+        assert!(s.due.is_empty());
+        assert!(
+            s.published.is_empty(),
+            "{} programs kept",
+            s.published.len()
+        );
+        // A program with diagnostics is remembered, to clear them when they are gone.
+        let uri = "untitled:a.hcl";
+        s.notification(notify(
+            notification::DidOpenTextDocument::METHOD,
+            serde_json::json!({ "textDocument": {
+                "uri": uri, "languageId": "hcl", "version": 1, "text": "locals {\n  a = b\n}\n" } }),
+        ))
+        .expect("client");
+        s.publish_due().expect("client");
+        assert_eq!(s.published.len(), 1);
+        s.notification(notify(
+            notification::DidCloseTextDocument::METHOD,
+            serde_json::json!({ "textDocument": { "uri": uri } }),
+        ))
+        .expect("client");
+        s.publish_due().expect("client");
+        assert!(s.published.is_empty());
     }
 }
