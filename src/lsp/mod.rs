@@ -68,7 +68,7 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
         "function-hcl-ls (fn-hcl {}) serving LSP on stdio",
         env!("CARGO_PKG_VERSION")
     ));
-    let (in_tx, in_rx) = std::sync::mpsc::channel();
+    let (in_tx, in_rx) = std::sync::mpsc::sync_channel(transport::READ_AHEAD);
     let (out_tx, out_rx) = std::sync::mpsc::sync_channel(64);
     // The reader is left blocked on stdin when the server exits first (the process ends).
     let reader = std::thread::Builder::new()
