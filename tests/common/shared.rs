@@ -51,6 +51,54 @@ pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The sections of a case file that are not program files: the request, the expected
+/// response, an explicit input, and an explain case's expected output (tests/cases/explain).
+pub const CASE_DATA: [&str; 5] = [
+    "request.yaml",
+    "response.json",
+    "input.yaml",
+    "explain.hcl",
+    "explain.json",
+];
+
+/// Every HCL text of the shared corpus, as (label, file name, text) in path order: the
+/// `hcl` blocks of the markdown of `spec/` and `reference-docs/` (`PATH#N`, as `main.hcl`),
+/// the `.hcl` files under `conformance/` (`PATH`) and the program files of its txtar cases
+/// (`PATH:NAME`, read as function-hcl reads its input).
+pub fn hcl_corpus(shared: &Path) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    walk(shared, &mut files);
+    let mut out = Vec::new();
+    for p in &files {
+        let rel = p
+            .strip_prefix(shared)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned();
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let Ok(text) = std::fs::read_to_string(p) else {
+            continue;
+        };
+        if ext == "md" && (rel.starts_with("spec/") || rel.starts_with("reference-docs/")) {
+            for (i, block) in hcl_blocks(&text).into_iter().enumerate() {
+                out.push((format!("{rel}#{}", i + 1), "main.hcl".to_string(), block));
+            }
+        } else if ext == "hcl" && rel.starts_with("conformance/") {
+            out.push((rel, "main.hcl".to_string(), text));
+        } else if ext == "txtar"
+            && rel.starts_with("conformance/")
+            && let Ok(sections) = fn_hcl::syntax::txtar::parse(&text)
+        {
+            for (name, data) in sections {
+                if !CASE_DATA.contains(&name.as_str()) {
+                    out.push((format!("{rel}:{name}"), name, data));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The `hcl` fenced code blocks of a markdown text.
 pub fn hcl_blocks(md: &str) -> Vec<String> {
     let mut out = Vec::new();
