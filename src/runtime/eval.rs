@@ -177,17 +177,16 @@ struct Discard {
     kind: DiscardType,
     reason: DiscardReason,
     name: String,
-    range: String,
-    /// The same range, for [`Trace`].
+    /// The range Go reports the discard at.
     span: Span,
     context: Vec<String>,
 }
 
 impl Discard {
-    fn message(&self) -> String {
+    fn message(&self, sm: &crate::syntax::span::SourceMap) -> String {
         let mut s = format!(
             "{}:discarded {} {}",
-            self.range,
+            sm.range(self.span),
             self.kind.as_str(),
             self.name
         );
@@ -426,10 +425,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         self.discards.push(d);
     }
 
-    fn range(&self, sp: Span) -> String {
-        self.program.sources.range(sp).to_string()
-    }
-
     /// Evaluate a chunk in the current frame.
     fn eval(&mut self, e: &CExpr, diags: &mut Diags) -> Value {
         if self.budget_error.is_some() {
@@ -540,7 +535,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: self.range(c.range),
                 span: c.range,
                 context,
             });
@@ -565,7 +559,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                         kind,
                         reason: DiscardReason::UserCondition,
                         name: name.to_string(),
-                        range: self.range(c.range),
                         span: c.range,
                         context: Vec::new(),
                     });
@@ -745,7 +738,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Resource,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: self.range(c.body.range),
                 span: c.body.range,
                 context,
             });
@@ -956,7 +948,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
-                range: self.range(c.body.range),
                 span: c.body.range,
                 context,
             });
@@ -999,7 +990,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
                                 name: k.clone(),
-                                range: self.range(c.body.range),
                                 span: c.body.range,
                                 context: vec![msg.clone()],
                             });
@@ -1063,7 +1053,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Context,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
-                range: self.range(c.value.range),
                 span: c.value.range,
                 context,
             });
@@ -1175,7 +1164,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             kind: DiscardType::Assert,
             reason: DiscardReason::Incomplete,
             name: String::new(),
-            range: self.range(range),
             span: range,
             context,
         });
@@ -1199,7 +1187,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Ready,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: self.range(r.value.range),
                 span: r.value.range,
                 context,
             });
@@ -1300,7 +1287,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Requirement,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: e.range(r.select_range),
                 span: r.select_range,
                 context: Vec::new(),
             });
@@ -1417,7 +1403,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
             out.results.push(ResultMsg {
                 severity: ResultSeverity::Warning,
-                message: d.message(),
+                message: d.message(&self.program.sources),
                 reason: Some(d.reason.as_str().to_string()),
             });
             if shown.len() < 3 {
