@@ -577,12 +577,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn group(&mut self, g: &Group) -> Diags {
-        self.observed(g.span, None, |e| {
-            let base = e.frame.len();
-            let out = e.group_inner(g);
-            e.frame.truncate(base);
-            out
-        })
+        self.observed(g.span, None, |e| e.with_scope(|e| e.group_inner(g)))
     }
 
     fn group_inner(&mut self, g: &Group) -> Diags {
@@ -656,15 +651,12 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn resource(&mut self, r: &Resource) -> Diags {
-        let base = self.frame.len();
-        debug_assert_eq!(base as u32, r.self_slot);
+        debug_assert_eq!(self.frame.len() as u32, r.self_slot);
         let self_obj =
             Value::object(self.self_object(&r.name, self.program.reads.own_paths(&r.content)));
-        let out = self.observed(r.content.span, None, |e| {
-            e.add_resource(&r.name, &r.content, self_obj, None)
-        });
-        self.frame.truncate(base);
-        out
+        self.observed(r.content.span, None, |e| {
+            e.with_scope(|e| e.add_resource(&r.name, &r.content, self_obj, None))
+        })
     }
 
     /// function-hcl's `addResource` (the caller has not pushed `self` yet: `self_obj`).
@@ -776,12 +768,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn collection(&mut self, c: &Collection) -> Diags {
-        self.observed(c.span, None, |e| {
-            let base = e.frame.len();
-            let out = e.collection_inner(c);
-            e.frame.truncate(base);
-            out
-        })
+        self.observed(c.span, None, |e| e.with_scope(|e| e.collection_inner(c)))
     }
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
@@ -916,6 +903,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         diags
     }
 
+    /// Run `f`, then drop the slots it pushed onto the frame (a block's locals, `self`).
     fn with_scope<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         let base = self.frame.len();
         let out = f(self);
