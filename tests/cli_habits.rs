@@ -122,6 +122,8 @@ fn every_subcommand_reports_failures_one_way_naming_the_file() {
         1,
         "/nonexistent/fn-hcl/tls",
     );
+    // A flag the language server refuses: a usage error in the same style.
+    assert_fails(&run(&["lsp", "--port", "7"], ""), 2, "--port");
     // A malformed command line: clap's message in the same style, exit 2.
     assert_fails(&run(&["eval"], ""), 2, "--request");
     assert_fails(&run(&["nosuch"], ""), 2, "nosuch");
