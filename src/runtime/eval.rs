@@ -177,17 +177,16 @@ struct Discard {
     kind: DiscardType,
     reason: DiscardReason,
     name: String,
-    range: String,
-    /// The same range, for [`Trace`].
+    /// The range Go reports the discard at.
     span: Span,
     context: Vec<String>,
 }
 
 impl Discard {
-    fn message(&self) -> String {
+    fn message(&self, sm: &crate::syntax::span::SourceMap) -> String {
         let mut s = format!(
             "{}:discarded {} {}",
-            self.range,
+            sm.range(self.span),
             self.kind.as_str(),
             self.name
         );
@@ -426,10 +425,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         self.discards.push(d);
     }
 
-    fn range(&self, sp: Span) -> String {
-        self.program.sources.range(sp).to_string()
-    }
-
     /// Evaluate a chunk in the current frame.
     fn eval(&mut self, e: &CExpr, diags: &mut Diags) -> Value {
         if self.budget_error.is_some() {
@@ -540,7 +535,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: self.range(c.range),
                 span: c.range,
                 context,
             });
@@ -565,7 +559,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                         kind,
                         reason: DiscardReason::UserCondition,
                         name: name.to_string(),
-                        range: self.range(c.range),
                         span: c.range,
                         context: Vec::new(),
                     });
@@ -584,12 +577,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn group(&mut self, g: &Group) -> Diags {
-        self.observed(g.span, None, |e| {
-            let base = e.frame.len();
-            let out = e.group_inner(g);
-            e.frame.truncate(base);
-            out
-        })
+        self.observed(g.span, None, |e| e.with_scope(|e| e.group_inner(g)))
     }
 
     fn group_inner(&mut self, g: &Group) -> Diags {
@@ -663,15 +651,12 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn resource(&mut self, r: &Resource) -> Diags {
-        let base = self.frame.len();
-        debug_assert_eq!(base as u32, r.self_slot);
+        debug_assert_eq!(self.frame.len() as u32, r.self_slot);
         let self_obj =
             Value::object(self.self_object(&r.name, self.program.reads.own_paths(&r.content)));
-        let out = self.observed(r.content.span, None, |e| {
-            e.add_resource(&r.name, &r.content, self_obj, None)
-        });
-        self.frame.truncate(base);
-        out
+        self.observed(r.content.span, None, |e| {
+            e.with_scope(|e| e.add_resource(&r.name, &r.content, self_obj, None))
+        })
     }
 
     /// function-hcl's `addResource` (the caller has not pushed `self` yet: `self_obj`).
@@ -745,7 +730,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Resource,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: self.range(c.body.range),
                 span: c.body.range,
                 context,
             });
@@ -784,12 +768,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn collection(&mut self, c: &Collection) -> Diags {
-        self.observed(c.span, None, |e| {
-            let base = e.frame.len();
-            let out = e.collection_inner(c);
-            e.frame.truncate(base);
-            out
-        })
+        self.observed(c.span, None, |e| e.with_scope(|e| e.collection_inner(c)))
     }
 
     fn collection_inner(&mut self, c: &Collection) -> Diags {
@@ -924,6 +903,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         diags
     }
 
+    /// Run `f`, then drop the slots it pushed onto the frame (a block's locals, `self`).
     fn with_scope<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         let base = self.frame.len();
         let out = f(self);
@@ -956,7 +936,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
-                range: self.range(c.body.range),
                 span: c.body.range,
                 context,
             });
@@ -999,7 +978,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                                 kind: DiscardType::Connection,
                                 reason: DiscardReason::BadSecret,
                                 name: k.clone(),
-                                range: self.range(c.body.range),
                                 span: c.body.range,
                                 context: vec![msg.clone()],
                             });
@@ -1063,7 +1041,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Context,
                 reason: DiscardReason::Incomplete,
                 name: String::new(),
-                range: self.range(c.value.range),
                 span: c.value.range,
                 context,
             });
@@ -1175,7 +1152,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             kind: DiscardType::Assert,
             reason: DiscardReason::Incomplete,
             name: String::new(),
-            range: self.range(range),
             span: range,
             context,
         });
@@ -1199,7 +1175,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Ready,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: self.range(r.value.range),
                 span: r.value.range,
                 context,
             });
@@ -1300,7 +1275,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 kind: DiscardType::Requirement,
                 reason: DiscardReason::Incomplete,
                 name: name.to_string(),
-                range: e.range(r.select_range),
                 span: r.select_range,
                 context: Vec::new(),
             });
@@ -1417,7 +1391,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
             out.results.push(ResultMsg {
                 severity: ResultSeverity::Warning,
-                message: d.message(),
+                message: d.message(&self.program.sources),
                 reason: Some(d.reason.as_str().to_string()),
             });
             if shown.len() < 3 {

@@ -32,7 +32,7 @@ use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::{SourceMap, Span};
 use crate::syntax::visit::{foldable_children, is_reference};
 use crate::value::{Str, Type, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// What happened to a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,7 +223,6 @@ struct Eval {
     chunk: ChunkId,
     frame: Vec<Value>,
     run: usize,
-    known: bool,
 }
 
 /// One evaluation of one block.
@@ -241,11 +240,36 @@ struct Run {
     child_failed: bool,
 }
 
-#[derive(Default)]
+/// The most frame slots `explain` records, over all evaluations (each keeps a copy of the
+/// frame it ran in, to fold its parts in it later, and counts one more): about 30 MB.
+/// The largest benchmark workload (10,000 resources) records 130,000; without a bound, a
+/// block of `n` locals alone would record `n²/2` (every local sees those before it).
+/// Past it, an expression evaluated is kept as written.
+pub const EXPLAIN_FRAME_SLOTS: usize = 1_000_000;
+
 struct Recorder {
     runs: Vec<Run>,
     stack: Vec<usize>,
     evals: HashMap<Span, Vec<Eval>>,
+    /// The evaluations whose value was not known, by run: (range, index in `evals`).
+    unknown: HashMap<usize, Vec<(Span, usize)>>,
+    /// What is left of [`EXPLAIN_FRAME_SLOTS`].
+    slots_left: usize,
+    /// Expressions with an evaluation not recorded ([`EXPLAIN_FRAME_SLOTS`]): not folded.
+    unrecorded: HashSet<Span>,
+}
+
+impl Recorder {
+    fn new(slots: usize) -> Recorder {
+        Recorder {
+            runs: Vec::new(),
+            stack: Vec::new(),
+            evals: HashMap::new(),
+            unknown: HashMap::new(),
+            slots_left: slots,
+            unrecorded: HashSet::new(),
+        }
+    }
 }
 
 impl Observer for Recorder {
@@ -264,12 +288,22 @@ impl Observer for Recorder {
     }
 
     fn evaluated(&mut self, e: &CExpr, frame: &[Value], value: &Value) {
+        let Some(left) = self.slots_left.checked_sub(frame.len() + 1) else {
+            self.unrecorded.insert(e.range);
+            return;
+        };
+        self.slots_left = left;
         let run = self.stack.last().copied().unwrap_or(0);
-        self.evals.entry(e.range).or_default().push(Eval {
+        let known = !value.contains_unknown();
+        let evals = self.evals.entry(e.range).or_default();
+        if !known {
+            let at = (e.range, evals.len());
+            self.unknown.entry(run).or_default().push(at);
+        }
+        evals.push(Eval {
             chunk: e.chunk,
             frame: frame.to_vec(),
             run,
-            known: !value.contains_unknown(),
         });
     }
 
@@ -303,7 +337,17 @@ impl Observer for Recorder {
 /// Explain `program` (compiled by [`crate::lower::ir::compile_for_explain`], `trees` its
 /// syntax trees) against one request's inputs.
 pub fn explain(program: &Program, trees: &[ast::File], inputs: &Inputs) -> Explanation {
-    let mut rec = Recorder::default();
+    explain_recording(program, trees, inputs, EXPLAIN_FRAME_SLOTS)
+}
+
+/// [`explain`], recording at most `slots` frame slots.
+fn explain_recording(
+    program: &Program,
+    trees: &[ast::File],
+    inputs: &Inputs,
+    slots: usize,
+) -> Explanation {
+    let mut rec = Recorder::new(slots);
     let result = evaluate_observed(program, inputs, Limits::default(), &mut rec);
     let mut by_block: HashMap<Span, Vec<usize>> = HashMap::new();
     for (i, r) in rec.runs.iter().enumerate() {
@@ -316,12 +360,12 @@ pub fn explain(program: &Program, trees: &[ast::File], inputs: &Inputs) -> Expla
         .map(|(root, ps)| (*root, ps.iter().copied().collect()))
         .collect();
     let mut p = Printer {
-        program,
         trees,
         sm: &program.sources,
         rec: &rec,
         by_block,
         parts,
+        vm: Vm::new(&program.code, Limits::default()),
         budget_hit: false,
     };
     let mut files = Vec::new();
@@ -343,6 +387,12 @@ pub fn explain(program: &Program, trees: &[ast::File], inputs: &Inputs) -> Expla
         notes.push(format!(
             "the program has more than {} sub-expression nodes to fold: the rest is folded only as whole expressions",
             crate::lower::ir::EXPLAIN_NODES
+        ));
+    }
+    if !rec.unrecorded.is_empty() {
+        notes.push(format!(
+            "the evaluation used more than {slots} frame slots: {} expression(s) evaluated past them are kept as written",
+            rec.unrecorded.len()
         ));
     }
     if p.budget_hit {
@@ -392,12 +442,17 @@ const MARKED: &[&str] = &[
 ];
 
 struct Printer<'a> {
-    program: &'a Program,
     trees: &'a [ast::File],
     sm: &'a SourceMap,
     rec: &'a Recorder,
     by_block: HashMap<Span, Vec<usize>>,
     parts: HashMap<ChunkId, HashMap<Span, ChunkId>>,
+    /// Evaluates the parts of expressions: one VM, so that all the folding together is
+    /// bounded by one evaluation's budgets (each fold by the wall time: the printing
+    /// between folds does not count). A part is evaluated once per level of nesting it is
+    /// in, so budgets of its own per fold would let a deep expression cost its depth
+    /// times the budgets.
+    vm: Vm<'a>,
     budget_hit: bool,
 }
 
@@ -650,14 +705,14 @@ impl<'a> Printer<'a> {
     /// kept as written when the expressions evaluated there are folded (any unknown
     /// expression of the run when none lies there).
     fn unknowns(&mut self, r: usize, span: Span) -> Vec<Unknown> {
-        let mut roots: Vec<(Span, &Eval)> = Vec::new();
-        for (at, evs) in &self.rec.evals {
-            for e in evs {
-                if e.run == r && !e.known {
-                    roots.push((*at, e));
-                }
-            }
-        }
+        let rec = self.rec;
+        let roots: Vec<(Span, &Eval)> = rec
+            .unknown
+            .get(&r)
+            .into_iter()
+            .flatten()
+            .filter_map(|&(at, i)| Some((at, rec.evals.get(&at)?.get(i)?)))
+            .collect();
         let inside: Vec<(Span, &Eval)> = roots
             .iter()
             .copied()
@@ -693,6 +748,9 @@ impl<'a> Printer<'a> {
     /// An attribute's expression folded over all its evaluations (or those of run `only`).
     fn attribute(&mut self, x: &Expr, only: Option<usize>) -> String {
         let rec = self.rec;
+        if rec.unrecorded.contains(&x.span) {
+            return self.src(x.span).to_string();
+        }
         let evs: Evals<'_> = rec
             .evals
             .get(&x.span)
@@ -712,12 +770,15 @@ impl<'a> Printer<'a> {
     /// The value of `x` (a part of the expression `evs` evaluated) if it is known and
     /// the same in every evaluation.
     fn known(&mut self, x: &Expr, evs: &[&Eval]) -> Option<(Value, String)> {
+        if self.budget_hit {
+            return None;
+        }
         let mut found: Option<(Value, String)> = None;
         for e in evs {
             let chunk = *self.parts.get(&e.chunk)?.get(&x.span)?;
-            let mut vm = Vm::new(&self.program.code, Limits::default());
             let mut diags = Vec::new();
-            let v = match vm.eval(chunk, &e.frame, &mut diags) {
+            self.vm.restart_clock();
+            let v = match self.vm.eval(chunk, &e.frame, &mut diags) {
                 Ok(v) => v,
                 Err(_) => {
                     self.budget_hit = true;
@@ -1069,4 +1130,88 @@ pub fn explain_request(
         .map_err(|e| ExplainError::Request(e.to_string()))?;
     let inputs = Inputs::from_request(&request);
     Ok(explain(&program, &trees, &inputs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn explained(hcl: &str, slots: usize) -> Explanation {
+        let files = vec![("main.hcl".to_string(), hcl.to_string())];
+        let (program, trees) = crate::lower::ir::compile_for_explain(&files)
+            .unwrap_or_else(|e| panic!("{}", e.message()));
+        explain_recording(&program, &trees, &Inputs::default(), slots)
+    }
+
+    const LOCALS: &str = "locals {\n  a = 1\n  b = a + 1\n}\n";
+
+    #[test]
+    fn expressions_evaluated_past_the_frame_slots_are_kept_as_written() {
+        let all = explained(LOCALS, EXPLAIN_FRAME_SLOTS);
+        assert!(all.notes.is_empty(), "{:?}", all.notes);
+        assert!(
+            all.program_text().contains("b = 2"),
+            "{}",
+            all.program_text()
+        );
+        // `a` runs in a frame of one slot (`req`) and costs two; `b` would cost three.
+        let capped = explained(LOCALS, 2);
+        let text = capped.program_text();
+        assert!(
+            text.contains("a = 1") && text.contains("b = a + 1"),
+            "{text}"
+        );
+        assert_eq!(
+            capped.notes,
+            [
+                "the evaluation used more than 2 frame slots: 1 expression(s) evaluated past \
+              them are kept as written"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_block_of_thousands_of_locals_stays_within_the_frame_slots() {
+        // Every local sees those before it: 2,000 of them would record 2 million slots.
+        let mut hcl = String::from("locals {\n  l0 = 0\n");
+        for i in 1..2000 {
+            hcl.push_str(&format!("  l{i} = l{} + 1\n", i - 1));
+        }
+        hcl.push_str("}\n");
+        let x = explained(&hcl, EXPLAIN_FRAME_SLOTS);
+        let text = x.program_text();
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("l1 = 1 l2 = 2"), "{text}");
+        assert!(words.contains("l1999 = l1998 + 1 }"), "{text}");
+        assert!(
+            x.notes[0].contains("more than 1000000 frame slots"),
+            "{:?}",
+            x.notes
+        );
+    }
+
+    #[test]
+    fn folding_a_deep_expression_is_bounded_by_one_budget() {
+        // Each level of nesting is not known (`req` is null): folding evaluates every level
+        // again, and with it the 300,000 elements made inside; 40 levels would cost 12
+        // million elements, three times the budget of all the folding (with a VM and its
+        // budgets for each fold, the time grew with the depth: 160 levels took 7 times
+        // longer than 40).
+        let heavy = "length([for i in range(1000) : range(300)])";
+        let mut e = format!("[{heavy}, req.missing]");
+        for _ in 0..40 {
+            e = format!("[{e}, req.missing]");
+        }
+        let x = explained(
+            &format!("locals {{\n  deep = {e}\n}}\n"),
+            EXPLAIN_FRAME_SLOTS,
+        );
+        assert!(
+            x.notes
+                .iter()
+                .any(|n| n.contains("evaluation budget was exceeded while folding")),
+            "{:?}",
+            x.notes
+        );
+    }
 }

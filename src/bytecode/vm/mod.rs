@@ -254,6 +254,14 @@ impl<'p> Vm<'p> {
         }
     }
 
+    /// Starts the wall-time budget again; the other budgets go on. For a caller that runs
+    /// many short evaluations between work of its own (`explain` folding the parts of the
+    /// expressions it prints): their instructions, allocation and calls stay bounded
+    /// together, and each by the wall time alone.
+    pub fn restart_clock(&mut self) {
+        self.started = Instant::now();
+    }
+
     /// Instructions executed so far (for tests and metrics).
     pub fn steps(&self) -> u64 {
         self.steps
