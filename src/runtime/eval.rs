@@ -156,15 +156,17 @@ impl DiscardType {
     }
 }
 
+/// Why a block part was discarded (Go's reason strings, [`DiscardReason::as_str`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DiscardReason {
+pub enum DiscardReason {
     UserCondition,
     Incomplete,
     BadSecret,
 }
 
 impl DiscardReason {
-    fn as_str(self) -> &'static str {
+    /// Go's name of the reason, as `FullyResolved` reports it.
+    pub fn as_str(self) -> &'static str {
         match self {
             DiscardReason::UserCondition => "user-condition",
             DiscardReason::Incomplete => "incomplete",
@@ -257,7 +259,7 @@ pub trait Observer {
     fn discarded(
         &mut self,
         kind: &'static str,
-        reason: &'static str,
+        reason: DiscardReason,
         span: Span,
         context: &[String],
     );
@@ -420,7 +422,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// Record a discarded block part (and tell the observer).
     fn discard(&mut self, d: Discard) {
         if let Some(o) = self.observer.as_deref_mut() {
-            o.discarded(d.kind.as_str(), d.reason.as_str(), d.span, &d.context);
+            o.discarded(d.kind.as_str(), d.reason, d.span, &d.context);
         }
         self.discards.push(d);
     }

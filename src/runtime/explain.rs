@@ -26,7 +26,7 @@ use crate::bytecode::code::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{CExpr, Program};
 use crate::protocol::doc::Json;
-use crate::runtime::eval::{Inputs, Observer, evaluate_observed};
+use crate::runtime::eval::{DiscardReason, Inputs, Observer, evaluate_observed};
 use crate::syntax::ast::{self, Block, Body, BodyItem, Expr, ExprKind, TemplatePart};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::{SourceMap, Span};
@@ -231,7 +231,7 @@ struct Run {
     item: Option<(usize, Value, Str)>,
     parent: Option<usize>,
     /// (kind, reason, range, messages) of what was discarded in this run.
-    discards: Vec<(&'static str, &'static str, Span, Vec<String>)>,
+    discards: Vec<(&'static str, DiscardReason, Span, Vec<String>)>,
     /// The diagnostics the block returned.
     diags: Vec<Diagnostic>,
     /// It returned errors that no block inside it returned.
@@ -310,7 +310,7 @@ impl Observer for Recorder {
     fn discarded(
         &mut self,
         kind: &'static str,
-        reason: &'static str,
+        reason: DiscardReason,
         span: Span,
         context: &[String],
     ) {
@@ -663,8 +663,11 @@ impl<'a> Printer<'a> {
         } else {
             Vec::new()
         };
-        if let Some((_, reason, span, _)) = run.discards.iter().find(|d| d.1 == "user-condition") {
-            let _ = reason;
+        if let Some((_, _, span, _)) = run
+            .discards
+            .iter()
+            .find(|d| d.1 == DiscardReason::UserCondition)
+        {
             return Outcome {
                 status: Status::Discarded,
                 reason: format!("its condition is false ({})", self.range(*span)),
@@ -675,12 +678,12 @@ impl<'a> Printer<'a> {
         if let Some((kind, reason, span, context)) = run.discards.first().cloned() {
             let unknown = self.unknowns(r, span);
             return Outcome {
-                status: if reason == "incomplete" {
+                status: if reason == DiscardReason::Incomplete {
                     Status::Deferred
                 } else {
                     Status::Discarded
                 },
-                reason: format!("{kind} {reason} at {}", self.range(span)),
+                reason: format!("{kind} {} at {}", reason.as_str(), self.range(span)),
                 unknown,
                 diagnostics: context,
             };
