@@ -587,6 +587,14 @@ mod hand_picked {
         rejects("a = [foo x in y : v]\n");
         rejects("a = [for x of y : v]\n");
         rejects("a = {\n x = 1 y = 2 }\n");
+        // hcl peeks for a splat's `*` before it drops newlines inside the brackets.
+        rejects("a = x[\n*]\n");
+        rejects("a = x-y[\n*][null] # c\n");
+        rejects("a = x[ # c\n*]\n");
+        rejects("a = { b = x[\n*] }\n");
+        accepts("a = x[ /* c */ *]\n");
+        accepts("a = (x[\n*])\n");
+        accepts("a = x[\n0]\n");
     }
 
     #[test]

@@ -194,6 +194,7 @@ fn filter(src: &str, raw: &[Token], outer: Frame) -> Result<Vec<Tk>, ()> {
                 }
                 Gk::Lex(K::CBrace)
             }
+            K::OBrack if newlines && star_on_a_later_line(src, &raw[i + 1..]) => return Err(()),
             K::OBrack | K::OParen => {
                 let close = if t.kind == K::OBrack {
                     K::CBrack
@@ -260,6 +261,24 @@ fn filter(src: &str, raw: &[Token], outer: Frame) -> Result<Vec<Tk>, ()> {
         out.push(Tk { kind, span: t.span });
     }
     Ok(out)
+}
+
+/// After a `[` where newlines count: does a newline come first and then `*`? hcl looks
+/// for the `*` of a splat `[*]` before it ignores newlines, so it reads `x[` newline `*`
+/// as an index starting with `*`, an invalid expression (as is a tuple starting with
+/// `*`). A block comment is skipped; a line comment is a newline.
+fn star_on_a_later_line(src: &str, rest: &[Token]) -> bool {
+    let ends_line = |t: &Token| {
+        t.kind == K::Newline
+            || (t.kind == K::Comment && src.get(t.span.bytes()).is_some_and(|c| c.ends_with('\n')))
+    };
+    let mut toks = rest
+        .iter()
+        .skip_while(|t| t.kind == K::Comment && !ends_line(t));
+    toks.next().is_some_and(ends_line)
+        && toks
+            .find(|t| !matches!(t.kind, K::Newline | K::Comment))
+            .is_some_and(|t| t.kind == K::Star)
 }
 
 /// hcl's test after `{`: is the next token (newlines and comments skipped) `for`?
