@@ -714,28 +714,24 @@ pub fn check_invalid_tokens(tokens: &[Token]) -> Vec<Diagnostic> {
                 ));
                 told_bitwise += 1;
             }
-            TokenKind::Backtick => {
-                if told_backtick % 2 == 0 {
-                    diags.push(Diagnostic::error(
-                        "Invalid character",
+            TokenKind::Backtick | TokenKind::Apostrophe => {
+                let (told, detail) = if tok.kind == TokenKind::Backtick {
+                    (
+                        &mut told_backtick,
                         "The \"`\" character is not valid. To create a multi-line string, use the \"heredoc\" syntax, like \"<<EOT\".",
-                        tok.span,
-                    ));
-                }
-                if told_backtick <= 2 {
-                    told_backtick += 1;
-                }
-            }
-            TokenKind::Apostrophe => {
-                if told_apostrophe % 2 == 0 {
-                    diags.push(Diagnostic::error(
-                        "Invalid character",
+                    )
+                } else {
+                    (
+                        &mut told_apostrophe,
                         "Single quotes are not valid. Use double quotes (\") to enclose strings.",
-                        tok.span,
-                    ));
+                    )
+                };
+                // The opening quotes of the first two pairs (`told` stops at 3).
+                if *told % 2 == 0 {
+                    diags.push(Diagnostic::error("Invalid character", detail, tok.span));
                 }
-                if told_apostrophe <= 2 {
-                    told_apostrophe += 1;
+                if *told <= 2 {
+                    *told += 1;
                 }
             }
             TokenKind::Semicolon if told_semicolon < 1 => {
@@ -781,6 +777,23 @@ fn literal_marker_len(b: &[u8], q: usize) -> Option<usize> {
 mod tests {
     use super::*;
     use TokenKind as K;
+
+    #[test]
+    fn quote_characters_are_told_at_the_first_two_pairs() {
+        for (q, detail) in [('`', "The \"`\""), ('\'', "Single quotes")] {
+            let src = format!("a = {q}x{q} + {q}y{q} + {q}z{q}\n");
+            let diags = check_invalid_tokens(&tokenize(&src, FileId(0)));
+            let cols: Vec<u32> = diags
+                .iter()
+                .map(|d| d.subject.expect("a range").start.col)
+                .collect();
+            assert_eq!(cols, [5, 11], "{src}");
+            assert!(
+                diags.iter().all(|d| d.detail.starts_with(detail)),
+                "{diags:?}"
+            );
+        }
+    }
 
     #[test]
     fn scanning_stops_at_the_token_budget_in_every_mode() {
