@@ -1,4 +1,4 @@
-//! Differential tests: the LR grammar (`fn_hcl::syntax::grammar`) and the hand-written parser
+//! Differential tests: the LR grammar (the `fn_hcl_grammar` crate) and the hand-written parser
 //! (`fn_hcl::syntax::parser::parse_file`) must agree on every input: both accept it and build
 //! identical trees (spans included), or both reject it.
 //!
