@@ -221,6 +221,11 @@ impl Workspace {
         self.analyses.remove(&key);
         if let ProgramKey::Dir(d) = &key {
             self.disk.remove(d);
+            // The last open document of the directory: its sample goes too (kept, every
+            // directory ever opened would hold its sample for the session).
+            if !self.docs.keys().any(|u| program_key(u) == key) {
+                self.samples.remove(d);
+            }
         }
         key
     }
@@ -243,21 +248,21 @@ impl Workspace {
     /// The analysis of a program (computed now if anything changed since the last one).
     pub fn analysis(&mut self, key: &ProgramKey) -> Arc<Analysis> {
         // The sample files are not watched by editors: their change shows in their stamps.
-        let sample = match key {
-            ProgramKey::Dir(d) => {
-                let s = self.samples.entry(d.clone()).or_default();
-                if s.refresh(d) {
-                    self.analyses.remove(key);
-                }
-                s.docs.clone()
-            }
-            ProgramKey::Alone(_) => None,
-        };
+        if let ProgramKey::Dir(d) = key
+            && self.samples.entry(d.clone()).or_default().refresh(d)
+        {
+            self.analyses.remove(key);
+        }
         if let Some(a) = self.analyses.get(key) {
             return a.clone();
         }
         let files = self.files_of(key);
-        let a = Arc::new(Analysis::new(files, sample.as_ref()));
+        // Read in place (the documents can be MiBs: not copied for every request).
+        let sample = match key {
+            ProgramKey::Dir(d) => self.samples.get(d).and_then(|s| s.docs.as_ref()),
+            ProgramKey::Alone(_) => None,
+        };
+        let a = Arc::new(Analysis::new(files, sample));
         self.analyses.insert(key.clone(), a.clone());
         a
     }
@@ -485,6 +490,10 @@ mod tests {
         );
         let a = ws.analysis(&key);
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        // Closing the directory's last open document leaves nothing of it behind.
+        assert_eq!(ws.samples.len(), 1);
+        ws.close(&uri);
+        assert!(ws.samples.is_empty() && ws.disk.is_empty() && ws.analyses.is_empty());
         std::fs::remove_dir_all(&dir).ok();
     }
 }
