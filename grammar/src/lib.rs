@@ -105,53 +105,15 @@ pub fn parse_tokens(src: &str, raw: &[Token]) -> Result<File, ()> {
 
 // ----- tokens ----------------------------------------------------------------------------
 
-/// Token kinds the grammar sees: the lexer's, minus comments and invalid tokens, plus the
+/// Token kinds the grammar sees: the lexer's (but comments, which become newlines
+/// where they end a line, and the invalid tokens, which fail at once), plus the
 /// context-dependent classifications described in the module docs.
 #[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gk {
-    OBrace,
+    Lex(K),
     /// The `{` of a `{for ...}` expression.
     OBraceFor,
-    CBrace,
-    OBrack,
-    CBrack,
-    OParen,
-    CParen,
-    OQuote,
-    CQuote,
-    OHeredoc,
-    CHeredoc,
-    Star,
-    Slash,
-    Plus,
-    Minus,
-    Percent,
-    Equal,
-    EqualOp,
-    NotEqual,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    And,
-    Or,
-    Bang,
-    Dot,
-    Comma,
-    DoubleColon,
-    Ellipsis,
-    FatArrow,
-    Question,
-    Colon,
-    Interp,
-    Control,
-    SeqEnd,
-    QuotedLit,
-    StringLit,
-    Number,
-    Ident,
-    Newline,
     /// Template directive keywords (only right after `%{`).
     KwIf,
     KwElse,
@@ -207,18 +169,18 @@ fn filter(src: &str, raw: &[Token], outer: Frame) -> Result<Vec<Tk>, ()> {
                 if let Some(Frame::Body { expr }) = frames.last_mut() {
                     *expr = false;
                 }
-                Gk::Newline
+                Gk::Lex(K::Newline)
             }
             K::OBrace => {
                 if top == (Frame::Body { expr: false }) {
                     frames.push(Frame::Body { expr: false });
-                    Gk::OBrace
+                    Gk::Lex(K::OBrace)
                 } else if next_is_for(src, &raw[i + 1..]) {
                     frames.push(Frame::NoNl(K::CBrace));
                     Gk::OBraceFor
                 } else {
                     frames.push(Frame::Object);
-                    Gk::OBrace
+                    Gk::Lex(K::OBrace)
                 }
             }
             K::CBrace => {
@@ -230,108 +192,60 @@ fn filter(src: &str, raw: &[Token], outer: Frame) -> Result<Vec<Tk>, ()> {
                 {
                     frames.pop();
                 }
-                Gk::CBrace
+                Gk::Lex(K::CBrace)
             }
-            K::OBrack => {
-                frames.push(Frame::NoNl(K::CBrack));
-                Gk::OBrack
+            K::OBrack if newlines && star_on_a_later_line(src, &raw[i + 1..]) => return Err(()),
+            K::OBrack | K::OParen => {
+                let close = if t.kind == K::OBrack {
+                    K::CBrack
+                } else {
+                    K::CParen
+                };
+                frames.push(Frame::NoNl(close));
+                Gk::Lex(t.kind)
             }
-            K::CBrack => {
-                if top == Frame::NoNl(K::CBrack) {
+            K::CBrack | K::CParen | K::TemplateSeqEnd => {
+                if top == Frame::NoNl(t.kind) {
                     frames.pop();
                 }
-                Gk::CBrack
-            }
-            K::OParen => {
-                frames.push(Frame::NoNl(K::CParen));
-                Gk::OParen
-            }
-            K::CParen => {
-                if top == Frame::NoNl(K::CParen) {
-                    frames.pop();
-                }
-                Gk::CParen
+                Gk::Lex(t.kind)
             }
             K::TemplateInterp | K::TemplateControl => {
                 frames.push(Frame::NoNl(K::TemplateSeqEnd));
                 if t.kind == K::TemplateControl {
                     out.push(Tk {
-                        kind: Gk::Control,
+                        kind: Gk::Lex(t.kind),
                         span: t.span,
                     });
                     after_control = true;
                     continue;
                 }
-                Gk::Interp
-            }
-            K::TemplateSeqEnd => {
-                if top == Frame::NoNl(K::TemplateSeqEnd) {
-                    frames.pop();
-                }
-                Gk::SeqEnd
+                Gk::Lex(t.kind)
             }
             K::OQuote | K::OHeredoc => {
                 frames.push(Frame::Template);
-                if t.kind == K::OQuote {
-                    Gk::OQuote
-                } else {
-                    Gk::OHeredoc
-                }
+                Gk::Lex(t.kind)
             }
             K::CQuote | K::CHeredoc => {
                 if top == Frame::Template {
                     frames.pop();
                 }
-                if t.kind == K::CQuote {
-                    Gk::CQuote
-                } else {
-                    Gk::CHeredoc
-                }
+                Gk::Lex(t.kind)
             }
             K::Equal => {
                 if let Some(Frame::Body { expr }) = frames.last_mut() {
                     *expr = true;
                 }
-                Gk::Equal
+                Gk::Lex(K::Equal)
             }
-            K::Ident => {
-                if after_control {
-                    match text(t) {
-                        "if" => Gk::KwIf,
-                        "else" => Gk::KwElse,
-                        "endif" => Gk::KwEndif,
-                        "for" => Gk::KwFor,
-                        "endfor" => Gk::KwEndfor,
-                        _ => Gk::Ident,
-                    }
-                } else {
-                    Gk::Ident
-                }
-            }
-            K::Star => Gk::Star,
-            K::Slash => Gk::Slash,
-            K::Plus => Gk::Plus,
-            K::Minus => Gk::Minus,
-            K::Percent => Gk::Percent,
-            K::EqualOp => Gk::EqualOp,
-            K::NotEqual => Gk::NotEqual,
-            K::LessThan => Gk::Lt,
-            K::LessThanEq => Gk::Le,
-            K::GreaterThan => Gk::Gt,
-            K::GreaterThanEq => Gk::Ge,
-            K::And => Gk::And,
-            K::Or => Gk::Or,
-            K::Bang => Gk::Bang,
-            K::Dot => Gk::Dot,
-            K::Comma => Gk::Comma,
-            K::DoubleColon => Gk::DoubleColon,
-            K::Ellipsis => Gk::Ellipsis,
-            K::FatArrow => Gk::FatArrow,
-            K::Question => Gk::Question,
-            K::Colon => Gk::Colon,
-            K::QuotedLit => Gk::QuotedLit,
-            K::StringLit => Gk::StringLit,
-            K::NumberLit => Gk::Number,
+            K::Ident if after_control => match text(t) {
+                "if" => Gk::KwIf,
+                "else" => Gk::KwElse,
+                "endif" => Gk::KwEndif,
+                "for" => Gk::KwFor,
+                "endfor" => Gk::KwEndfor,
+                _ => Gk::Lex(K::Ident),
+            },
             K::BitwiseAnd
             | K::BitwiseOr
             | K::BitwiseNot
@@ -341,11 +255,30 @@ fn filter(src: &str, raw: &[Token], outer: Frame) -> Result<Vec<Tk>, ()> {
             | K::Semicolon
             | K::Invalid
             | K::QuotedNewline => return Err(()),
+            k => Gk::Lex(k),
         };
         after_control = false;
         out.push(Tk { kind, span: t.span });
     }
     Ok(out)
+}
+
+/// After a `[` where newlines count: does a newline come first and then `*`? hcl looks
+/// for the `*` of a splat `[*]` before it ignores newlines, so it reads `x[` newline `*`
+/// as an index starting with `*`, an invalid expression (as is a tuple starting with
+/// `*`). A block comment is skipped; a line comment is a newline.
+fn star_on_a_later_line(src: &str, rest: &[Token]) -> bool {
+    let ends_line = |t: &Token| {
+        t.kind == K::Newline
+            || (t.kind == K::Comment && src.get(t.span.bytes()).is_some_and(|c| c.ends_with('\n')))
+    };
+    let mut toks = rest
+        .iter()
+        .skip_while(|t| t.kind == K::Comment && !ends_line(t));
+    toks.next().is_some_and(ends_line)
+        && toks
+            .find(|t| !matches!(t.kind, K::Newline | K::Comment))
+            .is_some_and(|t| t.kind == K::Star)
 }
 
 /// hcl's test after `{`: is the next token (newlines and comments skipped) `for`?
@@ -864,7 +797,7 @@ impl<'s> Cx<'s> {
             Ok(i) => self
                 .toks
                 .get(i)
-                .is_some_and(|t| t.kind == Gk::Ident && self.text(*t) == "for"),
+                .is_some_and(|t| t.kind == Gk::Lex(K::Ident) && self.text(*t) == "for"),
             Err(_) => false,
         }
     }
@@ -1074,7 +1007,7 @@ impl<'s> Cx<'s> {
                 span: Span::new(c.span.file, at, at),
             }));
         }
-        if o.kind == Gk::OHeredoc && self.text(o).starts_with("<<-") {
+        if o.kind == Gk::Lex(K::OHeredoc) && self.text(o).starts_with("<<-") {
             flush_heredoc(&mut flat);
         }
         let flat = meld(flat);
@@ -1115,7 +1048,8 @@ impl<'s> Cx<'s> {
             let can_trim_prev = std::mem::take(&mut next_can_trim_prev);
             let (open, close) = match &piece {
                 Piece::Lit(t) => {
-                    let Some(mut text) = decode(self.text(*t), t.kind == Gk::QuotedLit) else {
+                    let Some(mut text) = decode(self.text(*t), t.kind == Gk::Lex(K::QuotedLit))
+                    else {
                         return fail();
                     };
                     if ltrim {

@@ -30,72 +30,69 @@ pub enum Paths {
     /// The whole value.
     #[default]
     Whole,
-    /// An object's keys, and the listed attributes as their own paths say; any other
-    /// value (a list, a string, ...) whole.
-    Attrs(BTreeMap<Str, Paths>),
+    /// An object's keys, and the listed attributes (sorted by name, each once) as their
+    /// own paths say; any other value (a list, a string, ...) whole. A sorted vector, not
+    /// a map: a program's paths stay in its cached compilation, and most nodes have one
+    /// attribute (a map's node costs ten times as much).
+    Attrs(Vec<(Str, Paths)>),
 }
 
 impl Paths {
-    /// The paths of one use: the value reached by `steps` read whole.
-    fn of(steps: &[&str]) -> Paths {
-        match steps.split_first() {
-            None => Paths::Whole,
-            Some((first, rest)) => {
-                Paths::Attrs(BTreeMap::from([(Str::from(*first), Paths::of(rest))]))
-            }
-        }
+    /// The paths of a body's uses, each of which reads the value at the end of its steps
+    /// whole (no steps: the whole body). Sorted first, the uses below one attribute are
+    /// adjacent and a use comes before those it is a prefix of, so the tree is built in
+    /// one pass, each node once, however many uses a program has.
+    fn build(mut uses: Uses) -> Paths {
+        uses.sort_unstable();
+        Paths::below(&uses, 0)
     }
 
-    /// Both `self`'s and `other`'s reads.
-    fn merge(&mut self, other: Paths) {
-        match (&mut *self, other) {
-            (Paths::Whole, _) => {}
-            (_, Paths::Whole) => *self = Paths::Whole,
-            (Paths::Attrs(a), Paths::Attrs(b)) => {
-                for (k, p) in b {
-                    match a.get_mut(&k) {
-                        Some(q) => q.merge(p),
-                        None => {
-                            a.insert(k, p);
-                        }
-                    }
-                }
-            }
+    /// [`Paths::build`] for sorted uses that share their first `depth` steps.
+    fn below(uses: &[Vec<&Str>], depth: usize) -> Paths {
+        if uses.first().is_none_or(|u| u.len() == depth) {
+            return Paths::Whole;
         }
+        let mut attrs = Vec::new();
+        let mut rest = uses;
+        while let Some(key) = rest.first().and_then(|u| u.get(depth)) {
+            let n = rest
+                .iter()
+                .take_while(|u| u.get(depth) == Some(key))
+                .count();
+            attrs.push((Str::clone(key), Paths::below(&rest[..n], depth + 1)));
+            rest = &rest[n..];
+        }
+        Paths::Attrs(attrs)
     }
 
     /// The paths below attribute `key` (`None`: not read).
     pub fn attr(&self, key: &str) -> Option<&Paths> {
         match self {
             Paths::Whole => Some(self),
-            Paths::Attrs(m) => m.get(key),
+            Paths::Attrs(m) => m
+                .binary_search_by(|(n, _)| (**n).cmp(key))
+                .ok()
+                .map(|i| &m[i].1),
         }
     }
 }
+
+/// The constant steps of each use of one body, until [`Paths::build`] turns them into
+/// its paths.
+type Uses<'p> = Vec<Vec<&'p Str>>;
 
 /// [`Paths::Whole`], to lend.
 pub static WHOLE: Paths = Paths::Whole;
-
-fn add_paths(map: &mut HashMap<ChunkId, Paths>, chunk: ChunkId, p: Paths) {
-    match map.get_mut(&chunk) {
-        Some(q) => q.merge(p),
-        None => {
-            map.insert(chunk, p);
-        }
-    }
-}
 
 /// The observed bodies a program can read (see the module documentation).
 #[derive(Clone, Debug)]
 pub struct Reads {
     /// Every body may be read (also what an unanalysed program gets).
     pub all: bool,
-    /// Bodies read as `req.resource.NAME`.
-    pub names: BTreeSet<Str>,
     /// Collections whose members' bodies may be read (`req.resources.BASE`, or a
     /// collection's `self.resources`).
     pub bases: BTreeSet<Str>,
-    /// The paths read in the bodies of `names`.
+    /// Bodies read as `req.resource.NAME`, with the paths read in them.
     name_paths: BTreeMap<Str, Paths>,
     /// Resource blocks and templates (by their body chunk) that read their own observed
     /// body (`self.resource`, or `self` other than through `.name`, `.connection`, ...),
@@ -108,7 +105,6 @@ impl Default for Reads {
     fn default() -> Self {
         Reads {
             all: true,
-            names: BTreeSet::new(),
             bases: BTreeSet::new(),
             name_paths: BTreeMap::new(),
             own_body: HashMap::new(),
@@ -120,7 +116,7 @@ impl Reads {
     /// Whether the body of the observed resource `name` may be read as `req.resource.NAME`
     /// (what the request decoder asks before it turns the body into a value).
     pub fn body(&self, name: &str) -> bool {
-        self.all || self.names.contains(name)
+        self.all || self.name_paths.contains_key(name)
     }
 
     /// What the program reads of the body of `name` through `req.resource.NAME` (`None`:
@@ -166,13 +162,9 @@ impl Reads {
     /// Analyses a compiled program.
     pub fn of(program: &Program) -> Reads {
         let code = &program.code;
-        let mut r = Reads {
-            all: false,
-            names: BTreeSet::new(),
-            bases: BTreeSet::new(),
-            name_paths: BTreeMap::new(),
-            own_body: HashMap::new(),
-        };
+        let mut all = false;
+        let mut bases = BTreeSet::new();
+        let mut name_uses: BTreeMap<Str, Uses> = BTreeMap::new();
         // User functions run on their own frames (their slot 0 is an argument).
         let mut in_function: HashSet<u32> = HashSet::new();
         for f in &code.functions {
@@ -184,118 +176,123 @@ impl Reads {
             if in_function.contains(&id) {
                 continue;
             }
-            for_each_use(program, ChunkId(id), 0, |steps| {
-                match steps.first().copied() {
-                    Some("resource") => match steps.get(1) {
+            for_each_use(program, ChunkId(id), 0, |mut steps| {
+                match first(&steps) {
+                    Some("resource") => match steps.get(1).copied() {
                         Some(name) => {
-                            let name = Str::from(*name);
-                            let p = Paths::of(&steps[2..]);
-                            match r.name_paths.get_mut(&name) {
-                                Some(q) => q.merge(p),
-                                None => {
-                                    r.name_paths.insert(name.clone(), p);
-                                }
-                            }
-                            r.names.insert(name);
+                            steps.drain(..2);
+                            name_uses.entry(Str::clone(name)).or_default().push(steps);
                         }
-                        None => r.all = true,
+                        None => all = true,
                     },
                     Some("resources") => match steps.get(1) {
                         Some(base) => {
-                            r.bases.insert(Str::from(*base));
+                            bases.insert(Str::clone(base));
                         }
-                        None => r.all = true,
+                        None => all = true,
                     },
                     Some(f) if REQ_OTHER.contains(&f) => {}
                     // A name `req` does not have is an error that reads nothing.
                     Some(_) => {}
-                    None => r.all = true,
+                    None => all = true,
                 }
             });
         }
-        r.group(program, &program.root);
-        r
+        let mut own_uses = HashMap::new();
+        group(program, &program.root, &mut bases, &mut own_uses);
+        Reads {
+            all,
+            bases,
+            name_paths: name_uses
+                .into_iter()
+                .map(|(name, uses)| (name, Paths::build(uses)))
+                .collect(),
+            own_body: own_uses
+                .into_iter()
+                .map(|(chunk, uses)| (chunk, Paths::build(uses)))
+                .collect(),
+        }
     }
+}
 
-    fn group(&mut self, p: &Program, g: &Group) {
-        for item in &g.items {
-            match item {
-                Item::Group(sub) => self.group(p, sub),
-                Item::Resource(res) => {
-                    let mut chunks = Vec::new();
-                    content_chunks(&res.content, &mut chunks);
-                    let mut own: Option<Paths> = None;
-                    for c in &chunks {
-                        for_each_use(p, *c, res.self_slot, |steps| {
-                            let read = match steps.first().copied() {
-                                Some("name" | "connection") => return,
-                                Some("resource") => Paths::of(&steps[1..]),
-                                _ => Paths::Whole,
-                            };
-                            match &mut own {
-                                Some(o) => o.merge(read),
-                                None => own = Some(read),
+/// The name of a use's first step.
+fn first<'p>(steps: &[&'p Str]) -> Option<&'p str> {
+    steps.first().map(|s| &***s)
+}
+
+/// The uses of `self` in the blocks of `g`: the collections whose members' bodies are
+/// read go to `bases`, what each resource block or template reads of its own body to
+/// `own` (by its body chunk).
+fn group<'p>(
+    p: &'p Program,
+    g: &Group,
+    bases: &mut BTreeSet<Str>,
+    own: &mut HashMap<ChunkId, Uses<'p>>,
+) {
+    for item in &g.items {
+        match item {
+            Item::Group(sub) => group(p, sub, bases, own),
+            Item::Resource(res) => {
+                let mut chunks = Vec::new();
+                content_chunks(&res.content, &mut chunks);
+                for c in &chunks {
+                    for_each_use(p, *c, res.self_slot, |mut steps| {
+                        match first(&steps) {
+                            Some("name" | "connection") => return,
+                            Some("resource") => {
+                                steps.remove(0);
                             }
-                        });
-                    }
-                    if let Some(own) = own {
-                        add_paths(&mut self.own_body, res.content.body.chunk, own);
-                    }
+                            _ => steps.clear(),
+                        }
+                        own.entry(res.content.body.chunk).or_default().push(steps);
+                    });
                 }
-                Item::Collection(c) => {
-                    let mut chunks = Vec::new();
-                    locals_chunks(&c.locals, &mut chunks);
-                    chunks.extend(c.condition.as_ref().map(|a| a.expr.chunk));
-                    chunks.push(c.for_each.chunk);
-                    chunks.push(c.name.chunk);
-                    subs_chunks(&c.subs, &mut chunks);
-                    let mut template = Vec::new();
-                    content_chunks(&c.template, &mut template);
-                    let mut members = false;
-                    for ch in chunks.iter().chain(&template) {
-                        for_each_use(p, *ch, c.self_slot, |steps| {
-                            members |=
-                                !matches!(steps.first().copied(), Some("basename" | "connections"));
-                        });
-                    }
-                    // The template's `self` is declared right after `each`.
-                    let template_self = c.each_slot + 1;
-                    let mut own: Option<Paths> = None;
-                    for ch in &template {
-                        for_each_use(p, *ch, template_self, |steps| {
-                            let read = match steps.first().copied() {
-                                Some("basename" | "connections" | "connection" | "name") => {
-                                    return;
-                                }
-                                Some("resource") => Paths::of(&steps[1..]),
-                                Some("resources") => {
-                                    members = true;
-                                    return;
-                                }
-                                _ => {
-                                    members = true;
-                                    Paths::Whole
-                                }
-                            };
-                            match &mut own {
-                                Some(o) => o.merge(read),
-                                None => own = Some(read),
-                            }
-                        });
-                    }
-                    if members {
-                        self.bases.insert(c.base.clone());
-                    }
-                    if let Some(own) = own {
-                        add_paths(&mut self.own_body, c.template.body.chunk, own);
-                    }
-                }
-                Item::Composite(_)
-                | Item::Context(_)
-                | Item::Requirement(_)
-                | Item::Assert(_)
-                | Item::Fatal(_) => {}
             }
+            Item::Collection(c) => {
+                let mut chunks = Vec::new();
+                locals_chunks(&c.locals, &mut chunks);
+                chunks.extend(c.condition.as_ref().map(|a| a.expr.chunk));
+                chunks.push(c.for_each.chunk);
+                chunks.push(c.name.chunk);
+                subs_chunks(&c.subs, &mut chunks);
+                let mut template = Vec::new();
+                content_chunks(&c.template, &mut template);
+                let mut members = false;
+                for ch in chunks.iter().chain(&template) {
+                    for_each_use(p, *ch, c.self_slot, |steps| {
+                        members |= !matches!(first(&steps), Some("basename" | "connections"));
+                    });
+                }
+                // The template's `self` is declared right after `each`.
+                let template_self = c.each_slot + 1;
+                for ch in &template {
+                    for_each_use(p, *ch, template_self, |mut steps| {
+                        match first(&steps) {
+                            Some("basename" | "connections" | "connection" | "name") => return,
+                            Some("resource") => {
+                                steps.remove(0);
+                            }
+                            Some("resources") => {
+                                members = true;
+                                return;
+                            }
+                            _ => {
+                                members = true;
+                                steps.clear();
+                            }
+                        }
+                        own.entry(c.template.body.chunk).or_default().push(steps);
+                    });
+                }
+                if members {
+                    bases.insert(c.base.clone());
+                }
+            }
+            Item::Composite(_)
+            | Item::Context(_)
+            | Item::Requirement(_)
+            | Item::Assert(_)
+            | Item::Fatal(_) => {}
         }
     }
 }
@@ -348,9 +345,9 @@ fn content_chunks(c: &ResourceContent, out: &mut Vec<ChunkId>) {
 }
 
 /// A constant step's name: `.name`, or `["name"]`.
-fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'a str> {
+fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'a Str> {
     match op? {
-        Op::Attr { name, .. } => code.names.get(*name as usize).map(|n| &**n),
+        Op::Attr { name, .. } => code.names.get(*name as usize),
         Op::IndexConst { key, .. } => match code.consts.get(*key as usize)? {
             Value::String(s) => Some(s),
             _ => None,
@@ -362,7 +359,12 @@ fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'
 /// Calls `f(steps)` for every read of frame slot `slot` in the chunk: the names of the
 /// constant steps that follow it, up to the first instruction that is not one (the value
 /// reached there is used whole).
-fn for_each_use(program: &Program, chunk: ChunkId, slot: u32, mut f: impl FnMut(&[&str])) {
+fn for_each_use<'p>(
+    program: &'p Program,
+    chunk: ChunkId,
+    slot: u32,
+    mut f: impl FnMut(Vec<&'p Str>),
+) {
     let code = &program.code;
     let Some(info) = code.chunks.get(chunk.0 as usize) else {
         return;
@@ -377,7 +379,7 @@ fn for_each_use(program: &Program, chunk: ChunkId, slot: u32, mut f: impl FnMut(
                 while let Some(name) = step(code, ops.get(i + 1 + steps.len())) {
                     steps.push(name);
                 }
-                f(&steps);
+                f(steps);
             }
             _ => {}
         }
@@ -396,7 +398,7 @@ mod tests {
     }
 
     fn names(r: &Reads) -> Vec<&str> {
-        r.names.iter().map(|s| &**s).collect()
+        r.name_paths.keys().map(|s| &**s).collect()
     }
 
     fn bases(r: &Reads) -> Vec<&str> {
@@ -462,7 +464,7 @@ mod tests {
         );
         assert!(!r.all);
         assert_eq!(bases(&r), ["web"]);
-        assert!(r.names.is_empty());
+        assert!(names(&r).is_empty());
     }
 
     #[test]
@@ -603,12 +605,12 @@ resource a {
     }
 
     fn attrs(entries: Vec<(&str, Paths)>) -> Paths {
-        Paths::Attrs(
-            entries
-                .into_iter()
-                .map(|(k, p)| (Str::from(k), p))
-                .collect(),
-        )
+        let mut entries: Vec<(Str, Paths)> = entries
+            .into_iter()
+            .map(|(k, p)| (Str::from(k), p))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Paths::Attrs(entries)
     }
 
     #[test]
@@ -661,6 +663,33 @@ resource a {
         }
         // Everything read: every path whole.
         assert_eq!(Reads::default().body_paths("x"), Some(&Paths::Whole));
+    }
+
+    #[test]
+    fn paths_are_built_from_uses_in_any_order() {
+        let names: Vec<Str> = ["a", "b", "c", "z"].map(Str::from).to_vec();
+        let [a, b, c, z] = [&names[0], &names[1], &names[2], &names[3]];
+        let uses = vec![
+            vec![z, a],
+            vec![b, c, a],
+            vec![z, a],
+            vec![b],
+            vec![a, c],
+            vec![b, a],
+            vec![a, b],
+        ];
+        let want = attrs(vec![
+            ("a", attrs(vec![("b", Paths::Whole), ("c", Paths::Whole)])),
+            ("b", Paths::Whole),
+            ("z", attrs(vec![("a", Paths::Whole)])),
+        ]);
+        let got = Paths::build(uses);
+        assert_eq!(got, want);
+        assert_eq!(got.attr("z").and_then(|p| p.attr("a")), Some(&Paths::Whole));
+        assert_eq!(got.attr("a").and_then(|p| p.attr("a")), None);
+        assert_eq!(got.attr("y"), None);
+        // A use of the whole body covers every other.
+        assert_eq!(Paths::build(vec![vec![a, b], vec![]]), Paths::Whole);
     }
 
     #[test]

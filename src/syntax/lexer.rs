@@ -330,8 +330,14 @@ struct Scanner<'a> {
 }
 
 impl<'a> Scanner<'a> {
+    /// Whether the token budget is spent: every scanning loop stops here, so input past
+    /// the budget is not read at all.
+    fn full(&self) -> bool {
+        self.toks.len() > self.max
+    }
+
     fn emit(&mut self, kind: TokenKind, start: usize, end: usize) {
-        if self.toks.len() > self.max && kind != TokenKind::Eof {
+        if self.full() && kind != TokenKind::Eof {
             return;
         }
         let s = self.cur.at(start);
@@ -381,6 +387,10 @@ impl<'a> Scanner<'a> {
         while let Some(res) = lex.next() {
             let sp = lex.span();
             let (s, e) = (base + sp.start, base + sp.end);
+            if self.full() {
+                self.pos = s;
+                return;
+            }
             let tok = match res {
                 Ok(t) => t,
                 Err(()) => {
@@ -490,7 +500,7 @@ impl<'a> Scanner<'a> {
     /// Inside a quoted template: literal runs, escapes, sequences, the closing quote.
     fn scan_quoted(&mut self) {
         let b = self.bytes();
-        while self.pos < b.len() {
+        while self.pos < b.len() && !self.full() {
             let p = self.pos;
             let seq = self.seq_start(p);
             if seq > 0 {
@@ -557,7 +567,7 @@ impl<'a> Scanner<'a> {
     /// marker line, and sequences.
     fn scan_heredoc(&mut self) {
         let b = self.bytes();
-        while self.pos < b.len() {
+        while self.pos < b.len() && !self.full() {
             let p = self.pos;
             let seq = self.seq_start(p);
             if seq > 0 {
@@ -637,8 +647,8 @@ pub fn tokenize_into(src: &str, file: FileId, toks: Vec<Token>) -> Vec<Token> {
 }
 
 /// [`tokenize_into`] that stops once more than `max` tokens were found (the list then
-/// holds more than `max + 1` tokens, `Eof` included, and ends early): a program over
-/// its token budget costs no more than the budget to refuse.
+/// holds `max + 2` tokens, the last an `Eof` where scanning stopped, not at the end of
+/// the text): a program over its token budget costs no more than the budget to refuse.
 pub fn tokenize_at_most(src: &str, file: FileId, mut toks: Vec<Token>, max: usize) -> Vec<Token> {
     toks.clear();
     toks.reserve((src.len() / 4 + 1).min(max.saturating_add(2)));
@@ -661,14 +671,17 @@ pub fn tokenize_at_most(src: &str, file: FileId, mut toks: Vec<Token>, max: usiz
         pos: start,
         max,
     };
-    while sc.pos < src.len() && sc.toks.len() <= max {
+    while sc.pos < src.len() && !sc.full() {
         match sc.stack.last() {
             Some(Mode::Quoted) => sc.scan_quoted(),
             Some(Mode::Heredoc { .. }) => sc.scan_heredoc(),
             _ => sc.scan_main(),
         }
     }
-    sc.emit(TokenKind::Eof, src.len(), src.len());
+    // Over the budget, the end of the text would cost a walk over all of it (positions
+    // count lines and graphemes).
+    let end = if sc.full() { sc.pos } else { src.len() };
+    sc.emit(TokenKind::Eof, end, end);
     sc.toks
 }
 
@@ -701,28 +714,24 @@ pub fn check_invalid_tokens(tokens: &[Token]) -> Vec<Diagnostic> {
                 ));
                 told_bitwise += 1;
             }
-            TokenKind::Backtick => {
-                if told_backtick % 2 == 0 {
-                    diags.push(Diagnostic::error(
-                        "Invalid character",
+            TokenKind::Backtick | TokenKind::Apostrophe => {
+                let (told, detail) = if tok.kind == TokenKind::Backtick {
+                    (
+                        &mut told_backtick,
                         "The \"`\" character is not valid. To create a multi-line string, use the \"heredoc\" syntax, like \"<<EOT\".",
-                        tok.span,
-                    ));
-                }
-                if told_backtick <= 2 {
-                    told_backtick += 1;
-                }
-            }
-            TokenKind::Apostrophe => {
-                if told_apostrophe % 2 == 0 {
-                    diags.push(Diagnostic::error(
-                        "Invalid character",
+                    )
+                } else {
+                    (
+                        &mut told_apostrophe,
                         "Single quotes are not valid. Use double quotes (\") to enclose strings.",
-                        tok.span,
-                    ));
+                    )
+                };
+                // The opening quotes of the first two pairs (`told` stops at 3).
+                if *told % 2 == 0 {
+                    diags.push(Diagnostic::error("Invalid character", detail, tok.span));
                 }
-                if told_apostrophe <= 2 {
-                    told_apostrophe += 1;
+                if *told <= 2 {
+                    *told += 1;
                 }
             }
             TokenKind::Semicolon if told_semicolon < 1 => {
@@ -768,6 +777,47 @@ fn literal_marker_len(b: &[u8], q: usize) -> Option<usize> {
 mod tests {
     use super::*;
     use TokenKind as K;
+
+    #[test]
+    fn quote_characters_are_told_at_the_first_two_pairs() {
+        for (q, detail) in [('`', "The \"`\""), ('\'', "Single quotes")] {
+            let src = format!("a = {q}x{q} + {q}y{q} + {q}z{q}\n");
+            let diags = check_invalid_tokens(&tokenize(&src, FileId(0)));
+            let cols: Vec<u32> = diags
+                .iter()
+                .map(|d| d.subject.expect("a range").start.col)
+                .collect();
+            assert_eq!(cols, [5, 11], "{src}");
+            assert!(
+                diags.iter().all(|d| d.detail.starts_with(detail)),
+                "{diags:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn scanning_stops_at_the_token_budget_in_every_mode() {
+        for src in [
+            "a = 1\n".repeat(100_000),
+            format!("a = \"{}\"\n", "x\n".repeat(100_000)),
+            format!("a = <<EOT\n{}EOT\n", "x\n".repeat(100_000)),
+            format!("a = \"{}\"\n", "x${y}".repeat(100_000)),
+        ] {
+            let toks = tokenize_at_most(&src, FileId(0), Vec::new(), 100);
+            assert_eq!(toks.len(), 102, "{}", &src[..20]);
+            // The end is where scanning stopped: the rest of the text was not read.
+            let eof = toks[101];
+            assert_eq!(eof.kind, K::Eof);
+            assert!(eof.span.start.byte < 1000, "{}: {eof:?}", &src[..20]);
+            assert!(toks[100].span.end.byte <= eof.span.start.byte);
+        }
+        // Within the budget, `Eof` is at the end of the text.
+        let toks = tokenize_at_most("a = 1\n", FileId(0), Vec::new(), 100);
+        assert_eq!(
+            toks.last().map(|t| (t.kind, t.span.start.byte)),
+            Some((K::Eof, 6))
+        );
+    }
 
     /// hcl's position rule, one grapheme cluster at a time (the reference for `Cursor`).
     fn reference_pos(src: &str, to: usize) -> Pos {

@@ -210,6 +210,16 @@ enum TT {
     },
 }
 
+/// The clauses of a template directive, up to its end directive.
+struct Clauses {
+    /// The parts of a `%{for}`, or of an `%{if}` before its `%{else}`.
+    then: Vec<TemplatePart>,
+    /// The parts after an `%{if}`'s `%{else}`.
+    otherwise: Option<Vec<TemplatePart>>,
+    /// The end directive's range.
+    end: Span,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ctrl {
     EndIf,
@@ -2419,13 +2429,13 @@ impl<'a> Parser<'a> {
             }),
             TT::Interp { expr } => Some(TemplatePart::Interp(expr)),
             TT::If { cond, span } => {
-                if !self.enter(span) {
-                    skip_to_end(it);
-                    return None;
-                }
-                let r = self.tmpl_if(cond, span, it);
-                self.leave();
-                r
+                let c = self.tmpl_directive(Ctrl::EndIf, span, it)?;
+                Some(TemplatePart::If {
+                    cond,
+                    then: Template { parts: c.then },
+                    otherwise: c.otherwise.map(|parts| Template { parts }),
+                    span: between(span, c.end),
+                })
             }
             TT::For {
                 key,
@@ -2433,13 +2443,14 @@ impl<'a> Parser<'a> {
                 coll,
                 span,
             } => {
-                if !self.enter(span) {
-                    skip_to_end(it);
-                    return None;
-                }
-                let r = self.tmpl_for(key, val, coll, span, it);
-                self.leave();
-                r
+                let c = self.tmpl_directive(Ctrl::EndFor, span, it)?;
+                Some(TemplatePart::For {
+                    key_var: key,
+                    value_var: val,
+                    collection: coll,
+                    body: Template { parts: c.then },
+                    span: between(span, c.end),
+                })
             }
             TT::End { span } => {
                 self.err(
@@ -2460,93 +2471,47 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn tmpl_if(
+    /// The parts of an `%{if}` (`end`: [`Ctrl::EndIf`]) or `%{for}` ([`Ctrl::EndFor`])
+    /// directive opened at `open`, up to its end directive. `None` after an error
+    /// (reported with hcl's messages) or past the nesting limit.
+    fn tmpl_directive(
         &mut self,
-        cond: Expr,
-        if_span: Span,
+        end: Ctrl,
+        open: Span,
         it: &mut std::iter::Peekable<std::vec::IntoIter<TT>>,
-    ) -> Option<TemplatePart> {
-        let mut then = Vec::new();
-        let mut otherwise: Option<Vec<TemplatePart>> = None;
-        let endif_span;
-        loop {
-            match it.peek() {
-                None => return None,
-                Some(TT::End { span }) => {
-                    let span = *span;
-                    let detail = format!(
-                        "The if directive at {} is missing its corresponding endif directive.",
-                        self.range_str(if_span)
-                    );
-                    self.err("Unexpected end of template", detail, span);
-                    return None;
-                }
-                Some(TT::EndCtrl { kind, span }) => {
-                    let (kind, span) = (*kind, *span);
-                    it.next();
-                    match kind {
-                        Ctrl::Else => {
-                            if otherwise.is_none() {
-                                otherwise = Some(Vec::new());
-                                continue;
-                            }
-                            let detail = format!(
-                                "Already in the else clause for the if started at {}.",
-                                self.range_str(if_span)
-                            );
-                            self.err("Unexpected else directive", detail, span);
-                        }
-                        Ctrl::EndIf => {
-                            endif_span = span;
-                            break;
-                        }
-                        Ctrl::EndFor => {
-                            let detail = format!(
-                                "Expecting an endif directive for the if started at {}.",
-                                self.range_str(if_span)
-                            );
-                            self.err("Unexpected endfor directive", detail, span);
-                        }
-                    }
-                    return None;
-                }
-                Some(_) => {
-                    let part = self.tmpl_expr(it);
-                    if let Some(p) = part {
-                        match &mut otherwise {
-                            Some(o) => o.push(p),
-                            None => then.push(p),
-                        }
-                    }
-                }
-            }
+    ) -> Option<Clauses> {
+        if !self.enter(open) {
+            skip_to_end(it);
+            return None;
         }
-        Some(TemplatePart::If {
-            cond,
-            then: Template { parts: then },
-            otherwise: otherwise.map(|parts| Template { parts }),
-            span: between(if_span, endif_span),
-        })
+        let r = self.tmpl_clauses(end, open, it);
+        self.leave();
+        r
     }
 
-    fn tmpl_for(
+    /// [`Parser::tmpl_directive`] within the nesting limit.
+    fn tmpl_clauses(
         &mut self,
-        key_var: Option<Ident>,
-        value_var: Ident,
-        collection: Expr,
-        for_span: Span,
+        end: Ctrl,
+        open: Span,
         it: &mut std::iter::Peekable<std::vec::IntoIter<TT>>,
-    ) -> Option<TemplatePart> {
-        let mut body = Vec::new();
-        let endfor_span;
+    ) -> Option<Clauses> {
+        let is_if = end == Ctrl::EndIf;
+        let mut then = Vec::new();
+        let mut otherwise: Option<Vec<TemplatePart>> = None;
         loop {
             match it.peek() {
                 None => return None,
                 Some(TT::End { span }) => {
                     let span = *span;
+                    let (kw, end_kw) = if is_if {
+                        ("if", "endif")
+                    } else {
+                        ("for", "endfor")
+                    };
                     let detail = format!(
-                        "The for directive at {} is missing its corresponding endfor directive.",
-                        self.range_str(for_span)
+                        "The {kw} directive at {} is missing its corresponding {end_kw} directive.",
+                        self.range_str(open)
                     );
                     self.err("Unexpected end of template", detail, span);
                     return None;
@@ -2554,40 +2519,44 @@ impl<'a> Parser<'a> {
                 Some(TT::EndCtrl { kind, span }) => {
                     let (kind, span) = (*kind, *span);
                     it.next();
-                    match kind {
-                        Ctrl::Else => self.err(
-                            "Unexpected else directive",
-                            "An else clause is not expected for a for directive.",
-                            span,
-                        ),
-                        Ctrl::EndFor => {
-                            endfor_span = span;
-                            break;
-                        }
-                        Ctrl::EndIf => {
-                            let detail = format!(
-                                "Expecting an endfor directive corresponding to the for directive at {}.",
-                                self.range_str(for_span)
-                            );
-                            self.err("Unexpected endif directive", detail, span);
-                        }
+                    if kind == end {
+                        return Some(Clauses {
+                            then,
+                            otherwise,
+                            end: span,
+                        });
                     }
+                    if kind == Ctrl::Else && is_if && otherwise.is_none() {
+                        otherwise = Some(Vec::new());
+                        continue;
+                    }
+                    let at = self.range_str(open);
+                    let detail = match kind {
+                        Ctrl::Else if is_if => {
+                            format!("Already in the else clause for the if started at {at}.")
+                        }
+                        Ctrl::Else => "An else clause is not expected for a for directive.".into(),
+                        Ctrl::EndFor => {
+                            format!("Expecting an endif directive for the if started at {at}.")
+                        }
+                        Ctrl::EndIf => format!(
+                            "Expecting an endfor directive corresponding to the for directive at {at}."
+                        ),
+                    };
+                    self.err(
+                        &format!("Unexpected {} directive", kind.name()),
+                        detail,
+                        span,
+                    );
                     return None;
                 }
                 Some(_) => {
                     if let Some(p) = self.tmpl_expr(it) {
-                        body.push(p);
+                        otherwise.as_mut().unwrap_or(&mut then).push(p);
                     }
                 }
             }
         }
-        Some(TemplatePart::For {
-            key_var,
-            value_var,
-            collection,
-            body: Template { parts: body },
-            span: between(for_span, endfor_span),
-        })
     }
 }
 
