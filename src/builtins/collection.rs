@@ -532,7 +532,7 @@ fn element(args: &[Value]) -> Result<Value, FuncError> {
 fn flattener(v: &Value, out: &mut Vec<Value>) -> Result<bool, FuncError> {
     let mut known = true;
     for x in items(v) {
-        crate::value::meter::tick("flatten").map_err(budget)?;
+        crate::value::meter::tick("flatten")?;
         if matches!(x, Value::Unknown(Type::Dynamic)) {
             known = false;
         }
@@ -546,16 +546,11 @@ fn flattener(v: &Value, out: &mut Vec<Value>) -> Result<bool, FuncError> {
                 known = false;
             }
         } else {
-            crate::value::meter::elements("flatten", 1).map_err(budget)?;
+            crate::value::meter::elements("flatten", 1)?;
             out.push(x.clone());
         }
     }
     Ok(known)
-}
-
-/// A budget of the evaluation ran out inside a builtin (the VM reports it as such).
-fn budget(e: crate::value::meter::Exceeded) -> FuncError {
-    FuncError::general(e.to_string())
 }
 
 fn flatten(args: &[Value]) -> Result<Value, FuncError> {
@@ -1082,7 +1077,7 @@ fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
         "setproduct",
         (total as u64).saturating_mul(args.len() as u64 + 1),
     )
-    .map_err(budget)?;
+    ?;
     let mut product = Vec::with_capacity(total);
     let mut idx = vec![0usize; args.len()];
     for _ in 0..total {

@@ -307,8 +307,7 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
     // short or encoded, which charges itself) and its padding: charge that before it does,
     // so that `%[1]s` repeated over a large string stops at the budget.
     let adds = arg.as_str().map_or(0, str::len) + verb.width.unwrap_or(0);
-    crate::value::meter::bytes("format", adds as u64)
-        .map_err(|e| FuncError::general(e.to_string()))?;
+    crate::value::meter::bytes("format", adds as u64)?;
     match verb.mode {
         'v' => append_as_is(verb, out, arg),
         't' => {

@@ -21,7 +21,7 @@ const MAX_RESULT_BYTES: usize = 64 << 20;
 /// charged to the evaluation's string budget first (see [`crate::value::meter`]).
 fn result_bytes(site: &'static str, n: usize) -> Result<(), FuncError> {
     // The evaluation's budget first: when it is exceeded the VM stops the evaluation.
-    crate::value::meter::bytes(site, n as u64).map_err(|e| FuncError::general(e.to_string()))?;
+    crate::value::meter::bytes(site, n as u64)?;
     if n > MAX_RESULT_BYTES {
         return Err(FuncError::general("the resulting string is too long"));
     }
