@@ -332,3 +332,44 @@ fn builtins_are_linear_in_large_inputs() {
     let n = n as i64;
     assert_eq!(got, [n, n, n, n, n]);
 }
+
+#[test]
+fn builtins_charge_what_they_build_before_building_it() {
+    let spec = large_spec(100_000);
+    let small = Limits {
+        max_alloc_elements: 150_000,
+        max_alloc_bytes: 2_000_000,
+        ..limits()
+    };
+    let cases = [
+        // 200,000 elements of a JSON array.
+        ("jsondecode", "length(jsondecode(req.composite.spec.ones))"),
+        // 100 groups at each of 100,001 empty matches: 10^7 elements.
+        (
+            "regexall",
+            &*format!(
+                "length(regexall(\"{}\", req.composite.spec.text))",
+                "()".repeat(100)
+            ),
+        ),
+        // A 10 KB format over 100,000 items: 1 GB of strings.
+        (
+            "formatlist",
+            &*format!(
+                "length(formatlist(\"%s{}\", split(\",\", req.composite.spec.keys)))",
+                "x".repeat(10_000)
+            ),
+        ),
+    ];
+    for (name, expr) in cases {
+        let (m, u) = run(&resource(expr), &spec, small);
+        let m = fatal(m);
+        assert!(m.ends_with(&format!("(in {name})")), "{name}: {m}");
+        // Stopped at the budget, having charged no more than one step past it.
+        assert!(
+            u.elements <= small.max_alloc_elements + 101,
+            "{name}: {u:?}"
+        );
+        assert!(u.bytes <= small.max_alloc_bytes + 10_100, "{name}: {u:?}");
+    }
+}

@@ -147,6 +147,10 @@ pub fn format_str(fmt: &str, args: &[Value]) -> Result<String, FuncError> {
 
 /// [`format_str`] appending to `out` (which may be a reused buffer).
 fn format_into(fmt: &str, args: &[Value], out: &mut String) -> Result<(), FuncError> {
+    // The literal text copied is at most the format string (each verb charges what it
+    // appends): charged first, so that `formatlist` of a long format over a long list
+    // stops at the budget instead of after building every string.
+    crate::value::meter::bytes("format", fmt.len() as u64)?;
     let b = fmt.as_bytes();
     let len = b.len();
     let mut p = 0usize;

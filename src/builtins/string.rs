@@ -859,18 +859,42 @@ fn shape_type(shape: &Shape) -> Type {
     }
 }
 
-fn capture_value(caps: &regex::Captures<'_>, shape: &Shape) -> Value {
+/// The value of one match, charged to the evaluation's budgets before it is built: a
+/// pattern of many groups makes each match many elements, and nested groups copy the
+/// same text many times (`regexall("(((...)))", s)`), far more than the string holds.
+fn capture_value(
+    site: &'static str,
+    caps: &regex::Captures<'_>,
+    shape: &Shape,
+) -> Result<Value, FuncError> {
+    let (elements, bytes) = match shape {
+        Shape::Whole => (0, caps.get(0).map_or(0, |m| m.len())),
+        Shape::Tuple(n) => (
+            *n,
+            (1..=*n).filter_map(|i| caps.get(i)).map(|m| m.len()).sum(),
+        ),
+        Shape::Object(names) => (
+            names.len(),
+            names
+                .iter()
+                .filter_map(|(_, i)| caps.get(*i))
+                .map(|m| m.len())
+                .sum(),
+        ),
+    };
+    crate::value::meter::elements(site, elements as u64)?;
+    crate::value::meter::bytes(site, bytes as u64)?;
     let group = |i: usize| match caps.get(i) {
         Some(m) => Value::string(m.as_str()),
         None => Value::Null(Type::String),
     };
-    match shape {
+    Ok(match shape {
         Shape::Whole => group(0),
         Shape::Tuple(n) => Value::tuple((1..=*n).map(group).collect()),
         Shape::Object(names) => {
             Value::object(names.iter().map(|(n, i)| (n.clone(), group(*i))).collect())
         }
-    }
+    })
 }
 
 fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
@@ -883,7 +907,7 @@ fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
     }
     let s = str_arg(args, 1)?;
     match re.captures(s) {
-        Some(caps) => Ok(capture_value(&caps, &shape)),
+        Some(caps) => capture_value("regex", &caps, &shape),
         None => Err(FuncError::general(
             "pattern did not match any part of the given string",
         )),
@@ -900,10 +924,14 @@ fn regexall(args: &[Value]) -> Result<Value, FuncError> {
         return Ok(Value::Unknown(Type::list(ety)));
     }
     let s = str_arg(args, 1)?;
+    // Each match is one element of the list, and its value (charged by capture_value).
     let items: Vec<Value> = re
         .captures_iter(s)
-        .map(|c| capture_value(&c, &shape))
-        .collect();
+        .map(|c| {
+            crate::value::meter::elements("regexall", 1)?;
+            capture_value("regexall", &c, &shape)
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Value::list(ety, items))
 }
 

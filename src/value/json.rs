@@ -487,6 +487,15 @@ impl<'a> Decoder<'a> {
     }
 }
 
+/// One more element of a decoded array or object, charged to the evaluation's budget
+/// before it is read: a long document is stopped at the budget, not after its whole tree
+/// (and its values) were built.
+fn charge_element() -> Result<(), String> {
+    crate::value::meter::elements("jsondecode", 1)
+        .and_then(|()| crate::value::meter::tick("jsondecode"))
+        .map_err(|e| e.to_string())
+}
+
 fn read_node(dec: &mut Decoder<'_>, tok: Tok, depth: usize) -> Result<Node, String> {
     if depth > MAX_DEPTH {
         return Err("exceeded max depth".into());
@@ -501,6 +510,7 @@ fn read_node(dec: &mut Decoder<'_>, tok: Tok, depth: usize) -> Result<Node, Stri
                 if let Tok::Delim(b']') = t {
                     break;
                 }
+                charge_element()?;
                 items.push(read_node(dec, t, depth + 1)?);
             }
             Ok(Node::Arr(items))
@@ -518,6 +528,7 @@ fn read_node(dec: &mut Decoder<'_>, tok: Tok, depth: usize) -> Result<Node, Stri
                     Tok::Scalar(_) => return Err("expected string but found value".into()),
                 };
                 let t = dec.token()?;
+                charge_element()?;
                 entries.push((key, read_node(dec, t, depth + 1)?));
             }
             Ok(Node::Obj(entries))
