@@ -658,13 +658,28 @@ fn lookup(args: &[Value]) -> Result<Value, FuncError> {
     let m = arg(args, 0)?;
     let key = arg(args, 1)?;
     let default = args.get(2);
-    let ret = match m.type_of() {
+    // An object's type is as large as the object: only the attribute's is built (the
+    // whole type, built and dropped per call, made `[for k in ks : lookup(o, k)]` 15
+    // times slower at 20,000 keys).
+    let kind = match m {
+        Value::Null(t) | Value::Unknown(t) => t.clone(),
+        Value::Object(_) => Type::empty_object(),
+        _ => m.type_of(),
+    };
+    let ret = match kind {
         Type::Object(attrs) => {
             let Some(k) = key.as_str() else {
                 return Ok(Value::Unknown(Type::Dynamic));
             };
-            match attrs.iter().find(|(n, _)| &**n == k) {
-                Some((_, t)) => t.clone(),
+            let attr = match m {
+                Value::Object(f) => f.get(k).map(Value::type_of),
+                _ => attrs
+                    .iter()
+                    .find(|(n, _)| &**n == k)
+                    .map(|(_, t)| t.clone()),
+            };
+            match attr {
+                Some(t) => t,
                 None => match default {
                     Some(d) => d.type_of(),
                     None => {
