@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod gofmt;
+pub mod gotime;
 pub mod json;
 pub mod meter;
 pub mod number;
