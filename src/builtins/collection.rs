@@ -1061,6 +1061,9 @@ fn set_op(args: &[Value], op: SetOp) -> Result<Value, FuncError> {
     Ok(make_set(ety, acc.unwrap_or_default()))
 }
 
+/// The most elements `setproduct` builds (its result is charged to the budgets too).
+const MAX_PRODUCT: usize = 1 << 20;
+
 fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
     if args.len() < 2 {
         return Err(FuncError::general("at least two arguments are required"));
@@ -1100,10 +1103,12 @@ fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
     let total = args
         .iter()
         .try_fold(1usize, |acc, a| acc.checked_mul(items(a).len()))
-        .ok_or_else(|| FuncError::general("the result would be too large"))?;
-    if total > 1 << 20 {
-        return Err(FuncError::general("the result would be too large"));
-    }
+        .filter(|&n| n <= MAX_PRODUCT)
+        .ok_or_else(|| {
+            FuncError::general(format!(
+                "the result would have more than {MAX_PRODUCT} elements, fn-hcl's limit for setproduct"
+            ))
+        })?;
     crate::value::meter::elements(
         "setproduct",
         (total as u64).saturating_mul(args.len() as u64 + 1),
@@ -2197,6 +2202,15 @@ mod tests {
             "setproduct",
             vec![tup(vec![]), s("a")],
             FuncError::arg(1, "a set or a list is required"),
+        );
+        // 128^3 = 2^21 tuples: refused before any is built, naming the limit.
+        let l = nums(&(0..128).collect::<Vec<_>>());
+        err(
+            "setproduct",
+            vec![l.clone(), l.clone(), l],
+            general(
+                "the result would have more than 1048576 elements, fn-hcl's limit for setproduct",
+            ),
         );
     }
 

@@ -23,7 +23,9 @@ fn result_bytes(site: &'static str, n: usize) -> Result<(), FuncError> {
     // The evaluation's budget first: when it is exceeded the VM stops the evaluation.
     crate::value::meter::bytes(site, n as u64)?;
     if n > MAX_RESULT_BYTES {
-        return Err(FuncError::general("the resulting string is too long"));
+        return Err(FuncError::general(format!(
+            "the resulting string would be {n} bytes long, more than fn-hcl's limit of {MAX_RESULT_BYTES} for one string"
+        )));
     }
     Ok(())
 }
@@ -1038,7 +1040,13 @@ mod tests {
         ok_s("indent", vec![n(2), s("a\n\nb\n")], "a\n  \n  b\n  ");
         ok_s("indent", vec![s("1"), s("a\nb")], "a\n b");
         assert!(run("indent", vec![n(-1), s("a\nb")]).is_err());
-        assert!(run("indent", vec![n(1 << 40), s("a\nb")]).is_err());
+        err(
+            "indent",
+            vec![n(1 << 40), s("a\nb")],
+            FuncError::general(
+                "the resulting string would be 1099511627779 bytes long, more than fn-hcl's limit of 67108864 for one string",
+            ),
+        );
     }
 
     #[test]
