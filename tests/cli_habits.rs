@@ -5,6 +5,7 @@
 //! kinds it is given, progress only on a terminal, and `./run` finding its binary
 //! wherever cargo put it.
 
+mod common;
 mod server_support;
 
 use server_support::process::{BIN, Proc};
@@ -121,6 +122,8 @@ fn every_subcommand_reports_failures_one_way_naming_the_file() {
         1,
         "/nonexistent/fn-hcl/tls",
     );
+    // A flag the language server refuses: a usage error in the same style.
+    assert_fails(&run(&["lsp", "--port", "7"], ""), 2, "--port");
     // A malformed command line: clap's message in the same style, exit 2.
     assert_fails(&run(&["eval"], ""), 2, "--request");
     assert_fails(&run(&["nosuch"], ""), 2, "nosuch");
@@ -283,10 +286,10 @@ fn bench_and_loadgen_show_progress_on_a_terminal_only() {
             assert!(text.contains("\x1b[2K"), "{text:?}");
             assert!(text.contains("handler/warm\t5\t"), "{text:?}");
         }
-        None if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("`script` (util-linux) is needed to test the terminal case")
-        }
-        None => eprintln!("skipped the terminal case: `script` is not available"),
+        None => common::missing(
+            "cli_habits: the terminal case",
+            "`script` (util-linux, Debian's bsdutils) is not available",
+        ),
     }
     // loadgen against a server: quiet when piped, a status line on a terminal.
     let server = Proc::spawn(&[]);

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::shared_dir;
+use common::{CASE_DATA, shared_dir};
 
 #[path = "../fuzz/fuzz_targets/checks.rs"]
 mod checks;
@@ -99,23 +99,15 @@ fn case_parts(text: &str) -> (Vec<(String, String)>, Option<String>) {
     let Ok(sections) = fn_hcl::syntax::txtar::parse(text) else {
         return (Vec::new(), None);
     };
-    let mut hcl = Vec::new();
-    let mut req = None;
-    for (name, data) in sections {
-        match name.as_str() {
-            "request.yaml" => req = Some(data),
-            "response.json" | "input.yaml" => {}
-            _ => hcl.push((name, data)),
-        }
-    }
-    (hcl, req)
-}
-
-fn txtar_of(files: &[(String, String)]) -> String {
-    files
+    let req = sections
         .iter()
-        .map(|(n, d)| format!("-- {n} --\n{d}"))
-        .collect()
+        .find(|(name, _)| name == "request.yaml")
+        .map(|(_, data)| data.clone());
+    let hcl = sections
+        .into_iter()
+        .filter(|(name, _)| !CASE_DATA.contains(&name.as_str()))
+        .collect();
+    (hcl, req)
 }
 
 /// Raw string literals of the integration tests that look like HCL.
@@ -175,7 +167,7 @@ fn write_seed_corpus() {
             for (sec, data) in &hcl {
                 texts.push((format!("{name}-{sec}"), data.clone()));
             }
-            let program = txtar_of(&hcl);
+            let program = fn_hcl::syntax::txtar::format(&hcl);
             if !hcl.is_empty() {
                 programs.push((name.clone(), program.clone()));
             }

@@ -12,14 +12,12 @@
 
 mod common;
 
-use common::{hcl_blocks, shared_dir, walk};
+use common::{hcl_corpus, shared_dir};
 
 use fn_hcl::syntax::parser::parse_file as parse_file_hand;
 use fn_hcl::syntax::span::SourceMap;
-use fn_hcl::syntax::txtar;
 use fn_hcl_grammar as grammar;
 use proptest::prelude::*;
-use std::path::Path;
 
 /// Ok(true) when both accept with equal trees, Ok(false) when both reject.
 fn agree(name: &str, src: &str) -> Result<bool, String> {
@@ -46,50 +44,12 @@ fn agree(name: &str, src: &str) -> Result<bool, String> {
     }
 }
 
-/// Every HCL text of the corpus: (label, file name, text).
-fn corpus(shared: &Path) -> Vec<(String, String, String)> {
-    let mut files = Vec::new();
-    walk(shared, &mut files);
-    let mut out = Vec::new();
-    for p in &files {
-        let rel = p
-            .strip_prefix(shared)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .into_owned();
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let Ok(text) = std::fs::read_to_string(p) else {
-            continue;
-        };
-        if ext == "md" && (rel.starts_with("spec/") || rel.starts_with("reference-docs/")) {
-            for (i, block) in hcl_blocks(&text).into_iter().enumerate() {
-                out.push((format!("{rel}#{}", i + 1), "main.hcl".to_string(), block));
-            }
-        } else if ext == "hcl" && rel.starts_with("conformance/") {
-            out.push((rel, "main.hcl".to_string(), text));
-        } else if ext == "txtar"
-            && rel.starts_with("conformance/")
-            && let Ok(sections) = txtar::parse(&text)
-        {
-            for (name, data) in sections {
-                if !matches!(
-                    name.as_str(),
-                    "request.yaml" | "response.json" | "input.yaml"
-                ) {
-                    out.push((format!("{rel}:{name}"), name, data));
-                }
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn corpus_parses_identically() {
     let Some(shared) = shared_dir("grammar_diff") else {
         return;
     };
-    let texts = corpus(&shared);
+    let texts = hcl_corpus(&shared);
     assert!(texts.len() > 100, "found only {} HCL texts", texts.len());
     let mut problems = Vec::new();
     let (mut accepted, mut rejected) = (0, 0);
@@ -472,7 +432,7 @@ fn timing_grammar_vs_hand() {
         return;
     };
     let mut src = String::new();
-    let valid: Vec<String> = corpus(&shared)
+    let valid: Vec<String> = hcl_corpus(&shared)
         .into_iter()
         .filter(|(_, name, text)| agree(name, text) == Ok(true))
         .map(|(_, _, text)| text)

@@ -2,8 +2,10 @@
 //! (README "Layout"). Reads every `crate::LAYER` path in `src/` (tests included) and fails
 //! on an import from a later layer, so the pipeline stays readable from the tree.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The layers, first to last. A layer may use any layer before it, never one after it.
 const LAYERS: &[&str] = &[
@@ -19,35 +21,46 @@ fn rank(layer: &str) -> Option<usize> {
     LAYERS.iter().position(|l| *l == layer)
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
-/// The layers a file names as `crate::LAYER`, with a line number of one use each.
+/// The layers a file names as `crate::LAYER` or in a group `crate::{LAYER::..., LAYER}`
+/// (over lines too), with the line number of one use each. Line comments are not code.
 fn imports(text: &str) -> Vec<(String, usize)> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
     let mut out: Vec<(String, usize)> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            rest = &rest[i + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !out.iter().any(|(l, _)| *l == name) {
-                out.push((name, n + 1));
+    let mut add = |name: String, at: usize| {
+        if !name.is_empty() && !out.iter().any(|(l, _)| *l == name) {
+            out.push((name, code[..at].matches('\n').count() + 1));
+        }
+    };
+    let mut from = 0;
+    while let Some(i) = code[from..].find("crate::") {
+        let at = from + i + "crate::".len();
+        from = at;
+        let Some(group) = code[at..].strip_prefix('{') else {
+            add(ident(&code[at..]), at);
+            continue;
+        };
+        // The first segment of each item of the group, at its top level.
+        let (mut depth, mut item_start) = (1, true);
+        for (j, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 1 => break,
+                '}' => depth -= 1,
+                ',' if depth == 1 => item_start = true,
+                c if item_start && !c.is_whitespace() => {
+                    add(ident(&group[j..]), at + 1 + j);
+                    item_start = false;
+                }
+                _ => {}
             }
         }
     }
@@ -58,7 +71,8 @@ fn imports(text: &str) -> Vec<(String, usize)> {
 fn layers_import_only_earlier_layers() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    common::walk(&src, &mut files);
+    files.retain(|p| p.extension().is_some_and(|x| x == "rs"));
     let mut violations = Vec::new();
     let mut seen_known = BTreeSet::new();
     let mut layers_seen = BTreeSet::new();
@@ -119,4 +133,17 @@ fn imports_are_read_from_code_not_comments() {
     let text = "use crate::syntax::ast;\n// crate::cli here is prose\nlet x = crate::value::Value::Null; // crate::server\n";
     let names: Vec<String> = imports(text).into_iter().map(|(l, _)| l).collect();
     assert_eq!(names, ["syntax", "value"]);
+}
+
+#[test]
+fn grouped_imports_name_every_layer() {
+    let text = "use crate::{\n    cli::run,\n    // server here is prose\n    value::{self, Value},\n    lsp,\n};\n";
+    assert_eq!(
+        imports(text),
+        [
+            ("cli".to_string(), 2),
+            ("value".to_string(), 4),
+            ("lsp".to_string(), 5)
+        ]
+    );
 }

@@ -3,6 +3,8 @@
 //! each followed by a request that needs the new analysis, with the server's resident
 //! memory (Linux /proc) sampled along the way.
 
+mod common;
+
 use lsp_server::{Message, Notification, Request, RequestId};
 use serde_json::json;
 use std::io::BufReader;
@@ -30,7 +32,7 @@ fn rss_kib(pid: u32) -> u64 {
 #[test]
 fn memory_is_flat_over_a_thousand_edits() {
     if !std::path::Path::new("/proc/self/status").exists() {
-        eprintln!("skipped: no /proc to read resident memory from");
+        common::missing("lsp_memory", "no /proc to read resident memory from");
         return;
     }
     let mut child = Command::new(env!("CARGO_BIN_EXE_function-hcl-ls"))

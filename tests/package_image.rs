@@ -11,18 +11,13 @@ mod common;
 mod server_support;
 
 use serde_json::Value;
+use server_support::process::Proc;
 use server_support::{call, client, http_get, request};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn in_ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
-}
 
 fn buildah_available() -> bool {
     Command::new("buildah")
@@ -147,13 +142,10 @@ fn json_file(p: &Path) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn package_build_makes_a_runnable_image_and_a_valid_xpkg() {
     if !buildah_available() {
-        assert!(
-            !in_ci(),
-            "buildah is not installed: .ci/run installs it (apt-get install -y buildah)"
-        );
-        eprintln!(
-            "\n*** SKIPPED package_image: buildah is not installed, so the image and the xpkg \
-             were NOT built or checked (Debian: apt-get install -y buildah) ***\n"
+        common::missing(
+            "package_image",
+            "buildah is not installed, so the image and the xpkg were NOT built or checked \
+             (Debian: apt-get install -y buildah; .ci/run installs it)",
         );
         return;
     }
@@ -210,47 +202,14 @@ async fn package_build_makes_a_runnable_image_and_a_valid_xpkg() {
         format!("127.0.0.1:{port}"),
         format!("127.0.0.1:{metrics_port}"),
     );
-    let mut child: Child = b
-        .cmd()
-        .args(in_image(&c, &["serve"]))
-        .args([
-            "--insecure",
-            "--address",
-            &addr,
-            "--metrics-address",
-            &metrics,
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("buildah run fn-hcl serve");
-    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
-    let sink = Arc::clone(&lines);
-    let stderr = child.stderr.take().expect("stderr");
-    let reader = std::thread::spawn(move || {
-        for l in BufReader::new(stderr).lines().map_while(Result::ok) {
-            sink.lock().expect("lock").push(l);
-        }
-    });
-    let started = Instant::now();
-    while !lines
-        .lock()
-        .expect("lock")
-        .iter()
-        .any(|l| l.contains("fn-hcl listening"))
-    {
-        if started.elapsed() > Duration::from_secs(30) || child.try_wait().ok().flatten().is_some()
-        {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "serve did not start in the image: {:?}",
-                lines.lock().expect("lock")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let mut cl = client(addr.parse().expect("addr")).await;
+    let server = Proc::start(b.cmd().args(in_image(&c, &["serve"])).args([
+        "--insecure",
+        "--address",
+        &addr,
+        "--metrics-address",
+        &metrics,
+    ]));
+    let mut cl = client(server.grpc).await;
     let rsp = call(
         &mut cl,
         request("from-the-image", "-- main.hcl --\nlocals {\n  x = 1\n}\n"),
@@ -258,7 +217,7 @@ async fn package_build_makes_a_runnable_image_and_a_valid_xpkg() {
     .await
     .expect("RunFunction answered by the image");
     assert_eq!(rsp.meta.map(|m| m.tag), Some("from-the-image".to_string()));
-    let ready = http_get(metrics.parse().expect("addr"), "/readyz").await;
+    let ready = http_get(server.metrics, "/readyz").await;
     assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
     let pid = serve_pid(port).expect("the serve process");
     assert_eq!(
@@ -269,19 +228,8 @@ async fn package_build_makes_a_runnable_image_and_a_valid_xpkg() {
     let _ = Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status();
-    let stop = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if stop.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("serve in the image did not stop on SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let _ = reader.join();
-    assert!(status.success(), "{:?}", lines.lock().expect("lock"));
+    let (status, lines) = server.wait(Duration::from_secs(30));
+    assert!(status.success(), "{lines:?}");
 
     // The xpkg: one layer annotated base, holding package.yaml alone, which is a valid
     // Function package; the runtime's layers (the binary) beside it; the user non-root.

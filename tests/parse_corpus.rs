@@ -8,13 +8,11 @@
 
 mod common;
 
-use common::{hcl_blocks, shared_dir, walk};
+use common::{hcl_corpus, shared_dir};
 
 use fn_hcl::syntax::diag::plain_all;
 use fn_hcl::syntax::parser::parse_file;
 use fn_hcl::syntax::span::SourceMap;
-use fn_hcl::syntax::txtar;
-use std::path::Path;
 
 /// (source label, first diagnostic line as function-hcl prints it) for snippets that
 /// are meant to fail. The label is `<relative path>#<n>` for the n-th hcl block of a
@@ -185,50 +183,10 @@ fn every_hcl_text_in_the_corpus_parses() {
     let Some(shared) = shared_dir("parse_corpus") else {
         return;
     };
-    let mut files = Vec::new();
-    walk(&shared, &mut files);
-    let rel = |p: &Path| {
-        p.strip_prefix(&shared)
-            .unwrap_or(p)
-            .to_string_lossy()
-            .into_owned()
-    };
-
-    let mut outcomes = Vec::new();
-    for p in &files {
-        let r = rel(p);
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let in_docs = r.starts_with("spec/") || r.starts_with("reference-docs/");
-        if ext == "md" && in_docs {
-            let Ok(md) = std::fs::read_to_string(p) else {
-                continue;
-            };
-            for (i, block) in hcl_blocks(&md).into_iter().enumerate() {
-                outcomes.push(check(format!("{r}#{}", i + 1), "main.hcl", &block));
-            }
-        } else if ext == "hcl" && r.starts_with("conformance/") {
-            let Ok(text) = std::fs::read_to_string(p) else {
-                continue;
-            };
-            outcomes.push(check(r.clone(), "main.hcl", &text));
-        } else if ext == "txtar" && r.starts_with("conformance/cases/") {
-            let Ok(text) = std::fs::read_to_string(p) else {
-                continue;
-            };
-            let Ok(sections) = txtar::parse(&text) else {
-                continue;
-            };
-            for (name, data) in sections {
-                if matches!(
-                    name.as_str(),
-                    "request.yaml" | "response.json" | "input.yaml"
-                ) {
-                    continue;
-                }
-                outcomes.push(check(format!("{r}:{name}"), &name, &data));
-            }
-        }
-    }
+    let outcomes: Vec<Outcome> = hcl_corpus(&shared)
+        .into_iter()
+        .map(|(label, name, text)| check(label, &name, &text))
+        .collect();
 
     assert!(
         outcomes.len() > 100,

@@ -1,7 +1,9 @@
 //! A client no one here wrote: the generated stubs of the PyPI package
 //! `crossplane-function-sdk-python` (grpcio) call the server over v1 and v1beta1.
-//! Skipped (with a note) when Python or the package is not installed.
+//! Skipped (with a note) when Python or the package is not installed, except under CI=true,
+//! where that fails (`.ci/run` installs it from `.ci/requirements.txt`).
 
+mod common;
 mod server_support;
 
 use std::process::Command;
@@ -48,9 +50,10 @@ fn python_with_sdk() -> Option<&'static str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_stubs_call_the_server() {
     let Some(python) = python_with_sdk() else {
-        eprintln!(
-            "skipped: python3 with crossplane-function-sdk-python is not installed \
-             (pip install crossplane-function-sdk-python)"
+        common::missing(
+            "server_python",
+            "python3 with crossplane-function-sdk-python is not installed \
+             (pip install -r .ci/requirements.txt)",
         );
         return;
     };

@@ -191,7 +191,7 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Lsp(args) => crate::lsp::serve(&args),
+        Command::Lsp(args) => crate::lsp::serve(&args).unwrap_or_else(|e| fail(&Failure::usage(e))),
         Command::Fmt(args) => crate::syntax::fmt::main(&args),
         Command::Package(args) => crate::cli::package::main(&args),
         Command::Explain(args) => crate::cli::explain::main(&args),

@@ -409,37 +409,27 @@ fn members(a: &Analysis, f: FileId, byte: u32, chain: &[String]) -> Vec<Completi
 
 /// `name(param type, ...)` of a built-in function (or `try`, `can`, `invoke`).
 pub fn builtin_signature(name: &str) -> String {
-    match name {
-        "try" => return "try(expressions...)".into(),
-        "can" => return "can(expression)".into(),
-        "invoke" => return "invoke(name string, args object)".into(),
-        _ => {}
+    match known_builtin_params(name) {
+        Some(params) => format!("{name}({})", params.join(", ")),
+        None => format!("{name}(...)"),
     }
-    let Some(def) = crate::builtins::lookup(name).map(crate::builtins::get) else {
-        return format!("{name}(...)");
-    };
-    let mut params: Vec<String> = def
-        .params
-        .iter()
-        .map(|p| format!("{} {}", p.name, p.ty.to_type().friendly_name()))
-        .collect();
-    if let Some(v) = def.var_param {
-        params.push(format!("{}... {}", v.name, v.ty.to_type().friendly_name()));
-    }
-    format!("{name}({})", params.join(", "))
 }
 
-/// The parameter labels of a built-in function.
+/// The parameter labels of a built-in function (none for an unknown name).
 fn builtin_params(name: &str) -> Vec<String> {
+    known_builtin_params(name).unwrap_or_default()
+}
+
+/// The parameter labels (`name type`) of a built-in function, `None` if there is none by
+/// that name.
+fn known_builtin_params(name: &str) -> Option<Vec<String>> {
     match name {
-        "try" => return vec!["expressions...".into()],
-        "can" => return vec!["expression".into()],
-        "invoke" => return vec!["name string".into(), "args object".into()],
+        "try" => return Some(vec!["expressions...".into()]),
+        "can" => return Some(vec!["expression".into()]),
+        "invoke" => return Some(vec!["name string".into(), "args object".into()]),
         _ => {}
     }
-    let Some(def) = crate::builtins::lookup(name).map(crate::builtins::get) else {
-        return Vec::new();
-    };
+    let def = crate::builtins::lookup(name).map(crate::builtins::get)?;
     let mut params: Vec<String> = def
         .params
         .iter()
@@ -448,7 +438,7 @@ fn builtin_params(name: &str) -> Vec<String> {
     if let Some(v) = def.var_param {
         params.push(format!("{}... {}", v.name, v.ty.to_type().friendly_name()));
     }
-    params
+    Some(params)
 }
 
 /// `function name(arg = default, ...)`.

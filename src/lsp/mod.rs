@@ -45,11 +45,11 @@ pub struct ServeArgs {
 }
 
 /// Runs the server over stdin/stdout until `exit` or the end of input. Exit code 0 after
-/// `shutdown` then `exit`, 1 otherwise (as LSP specifies).
-pub fn serve(args: &ServeArgs) -> ExitCode {
+/// `shutdown` then `exit`, 1 otherwise (as LSP specifies). `Err`: a flag refused before
+/// serving (a usage error), for the binary to report in its own style.
+pub fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
     if args.port.is_some() {
-        eprintln!("function-hcl-ls: --port is not supported; the server speaks LSP over stdio");
-        return ExitCode::from(2);
+        return Err("--port is not supported; the server speaks LSP over stdio".into());
     }
     let log = |m: &str| match &args.log_file {
         Some(p) => {
@@ -68,7 +68,7 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
         "function-hcl-ls (fn-hcl {}) serving LSP on stdio",
         env!("CARGO_PKG_VERSION")
     ));
-    let (in_tx, in_rx) = std::sync::mpsc::channel();
+    let (in_tx, in_rx) = std::sync::mpsc::sync_channel(transport::READ_AHEAD);
     let (out_tx, out_rx) = std::sync::mpsc::sync_channel(64);
     // The reader is left blocked on stdin when the server exits first (the process ends).
     let reader = std::thread::Builder::new()
@@ -79,7 +79,7 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
         .spawn(move || transport::write_loop(std::io::stdout().lock(), out_rx));
     let (Ok(reader), Ok(writer)) = (reader, writer) else {
         log("function-hcl-ls: cannot start its threads");
-        return ExitCode::FAILURE;
+        return Ok(ExitCode::FAILURE);
     };
     let mut server = server::Server::new(out_tx);
     let result = server.run(&in_rx);
@@ -91,14 +91,14 @@ pub fn serve(args: &ServeArgs) -> ExitCode {
     {
         log(&format!("function-hcl-ls: input stopped: {why}"));
     }
-    match result {
+    Ok(match result {
         Ok(server::Exit::Clean) => ExitCode::SUCCESS,
         Ok(server::Exit::Abrupt) => ExitCode::FAILURE,
         Err(server::ClientGone) => {
             log("function-hcl-ls: the client is gone");
             ExitCode::FAILURE
         }
-    }
+    })
 }
 
 /// `function-hcl-ls`: the language server binary the editors' extensions start.
@@ -141,7 +141,10 @@ pub fn ls_main() -> ExitCode {
         }
     };
     match cli.command {
-        LsCommand::Serve(args) => serve(&args),
+        LsCommand::Serve(args) => serve(&args).unwrap_or_else(|e| {
+            eprintln!("function-hcl-ls: {e}");
+            ExitCode::from(2)
+        }),
         LsCommand::Version { json } => {
             let v = env!("CARGO_PKG_VERSION");
             if json {

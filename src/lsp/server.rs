@@ -251,44 +251,48 @@ impl Server {
 
     /// The result of a request, or an error (code, message).
     fn answer(&mut self, req: Request) -> Result<serde_json::Value, (ErrorCode, String)> {
-        fn params<P: serde::de::DeserializeOwned>(req: &Request) -> Result<P, (ErrorCode, String)> {
-            serde_json::from_value(req.params.clone())
-                .map_err(|e| (ErrorCode::InvalidParams, format!("{}: {e}", req.method)))
+        // The parameters move into their type (not copied: a message can be MiBs).
+        fn params<P: serde::de::DeserializeOwned>(
+            method: &str,
+            raw: serde_json::Value,
+        ) -> Result<P, (ErrorCode, String)> {
+            serde_json::from_value(raw)
+                .map_err(|e| (ErrorCode::InvalidParams, format!("{method}: {e}")))
         }
         fn json<R: serde::Serialize>(r: R) -> Result<serde_json::Value, (ErrorCode, String)> {
             serde_json::to_value(r).map_err(|e| (ErrorCode::InternalError, e.to_string()))
         }
         match req.method.as_str() {
             request::Completion::METHOD => {
-                let p: CompletionParams = params(&req)?;
+                let p: CompletionParams = params(&req.method, req.params)?;
                 let Some((a, f, byte)) = self.locate(&p.text_document_position) else {
                     return json(None::<()>);
                 };
                 json(CompletionResponse::Array(features::completion(&a, f, byte)))
             }
             request::HoverRequest::METHOD => {
-                let p: HoverParams = params(&req)?;
+                let p: HoverParams = params(&req.method, req.params)?;
                 let Some((a, f, byte)) = self.locate(&p.text_document_position_params) else {
                     return json(None::<()>);
                 };
                 json(features::hover(&a, f, byte))
             }
             request::SignatureHelpRequest::METHOD => {
-                let p: SignatureHelpParams = params(&req)?;
+                let p: SignatureHelpParams = params(&req.method, req.params)?;
                 let Some((a, f, byte)) = self.locate(&p.text_document_position_params) else {
                     return json(None::<()>);
                 };
                 json(features::signature_help(&a, f, byte))
             }
             request::GotoDefinition::METHOD => {
-                let p: GotoDefinitionParams = params(&req)?;
+                let p: GotoDefinitionParams = params(&req.method, req.params)?;
                 let Some((a, f, byte)) = self.locate(&p.text_document_position_params) else {
                     return json(None::<()>);
                 };
                 json(features::definition(&a, f, byte).map(GotoDefinitionResponse::Scalar))
             }
             request::References::METHOD => {
-                let p: ReferenceParams = params(&req)?;
+                let p: ReferenceParams = params(&req.method, req.params)?;
                 let Some((a, f, byte)) = self.locate(&p.text_document_position) else {
                     return json(None::<()>);
                 };
@@ -300,14 +304,14 @@ impl Server {
                 ))
             }
             request::PrepareRenameRequest::METHOD => {
-                let p: TextDocumentPositionParams = params(&req)?;
+                let p: TextDocumentPositionParams = params(&req.method, req.params)?;
                 let Some((a, f, byte)) = self.locate(&p) else {
                     return json(None::<()>);
                 };
                 json(features::prepare_rename(&a, f, byte).map(PrepareRenameResponse::Range))
             }
             request::Rename::METHOD => {
-                let p: RenameParams = params(&req)?;
+                let p: RenameParams = params(&req.method, req.params)?;
                 let Some((a, f, byte)) = self.locate(&p.text_document_position) else {
                     return Err((ErrorCode::InvalidParams, "unknown document".into()));
                 };
@@ -316,7 +320,7 @@ impl Server {
                     .and_then(json)
             }
             request::DocumentSymbolRequest::METHOD => {
-                let p: DocumentSymbolParams = params(&req)?;
+                let p: DocumentSymbolParams = params(&req.method, req.params)?;
                 let Some((a, f)) = self.document(&p.text_document.uri) else {
                     return json(None::<()>);
                 };
@@ -325,21 +329,21 @@ impl Server {
                 )))
             }
             request::Formatting::METHOD => {
-                let p: DocumentFormattingParams = params(&req)?;
+                let p: DocumentFormattingParams = params(&req.method, req.params)?;
                 let Some(doc) = self.ws.docs.get(p.text_document.uri.as_str()) else {
                     return json(None::<()>);
                 };
                 json(features::formatting(&doc.text, &doc.lines))
             }
             request::CodeLensRequest::METHOD => {
-                let p: CodeLensParams = params(&req)?;
+                let p: CodeLensParams = params(&req.method, req.params)?;
                 let Some((a, f)) = self.document(&p.text_document.uri) else {
                     return json(None::<()>);
                 };
                 json(features::code_lenses(&a, f))
             }
             request::SemanticTokensFullRequest::METHOD => {
-                let p: SemanticTokensParams = params(&req)?;
+                let p: SemanticTokensParams = params(&req.method, req.params)?;
                 let Some((a, f)) = self.document(&p.text_document.uri) else {
                     return json(None::<()>);
                 };
@@ -379,22 +383,28 @@ impl Server {
     }
 
     fn notification(&mut self, n: Notification) -> Result<(), ClientGone> {
-        fn params<P: serde::de::DeserializeOwned>(n: &Notification) -> Option<P> {
-            serde_json::from_value(n.params.clone()).ok()
+        // The parameters move into their type (not copied: didOpen and didChange carry
+        // whole documents).
+        fn params<P: serde::de::DeserializeOwned>(raw: serde_json::Value) -> Option<P> {
+            serde_json::from_value(raw).ok()
         }
+        let Notification {
+            method,
+            params: raw,
+        } = n;
         if !self.initialized {
             return Ok(());
         }
-        let key = match n.method.as_str() {
+        let key = match method.as_str() {
             notification::DidOpenTextDocument::METHOD => {
-                let Some(p) = params::<DidOpenTextDocumentParams>(&n) else {
+                let Some(p) = params::<DidOpenTextDocumentParams>(raw) else {
                     return self.log(MessageType::ERROR, "didOpen: bad parameters");
                 };
                 let d = p.text_document;
                 Some(self.ws.open(d.uri.as_str(), d.text, d.version))
             }
             notification::DidChangeTextDocument::METHOD => {
-                let Some(p) = params::<DidChangeTextDocumentParams>(&n) else {
+                let Some(p) = params::<DidChangeTextDocumentParams>(raw) else {
                     return self.log(MessageType::ERROR, "didChange: bad parameters");
                 };
                 self.ws.change(
@@ -404,14 +414,14 @@ impl Server {
                 )
             }
             notification::DidCloseTextDocument::METHOD => {
-                let Some(p) = params::<DidCloseTextDocumentParams>(&n) else {
+                let Some(p) = params::<DidCloseTextDocumentParams>(raw) else {
                     return Ok(());
                 };
                 Some(self.ws.close(p.text_document.uri.as_str()))
             }
             notification::DidSaveTextDocument::METHOD => None,
             notification::DidChangeWatchedFiles::METHOD => {
-                let Some(p) = params::<DidChangeWatchedFilesParams>(&n) else {
+                let Some(p) = params::<DidChangeWatchedFilesParams>(raw) else {
                     return Ok(());
                 };
                 for c in p.changes {
@@ -490,7 +500,11 @@ impl Server {
                 },
             )))?;
         }
-        self.published.insert(key.clone(), now_published);
+        // Only programs with diagnostics to clear later are remembered (a program per
+        // directory the client ever named would otherwise stay for the session).
+        if !now_published.is_empty() {
+            self.published.insert(key.clone(), now_published);
+        }
         Ok(())
     }
 }
@@ -514,5 +528,56 @@ pub fn to_lsp_diagnostic(
         source: Some("fn-hcl".into()),
         message,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notify(method: &str, params: serde_json::Value) -> Notification {
+        Notification::new(method.into(), params)
+    }
+
+    #[test]
+    fn programs_without_diagnostics_leave_no_state_behind() {
+        let (out, _rx) = std::sync::mpsc::sync_channel(10_000);
+        let mut s = Server::new(out);
+        s.initialized = true;
+        s.debounce = Duration::ZERO;
+        // A change on disk in each of many directories, none of them open.
+        let changes: Vec<serde_json::Value> = (0..1000)
+            .map(|i| serde_json::json!({ "uri": format!("file:///d{i}/main.hcl"), "type": 2 }))
+            .collect();
+        s.notification(notify(
+            notification::DidChangeWatchedFiles::METHOD,
+            serde_json::json!({ "changes": changes }),
+        ))
+        .expect("client");
+        assert_eq!(s.due.len(), 1000);
+        s.publish_due().expect("client");
+        assert!(s.due.is_empty());
+        assert!(
+            s.published.is_empty(),
+            "{} programs kept",
+            s.published.len()
+        );
+        // A program with diagnostics is remembered, to clear them when they are gone.
+        let uri = "untitled:a.hcl";
+        s.notification(notify(
+            notification::DidOpenTextDocument::METHOD,
+            serde_json::json!({ "textDocument": {
+                "uri": uri, "languageId": "hcl", "version": 1, "text": "locals {\n  a = b\n}\n" } }),
+        ))
+        .expect("client");
+        s.publish_due().expect("client");
+        assert_eq!(s.published.len(), 1);
+        s.notification(notify(
+            notification::DidCloseTextDocument::METHOD,
+            serde_json::json!({ "textDocument": { "uri": uri } }),
+        ))
+        .expect("client");
+        s.publish_due().expect("client");
+        assert!(s.published.is_empty());
     }
 }

@@ -7,13 +7,16 @@
 
 use lsp_server::{Message, RequestId};
 use std::io::{BufRead, Read, Write};
-use std::sync::mpsc::{Receiver, Sender, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 /// The largest message body accepted (a program's files are at most 16 MiB each; JSON
 /// escaping can double that).
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// The longest header line accepted.
 pub const MAX_HEADER_BYTES: usize = 8 * 1024;
+/// Messages read ahead of the server: the reader waits beyond them, so a client that
+/// sends faster than the server answers holds at most this many bodies in memory.
+pub const READ_AHEAD: usize = 4;
 
 /// What the reader hands to the server.
 #[derive(Debug)]
@@ -38,8 +41,9 @@ pub enum End {
     Closed,
 }
 
-/// Reads framed messages until the input ends, the framing breaks or `tx` closes.
-pub fn read_loop(mut input: impl BufRead, tx: Sender<Incoming>) -> End {
+/// Reads framed messages until the input ends, the framing breaks or `tx` closes (`tx`
+/// bounded, [`READ_AHEAD`]: the bodies waiting for the server are bounded too).
+pub fn read_loop(mut input: impl BufRead, tx: SyncSender<Incoming>) -> End {
     loop {
         let size = match read_headers(&mut input) {
             Ok(Some(n)) => n,
@@ -163,14 +167,14 @@ pub type Outgoing = SyncSender<Message>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::mpsc::channel;
+    use std::sync::mpsc::sync_channel;
 
     fn frame(body: &str) -> String {
         format!("Content-Length: {}\r\n\r\n{body}", body.len())
     }
 
     fn read_all(input: &[u8]) -> (Vec<Incoming>, End) {
-        let (tx, rx) = channel();
+        let (tx, rx) = sync_channel(16);
         let end = read_loop(input, tx);
         (rx.into_iter().collect(), end)
     }
@@ -211,6 +215,19 @@ mod tests {
         assert_eq!(end, End::Eof);
         assert!(matches!(&got[0], Incoming::Malformed { error, .. } if error.contains("limit")));
         assert!(matches!(&got[1], Incoming::Message(_)));
+    }
+
+    #[test]
+    fn the_reader_waits_for_the_server_beyond_its_read_ahead() {
+        let one = frame(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#);
+        let input = one.repeat(READ_AHEAD + 10).into_bytes();
+        let (tx, rx) = sync_channel(READ_AHEAD);
+        let reader = std::thread::spawn(move || read_loop(input.as_slice(), tx));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // Nothing received yet: the reader waits with READ_AHEAD messages queued.
+        assert!(!reader.is_finished(), "the reader read everything ahead");
+        assert_eq!(rx.iter().count(), READ_AHEAD + 10);
+        assert_eq!(reader.join().ok(), Some(End::Eof));
     }
 
     #[test]

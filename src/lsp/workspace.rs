@@ -14,6 +14,7 @@ use crate::syntax::ast;
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{FileId, SourceMap};
 use lsp_types::{Position, Range, TextDocumentContentChangeEvent};
+use ropey::Rope;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -194,20 +195,29 @@ impl Workspace {
         changes: Vec<TextDocumentContentChangeEvent>,
     ) -> Option<ProgramKey> {
         let doc = self.docs.get_mut(uri)?;
+        // The edits apply one after another, each to the text the previous one left; on a
+        // rope each costs O(log n), so a message of many edits to a large document costs
+        // the document once (replacing in a String and re-indexing lines per edit made a
+        // message of N edits cost N times the document: hours for a hostile one).
+        let mut rope = Rope::from_str(&doc.text);
         for c in changes {
             match c.range {
-                None => doc.text = c.text,
+                None => rope = Rope::from_str(&c.text),
                 Some(r) => {
-                    let start = doc.lines.offset(&doc.text, r.start) as usize;
-                    let end = (doc.lines.offset(&doc.text, r.end) as usize).max(start);
-                    doc.text.replace_range(start..end, &c.text);
+                    let start = rope_char(&rope, r.start);
+                    let end = rope_char(&rope, r.end).max(start);
+                    rope.remove(start..end);
+                    rope.insert(start, &c.text);
                 }
             }
-            if doc.text.len() > MAX_DOCUMENT_BYTES {
-                doc.text = clamp_text(std::mem::take(&mut doc.text));
+            if rope.len_bytes() > MAX_DOCUMENT_BYTES {
+                // Cut at the character holding the limit's byte: the text stays UTF-8.
+                let cut = rope.byte_to_char(MAX_DOCUMENT_BYTES);
+                rope.remove(cut..);
             }
-            doc.lines = LineIndex::new(&doc.text);
         }
+        doc.text = String::from(&rope);
+        doc.lines = LineIndex::new(&doc.text);
         doc.version = version;
         let key = program_key(uri);
         self.analyses.remove(&key);
@@ -221,6 +231,11 @@ impl Workspace {
         self.analyses.remove(&key);
         if let ProgramKey::Dir(d) = &key {
             self.disk.remove(d);
+            // The last open document of the directory: its sample goes too (kept, every
+            // directory ever opened would hold its sample for the session).
+            if !self.docs.keys().any(|u| program_key(u) == key) {
+                self.samples.remove(d);
+            }
         }
         key
     }
@@ -243,21 +258,21 @@ impl Workspace {
     /// The analysis of a program (computed now if anything changed since the last one).
     pub fn analysis(&mut self, key: &ProgramKey) -> Arc<Analysis> {
         // The sample files are not watched by editors: their change shows in their stamps.
-        let sample = match key {
-            ProgramKey::Dir(d) => {
-                let s = self.samples.entry(d.clone()).or_default();
-                if s.refresh(d) {
-                    self.analyses.remove(key);
-                }
-                s.docs.clone()
-            }
-            ProgramKey::Alone(_) => None,
-        };
+        if let ProgramKey::Dir(d) = key
+            && self.samples.entry(d.clone()).or_default().refresh(d)
+        {
+            self.analyses.remove(key);
+        }
         if let Some(a) = self.analyses.get(key) {
             return a.clone();
         }
         let files = self.files_of(key);
-        let a = Arc::new(Analysis::new(files, sample.as_ref()));
+        // Read in place (the documents can be MiBs: not copied for every request).
+        let sample = match key {
+            ProgramKey::Dir(d) => self.samples.get(d).and_then(|s| s.docs.as_ref()),
+            ProgramKey::Alone(_) => None,
+        };
+        let a = Arc::new(Analysis::new(files, sample));
         self.analyses.insert(key.clone(), a.clone());
         a
     }
@@ -306,6 +321,28 @@ impl Workspace {
             }
         }
     }
+}
+
+/// The character index of an LSP position in a rope, as [`LineIndex::offset`] finds its byte
+/// offset: the column counts UTF-16 units, clamped to the line's end (terminator excluded);
+/// a line past the end is the text's end; inside a surrogate pair is the character's start.
+fn rope_char(rope: &Rope, p: Position) -> usize {
+    let line = p.line as usize;
+    if line >= rope.len_lines() {
+        return rope.len_chars();
+    }
+    let start = rope.line_to_char(line);
+    let slice = rope.line(line);
+    let mut n = slice.len_chars();
+    while n > 0 && matches!(slice.char(n - 1), '\n' | '\r') {
+        n -= 1;
+    }
+    let content = slice.slice(..n);
+    let col = p.character as usize;
+    if col >= content.len_utf16_cu() {
+        return start + n;
+    }
+    start + content.utf16_cu_to_char(col)
 }
 
 fn clamp_text(mut text: String) -> String {
@@ -415,6 +452,81 @@ pub fn path_to_uri(p: &Path) -> String {
 mod tests {
     use super::*;
 
+    /// Texts of every kind of character and line end, from a small deterministic generator.
+    fn texts() -> Vec<String> {
+        let parts = ["a", "é", "😀", "\n", "\r", "\r\n", "  ", "x=1"];
+        let mut seed = 7u64;
+        let mut out = vec![String::new()];
+        for len in 1..40 {
+            let mut t = String::new();
+            for _ in 0..len {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                t.push_str(parts[(seed >> 33) as usize % parts.len()]);
+            }
+            out.push(t);
+        }
+        out
+    }
+
+    #[test]
+    fn rope_positions_are_line_index_positions() {
+        for t in texts() {
+            let rope = Rope::from_str(&t);
+            let lines = LineIndex::new(&t);
+            for line in 0..t.len() as u32 + 2 {
+                for character in 0..12 {
+                    let p = Position { line, character };
+                    assert_eq!(
+                        rope.char_to_byte(rope_char(&rope, p)) as u32,
+                        lines.offset(&t, p),
+                        "{t:?} at {p:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn many_edits_in_one_change_apply_in_order() {
+        let mut ws = Workspace::default();
+        let uri = "untitled:x.hcl";
+        ws.open(uri, "ab\ncd\r\n😀e".into(), 1);
+        let edit = |l1, c1, l2, c2, text: &str| TextDocumentContentChangeEvent {
+            range: Some(Range {
+                start: Position::new(l1, c1),
+                end: Position::new(l2, c2),
+            }),
+            range_length: None,
+            text: text.into(),
+        };
+        ws.change(
+            uri,
+            2,
+            vec![
+                edit(0, 1, 1, 1, "X\nY"), // "aX\nYd\r\n😀e"
+                edit(2, 1, 2, 2, "!"),    // from inside the surrogate pair: the emoji goes
+                edit(9, 0, 9, 0, "end"),  // past the last line: the text's end
+                edit(0, 0, 0, 0, "é"),
+            ],
+        );
+        assert_eq!(ws.docs[uri].text, "éaX\nYd\r\n!eend");
+        // A message of many edits to a large document costs the document once, not edits x
+        // size (10,000 edits to 4 MiB would move 40 GiB with a String per edit).
+        let big = "x = 1\n".repeat(700_000);
+        ws.open(uri, big.clone(), 3);
+        let edits = (0..10_000).map(|i| edit(i, 0, i, 1, "y")).collect();
+        ws.change(uri, 4, edits);
+        let text = &ws.docs[uri].text;
+        assert_eq!(text.len(), big.len());
+        assert_eq!(text.matches("y = 1").count(), 10_000);
+        assert_eq!(
+            ws.docs[uri].lines.position(text, text.len() as u32).line,
+            700_000
+        );
+    }
+
     #[test]
     fn file_uris_and_paths() {
         assert_eq!(
@@ -485,6 +597,10 @@ mod tests {
         );
         let a = ws.analysis(&key);
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        // Closing the directory's last open document leaves nothing of it behind.
+        assert_eq!(ws.samples.len(), 1);
+        ws.close(&uri);
+        assert!(ws.samples.is_empty() && ws.disk.is_empty() && ws.analyses.is_empty());
         std::fs::remove_dir_all(&dir).ok();
     }
 }

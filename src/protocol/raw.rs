@@ -619,17 +619,20 @@ impl RawBody {
         if !self.scan.exact {
             return Cow::Borrowed(str_in_struct(&self.bytes, path).unwrap_or(""));
         }
-        let s = self.to_struct().ok().flatten();
-        let mut v = s.as_ref().map(|s| prost_types::Value {
-            kind: Some(Kind::StructValue(s.clone())),
-        });
-        for key in path {
-            v = match v.and_then(|v| v.kind) {
-                Some(Kind::StructValue(mut inner)) => inner.fields.remove(*key),
-                _ => None,
+        // The exact path: decode, then take the string out (the decoded body is not kept).
+        let Some(mut s) = self.to_struct().ok().flatten() else {
+            return Cow::Borrowed("");
+        };
+        let Some((last, parents)) = path.split_last() else {
+            return Cow::Borrowed("");
+        };
+        for key in parents {
+            s = match s.fields.remove(*key).and_then(|v| v.kind) {
+                Some(Kind::StructValue(inner)) => inner,
+                _ => return Cow::Borrowed(""),
             };
         }
-        match v.and_then(|v| v.kind) {
+        match s.fields.remove(*last).and_then(|v| v.kind) {
             Some(Kind::StringValue(x)) => Cow::Owned(x),
             _ => Cow::Borrowed(""),
         }

@@ -73,29 +73,50 @@ pub const OFFENCE_MEMORY: Duration = Duration::from_secs(600);
 const MAX_OFFENDERS: usize = 4096;
 
 /// Composites (by apiVersion, kind, namespace and name) whose last evaluation exceeded a
-/// budget, with when.
+/// budget, with when. Each is remembered by a [`CompositeKey`]: a fixed-size hash, so the
+/// list holds at most [`MAX_OFFENDERS`] small entries however long the names a hostile
+/// request gives (a name as the key would let 4096 offenders of a few MiB each pin GiBs).
 #[derive(Debug, Default)]
-pub struct Offenders(Mutex<HashMap<String, Instant>>);
+pub struct Offenders {
+    /// Seeded per process, so a request cannot aim its key at another composite's.
+    seed: std::hash::RandomState,
+    map: Mutex<HashMap<CompositeKey, Instant>>,
+}
+
+/// Who a call is for, as [`Offenders`] remembers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CompositeKey(u64);
 
 impl Offenders {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<CompositeKey, Instant>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The key of the composite with this apiVersion, kind, namespace and name.
+    pub fn key(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> CompositeKey {
+        use std::hash::BuildHasher as _;
+        CompositeKey(self.seed.hash_one((api_version, kind, namespace, name)))
+    }
+
     /// Whether `key` offended within [`OFFENCE_MEMORY`].
-    pub fn contains(&self, key: &str) -> bool {
-        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(key).is_some_and(|t| t.elapsed() < OFFENCE_MEMORY)
+    pub fn contains(&self, key: CompositeKey) -> bool {
+        self.map()
+            .get(&key)
+            .is_some_and(|t| t.elapsed() < OFFENCE_MEMORY)
     }
 
     /// Whether nobody offended (the common case: no lookup of the composite needed).
     pub fn is_empty(&self) -> bool {
-        self.0.lock().map(|m| m.is_empty()).unwrap_or(false)
+        self.map().is_empty()
     }
 
     /// Records an offence by `key` now.
-    pub fn mark(&self, key: String) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+    pub fn mark(&self, key: CompositeKey) {
+        let mut map = self.map();
         if map.len() >= MAX_OFFENDERS && !map.contains_key(&key) {
             map.retain(|_, t| t.elapsed() < OFFENCE_MEMORY);
             if map.len() >= MAX_OFFENDERS
-                && let Some(oldest) = map.iter().min_by_key(|(_, t)| **t).map(|(k, _)| k.clone())
+                && let Some(oldest) = map.iter().min_by_key(|(_, t)| **t).map(|(k, _)| *k)
             {
                 map.remove(&oldest);
             }
@@ -104,9 +125,8 @@ impl Offenders {
     }
 
     /// Forgets `key` (its evaluation stayed within the budgets).
-    pub fn forgive(&self, key: &str) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.remove(key);
+    pub fn forgive(&self, key: CompositeKey) {
+        self.map().remove(&key);
     }
 }
 
@@ -131,6 +151,7 @@ impl FunctionService {
 /// One call: its protocol version and its request (v1 and v1beta1 requests have the same
 /// wire format, so both decode into the same [`LazyRequest`], and both are answered with
 /// the same response message).
+#[derive(Clone)]
 struct Call {
     version: ApiVersion,
     req: LazyRequest,
@@ -143,16 +164,22 @@ impl Call {
         self.version
     }
 
-    /// Who the call is for: the observed composite's apiVersion, kind, namespace, name.
-    fn composite_key(&self) -> String {
-        let s = |path: &[&str]| self.req.composite_str(path).into_owned();
-        format!(
-            "{}/{}/{}/{}",
-            s(&["apiVersion"]),
-            s(&["kind"]),
-            s(&["metadata", "namespace"]),
-            s(&["metadata", "name"])
-        )
+    /// Who the call is for: the observed composite's apiVersion, kind and name (what the
+    /// log lines show; each is read from the body's bytes, so once per call).
+    fn composite(&self) -> Composite<'_> {
+        let s = |path: &[&str]| self.req.composite_str(path);
+        Composite {
+            api_version: s(&["apiVersion"]),
+            kind: s(&["kind"]),
+            name: s(&["metadata", "name"]),
+        }
+    }
+
+    /// The composite's key in `offenders` (with its namespace, read only now: the common
+    /// call, with no offenders, needs no key).
+    fn composite_key(&self, xr: &Composite<'_>, offenders: &Offenders) -> CompositeKey {
+        let namespace = self.req.composite_str(&["metadata", "namespace"]);
+        offenders.key(&xr.api_version, &xr.kind, &namespace, &xr.name)
     }
 
     fn tag(&self) -> &str {
@@ -163,6 +190,13 @@ impl Call {
             .map(|m| m.tag.as_str())
             .unwrap_or_default()
     }
+}
+
+/// The observed composite's apiVersion, kind and name (`""` for what is missing).
+struct Composite<'a> {
+    api_version: std::borrow::Cow<'a, str>,
+    kind: std::borrow::Cow<'a, str>,
+    name: std::borrow::Cow<'a, str>,
 }
 
 /// The deadline of a call: its arrival plus its `grpc-timeout`, less a small margin.
@@ -210,8 +244,10 @@ impl FunctionService {
         let shared = Arc::clone(&self.shared);
         shared.metrics.request(call.version());
         // An offender waits for a penalty slot first (and keeps it while it runs).
-        let offender =
-            !shared.offenders.is_empty() && shared.offenders.contains(&call.composite_key());
+        let offender = !shared.offenders.is_empty()
+            && shared
+                .offenders
+                .contains(call.composite_key(&call.composite(), &shared.offenders));
         let penalty = if offender {
             Some(acquire_slot(&shared, &shared.penalty_slots, deadline).await?)
         } else {
@@ -327,14 +363,9 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
     // Everything but the observed composed resources' bodies (the evaluation reads those
     // it needs from the bytes).
     let req = &call.req.envelope;
-    let xr_str = |path: &[&str]| call.req.composite_str(path);
     let tag = call.tag();
-    let (api_version, kind, name) = (
-        xr_str(&["apiVersion"]),
-        xr_str(&["kind"]),
-        xr_str(&["metadata", "name"]),
-    );
-    let (api_version, kind, name) = (&*api_version, &*kind, &*name);
+    let xr = call.composite();
+    let (api_version, kind, name) = (&*xr.api_version, &*xr.kind, &*xr.name);
     tracing::info!(
         tag,
         xr_api_version = api_version,
@@ -361,9 +392,13 @@ fn process_call(shared: &Shared, call: &Call) -> Result<Answer, Status> {
         .find(|r| r.severity == v1::Severity::Fatal as i32);
     let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
     if fatal.is_some_and(|r| r.message.contains(BUDGET_EXCEEDED)) {
-        shared.offenders.mark(call.composite_key());
+        shared
+            .offenders
+            .mark(call.composite_key(&xr, &shared.offenders));
     } else if !shared.offenders.is_empty() {
-        shared.offenders.forgive(&call.composite_key());
+        shared
+            .offenders
+            .forgive(call.composite_key(&xr, &shared.offenders));
     }
     match fatal {
         Some(r) => {
@@ -467,22 +502,68 @@ mod tests {
     #[test]
     fn offenders_are_remembered_until_they_behave() {
         let o = Offenders::default();
+        let k = |name: &str| o.key("v1", "XR", "", name);
         assert!(o.is_empty());
-        o.mark("v1/XR//a".into());
-        assert!(o.contains("v1/XR//a"));
-        assert!(!o.contains("v1/XR//b"));
-        o.forgive("v1/XR//a");
-        assert!(!o.contains("v1/XR//a"));
+        o.mark(k("a"));
+        assert!(o.contains(k("a")));
+        assert!(!o.contains(k("b")));
+        o.forgive(k("a"));
+        assert!(!o.contains(k("a")));
         // Bounded: the oldest offence goes first.
         for i in 0..=MAX_OFFENDERS {
-            o.mark(format!("k{i}"));
+            o.mark(k(&format!("k{i}")));
         }
-        assert_eq!(o.0.lock().map(|m| m.len()).unwrap_or(0), MAX_OFFENDERS);
-        assert!(!o.contains("k0"));
-        assert!(o.contains(&format!("k{MAX_OFFENDERS}")));
+        assert_eq!(o.map().len(), MAX_OFFENDERS);
+        assert!(!o.contains(k("k0")));
+        assert!(o.contains(k(&format!("k{MAX_OFFENDERS}"))));
+        // The parts stay apart (a `/` in one does not make it another composite's key),
+        // and a name's length costs the list nothing.
+        assert_ne!(o.key("a/b", "c", "", "n"), o.key("a", "b/c", "", "n"));
+        assert_ne!(o.key("v1", "XR", "ns", "n"), o.key("v1", "XR", "", "ns/n"));
+        assert_eq!(std::mem::size_of::<CompositeKey>(), 8);
         assert_eq!(
             (penalty_slots(1), penalty_slots(2), penalty_slots(8)),
             (1, 1, 2)
+        );
+    }
+
+    /// A call for the composite `name` running `program` (one file, main.hcl).
+    fn program_call(name: &str, program: &str) -> Call {
+        let hcl = format!("-- main.hcl --\n{program}");
+        let text = serde_json::json!({
+            "observed": { "composite": { "resource": {
+                "apiVersion": "example.org/v1", "kind": "XR",
+                "metadata": { "namespace": "ns", "name": name } } } },
+            "input": { "hcl": hcl },
+        })
+        .to_string();
+        let req = crate::protocol::protojson::request_from_text(&text).expect("a request");
+        Call {
+            version: ApiVersion::V1,
+            req: LazyRequest::from_full(&req),
+        }
+    }
+
+    #[test]
+    fn a_composite_over_budget_takes_the_penalty_lane_until_it_behaves() {
+        let mut sh = shared(false);
+        if let Some(s) = Arc::get_mut(&mut sh) {
+            s.limits.max_alloc_elements = 1000;
+        }
+        let heavy = "locals {\n  xs = [for i in range(100000) : i]\n}\nresource r {\n  body = {\n    apiVersion = \"v1\"\n    kind = \"ConfigMap\"\n    data = { n = tostring(length(xs)) }\n  }\n}\n";
+        let light =
+            "resource r {\n  body = {\n    apiVersion = \"v1\"\n    kind = \"ConfigMap\"\n  }\n}\n";
+        let key = |c: &Call| c.composite_key(&c.composite(), &sh.offenders);
+        let bad = program_call("a", heavy);
+        assert!(process(&sh, bad.clone()).is_ok());
+        assert!(sh.offenders.contains(key(&bad)), "over budget: an offender");
+        assert!(!sh.offenders.contains(key(&program_call("b", heavy))));
+        let good = program_call("a", light);
+        assert_eq!(key(&good), key(&bad), "the same composite");
+        assert!(process(&sh, good.clone()).is_ok());
+        assert!(
+            !sh.offenders.contains(key(&good)),
+            "within budget: forgiven"
         );
     }
 

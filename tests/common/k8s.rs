@@ -4,42 +4,17 @@
 //! errors, as `kubectl apply` (strict field validation) reports them.
 #![allow(dead_code)]
 
+use fn_hcl::protocol::doc::to_pretty;
 use serde_json::{Map, Value};
 use std::path::Path;
-use yaml_rust2::{Yaml, YamlLoader};
 
-/// Every document of a YAML stream, as JSON.
+/// Every non-empty document of a YAML stream, as JSON: read by fn-hcl's own YAML loader
+/// (what `fn-hcl render` reads these manifests with).
 pub fn yaml_documents(text: &str) -> Result<Vec<Value>, String> {
-    let docs = YamlLoader::load_from_str(text).map_err(|e| e.to_string())?;
-    docs.iter()
-        .filter(|d| !matches!(d, Yaml::Null))
-        .map(to_json)
+    fn_hcl::protocol::yaml::load_documents(text)?
+        .iter()
+        .map(|d| serde_json::from_str(&to_pretty(d)).map_err(|e| e.to_string()))
         .collect()
-}
-
-fn to_json(y: &Yaml) -> Result<Value, String> {
-    Ok(match y {
-        Yaml::Null => Value::Null,
-        Yaml::Boolean(b) => Value::Bool(*b),
-        Yaml::Integer(i) => Value::from(*i),
-        Yaml::Real(r) => {
-            let f: f64 = r.parse().map_err(|_| format!("bad number {r}"))?;
-            Value::from(f)
-        }
-        Yaml::String(s) => Value::String(s.clone()),
-        Yaml::Array(a) => Value::Array(a.iter().map(to_json).collect::<Result<_, _>>()?),
-        Yaml::Hash(h) => {
-            let mut m = Map::new();
-            for (k, v) in h {
-                let Yaml::String(k) = k else {
-                    return Err(format!("non-string key {k:?}"));
-                };
-                m.insert(k.clone(), to_json(v)?);
-            }
-            Value::Object(m)
-        }
-        other => return Err(format!("unsupported YAML node {other:?}")),
-    })
 }
 
 /// A kind's schema: (apiVersion, kind) and the openAPIV3Schema of that version.

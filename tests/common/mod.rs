@@ -11,7 +11,7 @@ use std::fmt::Write;
 pub mod k8s;
 mod shared;
 #[allow(unused_imports)]
-pub use shared::{hcl_blocks, shared_dir, walk};
+pub use shared::{CASE_DATA, hcl_blocks, hcl_corpus, missing, shared_dir, walk};
 
 pub fn rng(s: Span) -> String {
     if s.start.line == s.end.line {

@@ -18,13 +18,21 @@ pub fn shared_dir(what: &str) -> Option<PathBuf> {
         .flatten()
         .find(|p| p.join("conformance").is_dir());
     if found.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{what}: the shared directory (../shared) is missing, and CI=true requires it"
-        );
-        eprintln!("SKIPPED: {what}: no shared directory (../shared or FN_HCL_SHARED)");
+        missing(what, "no shared directory (../shared or FN_HCL_SHARED)");
     }
     found
+}
+
+/// A prerequisite of the check named `what` (data, a tool, a Python package) is absent;
+/// `why` names it and how to get it. Under `CI=true` (`.ci/run` provides everything) that
+/// fails the test; elsewhere it says so on stderr (`SKIPPED: ...`) and the caller returns
+/// having checked nothing else. The one place for this rule.
+pub fn missing(what: &str, why: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{what}: {why}, and CI=true requires it"
+    );
+    eprintln!("SKIPPED: {what}: {why}");
 }
 
 /// Every file below `dir`, in sorted order.
@@ -41,6 +49,54 @@ pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// The sections of a case file that are not program files: the request, the expected
+/// response, an explicit input, and an explain case's expected output (tests/cases/explain).
+pub const CASE_DATA: [&str; 5] = [
+    "request.yaml",
+    "response.json",
+    "input.yaml",
+    "explain.hcl",
+    "explain.json",
+];
+
+/// Every HCL text of the shared corpus, as (label, file name, text) in path order: the
+/// `hcl` blocks of the markdown of `spec/` and `reference-docs/` (`PATH#N`, as `main.hcl`),
+/// the `.hcl` files under `conformance/` (`PATH`) and the program files of its txtar cases
+/// (`PATH:NAME`, read as function-hcl reads its input).
+pub fn hcl_corpus(shared: &Path) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    walk(shared, &mut files);
+    let mut out = Vec::new();
+    for p in &files {
+        let rel = p
+            .strip_prefix(shared)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .into_owned();
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let Ok(text) = std::fs::read_to_string(p) else {
+            continue;
+        };
+        if ext == "md" && (rel.starts_with("spec/") || rel.starts_with("reference-docs/")) {
+            for (i, block) in hcl_blocks(&text).into_iter().enumerate() {
+                out.push((format!("{rel}#{}", i + 1), "main.hcl".to_string(), block));
+            }
+        } else if ext == "hcl" && rel.starts_with("conformance/") {
+            out.push((rel, "main.hcl".to_string(), text));
+        } else if ext == "txtar"
+            && rel.starts_with("conformance/")
+            && let Ok(sections) = fn_hcl::syntax::txtar::parse(&text)
+        {
+            for (name, data) in sections {
+                if !CASE_DATA.contains(&name.as_str()) {
+                    out.push((format!("{rel}:{name}"), name, data));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The `hcl` fenced code blocks of a markdown text.

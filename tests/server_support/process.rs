@@ -1,4 +1,5 @@
-//! A `fn-hcl serve` child process on loopback ports, for the tests of the built binary.
+//! A `fn-hcl serve` child process on loopback ports, for the tests of the built binary (or
+//! of the packaged image, started with `buildah run`).
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -9,7 +10,8 @@ use std::time::{Duration, Instant};
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_fn-hcl");
 
-/// A running `fn-hcl serve --insecure` with its stderr collected line by line.
+/// A running `fn-hcl serve` with its stderr collected line by line and the addresses it
+/// logged when it started listening.
 pub struct Proc {
     pub child: Child,
     pub lines: Arc<Mutex<Vec<String>>>,
@@ -19,23 +21,32 @@ pub struct Proc {
 }
 
 impl Proc {
+    /// `fn-hcl serve --insecure` on ports the kernel picks, with `extra` flags.
+    pub fn spawn(extra: &[&str]) -> Proc {
+        Proc::start(
+            Command::new(BIN)
+                .args([
+                    "serve",
+                    "--insecure",
+                    "--address",
+                    "127.0.0.1:0",
+                    "--metrics-address",
+                    "127.0.0.1:0",
+                    "--grace-period",
+                    "10s",
+                ])
+                .args(extra)
+                .env_remove("TLS_SERVER_CERTS_DIR")
+                .env_remove("RUST_LOG"),
+        )
+    }
+
+    /// Starts `cmd`, a command that runs `fn-hcl serve`, and waits (30 s at most) for its
+    /// "fn-hcl listening" log line.
     // The child is waited for by `Proc`'s Drop, or killed and waited for before panicking.
     #[allow(clippy::zombie_processes)]
-    pub fn spawn(extra: &[&str]) -> Proc {
-        let mut child = Command::new(BIN)
-            .args([
-                "serve",
-                "--insecure",
-                "--address",
-                "127.0.0.1:0",
-                "--metrics-address",
-                "127.0.0.1:0",
-                "--grace-period",
-                "10s",
-            ])
-            .args(extra)
-            .env_remove("TLS_SERVER_CERTS_DIR")
-            .env_remove("RUST_LOG")
+    pub fn start(cmd: &mut Command) -> Proc {
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -69,7 +80,7 @@ impl Proc {
                     metrics,
                 };
             }
-            if started.elapsed() > Duration::from_secs(20) {
+            if started.elapsed() > Duration::from_secs(30) {
                 let _ = child.kill();
                 let _ = child.wait();
                 panic!("server did not start: {:?}", lines.lock().expect("lock"));

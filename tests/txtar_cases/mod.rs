@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 #[path = "../common/shared.rs"]
 mod shared;
 #[allow(unused_imports)]
-pub use shared::shared_dir;
+pub use shared::{CASE_DATA, shared_dir};
 
 /// Sections of a txtar file, in order; text before the first marker (the comment) is dropped.
 /// A marker is a line `-- NAME --` (the same rule as ../shared/tools/case-conformance).
@@ -38,24 +38,13 @@ pub fn sections(text: &str) -> Vec<(String, String)> {
     out
 }
 
-/// Sections that are not HCL files.
-/// (`explain.hcl`/`explain.json`: the expected `fn-hcl explain` output of
-/// `tests/cases/explain/`, see tests/explain_cases.rs.)
-const SPECIAL: [&str; 5] = [
-    "request.yaml",
-    "response.json",
-    "input.yaml",
-    "explain.hcl",
-    "explain.json",
-];
-
 /// The request as case-conformance builds it (protojson): request.yaml plus `input`
 /// (input.yaml, or an inline HclInput whose `hcl` re-joins the HCL sections as txtar).
 pub fn request_json(secs: &[(String, String)]) -> Result<Json, String> {
     let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
     let hcl: String = secs
         .iter()
-        .filter(|(k, _)| !SPECIAL.contains(&k.as_str()))
+        .filter(|(k, _)| !CASE_DATA.contains(&k.as_str()))
         .map(|(k, v)| format!("-- {k} --\n{v}"))
         .collect();
     let mut req = match parse_document(get("request.yaml").unwrap_or(""))? {
