@@ -9,7 +9,9 @@ use crate::text::unicode::grapheme_count;
 use crate::value::convert::{convert, has_type, unify_unsafe};
 use crate::value::number::Number;
 use crate::value::ops::{Members, equals, make_set};
-use crate::value::{Fields, Str, Type, Value, merge_runs};
+use crate::value::{Fields, Str, Type, Value, merge_runs, sort_dedup_entries};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 const ANY: ParamType = ParamType::Any;
@@ -532,7 +534,7 @@ fn element(args: &[Value]) -> Result<Value, FuncError> {
 fn flattener(v: &Value, out: &mut Vec<Value>) -> Result<bool, FuncError> {
     let mut known = true;
     for x in items(v) {
-        crate::value::meter::tick("flatten").map_err(budget)?;
+        crate::value::meter::tick("flatten")?;
         if matches!(x, Value::Unknown(Type::Dynamic)) {
             known = false;
         }
@@ -546,16 +548,11 @@ fn flattener(v: &Value, out: &mut Vec<Value>) -> Result<bool, FuncError> {
                 known = false;
             }
         } else {
-            crate::value::meter::elements("flatten", 1).map_err(budget)?;
+            crate::value::meter::elements("flatten", 1)?;
             out.push(x.clone());
         }
     }
     Ok(known)
-}
-
-/// A budget of the evaluation ran out inside a builtin (the VM reports it as such).
-fn budget(e: crate::value::meter::Exceeded) -> FuncError {
-    FuncError::general(e.to_string())
 }
 
 fn flatten(args: &[Value]) -> Result<Value, FuncError> {
@@ -661,13 +658,28 @@ fn lookup(args: &[Value]) -> Result<Value, FuncError> {
     let m = arg(args, 0)?;
     let key = arg(args, 1)?;
     let default = args.get(2);
-    let ret = match m.type_of() {
+    // An object's type is as large as the object: only the attribute's is built (the
+    // whole type, built and dropped per call, made `[for k in ks : lookup(o, k)]` 15
+    // times slower at 20,000 keys).
+    let kind = match m {
+        Value::Null(t) | Value::Unknown(t) => t.clone(),
+        Value::Object(_) => Type::empty_object(),
+        _ => m.type_of(),
+    };
+    let ret = match kind {
         Type::Object(attrs) => {
             let Some(k) = key.as_str() else {
                 return Ok(Value::Unknown(Type::Dynamic));
             };
-            match attrs.iter().find(|(n, _)| &**n == k) {
-                Some((_, t)) => t.clone(),
+            let attr = match m {
+                Value::Object(f) => f.get(k).map(Value::type_of),
+                _ => attrs
+                    .iter()
+                    .find(|(n, _)| &**n == k)
+                    .map(|(_, t)| t.clone()),
+            };
+            match attr {
+                Some(t) => t,
                 None => match default {
                     Some(d) => d.type_of(),
                     None => {
@@ -740,6 +752,19 @@ fn matchkeys(args: &[Value]) -> Result<Value, FuncError> {
     if values.contains_unknown() || keys.contains_unknown() {
         return Ok(Value::Unknown(ret));
     }
+    if !search.contains_unknown() {
+        // Every comparison is known: a hashed membership test gives what the scan below
+        // gives, without its cost of keys times searchset (minutes for 100,000 each).
+        let m = Members::new(items(&search));
+        let out = items(&keys)
+            .iter()
+            .zip(items(values))
+            .filter(|(k, _)| m.contains(k))
+            .map(|(_, v)| v.clone())
+            .collect();
+        return Ok(Value::list(ety, out));
+    }
+    // cty's scan, which returns an empty list at the first comparison that is unknown.
     let mut out = Vec::new();
     for (i, k) in items(&keys).iter().enumerate() {
         for sv in items(&search) {
@@ -811,32 +836,36 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
     });
     // Every argument's entries are sorted: merge them run by run, a later key winning.
     // The first run stays borrowed until a second one comes, so two arguments (the usual
-    // call) are merged straight into one vector.
-    let mut out: Vec<(Str, Value)> = Vec::new();
-    let mut first: Option<&[(Str, Value)]> = None;
-    let mut started = false;
-    for a in args {
-        if a.is_null() {
-            continue;
-        }
-        let Some(fields) = a.as_fields() else {
-            return Err(FuncError::general(format!(
+    // call) are merged straight into one vector. Past two, merging run by run would copy
+    // what is merged so far once per argument (quadratic for `merge(many...)`): all the
+    // entries are sorted at once instead, the last of equal keys winning.
+    fn fields_of(a: &Value) -> Result<&[(Str, Value)], FuncError> {
+        a.as_fields().ok_or_else(|| {
+            FuncError::general(format!(
                 "arguments must be maps or objects, got {}",
                 go_quote(&a.type_of().friendly_name())
-            )));
-        };
-        if !started {
-            started = true;
-            first = Some(fields);
-        } else if let Some(f) = first.take() {
-            out = merge_runs(f.iter().cloned(), fields.iter().cloned());
-        } else {
-            out = merge_runs(std::mem::take(&mut out).into_iter(), fields.iter().cloned());
+            ))
+        })
+    }
+    if args.iter().filter(|a| !a.is_null()).count() > 2 {
+        let mut all: Vec<(Str, Value)> = Vec::new();
+        for a in args.iter().filter(|a| !a.is_null()) {
+            let fields = fields_of(a)?;
+            all.extend(fields.iter().cloned());
         }
+        return Ok(match map_elem {
+            Some(e) => Value::map(e.clone(), all),
+            None => Value::object(all),
+        });
     }
-    if let Some(f) = first {
-        out = f.to_vec();
-    }
+    let mut present = args.iter().filter(|a| !a.is_null());
+    let out = match (present.next(), present.next()) {
+        (None, _) => Vec::new(),
+        (Some(a), None) => fields_of(a)?.to_vec(),
+        (Some(a), Some(b)) => {
+            merge_runs(fields_of(a)?.iter().cloned(), fields_of(b)?.iter().cloned())
+        }
+    };
     if let Some(e) = map_elem {
         return Ok(Value::Map(Arc::new(Fields {
             elem: e.clone(),
@@ -847,24 +876,21 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn merged_attr_types(args: &[Value]) -> Type {
+    // Every argument's attributes in order, then sorted with the last of equal names
+    // winning (a scan per attribute was quadratic in their number).
     let mut attrs: Vec<(Str, Type)> = Vec::new();
-    let mut put = |k: &Str, t: Type| match attrs.iter_mut().find(|(n, _)| n == k) {
-        Some(e) => e.1 = t,
-        None => attrs.push((k.clone(), t)),
-    };
     for a in args {
         match (a, a.type_of()) {
             (Value::Null(_), _) => {}
-            (_, Type::Object(at)) => at.iter().for_each(|(k, t)| put(k, t.clone())),
+            (_, Type::Object(at)) => attrs.extend(at.iter().cloned()),
             (_, Type::Map(e)) => {
-                for (k, _) in a.as_fields().unwrap_or(&[]) {
-                    put(k, (*e).clone());
-                }
+                let fields = a.as_fields().unwrap_or(&[]);
+                attrs.extend(fields.iter().map(|(k, _)| (k.clone(), (*e).clone())));
             }
             _ => {}
         }
     }
-    attrs.sort_by(|a, b| a.0.cmp(&b.0));
+    sort_dedup_entries(&mut attrs);
     Type::Object(Arc::from(attrs))
 }
 
@@ -1035,6 +1061,9 @@ fn set_op(args: &[Value], op: SetOp) -> Result<Value, FuncError> {
     Ok(make_set(ety, acc.unwrap_or_default()))
 }
 
+/// The most elements `setproduct` builds (its result is charged to the budgets too).
+const MAX_PRODUCT: usize = 1 << 20;
+
 fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
     if args.len() < 2 {
         return Err(FuncError::general("at least two arguments are required"));
@@ -1074,15 +1103,16 @@ fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
     let total = args
         .iter()
         .try_fold(1usize, |acc, a| acc.checked_mul(items(a).len()))
-        .ok_or_else(|| FuncError::general("the result would be too large"))?;
-    if total > 1 << 20 {
-        return Err(FuncError::general("the result would be too large"));
-    }
+        .filter(|&n| n <= MAX_PRODUCT)
+        .ok_or_else(|| {
+            FuncError::general(format!(
+                "the result would have more than {MAX_PRODUCT} elements, fn-hcl's limit for setproduct"
+            ))
+        })?;
     crate::value::meter::elements(
         "setproduct",
         (total as u64).saturating_mul(args.len() as u64 + 1),
-    )
-    .map_err(budget)?;
+    )?;
     let mut product = Vec::with_capacity(total);
     let mut idx = vec![0usize; args.len()];
     for _ in 0..total {
@@ -1251,7 +1281,10 @@ fn transpose(args: &[Value]) -> Result<Value, FuncError> {
     if m.contains_unknown() {
         return Ok(Value::Unknown(ret));
     }
+    // Each value's keys, found by a hash index (a scan of `out` per value was quadratic
+    // in the number of distinct values: minutes for 100,000).
     let mut out: Vec<(Str, Vec<Value>)> = Vec::new();
+    let mut index: HashMap<Str, usize> = HashMap::new();
     for (k, list) in m.as_fields().unwrap_or(&[]) {
         if list.is_null() {
             return Err(FuncError::general(
@@ -1264,9 +1297,12 @@ fn transpose(args: &[Value]) -> Result<Value, FuncError> {
                     "input must be a map of lists of strings",
                 ));
             };
-            match out.iter_mut().find(|(n, _)| n == s) {
-                Some((_, ks)) => ks.push(Value::String(k.clone())),
-                None => out.push((s.clone(), vec![Value::String(k.clone())])),
+            match index.entry(s.clone()) {
+                Entry::Occupied(i) => out[*i.get()].1.push(Value::String(k.clone())),
+                Entry::Vacant(slot) => {
+                    slot.insert(out.len());
+                    out.push((s.clone(), vec![Value::String(k.clone())]));
+                }
             }
         }
     }
@@ -1825,6 +1861,37 @@ mod tests {
             ],
             general("length of keys and values should be equal"),
         );
+        // Keys and searchset are compared after conversion to their common type.
+        ok(
+            "matchkeys",
+            vec![
+                tup(vec![s("a"), s("b"), s("c")]),
+                tup(vec![n(1), n(2), n(3)]),
+                tup(vec![s("2"), s("9")]),
+            ],
+            strs(&["b"]),
+        );
+        // An unknown in the searchset: cty's scan gives an empty list at the first
+        // comparison that is unknown, and the matches when each key matches before it.
+        let unknown = Value::Unknown(Type::String);
+        ok(
+            "matchkeys",
+            vec![
+                tup(vec![s("a"), s("b")]),
+                tup(vec![s("x"), s("y")]),
+                tup(vec![s("y"), unknown.clone()]),
+            ],
+            strs(&[]),
+        );
+        ok(
+            "matchkeys",
+            vec![
+                tup(vec![s("a"), s("b")]),
+                tup(vec![s("y"), s("y")]),
+                tup(vec![s("y"), unknown]),
+            ],
+            strs(&["a", "b"]),
+        );
     }
 
     #[test]
@@ -1888,6 +1955,19 @@ mod tests {
             "merge",
             vec![Value::Null(Type::map(Type::String)), m("a", "1")],
             m("a", "1"),
+        );
+        // Three maps and more: still a map, the last of equal keys winning.
+        ok(
+            "merge",
+            vec![m("b", "1"), m("a", "2"), m("b", "3"), m("c", "4")],
+            Value::map(
+                Type::String,
+                vec![
+                    ("a".into(), s("2")),
+                    ("b".into(), s("3")),
+                    ("c".into(), s("4")),
+                ],
+            ),
         );
         err(
             "merge",
@@ -2122,6 +2202,15 @@ mod tests {
             "setproduct",
             vec![tup(vec![]), s("a")],
             FuncError::arg(1, "a set or a list is required"),
+        );
+        // 128^3 = 2^21 tuples: refused before any is built, naming the limit.
+        let l = nums(&(0..128).collect::<Vec<_>>());
+        err(
+            "setproduct",
+            vec![l.clone(), l.clone(), l],
+            general(
+                "the result would have more than 1048576 elements, fn-hcl's limit for setproduct",
+            ),
         );
     }
 

@@ -7,6 +7,7 @@
 use super::{FuncDef, FuncError, Param, ParamType, str_arg};
 use crate::text::quote::go_quote;
 use crate::value::Value;
+use crate::value::gotime::{days_in, getnum};
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
 
 /// The date and time functions.
@@ -71,36 +72,6 @@ fn perr(layout_elem: &'static str, value_elem: &str, message: &str) -> ParseErro
 
 fn is_digit(s: &[u8], i: usize) -> bool {
     s.get(i).is_some_and(u8::is_ascii_digit)
-}
-
-fn is_leap(year: i64) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-}
-
-fn days_in(month: i64, year: i64) -> i64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Go's `getnum`.
-fn getnum(s: &[u8], fixed: bool) -> Option<(i64, &[u8])> {
-    if !is_digit(s, 0) {
-        return None;
-    }
-    if !is_digit(s, 1) {
-        if fixed {
-            return None;
-        }
-        return Some((i64::from(s[0] - b'0'), &s[1..]));
-    }
-    Some((
-        i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'),
-        &s[2..],
-    ))
 }
 
 fn as_str(b: &[u8]) -> String {

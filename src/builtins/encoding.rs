@@ -1212,8 +1212,10 @@ fn csvdecode(args: &[Value]) -> Result<Value, FuncError> {
         .map_err(csv_error)?
         .ok_or_else(|| FuncError::general("missing header line"))?;
     let mut sorted: Vec<(Str, usize)> = Vec::with_capacity(headers.len());
+    // Hashed: a scan per header was quadratic in their number.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, h) in headers.iter().enumerate() {
-        if sorted.iter().any(|(k, _)| &**k == h.as_str()) {
+        if !seen.insert(h.as_str()) {
             return Err(FuncError::general(format!(
                 "duplicate column name {}",
                 go_quote(h)

@@ -147,6 +147,10 @@ pub fn format_str(fmt: &str, args: &[Value]) -> Result<String, FuncError> {
 
 /// [`format_str`] appending to `out` (which may be a reused buffer).
 fn format_into(fmt: &str, args: &[Value], out: &mut String) -> Result<(), FuncError> {
+    // The literal text copied is at most the format string (each verb charges what it
+    // appends): charged first, so that `formatlist` of a long format over a long list
+    // stops at the budget instead of after building every string.
+    crate::value::meter::bytes("format", fmt.len() as u64)?;
     let b = fmt.as_bytes();
     let len = b.len();
     let mut p = 0usize;
@@ -307,8 +311,7 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
     // short or encoded, which charges itself) and its padding: charge that before it does,
     // so that `%[1]s` repeated over a large string stops at the budget.
     let adds = arg.as_str().map_or(0, str::len) + verb.width.unwrap_or(0);
-    crate::value::meter::bytes("format", adds as u64)
-        .map_err(|e| FuncError::general(e.to_string()))?;
+    crate::value::meter::bytes("format", adds as u64)?;
     match verb.mode {
         'v' => append_as_is(verb, out, arg),
         't' => {

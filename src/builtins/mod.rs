@@ -120,6 +120,14 @@ pub enum FuncError {
     General(String),
 }
 
+/// A budget of the evaluation ran out inside a builtin: the call fails with the meter's
+/// text (the VM sees the exceeded meter and stops the evaluation, naming the builtin).
+impl From<crate::value::meter::Exceeded> for FuncError {
+    fn from(e: crate::value::meter::Exceeded) -> FuncError {
+        FuncError::General(e.to_string())
+    }
+}
+
 impl FuncError {
     pub fn arg(index: usize, message: impl Into<String>) -> FuncError {
         FuncError::Arg {
@@ -249,8 +257,6 @@ pub fn unknown_function_detail(name: &str) -> String {
     format!("There is no function named {}.{hint}", go_quote(name))
 }
 
-/// Check nulls and convert arguments to their parameter types, as cty does before an
-/// implementation runs. `args` must already have the right arity.
 /// A string value built by `f` in a reused per-thread buffer, so the result is allocated
 /// once at its final size (not grown, then copied from a `String` into an `Arc<str>`).
 pub(crate) fn string_in_buffer<E>(
@@ -277,6 +283,8 @@ pub(crate) fn string_in_buffer<E>(
     })
 }
 
+/// Check nulls and convert arguments to their parameter types, as cty does before an
+/// implementation runs. `args` must already have the right arity.
 pub fn prepare_args(def: &FuncDef, args: &mut [Value]) -> Result<(), FuncError> {
     for (i, arg) in args.iter_mut().enumerate() {
         let Some(param) = def.params.get(i).or(def.var_param.as_ref()) else {

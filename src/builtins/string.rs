@@ -21,9 +21,11 @@ const MAX_RESULT_BYTES: usize = 64 << 20;
 /// charged to the evaluation's string budget first (see [`crate::value::meter`]).
 fn result_bytes(site: &'static str, n: usize) -> Result<(), FuncError> {
     // The evaluation's budget first: when it is exceeded the VM stops the evaluation.
-    crate::value::meter::bytes(site, n as u64).map_err(|e| FuncError::general(e.to_string()))?;
+    crate::value::meter::bytes(site, n as u64)?;
     if n > MAX_RESULT_BYTES {
-        return Err(FuncError::general("the resulting string is too long"));
+        return Err(FuncError::general(format!(
+            "the resulting string would be {n} bytes long, more than fn-hcl's limit of {MAX_RESULT_BYTES} for one string"
+        )));
     }
     Ok(())
 }
@@ -859,18 +861,42 @@ fn shape_type(shape: &Shape) -> Type {
     }
 }
 
-fn capture_value(caps: &regex::Captures<'_>, shape: &Shape) -> Value {
+/// The value of one match, charged to the evaluation's budgets before it is built: a
+/// pattern of many groups makes each match many elements, and nested groups copy the
+/// same text many times (`regexall("(((...)))", s)`), far more than the string holds.
+fn capture_value(
+    site: &'static str,
+    caps: &regex::Captures<'_>,
+    shape: &Shape,
+) -> Result<Value, FuncError> {
+    let (elements, bytes) = match shape {
+        Shape::Whole => (0, caps.get(0).map_or(0, |m| m.len())),
+        Shape::Tuple(n) => (
+            *n,
+            (1..=*n).filter_map(|i| caps.get(i)).map(|m| m.len()).sum(),
+        ),
+        Shape::Object(names) => (
+            names.len(),
+            names
+                .iter()
+                .filter_map(|(_, i)| caps.get(*i))
+                .map(|m| m.len())
+                .sum(),
+        ),
+    };
+    crate::value::meter::elements(site, elements as u64)?;
+    crate::value::meter::bytes(site, bytes as u64)?;
     let group = |i: usize| match caps.get(i) {
         Some(m) => Value::string(m.as_str()),
         None => Value::Null(Type::String),
     };
-    match shape {
+    Ok(match shape {
         Shape::Whole => group(0),
         Shape::Tuple(n) => Value::tuple((1..=*n).map(group).collect()),
         Shape::Object(names) => {
             Value::object(names.iter().map(|(n, i)| (n.clone(), group(*i))).collect())
         }
-    }
+    })
 }
 
 fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
@@ -883,7 +909,7 @@ fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
     }
     let s = str_arg(args, 1)?;
     match re.captures(s) {
-        Some(caps) => Ok(capture_value(&caps, &shape)),
+        Some(caps) => capture_value("regex", &caps, &shape),
         None => Err(FuncError::general(
             "pattern did not match any part of the given string",
         )),
@@ -900,10 +926,14 @@ fn regexall(args: &[Value]) -> Result<Value, FuncError> {
         return Ok(Value::Unknown(Type::list(ety)));
     }
     let s = str_arg(args, 1)?;
+    // Each match is one element of the list, and its value (charged by capture_value).
     let items: Vec<Value> = re
         .captures_iter(s)
-        .map(|c| capture_value(&c, &shape))
-        .collect();
+        .map(|c| {
+            crate::value::meter::elements("regexall", 1)?;
+            capture_value("regexall", &c, &shape)
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Value::list(ety, items))
 }
 
@@ -1010,7 +1040,13 @@ mod tests {
         ok_s("indent", vec![n(2), s("a\n\nb\n")], "a\n  \n  b\n  ");
         ok_s("indent", vec![s("1"), s("a\nb")], "a\n b");
         assert!(run("indent", vec![n(-1), s("a\nb")]).is_err());
-        assert!(run("indent", vec![n(1 << 40), s("a\nb")]).is_err());
+        err(
+            "indent",
+            vec![n(1 << 40), s("a\nb")],
+            FuncError::general(
+                "the resulting string would be 1099511627779 bytes long, more than fn-hcl's limit of 67108864 for one string",
+            ),
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::text::quote::{go_quote, go_quote_rune};
 use crate::value::number::Number;
-use crate::value::{Str, Type, Value};
+use crate::value::{Str, Type, Value, sort_dedup_entries};
 use std::sync::Arc;
 
 /// Deepest nesting `decode` accepts. Go has no limit on the token path; ours keeps the
@@ -487,6 +487,15 @@ impl<'a> Decoder<'a> {
     }
 }
 
+/// One more element of a decoded array or object, charged to the evaluation's budget
+/// before it is read: a long document is stopped at the budget, not after its whole tree
+/// (and its values) were built.
+fn charge_element() -> Result<(), String> {
+    crate::value::meter::elements("jsondecode", 1)
+        .and_then(|()| crate::value::meter::tick("jsondecode"))
+        .map_err(|e| e.to_string())
+}
+
 fn read_node(dec: &mut Decoder<'_>, tok: Tok, depth: usize) -> Result<Node, String> {
     if depth > MAX_DEPTH {
         return Err("exceeded max depth".into());
@@ -501,6 +510,7 @@ fn read_node(dec: &mut Decoder<'_>, tok: Tok, depth: usize) -> Result<Node, Stri
                 if let Tok::Delim(b']') = t {
                     break;
                 }
+                charge_element()?;
                 items.push(read_node(dec, t, depth + 1)?);
             }
             Ok(Node::Arr(items))
@@ -518,6 +528,7 @@ fn read_node(dec: &mut Decoder<'_>, tok: Tok, depth: usize) -> Result<Node, Stri
                     Tok::Scalar(_) => return Err("expected string but found value".into()),
                 };
                 let t = dec.token()?;
+                charge_element()?;
                 entries.push((key, read_node(dec, t, depth + 1)?));
             }
             Ok(Node::Obj(entries))
@@ -534,15 +545,13 @@ fn implied_type(n: &Node) -> Type {
         Node::Str(_) => Type::String,
         Node::Arr(items) => Type::Tuple(items.iter().map(implied_type).collect()),
         Node::Obj(entries) => {
-            let mut fields: Vec<(Str, Type)> = Vec::with_capacity(entries.len());
-            for (k, v) in entries {
-                let t = implied_type(v);
-                match fields.iter_mut().find(|(fk, _)| &**fk == k.as_str()) {
-                    Some(f) => f.1 = t,
-                    None => fields.push((Str::from(k.as_str()), t)),
-                }
-            }
-            fields.sort_by(|a, b| a.0.cmp(&b.0));
+            // A repeated key takes the last one's type (sorted at once: a scan per key
+            // was quadratic in the number of keys, minutes for 100,000).
+            let mut fields: Vec<(Str, Type)> = entries
+                .iter()
+                .map(|(k, v)| (Str::from(k.as_str()), implied_type(v)))
+                .collect();
+            sort_dedup_entries(&mut fields);
             Type::Object(Arc::from(fields))
         }
     }
@@ -703,6 +712,16 @@ mod tests {
         assert_eq!(v.type_of(), want);
         let v = decode(r#"{"a":1,"a":2}"#).unwrap();
         assert!(v.get_attr("a").unwrap().raw_equals(&Value::int(2)));
+        // A repeated key has the last one's type, whatever the keys around it.
+        let v = decode(r#"{"b":1,"a":1,"b":"x"}"#).unwrap();
+        assert_eq!(
+            v.type_of(),
+            Type::Object(Arc::from(vec![
+                (Str::from("a"), Type::Number),
+                (Str::from("b"), Type::String),
+            ]))
+        );
+        assert_eq!(v.get_attr("b").and_then(Value::as_str), Some("x"));
         assert!(decode("null").unwrap().raw_equals(&Value::NULL));
         assert_eq!(decode("\"\\u00e9\\n\"").unwrap().as_str(), Some("é\n"));
         assert_eq!(decode("\"\\ud83d\\ude00\"").unwrap().as_str(), Some("😀"));

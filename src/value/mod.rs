@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod gofmt;
+pub mod gotime;
 pub mod json;
 pub mod meter;
 pub mod number;
@@ -458,7 +459,9 @@ pub fn merge_runs(
     out
 }
 
-fn sort_dedup_entries(entries: &mut Vec<(Str, Value)>) {
+/// Sorts entries by key, keeping the last of equal keys (Go's map assignment order): the
+/// one way maps, objects and object types are built from entries in any order.
+pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
     if entries.windows(2).all(|w| w[0].0 < w[1].0) {
         return;
     }

@@ -5,6 +5,7 @@
 //! are converted to strings), on top of yaml-rust2's event parser.
 
 use crate::text::quote::go_quote;
+use crate::value::gotime::{days_in, getnum};
 use crate::value::number::Number;
 use crate::value::{Str, Value};
 use std::collections::{HashMap, HashSet};
@@ -569,24 +570,6 @@ fn is_yaml12_float(s: &str) -> bool {
     i == b.len()
 }
 
-/// Go's `getnum`.
-fn getnum(s: &[u8], fixed: bool) -> Option<(i64, &[u8])> {
-    let d = |i: usize| s.get(i).is_some_and(u8::is_ascii_digit);
-    if !d(0) {
-        return None;
-    }
-    if !d(1) {
-        if fixed {
-            return None;
-        }
-        return Some((i64::from(s[0] - b'0'), &s[1..]));
-    }
-    Some((
-        i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'),
-        &s[2..],
-    ))
-}
-
 /// One of go-cty-yaml's timestamp layouts, parsed as Go's `time.Parse` would, formatted
 /// as RFC 3339.
 fn parse_timestamp_layout(s: &str, sep: Option<u8>, zone: bool) -> Option<String> {
@@ -663,14 +646,7 @@ fn parse_timestamp_layout(s: &str, sep: Option<u8>, zone: bool) -> Option<String
     if !v.is_empty() {
         return None;
     }
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let dim = match month {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    if day < 1 || day > dim {
+    if day < 1 || day > days_in(month, year) {
         return None;
     }
     let zone_text = if offset == 0 {
