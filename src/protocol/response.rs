@@ -74,13 +74,22 @@ impl std::error::Error for ValueError {}
 
 /// A value as a `google.protobuf.Value`.
 pub fn value_to_proto(v: &Value) -> Result<prost_types::Value, ValueError> {
-    to_proto_at(v, 0)
+    to_proto_at(v, 0, MAX_DEPTH)
+}
+
+/// [`value_to_proto`] with its own bound on nesting: trees the program built (status,
+/// context) have no bound but the evaluation's budgets (`usize::MAX`).
+pub fn value_to_proto_within(
+    v: &Value,
+    max_depth: usize,
+) -> Result<prost_types::Value, ValueError> {
+    to_proto_at(v, 0, max_depth)
 }
 
 /// An object or map value as a `google.protobuf.Struct` (resource bodies, status, context).
 pub fn value_to_struct(v: &Value) -> Result<prost_types::Struct, ValueError> {
     match v {
-        Value::Object(f) | Value::Map(f) => fields_to_struct(&f.entries, 1),
+        Value::Object(f) | Value::Map(f) => fields_to_struct(&f.entries, 1, MAX_DEPTH),
         Value::Unknown(_) => Err(ValueError::Unknown),
         other => Err(ValueError::NotAnObject(other.type_of().friendly_name())),
     }
@@ -89,18 +98,19 @@ pub fn value_to_struct(v: &Value) -> Result<prost_types::Struct, ValueError> {
 fn fields_to_struct(
     entries: &[(crate::value::Str, Value)],
     depth: usize,
+    max: usize,
 ) -> Result<prost_types::Struct, ValueError> {
-    if depth > MAX_DEPTH {
+    if depth > max {
         return Err(ValueError::TooDeep);
     }
     let mut fields = std::collections::BTreeMap::new();
     for (k, x) in entries {
-        fields.insert(k.to_string(), to_proto_at(x, depth)?);
+        fields.insert(k.to_string(), to_proto_at(x, depth, max)?);
     }
     Ok(prost_types::Struct { fields })
 }
 
-fn to_proto_at(v: &Value, depth: usize) -> Result<prost_types::Value, ValueError> {
+fn to_proto_at(v: &Value, depth: usize, max: usize) -> Result<prost_types::Value, ValueError> {
     let kind = match v {
         Value::Unknown(_) => return Err(ValueError::Unknown),
         Value::Null(_) => Kind::NullValue(0),
@@ -108,17 +118,17 @@ fn to_proto_at(v: &Value, depth: usize) -> Result<prost_types::Value, ValueError
         Value::String(s) => Kind::StringValue(s.to_string()),
         Value::Number(n) => Kind::NumberValue(checked_f64(n)?),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
-            if depth + 1 > MAX_DEPTH {
+            if depth + 1 > max {
                 return Err(ValueError::TooDeep);
             }
             let mut values = Vec::with_capacity(s.items.len());
             for x in &s.items {
-                values.push(to_proto_at(x, depth + 1)?);
+                values.push(to_proto_at(x, depth + 1, max)?);
             }
             Kind::ListValue(prost_types::ListValue { values })
         }
         Value::Map(f) | Value::Object(f) => {
-            Kind::StructValue(fields_to_struct(&f.entries, depth + 1)?)
+            Kind::StructValue(fields_to_struct(&f.entries, depth + 1, max)?)
         }
     };
     Ok(prost_types::Value { kind: Some(kind) })
@@ -166,6 +176,9 @@ pub struct ResponseBuilder {
     body_index: HashMap<crate::value::Str, usize, ahash::RandomState>,
     /// The protobuf bytes of every body (a replaced body's stay unused).
     encoded: Backward,
+    /// This step's composite status, still a value (see
+    /// [`ResponseBuilder::merge_composite_status`]).
+    status: Option<Value>,
     /// The results and conditions, kept with their fixed texts borrowed (`rsp.results`
     /// and `rsp.conditions` stay empty until [`ResponseBuilder::finish`]).
     results: Vec<ResultEntry>,
@@ -338,6 +351,7 @@ impl ResponseBuilder {
             bodies: Vec::new(),
             body_index: HashMap::default(),
             encoded: Backward::default(),
+            status: None,
             results: Vec::new(),
             conditions: Vec::new(),
         }
@@ -425,9 +439,29 @@ impl ResponseBuilder {
                 .is_some_and(|d| d.resources.contains_key(name))
     }
 
-    /// Merges this step's (already unified) composite status into the desired composite's
-    /// `status`: objects merge recursively and this step wins a conflicting leaf.
-    pub fn merge_composite_status(&mut self, status: prost_types::Struct) {
+    /// Merges this step's (already unified) composite status, an object whose numbers are
+    /// finite float64s (the evaluator checks them), into the desired composite's `status`:
+    /// objects merge recursively and this step wins a conflicting leaf. The status stays a
+    /// value until the response is finished: [`ResponseBuilder::finish_encoded`] writes
+    /// the merged composite straight from it.
+    pub fn merge_composite_status(&mut self, status: Value) {
+        self.desired()
+            .composite
+            .get_or_insert_with(Default::default);
+        if let Some(earlier) = self.status.replace(status) {
+            self.apply_status(&earlier);
+        }
+    }
+
+    /// Merges a status value into the desired composite's message.
+    fn apply_status(&mut self, status: &Value) {
+        let (Value::Object(f) | Value::Map(f)) = status else {
+            return;
+        };
+        // Checked by the evaluator: nothing in it fails to convert.
+        let Ok(status) = fields_to_struct(&f.entries, 1, usize::MAX) else {
+            return;
+        };
         let composite = self
             .desired()
             .composite
@@ -550,7 +584,10 @@ impl ResponseBuilder {
     }
 
     /// The finished response as a message.
-    pub fn finish(self) -> v1::RunFunctionResponse {
+    pub fn finish(mut self) -> v1::RunFunctionResponse {
+        if let Some(status) = self.status.take() {
+            self.apply_status(&status);
+        }
         let mut rsp = self.rsp;
         rsp.results = self
             .results
@@ -592,12 +629,20 @@ impl ResponseBuilder {
     pub fn finish_encoded(&self) -> Vec<u8> {
         let rsp = &self.rsp;
         let entries = self.desired_entries();
+        let composite = rsp.desired.as_ref().and_then(|d| d.composite.as_ref());
+        let merged = match (&self.status, composite) {
+            (Some(status), Some(c)) => composite_with_status(c, status),
+            _ => None,
+        };
+        let merged = merged.as_ref().map(|w| w.bytes(0, w.written()));
         let state_len = rsp.desired.as_ref().map(|d| {
-            d.composite.as_ref().map_or(0, wire::message_len)
-                + entries
-                    .iter()
-                    .map(|(name, _, len)| resource_entry_len(name, *len))
-                    .sum::<usize>()
+            merged.map_or_else(
+                || d.composite.as_ref().map_or(0, wire::message_len),
+                |m| wire::delimited_len(m.len()),
+            ) + entries
+                .iter()
+                .map(|(name, _, len)| resource_entry_len(name, *len))
+                .sum::<usize>()
         });
         let total = rsp.meta.as_ref().map_or(0, wire::message_len)
             + state_len.map_or(0, wire::delimited_len)
@@ -620,7 +665,10 @@ impl ResponseBuilder {
         }
         if let (Some(desired), Some(len)) = (&rsp.desired, state_len) {
             wire::put_delimited(&mut buf, 2, len);
-            if let Some(c) = &desired.composite {
+            if let Some(m) = merged {
+                wire::put_delimited(&mut buf, 1, m.len());
+                buf.extend_from_slice(m);
+            } else if let Some(c) = &desired.composite {
                 wire::put_message(&mut buf, 1, c);
             }
             for (name, entry, len) in &entries {
@@ -925,6 +973,7 @@ impl Backward {
 
     /// The key and length of a length-delimited field whose `len` content bytes were just
     /// written.
+    #[inline(always)]
     fn put_header(&mut self, field: u8, len: usize) {
         let out = self.front(1 + wire::varint_len(len as u64));
         out[0] = wire::key(field, wire::LEN);
@@ -932,6 +981,7 @@ impl Backward {
     }
 
     /// A string field, content and header.
+    #[inline(always)]
     fn put_str(&mut self, field: u8, s: &str) {
         self.put(s.as_bytes());
         self.put_header(field, s.len());
@@ -1017,11 +1067,19 @@ fn put_struct(entries: &[(crate::value::Str, Value)], levels: usize, w: &mut Bac
             put_field_entry(k, x, inner, w)?;
         }
     } else {
-        // value_to_struct checks every entry, the duplicates its map drops included.
-        for (_, x) in entries {
-            to_proto_at(x, MAX_DEPTH.saturating_sub(levels) + 1)?;
+        let order = struct_order(entries);
+        // value_to_struct checks every entry, the duplicates its map drops included: each
+        // is written for its checks only, and taken back.
+        let mut kept = vec![false; entries.len()];
+        for &i in &order {
+            kept[i] = true;
         }
-        for i in struct_order(entries).into_iter().rev() {
+        for ((k, x), _) in entries.iter().zip(kept).filter(|(_, kept)| !kept) {
+            let mark = w.written();
+            put_field_entry(k, x, inner, w)?;
+            w.truncate(mark);
+        }
+        for i in order.into_iter().rev() {
             let (k, x) = &entries[i];
             put_field_entry(k, x, inner, w)?;
         }
@@ -1111,6 +1169,113 @@ fn put_field_entry(k: &str, x: &Value, levels: usize, w: &mut Backward) -> Walk 
     }
     w.put_header(1, w.written() - end);
     Ok(())
+}
+
+/// The desired composite `c` with this step's status merged into its body's `status`
+/// (as [`ResponseBuilder::merge_composite_status`] merges it into the message): its
+/// `Resource` message's content, written back to front. The connection details are
+/// written sorted by key (prost writes its HashMap in no fixed order).
+fn composite_with_status(c: &v1::Resource, status: &Value) -> Option<Backward> {
+    let mut w = Backward::reuse();
+    if c.ready != 0 {
+        let mut b = [0; 11];
+        b[0] = wire::key(3, 0);
+        let n = 1 + wire::varint_into(&mut b[1..], c.ready as i64 as u64);
+        w.put(&b[..n]);
+    }
+    let mut details: Vec<(&String, &Vec<u8>)> = c.connection_details.iter().collect();
+    details.sort_unstable();
+    for (k, v) in details.into_iter().rev() {
+        // prost leaves an empty key or value out of a map entry.
+        let end = w.written();
+        if !v.is_empty() {
+            w.put(v);
+            w.put_header(2, v.len());
+        }
+        if !k.is_empty() {
+            w.put_str(1, k);
+        }
+        w.put_header(2, w.written() - end);
+    }
+    let end = w.written();
+    let status = [(crate::value::Str::from("status"), status.clone())];
+    // A status the evaluator would refuse is left out, as `apply_status` leaves it out.
+    put_merged_struct(c.resource.as_ref(), &status, &mut w).ok()?;
+    w.put_header(1, w.written() - end);
+    Some(w)
+}
+
+/// The content of the Struct `base` (the request's) with `add` merged in as
+/// [`merge_struct`] merges a converted value: a key both hold as objects merges
+/// recursively, anything else in `add` wins. Written back to front (keys descending).
+fn put_merged_struct(
+    base: Option<&prost_types::Struct>,
+    add: &[(crate::value::Str, Value)],
+    w: &mut Backward,
+) -> Walk {
+    let order: Vec<usize> = if sorted_unique(add) {
+        (0..add.len()).collect()
+    } else {
+        struct_order(add)
+    };
+    let mut adds = order.into_iter().rev().map(|i| &add[i]).peekable();
+    let mut bases = base
+        .into_iter()
+        .flat_map(|s| s.fields.iter().rev())
+        .peekable();
+    loop {
+        let (from_base, from_add) = match (bases.peek(), adds.peek()) {
+            (None, None) => return Ok(()),
+            (Some(_), None) => (true, false),
+            (None, Some(_)) => (false, true),
+            (Some((bk, _)), Some((ak, _))) => match bk.as_str().cmp(&**ak) {
+                std::cmp::Ordering::Greater => (true, false),
+                std::cmp::Ordering::Less => (false, true),
+                std::cmp::Ordering::Equal => (true, true),
+            },
+        };
+        let b = if from_base { bases.next() } else { None };
+        let a = if from_add { adds.next() } else { None };
+        match (b, a) {
+            (
+                Some((
+                    _,
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(inner)),
+                    },
+                )),
+                Some((k, Value::Object(f) | Value::Map(f))),
+            ) => {
+                let end = w.written();
+                put_merged_struct(Some(inner), &f.entries, w)?;
+                w.put_header(kind::STRUCT, w.written() - end);
+                w.put_header(2, w.written() - end);
+                if !k.is_empty() {
+                    w.put_str(1, k);
+                }
+                w.put_header(1, w.written() - end);
+            }
+            (_, Some((k, x))) => put_field_entry(k, x, usize::MAX, w)?,
+            (Some((k, v)), None) => put_proto_entry(k, v, w),
+            (None, None) => return Ok(()),
+        }
+    }
+}
+
+/// One `fields` map entry holding a prost Value (left out of the entry when it is the
+/// default, as prost does).
+fn put_proto_entry(k: &str, v: &prost_types::Value, w: &mut Backward) {
+    let end = w.written();
+    if v.kind.is_some() {
+        let n = prost::Message::encoded_len(v);
+        // Exactly the room it needs, so prost's capacity error cannot happen.
+        let _ = prost::Message::encode(v, &mut w.front(n));
+        w.put_header(2, n);
+    }
+    if !k.is_empty() {
+        w.put_str(1, k);
+    }
+    w.put_header(1, w.written() - end);
 }
 
 /// A list's or object's google.protobuf.Value content, with [`to_proto_at`]'s checks.
@@ -1250,13 +1415,10 @@ mod tests {
         };
         req.desired = Some(desired);
         let mut b = ResponseBuilder::new(&req);
-        b.merge_composite_status(
-            value_to_struct(&Value::object(vec![
-                ("over".into(), Value::int(2)),
-                ("new".into(), Value::int(3)),
-            ]))
-            .unwrap(),
-        );
+        b.merge_composite_status(Value::object(vec![
+            ("over".into(), Value::int(2)),
+            ("new".into(), Value::int(3)),
+        ]));
         b.merge_composite_connection([("b".to_string(), b"2".to_vec())]);
         b.set_resource("r", value_to_struct(&Value::object(vec![])).unwrap());
         assert!(b.set_ready("r", Ready::True));
@@ -1631,9 +1793,7 @@ mod tests {
             Value::object(vec![("t".into(), Value::int(3))]),
         )
         .unwrap();
-        b.merge_composite_status(
-            value_to_struct(&Value::object(vec![("s".into(), Value::int(1))])).unwrap(),
-        );
+        b.merge_composite_status(Value::object(vec![("s".into(), Value::int(1))]));
         b.merge_composite_connection([("c".to_string(), b"1".to_vec())]);
         b.set_context("k", value_to_proto(&Value::string("v")).unwrap());
         b.add_requirement(
@@ -1661,6 +1821,140 @@ mod tests {
         assert_eq!(d.resources["default"], v1::Resource::default());
         // Deterministic: the same builder writes the same bytes.
         assert_eq!(b.finish_encoded(), bytes);
+    }
+
+    /// The status written straight from its value merges into the request's desired
+    /// composite exactly as the message path merges it: recursively where both hold an
+    /// object, this step's value winning anything else, the composite's other fields,
+    /// connection details and readiness kept.
+    #[test]
+    fn composite_status_is_written_as_finish_merges_it() {
+        let upstream = |status: Option<Value>, details: &[(&str, &[u8])], ready: i32| {
+            let mut body = vec![
+                ("apiVersion".into(), Value::string("v1")),
+                ("zzz".into(), Value::tuple(vec![Value::int(1), Value::NULL])),
+            ];
+            body.extend(status.map(|s| ("status".into(), s)));
+            let mut resource = value_to_struct(&Value::object(body)).unwrap();
+            // A Value without a kind is left out of its map entry by prost.
+            resource
+                .fields
+                .insert("nokind".into(), prost_types::Value::default());
+            v1::RunFunctionRequest {
+                desired: Some(v1::State {
+                    composite: Some(v1::Resource {
+                        resource: Some(resource),
+                        connection_details: details
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_vec()))
+                            .collect(),
+                        ready,
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }
+        };
+        let ours = Value::object(vec![
+            (
+                "nested".into(),
+                Value::object(vec![
+                    ("keep".into(), Value::int(2)),
+                    (
+                        "deep".into(),
+                        Value::object(vec![("x".into(), Value::int(1))]),
+                    ),
+                ]),
+            ),
+            ("leaf".into(), Value::string("ours")),
+            (
+                "flat".into(),
+                Value::object(vec![("o".into(), Value::Bool(true))]),
+            ),
+            ("".into(), Value::string("empty key")),
+            (
+                "arns".into(),
+                Value::object(
+                    (0..300)
+                        .map(|i| (format!("svc-{i:03}").into(), Value::string("pending")))
+                        .collect(),
+                ),
+            ),
+        ]);
+        let theirs = Value::object(vec![
+            (
+                "nested".into(),
+                Value::object(vec![
+                    ("other".into(), Value::string("kept")),
+                    (
+                        "deep".into(),
+                        Value::object(vec![("y".into(), Value::int(2))]),
+                    ),
+                    ("keep".into(), Value::string("replaced")),
+                ]),
+            ),
+            (
+                "leaf".into(),
+                Value::object(vec![("o".into(), Value::NULL)]),
+            ),
+            ("flat".into(), Value::int(5)),
+            ("upstream".into(), Value::Bool(false)),
+        ]);
+        let requests = [
+            upstream(None, &[], 0),
+            upstream(Some(theirs.clone()), &[("a", b"1")], 1),
+            upstream(
+                Some(theirs.clone()),
+                &[("b", b"2"), ("a", b""), ("", b"3")],
+                2,
+            ),
+            upstream(Some(Value::string("not an object")), &[], 0),
+            v1::RunFunctionRequest::default(),
+        ];
+        for (i, req) in requests.iter().enumerate() {
+            let mut b = ResponseBuilder::new(req);
+            b.merge_composite_status(ours.clone());
+            b.merge_composite_connection([("c".to_string(), b"9".to_vec())]);
+            b.ensure_desired();
+            let bytes = b.finish_encoded();
+            let rsp = b.clone().finish();
+            let decoded =
+                <v1::RunFunctionResponse as prost::Message>::decode(bytes.as_slice()).unwrap();
+            assert_eq!(decoded, rsp, "request {i}");
+            assert_eq!(
+                bytes.len(),
+                prost::Message::encoded_len(&rsp),
+                "request {i}"
+            );
+            let composite = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
+            if composite.connection_details.len() <= 1 {
+                // One map entry at most: prost's order is fixed, so are its bytes.
+                assert_eq!(bytes, prost::Message::encode_to_vec(&rsp), "request {i}");
+            }
+            let status = &composite.resource.as_ref().unwrap().fields["status"];
+            let Some(Kind::StructValue(status)) = &status.kind else {
+                panic!("request {i}: status is not an object");
+            };
+            assert!(status.fields.contains_key("arns"));
+            if i == 1 {
+                assert!(status.fields.contains_key("upstream"));
+                let Some(Kind::StructValue(nested)) = &status.fields["nested"].kind else {
+                    panic!("nested");
+                };
+                assert_eq!(nested.fields.len(), 3);
+                assert_eq!(n(&nested.fields["keep"]), 2.0);
+            }
+        }
+        // A second status merges over the first.
+        let mut b = ResponseBuilder::new(&requests[1]);
+        b.merge_composite_status(Value::object(vec![("leaf".into(), Value::int(1))]));
+        b.merge_composite_status(ours);
+        let bytes = b.finish_encoded();
+        let rsp = b.finish();
+        assert_eq!(
+            <v1::RunFunctionResponse as prost::Message>::decode(bytes.as_slice()).unwrap(),
+            rsp
+        );
     }
 
     #[test]
