@@ -4,42 +4,18 @@
 //! `time.Parse` directly. Both parsers are reproduced here with the `time.ParseError`
 //! fields their messages are built from.
 
-use super::{FuncDef, FuncError, Param, ParamType, str_arg};
+use super::{FuncDef, FuncError, str_arg};
 use crate::text::quote::go_quote;
 use crate::value::Value;
 use crate::value::gotime::{days_in, getnum};
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
 
 /// The date and time functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "formatdate",
-        params: &[
-            Param::new("format", ParamType::String),
-            Param::new("time", ParamType::String),
-        ],
-        var_param: None,
-        imp: formatdate,
-    },
-    FuncDef {
-        name: "timeadd",
-        params: &[
-            Param::new("timestamp", ParamType::String),
-            Param::new("duration", ParamType::String),
-        ],
-        var_param: None,
-        imp: timeadd,
-    },
-    FuncDef {
-        name: "timecmp",
-        params: &[
-            Param::new("timestamp_a", ParamType::String),
-            Param::new("timestamp_b", ParamType::String),
-        ],
-        var_param: None,
-        imp: timecmp,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    formatdate(format: String, time: String),
+    timeadd(timestamp: String, duration: String),
+    timecmp(timestamp_a: String, timestamp_b: String),
+};
 
 /// A parsed timestamp: the local wall time and its UTC offset in seconds.
 #[derive(Clone, Copy, Debug)]
