@@ -750,6 +750,22 @@ pub fn fatal_response(
     b.finish()
 }
 
+#[cfg(test)]
+impl ResponseBuilder {
+    /// What a run that processed every item without a warning ends with (the evaluator's
+    /// `FullyResolved` condition and `HclDiagnostics` result), for tests that build a
+    /// response by hand.
+    pub(crate) fn add_resolved_without_warnings(&mut self) {
+        self.add_condition(
+            "FullyResolved",
+            Status::ConditionTrue,
+            "AllItemsProcessed",
+            Some("all items complete".into()),
+        );
+        self.add_result(Severity::Normal, "no warnings", Some("HclDiagnostics"));
+    }
+}
+
 fn skeleton(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     v1::RunFunctionResponse {
         meta: Some(v1::ResponseMeta {
