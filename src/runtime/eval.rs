@@ -127,8 +127,9 @@ pub struct Output {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fatal(pub String);
 
+/// The kind of block part discarded (Go's names, [`DiscardType::as_str`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DiscardType {
+pub enum DiscardType {
     Resource,
     Resources,
     Group,
@@ -141,7 +142,8 @@ enum DiscardType {
 }
 
 impl DiscardType {
-    fn as_str(self) -> &'static str {
+    /// Go's name of the kind, as the discard warnings and `FullyResolved` write it.
+    pub fn as_str(self) -> &'static str {
         match self {
             DiscardType::Resource => "resource",
             DiscardType::Resources => "resources",
@@ -175,13 +177,16 @@ impl DiscardReason {
     }
 }
 
-struct Discard {
-    kind: DiscardType,
-    reason: DiscardReason,
-    name: String,
+/// A block part the evaluation skipped: its kind, why, its name, the range Go reports it
+/// at, and the messages that explain it.
+#[derive(Clone, Debug)]
+pub struct Discard {
+    pub kind: DiscardType,
+    pub reason: DiscardReason,
+    pub name: String,
     /// The range Go reports the discard at.
-    span: Span,
-    context: Vec<String>,
+    pub span: Span,
+    pub context: Vec<String>,
 }
 
 impl Discard {
@@ -253,16 +258,8 @@ pub trait Observer {
     /// An expression was evaluated: its chunk and range, the frame's slots at that moment
     /// and its value.
     fn evaluated(&mut self, e: &CExpr, frame: &[Value], value: &Value);
-    /// A part of the current block was discarded: its kind (`resource`, `assert`, ...),
-    /// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports and the
-    /// messages that explain it.
-    fn discarded(
-        &mut self,
-        kind: &'static str,
-        reason: DiscardReason,
-        span: Span,
-        context: &[String],
-    );
+    /// A part of the current block was discarded.
+    fn discarded(&mut self, discard: &Discard);
     /// The block that started last ends with these diagnostics.
     fn exit(&mut self, diags: &[Diagnostic]);
 }
@@ -274,24 +271,12 @@ pub trait Observer {
 pub struct Trace {
     /// (the local's expression range, its value), in evaluation order.
     pub locals: Vec<(Span, Value)>,
-    pub discards: Vec<TracedDiscard>,
+    pub discards: Vec<Discard>,
 }
 
 /// The most values kept for one local (a local of a collection's template is evaluated
 /// once per member).
 pub const TRACE_VALUES: usize = 3;
-
-/// A block evaluation skipped: its kind (`resource`, `composite-status`, ...), name,
-/// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports it at, and
-/// the diagnostics that explain it.
-#[derive(Clone, Debug)]
-pub struct TracedDiscard {
-    pub kind: &'static str,
-    pub reason: &'static str,
-    pub name: String,
-    pub span: Span,
-    pub context: Vec<String>,
-}
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
@@ -363,17 +348,7 @@ fn evaluate_with(
     diags.extend(ds);
     let mut trace = e.trace.take();
     if let Some(t) = &mut trace {
-        t.discards = e
-            .discards
-            .iter()
-            .map(|d| TracedDiscard {
-                kind: d.kind.as_str(),
-                reason: d.reason.as_str(),
-                name: d.name.clone(),
-                span: d.span,
-                context: d.context.clone(),
-            })
-            .collect();
+        t.discards = e.discards.clone();
     }
     let usage = e.vm.usage();
     if let Some(b) = e.budget_error.take() {
@@ -422,7 +397,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// Record a discarded block part (and tell the observer).
     fn discard(&mut self, d: Discard) {
         if let Some(o) = self.observer.as_deref_mut() {
-            o.discarded(d.kind.as_str(), d.reason, d.span, &d.context);
+            o.discarded(&d);
         }
         self.discards.push(d);
     }
