@@ -58,17 +58,25 @@ const BASE_GROUP_BLOCKS: [BlockSchema; 8] = [
     block("assert"),
 ];
 
-const TOP_BLOCKS: [BlockSchema; 9] = [
-    block("locals"),
-    block("group"),
-    labeled("resource", &["name"]),
-    labeled("resources", &["baseName"]),
-    labeled("composite", &["object"]),
-    block("context"),
-    labeled("requirement", &["name"]),
-    labeled("function", &["name"]),
-    block("assert"),
-];
+/// The top level takes a group's blocks and `function` (before `assert`: the order of
+/// the candidates a misspelt block type is matched against).
+const TOP_BLOCKS: [BlockSchema; 9] = inserted(BASE_GROUP_BLOCKS, 7, labeled("function", &["name"]));
+
+/// `base` with `extra` at index `at` (`M` is one more than `N`, checked at compile time).
+const fn inserted<const N: usize, const M: usize>(
+    base: [BlockSchema; N],
+    at: usize,
+    extra: BlockSchema,
+) -> [BlockSchema; M] {
+    assert!(M == N + 1 && at <= N);
+    let mut out = [extra; M];
+    let mut i = 0;
+    while i < N {
+        out[if i < at { i } else { i + 1 }] = base[i];
+        i += 1;
+    }
+    out
+}
 
 const RESOURCE_BLOCKS: [BlockSchema; 5] = [
     block("locals"),
@@ -341,6 +349,30 @@ pub fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_level_blocks_are_a_groups_and_function() {
+        let kinds = |s: &Schema| -> Vec<(&str, &[&str])> {
+            s.blocks.iter().map(|b| (b.kind, b.labels)).collect()
+        };
+        assert_eq!(
+            kinds(&TOP),
+            [
+                ("locals", &[][..]),
+                ("group", &[]),
+                ("resource", &["name"]),
+                ("resources", &["baseName"]),
+                ("composite", &["object"]),
+                ("context", &[]),
+                ("requirement", &["name"]),
+                ("function", &["name"]),
+                ("assert", &[]),
+            ]
+        );
+        let mut group = kinds(&TOP);
+        group.remove(7);
+        assert_eq!(kinds(&GROUP), group);
+    }
 
     #[test]
     fn identifiers() {
