@@ -468,3 +468,29 @@ fn call_budget_stops_exponential_recursion() {
         e.message
     );
 }
+
+#[test]
+fn nested_calls_run_on_small_stacks() {
+    // Below the red zone every call continues on a fresh segment; just above it the first
+    // calls run on the thread's own stack and the rest move: a level that used more than
+    // the red zone between two checks would overflow here. (Compiled here, run there.)
+    let (p, c) = program(&[fact()], "invoke(\"fact\", { n = 99 })");
+    for stack in [128 << 10, (1 << 20) + (64 << 10), (1 << 20) + (512 << 10)] {
+        let out = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn_scoped(s, || {
+                    let mut vm = Vm::new(&p, Limits::default());
+                    vm.eval(c, &[], &mut Vec::new()).map(|v| show(&v))
+                })
+                .expect("thread")
+                .join()
+                .expect("no overflow")
+        });
+        let out = out.expect("within budget");
+        assert!(
+            out.starts_with("933262154439441526816992388562667"),
+            "{stack}: {out}"
+        );
+    }
+}
