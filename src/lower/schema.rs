@@ -190,6 +190,40 @@ impl<'a> Content<'a> {
             .copied()
             .filter(move |b| &*b.kind.name == kind)
     }
+
+    /// The one block of type `kind` (a collection's template, a requirement's select):
+    /// `Err(Some(second))` when there are more, `Err(None)` when there is none.
+    pub fn only_block(&self, kind: &'a str) -> Result<&'a Block, Option<&'a Block>> {
+        let mut of_kind = self.blocks_of(kind);
+        let first = of_kind.next().ok_or(None)?;
+        match of_kind.next() {
+            Some(second) => Err(Some(second)),
+            None => Ok(first),
+        }
+    }
+}
+
+/// [`content`] of a block's body (missing items reported at its open brace): the content
+/// and its warnings, or the diagnostics when they hold errors.
+pub fn block_content<'a>(
+    b: &'a Block,
+    schema: &Schema,
+) -> Result<(Content<'a>, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let (c, d) = content(&b.body, schema, missing_item_range(b));
+    if crate::syntax::diag::has_errors(&d) {
+        Err(d)
+    } else {
+        Ok((c, d))
+    }
+}
+
+/// A block's first label (its name: `resource NAME`), empty when it has none, and the
+/// range to report it at (the block type's when it has none).
+pub fn first_label(b: &Block) -> (std::sync::Arc<str>, Span) {
+    match b.labels.first() {
+        Some(l) => (l.value.clone(), l.span),
+        None => (Default::default(), b.kind.span),
+    }
 }
 
 /// hcl's `Block.DefRange()`: from the type name to the last label.
