@@ -104,6 +104,16 @@ fn alltrue(args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::Bool(true))
 }
 
+/// A search that found nothing: `false`, or an unknown bool when an unknown element
+/// might have matched.
+fn false_unless_unknown(unknown: bool) -> Value {
+    if unknown {
+        Value::Unknown(Type::Bool)
+    } else {
+        Value::Bool(false)
+    }
+}
+
 fn anytrue(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
     if list.is_unknown() {
@@ -117,11 +127,7 @@ fn anytrue(args: &[Value]) -> Result<Value, FuncError> {
             _ => {}
         }
     }
-    Ok(if unknown {
-        Value::Unknown(Type::Bool)
-    } else {
-        Value::Bool(false)
-    })
+    Ok(false_unless_unknown(unknown))
 }
 
 fn chunklist(args: &[Value]) -> Result<Value, FuncError> {
@@ -289,11 +295,7 @@ fn contains(args: &[Value]) -> Result<Value, FuncError> {
             _ => unknown = true,
         }
     }
-    Ok(if unknown {
-        Value::Unknown(Type::Bool)
-    } else {
-        Value::Bool(false)
-    })
+    Ok(false_unless_unknown(unknown))
 }
 
 fn distinct(args: &[Value]) -> Result<Value, FuncError> {
@@ -1219,12 +1221,7 @@ fn sorted_last_wins(entries: Vec<(Str, Value)>) -> Vec<(Str, Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_util::{n, s};
-    use crate::builtins::{call, lookup as find};
-
-    fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
-        call(find(name).expect("function exists"), args)
-    }
+    use crate::builtins::test_util::{err, n, ok, s, str_list as strs};
     fn f(x: f64) -> Value {
         Value::Number(Number::from_f64(x).expect("finite"))
     }
@@ -1240,23 +1237,11 @@ mod tests {
     fn list(t: Type, xs: Vec<Value>) -> Value {
         Value::list(t, xs)
     }
-    fn strs(xs: &[&str]) -> Value {
-        list(Type::String, xs.iter().map(|x| s(x)).collect())
-    }
     fn nums(xs: &[i64]) -> Value {
         list(Type::Number, xs.iter().map(|x| n(*x)).collect())
     }
     fn tt(ts: Vec<Type>) -> Type {
         Type::Tuple(Arc::from(ts))
-    }
-    #[track_caller]
-    fn ok(name: &str, args: Vec<Value>, want: Value) {
-        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert!(got.raw_equals(&want), "{name}: got {got:?}\nwant {want:?}");
-    }
-    #[track_caller]
-    fn err(name: &str, args: Vec<Value>, want: FuncError) {
-        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
     }
     fn general(m: &str) -> FuncError {
         FuncError::general(m)

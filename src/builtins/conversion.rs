@@ -86,14 +86,10 @@ fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_util::{run, s};
+    use crate::builtins::test_util::{ok, run, s};
     use crate::value::Str;
     use crate::value::ops::make_set;
 
-    fn ok(name: &str, args: Vec<Value>, want: Value) {
-        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");
-    }
     fn arg_err(name: &str, args: Vec<Value>, msg: &str) {
         match run(name, args) {
             Err(FuncError::Arg { index: 0, message }) => assert_eq!(message, msg),

@@ -394,4 +394,25 @@ pub(crate) mod test_util {
     pub fn n(i: i64) -> Value {
         Value::int(i)
     }
+
+    /// A list of strings.
+    pub fn str_list(xs: &[&str]) -> Value {
+        Value::list(
+            crate::value::Type::String,
+            xs.iter().map(|x| s(x)).collect(),
+        )
+    }
+
+    /// Calls `name` and expects exactly `want` (types included).
+    #[track_caller]
+    pub fn ok(name: &str, args: Vec<Value>, want: Value) {
+        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(got.raw_equals(&want), "{name}: got {got:?}\nwant {want:?}");
+    }
+
+    /// Calls `name` and expects it to fail with `want`.
+    #[track_caller]
+    pub fn err(name: &str, args: Vec<Value>, want: FuncError) {
+        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
+    }
 }

@@ -863,20 +863,11 @@ fn replace(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_util::{n, run, s};
+    use crate::builtins::test_util::{err, n, ok, run, s, str_list as strs};
 
-    fn ok(name: &str, args: Vec<Value>, want: Value) {
-        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");
-    }
+    #[track_caller]
     fn ok_s(name: &str, args: Vec<Value>, want: &str) {
         ok(name, args, s(want));
-    }
-    fn err(name: &str, args: Vec<Value>, want: FuncError) {
-        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
-    }
-    fn strs(xs: &[&str]) -> Value {
-        Value::list(Type::String, xs.iter().map(|x| s(x)).collect())
     }
 
     #[test]
