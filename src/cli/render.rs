@@ -636,7 +636,7 @@ pub fn to_yaml(docs: &[Json]) -> String {
 mod tests {
     use super::*;
     use crate::protocol::doc::parse_json;
-    use crate::protocol::response::{ResponseBuilder, Severity, Status, value_to_struct};
+    use crate::protocol::response::{ResponseBuilder, value_to_struct};
     use crate::value::Value;
 
     fn j(s: &str) -> Json {

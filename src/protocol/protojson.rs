@@ -596,7 +596,7 @@ fn json_to_value(j: &Json, depth: usize, max: usize) -> Result<prost_types::Valu
 mod tests {
     use super::*;
     use crate::protocol::doc::{parse_json, to_pretty};
-    use crate::protocol::response::{ResponseBuilder, Severity, Status};
+    use crate::protocol::response::{ResponseBuilder, Severity};
 
     #[test]
     fn durations() {
