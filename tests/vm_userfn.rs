@@ -45,11 +45,13 @@ fn program(funcs: &[Func], main: &str) -> (Code, ChunkId) {
         .iter()
         .map(|t| sm.add("main.hcl", t.as_str()))
         .collect();
-    let parse = |i: usize| {
-        vm_util::Parser::new(&texts[i], ids[i])
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"))
-    };
+    let exprs: Vec<_> = ids
+        .iter()
+        .map(|&f| {
+            fn_hcl::syntax::parser::parse_expression(&sm, f).unwrap_or_else(|e| panic!("{e:?}"))
+        })
+        .collect();
+    let parse = |i: usize| &exprs[i];
     let mut b = CodeBuilder::new(Arc::new(sm));
     let mut next = 1;
     let mut decls = Vec::new();
