@@ -2,18 +2,17 @@
 //! correct one or one with a clear Fatal result; none panics, overflows the stack or hangs.
 //! And connection details / Secret data never show up in results, conditions or debug output.
 
-mod common;
+#[path = "common/proto.rs"]
+mod proto;
 
 use base64::Engine as _;
-use common::proto::{
-    self, hcl_input, main_hcl, object as obj, resource, string as s, structure as strukt,
-};
 use fn_hcl::handler::run_function;
 use fn_hcl::protocol::doc::{Json, to_pretty};
 use fn_hcl::protocol::proto::v1;
 use fn_hcl::protocol::protojson::response_to_json;
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
+use proto::{hcl_input, main_hcl, object as obj, resource, string as s, structure as strukt};
 use std::collections::HashMap;
 
 const FATAL: i32 = v1::Severity::Fatal as i32;

@@ -4,9 +4,6 @@
 //! conformance corpus, the same Fatal errors for bad data in bodies the program never
 //! reads, and the same accept/reject decisions as prost on malformed bytes.
 
-use common::proto::{
-    self, main_hcl, number as n, object as o, resource, string as s, structure as st,
-};
 use fn_hcl::handler::{run_function, run_function_bytes};
 use fn_hcl::protocol::doc::to_pretty;
 use fn_hcl::protocol::proto::{LazyRequest, v1};
@@ -14,11 +11,13 @@ use fn_hcl::protocol::protojson::response_to_json;
 use prost::Message;
 use prost::bytes::Bytes;
 use prost_types::value::Kind;
+use proto::{main_hcl, number as n, object as o, resource, string as s, structure as st};
 use std::collections::BTreeMap;
 use std::path::Path;
 use txtar_cases::{case_files, case_request, shared_dir};
 
-mod common;
+#[path = "common/proto.rs"]
+mod proto;
 mod txtar_cases;
 
 /// Both paths on one request: responses equal as messages and as protojson text.

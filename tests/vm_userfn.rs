@@ -58,7 +58,7 @@ fn program(funcs: &[Func], main: &str) -> (Code, ChunkId) {
     for f in funcs {
         let mut args = Vec::new();
         for (a, d) in &f.args {
-            let def = d.map(|_| b.compile_expr(&parse(next), &Names(vec![])));
+            let def = d.map(|_| b.compile_expr(parse(next), &Names(vec![])));
             next += 1;
             args.push((Arc::from(*a), def));
         }
@@ -73,13 +73,13 @@ fn program(funcs: &[Func], main: &str) -> (Code, ChunkId) {
             let slot = names.len() as u32 - 1;
             locals.push((
                 slot,
-                b.compile_expr(&parse(first + i), &Names(names.clone())),
+                b.compile_expr(parse(first + i), &Names(names.clone())),
             ));
         }
-        let body = b.compile_expr(&parse(first + f.locals.len()), &Names(names.clone()));
+        let body = b.compile_expr(parse(first + f.locals.len()), &Names(names.clone()));
         b.define_function(id, locals, body, names.len() as u32);
     }
-    let main = b.compile_expr(&parse(0), &Names(vec![]));
+    let main = b.compile_expr(parse(0), &Names(vec![]));
     (b.finish(), main)
 }
 

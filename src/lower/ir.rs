@@ -1248,7 +1248,7 @@ impl<'a> Lowerer<'a> {
                 Vec::new(),
             ),
         };
-        let subs = self.lower_subs(&c);
+        let subs = self.lower_subs(c);
         self.scopes.pop(saved);
         ResourceContent {
             span,

@@ -50,31 +50,38 @@ pub fn compile(src: &str, names: &[&str]) -> Result<Compiled, Vec<String>> {
     })
 }
 
-/// Evaluates `src` with `vars` bound under `limits`: what the VM returns (a budget error
-/// or the value) and every diagnostic it reported; a parse error as [`compile`]'s texts.
-pub fn eval_with(
-    src: &str,
-    vars: &[(&str, Value)],
-    limits: Limits,
-) -> Result<(Result<Value, VmError>, Vec<Diagnostic>, Arc<SourceMap>), Vec<String>> {
+/// One evaluation: what the VM returned (a budget error or the value), every diagnostic
+/// it reported, and the source map they point into.
+pub struct Run {
+    pub result: Result<Value, VmError>,
+    pub diags: Vec<Diagnostic>,
+    pub sources: Arc<SourceMap>,
+}
+
+/// Evaluates `src` with `vars` bound under `limits`; a parse error as [`compile`]'s texts.
+pub fn eval_with(src: &str, vars: &[(&str, Value)], limits: Limits) -> Result<Run, Vec<String>> {
     let names: Vec<&str> = vars.iter().map(|(n, _)| *n).collect();
     let c = compile(src, &names)?;
     let frame: Vec<Value> = vars.iter().map(|(_, v)| v.clone()).collect();
     let mut vm = Vm::new(&c.program, limits);
     let mut diags = Vec::new();
-    let r = vm.eval(c.chunk, &frame, &mut diags);
-    Ok((r, diags, c.sources))
+    let result = vm.eval(c.chunk, &frame, &mut diags);
+    Ok(Run {
+        result,
+        diags,
+        sources: c.sources,
+    })
 }
 
 /// Evaluates `src` with `vars` bound: the value, or the diagnostics as
 /// `main.hcl:1,2-3: Summary; Detail` (a parse error, an evaluation error or a budget).
 pub fn eval_expr(src: &str, vars: &[(String, Value)]) -> Result<Value, Vec<String>> {
     let vars: Vec<(&str, Value)> = vars.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
-    let (r, diags, sm) = eval_with(src, &vars, Limits::default())?;
-    match r {
+    let run = eval_with(src, &vars, Limits::default())?;
+    match run.result {
         Err(e) => Err(vec![format!("budget: {e}")]),
-        Ok(_) if diags.iter().any(|d| d.is_error()) => {
-            Err(diags.iter().map(|d| d.plain(&sm)).collect())
+        Ok(_) if run.diags.iter().any(|d| d.is_error()) => {
+            Err(run.diags.iter().map(|d| d.plain(&run.sources)).collect())
         }
         Ok(v) => Ok(v),
     }

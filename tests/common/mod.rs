@@ -10,7 +10,6 @@ use std::fmt::Write;
 
 pub mod dir;
 pub mod k8s;
-pub mod proto;
 mod shared;
 #[allow(unused_imports)]
 pub use shared::{CASE_DATA, hcl_blocks, hcl_corpus, missing, shared_dir, walk};

@@ -1,5 +1,7 @@
 //! Requests built by hand: protobuf `Value`s and `Struct`s, the step's inline HclInput
-//! and a RunFunctionRequest around them.
+//! and a RunFunctionRequest around them. Included by path (`#[path = "common/proto.rs"]
+//! mod proto;`, and by tests/server_support), not through `mod common`, so that a test
+//! that uses both loads it once.
 #![allow(dead_code)]
 
 use fn_hcl::protocol::proto::v1;

@@ -32,9 +32,8 @@ pub fn eval_with(
     vars: &[(&str, Value)],
     limits: Limits,
 ) -> (Result<Value, VmError>, Vec<Diagnostic>) {
-    let (r, diags, _) =
-        expr::eval_with(src, vars, limits).unwrap_or_else(|e| panic!("{e:?} in {src:?}"));
-    (r, diags)
+    let run = expr::eval_with(src, vars, limits).unwrap_or_else(|e| panic!("{e:?} in {src:?}"));
+    (run.result, run.diags)
 }
 
 /// Evaluate `src` with default limits; panics on a budget error.
