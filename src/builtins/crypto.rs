@@ -6,7 +6,7 @@
 use super::{FuncDef, FuncError, str_arg};
 use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
-use crate::value::Value;
+use crate::value::{Str, Value};
 use md5::Md5;
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};
@@ -22,14 +22,19 @@ pub static FUNCS: &[FuncDef] = funcs! {
     rsadecrypt(ciphertext: String, privatekey: String),
 };
 
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of a digest (at most 64 bytes: SHA-512), written on the stack so that
+/// the string value is the one allocation.
+fn hex(bytes: &[u8]) -> Str {
     const H: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(H[(b >> 4) as usize] as char);
-        s.push(H[(b & 15) as usize] as char);
+    let mut buf = [0u8; 128];
+    let mut n = 0;
+    for (b, out) in bytes.iter().zip(buf.chunks_exact_mut(2)) {
+        out[0] = H[(b >> 4) as usize];
+        out[1] = H[(b & 15) as usize];
+        n += 2;
     }
-    s
+    // Only ASCII hex digits were written.
+    Str::from(std::str::from_utf8(&buf[..n]).unwrap_or_default())
 }
 
 fn md5(args: &[Value]) -> Result<Value, FuncError> {

@@ -260,12 +260,16 @@ fn join(args: &[Value]) -> Result<Value, FuncError> {
     if lists.is_empty() {
         return Err(FuncError::general("at least one list is required"));
     }
-    let mut items: Vec<&str> = Vec::new();
+    // Checked and measured first, then built once at its exact size.
+    let (mut count, mut len) = (0usize, 0usize);
     for (ai, list) in lists.iter().enumerate() {
         let elems = list.as_seq().unwrap_or(&[]);
         for (ei, v) in elems.iter().enumerate() {
             match v {
-                Value::String(s) => items.push(s),
+                Value::String(s) => {
+                    count += 1;
+                    len = len.saturating_add(s.len());
+                }
                 _ if lists.len() > 1 => {
                     return Err(FuncError::arg(
                         ai + 1,
@@ -284,13 +288,20 @@ fn join(args: &[Value]) -> Result<Value, FuncError> {
             }
         }
     }
-    let len = items
-        .iter()
-        .map(|i| i.len())
-        .sum::<usize>()
-        .saturating_add(sep.len().saturating_mul(items.len().saturating_sub(1)));
+    let len = len.saturating_add(sep.len().saturating_mul(count.saturating_sub(1)));
     result_bytes("join", len)?;
-    Ok(Value::string(items.join(sep)))
+    let mut out = String::with_capacity(len);
+    let strings = lists
+        .iter()
+        .flat_map(|l| l.as_seq().unwrap_or(&[]))
+        .filter_map(Value::as_str);
+    for (i, s) in strings.enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        out.push_str(s);
+    }
+    Ok(Value::string(out))
 }
 
 fn split(args: &[Value]) -> Result<Value, FuncError> {
