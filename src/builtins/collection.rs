@@ -664,7 +664,11 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
         })
     }
     if args.iter().filter(|a| !a.is_null()).count() > 2 {
-        let total = args.iter().filter_map(Value::as_fields).map(<[_]>::len).sum();
+        let total = args
+            .iter()
+            .filter_map(Value::as_fields)
+            .map(<[_]>::len)
+            .sum();
         let mut all: Vec<(Str, Value)> = Vec::with_capacity(total);
         for a in args.iter().filter(|a| !a.is_null()) {
             let fields = fields_of(a)?;
