@@ -4,15 +4,12 @@
 //! ASCII meaning of `\d \w \s \b` and Go's error texts.
 
 use super::collection::{any_unknown, to_int};
-use super::{FuncDef, FuncError, Param, ParamType, str_arg};
+use super::{FuncDef, FuncError, str_arg};
 use crate::text::unicode::{self, graphemes};
 use crate::value::{Str, Type, Value};
 use regex::Regex;
 use std::borrow::Cow;
 use std::sync::Arc;
-
-const STR: Param = Param::new("str", ParamType::String);
-const STRING_ONLY: &[Param] = &[STR];
 
 /// Largest string a function may build (a guard against `indent(1e9, ...)`-style bombs).
 const MAX_RESULT_BYTES: usize = 64 << 20;
@@ -31,155 +28,27 @@ fn result_bytes(site: &'static str, n: usize) -> Result<(), FuncError> {
 }
 
 /// The string functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "chomp",
-        params: STRING_ONLY,
-        var_param: None,
-        imp: |a| map_str(a, |s| s.trim_end_matches(['\r', '\n']).to_string()),
-    },
-    FuncDef {
-        name: "endswith",
-        params: &[STR, Param::new("suffix", ParamType::String)],
-        var_param: None,
-        imp: |a| str_pred(a, |s, x| s.ends_with(x)),
-    },
-    FuncDef {
-        name: "indent",
-        params: &[
-            Param::new("spaces", ParamType::Number),
-            Param::new("str", ParamType::String),
-        ],
-        var_param: None,
-        imp: indent,
-    },
-    FuncDef {
-        name: "join",
-        params: &[Param::new("separator", ParamType::String)],
-        var_param: Some(Param::new("lists", ParamType::List(&ParamType::String))),
-        imp: join,
-    },
-    FuncDef {
-        name: "lower",
-        params: STRING_ONLY,
-        var_param: None,
-        imp: |a| map_cow(a, lower_str),
-    },
-    FuncDef {
-        name: "regex",
-        params: &[
-            Param::new("pattern", ParamType::String),
-            Param::new("string", ParamType::String),
-        ],
-        var_param: None,
-        imp: regex_fn,
-    },
-    FuncDef {
-        name: "regexall",
-        params: &[
-            Param::new("pattern", ParamType::String),
-            Param::new("string", ParamType::String),
-        ],
-        var_param: None,
-        imp: regexall,
-    },
-    FuncDef {
-        name: "replace",
-        params: &[
-            STR,
-            Param::new("substr", ParamType::String),
-            Param::new("replace", ParamType::String),
-        ],
-        var_param: None,
-        imp: replace,
-    },
-    FuncDef {
-        name: "split",
-        params: &[
-            Param::new("separator", ParamType::String),
-            Param::new("str", ParamType::String),
-        ],
-        var_param: None,
-        imp: split,
-    },
-    FuncDef {
-        name: "startswith",
-        params: &[STR, Param::new("prefix", ParamType::String)],
-        var_param: None,
-        imp: |a| str_pred(a, |s, x| s.starts_with(x)),
-    },
-    FuncDef {
-        name: "strcontains",
-        params: &[STR, Param::new("substr", ParamType::String)],
-        var_param: None,
-        imp: |a| str_pred(a, |s, x| s.contains(x)),
-    },
-    FuncDef {
-        name: "strrev",
-        params: STRING_ONLY,
-        var_param: None,
-        imp: |a| map_cow(a, strrev_str),
-    },
-    FuncDef {
-        name: "substr",
-        params: &[
-            STR,
-            Param::new("offset", ParamType::Number),
-            Param::new("length", ParamType::Number),
-        ],
-        var_param: None,
-        imp: substr,
-    },
-    FuncDef {
-        name: "title",
-        params: STRING_ONLY,
-        var_param: None,
-        imp: |a| map_cow(a, title_str),
-    },
-    FuncDef {
-        name: "trim",
-        params: &[STR, Param::new("cutset", ParamType::String)],
-        var_param: None,
-        imp: |a| {
-            str2(a, Type::String, |s, cut| {
-                let set: Vec<char> = cut.chars().collect();
-                Ok(Value::string(s.trim_matches(set.as_slice())))
-            })
-        },
-    },
-    FuncDef {
-        name: "trimprefix",
-        params: &[STR, Param::new("prefix", ParamType::String)],
-        var_param: None,
-        imp: |a| {
-            str2(a, Type::String, |s, p| {
-                Ok(Value::string(s.strip_prefix(p).unwrap_or(s)))
-            })
-        },
-    },
-    FuncDef {
-        name: "trimsuffix",
-        params: &[STR, Param::new("suffix", ParamType::String)],
-        var_param: None,
-        imp: |a| {
-            str2(a, Type::String, |s, p| {
-                Ok(Value::string(s.strip_suffix(p).unwrap_or(s)))
-            })
-        },
-    },
-    FuncDef {
-        name: "trimspace",
-        params: STRING_ONLY,
-        var_param: None,
-        imp: |a| map_str(a, |s| s.trim_matches(char::is_whitespace).to_string()),
-    },
-    FuncDef {
-        name: "upper",
-        params: STRING_ONLY,
-        var_param: None,
-        imp: |a| map_cow(a, upper_str),
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    chomp(str: String) => |a| map_str(a, |s| s.trim_end_matches(['\r', '\n']).to_string()),
+    endswith(str: String, suffix: String) => |a| str_pred(a, |s, x| s.ends_with(x)),
+    indent(spaces: Number, str: String),
+    join(separator: String, ..lists: List(String)),
+    lower(str: String) => |a| map_cow(a, lower_str),
+    regex(pattern: String, string: String) => regex_fn,
+    regexall(pattern: String, string: String),
+    replace(str: String, substr: String, replace: String),
+    split(separator: String, str: String),
+    startswith(str: String, prefix: String) => |a| str_pred(a, |s, x| s.starts_with(x)),
+    strcontains(str: String, substr: String) => |a| str_pred(a, |s, x| s.contains(x)),
+    strrev(str: String) => |a| map_cow(a, strrev_str),
+    substr(str: String, offset: Number, length: Number),
+    title(str: String) => |a| map_cow(a, title_str),
+    trim(str: String, cutset: String),
+    trimprefix(str: String, prefix: String),
+    trimsuffix(str: String, suffix: String),
+    trimspace(str: String) => |a| map_str(a, |s| s.trim_matches(char::is_whitespace).to_string()),
+    upper(str: String) => |a| map_cow(a, upper_str),
+};
 
 fn map_str(args: &[Value], f: impl Fn(&str) -> String) -> Result<Value, FuncError> {
     if any_unknown(args) {
@@ -201,6 +70,25 @@ fn str2(
 
 fn str_pred(args: &[Value], f: impl Fn(&str, &str) -> bool) -> Result<Value, FuncError> {
     str2(args, Type::Bool, |a, b| Ok(Value::Bool(f(a, b))))
+}
+
+fn trim(args: &[Value]) -> Result<Value, FuncError> {
+    str2(args, Type::String, |s, cut| {
+        let set: Vec<char> = cut.chars().collect();
+        Ok(Value::string(s.trim_matches(set.as_slice())))
+    })
+}
+
+fn trimprefix(args: &[Value]) -> Result<Value, FuncError> {
+    str2(args, Type::String, |s, p| {
+        Ok(Value::string(s.strip_prefix(p).unwrap_or(s)))
+    })
+}
+
+fn trimsuffix(args: &[Value]) -> Result<Value, FuncError> {
+    str2(args, Type::String, |s, p| {
+        Ok(Value::string(s.strip_suffix(p).unwrap_or(s)))
+    })
 }
 
 /// A string function whose result may be its argument unchanged (`Cow::Borrowed` of the
@@ -1045,7 +933,7 @@ fn replace(args: &[Value]) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_util::{n, run, s};
+    use crate::builtins::test_util::{err, n, ok, run, s, str_list as strs};
 
     #[test]
     fn patterns_compile_once_and_the_cache_stays_bounded() {
@@ -1081,18 +969,9 @@ mod tests {
         }
     }
 
-    fn ok(name: &str, args: Vec<Value>, want: Value) {
-        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");
-    }
+    #[track_caller]
     fn ok_s(name: &str, args: Vec<Value>, want: &str) {
         ok(name, args, s(want));
-    }
-    fn err(name: &str, args: Vec<Value>, want: FuncError) {
-        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
-    }
-    fn strs(xs: &[&str]) -> Value {
-        Value::list(Type::String, xs.iter().map(|x| s(x)).collect())
     }
 
     #[test]
