@@ -4,7 +4,7 @@
 //! go-cidr v1.1.0's (with its quirks for negative numbers), and results are printed the
 //! way Go's `net.IP`/`net.IPNet` print.
 
-use super::{FuncDef, FuncError, Param, ParamType, str_arg};
+use super::{FuncDef, FuncError, str_arg};
 use crate::value::number::Number;
 use crate::value::{Type, Value};
 use num_bigint::{BigInt, Sign};
@@ -12,39 +12,12 @@ use num_traits::{One, Signed, ToPrimitive, Zero};
 use smallvec::SmallVec;
 
 /// The network functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "cidrhost",
-        params: &[
-            Param::new("prefix", ParamType::String),
-            Param::new("hostnum", ParamType::Number),
-        ],
-        var_param: None,
-        imp: cidrhost,
-    },
-    FuncDef {
-        name: "cidrnetmask",
-        params: &[Param::new("prefix", ParamType::String)],
-        var_param: None,
-        imp: cidrnetmask,
-    },
-    FuncDef {
-        name: "cidrsubnet",
-        params: &[
-            Param::new("prefix", ParamType::String),
-            Param::new("newbits", ParamType::Number),
-            Param::new("netnum", ParamType::Number),
-        ],
-        var_param: None,
-        imp: cidrsubnet,
-    },
-    FuncDef {
-        name: "cidrsubnets",
-        params: &[Param::new("prefix", ParamType::String)],
-        var_param: Some(Param::new("newbits", ParamType::Number)),
-        imp: cidrsubnets,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    cidrhost(prefix: String, hostnum: Number),
+    cidrnetmask(prefix: String),
+    cidrsubnet(prefix: String, newbits: Number, netnum: Number),
+    cidrsubnets(prefix: String, ..newbits: Number),
+};
 
 // ---------------------------------------------------------------------------------------
 // Go's net.IP and net.IPNet, as byte vectors of length 4 or 16 (0 = nil).
