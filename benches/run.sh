@@ -13,7 +13,7 @@ FN_HCL_WRITE_WORKLOADS="$out/workloads" cargo bench --bench pipeline
 B=target/release/fn-hcl
 : > "$out/fn-hcl-bench.txt"
 for w in small fleet observed collection-200 collection-200-observed \
-         heavy-200 heavy-200-observed scale-10 scale-100 scale-1000 scale-10000; do
+         heavy-200 heavy-200-observed services-500 scale-10 scale-100 scale-1000 scale-10000; do
   case $w in
     small|scale-10) n=2000 ;;
     observed|scale-1000) n=20 ;;
@@ -31,13 +31,13 @@ done
 # Instructions per warm request (callgrind; exact, unlike the times on this VM).
 if command -v valgrind >/dev/null; then
   { bash benches/callgrind.sh "$out/workloads" wire
-    bash benches/callgrind.sh "$out/workloads" eval small fleet collection-200 heavy-200 heavy-200-observed
+    bash benches/callgrind.sh "$out/workloads" eval small fleet collection-200 heavy-200 heavy-200-observed services-500
     bash benches/callgrind.sh "$out/workloads" cold small collection-200 heavy-200
   } > "$out/callgrind.txt" 2>&1
 else
   echo "valgrind not installed: no instruction counts" > "$out/callgrind.txt"
 fi
-FN_HCL_WORKLOADS=small,fleet,observed,collection-200,collection-200-observed,heavy-200,heavy-200-observed,scale-1000 \
+FN_HCL_WORKLOADS=small,fleet,observed,collection-200,collection-200-observed,heavy-200,heavy-200-observed,services-500,scale-1000 \
   cargo bench --bench pipeline -- \
   "parse|compile|request_values|request_lazy|eval_warm|wire_warm|wire_eager_warm|wire_cold|protobuf_floor" \
   > "$out/criterion.txt" 2>&1
