@@ -12,12 +12,14 @@ use common::{CASE_DATA, shared_dir};
 
 #[path = "../fuzz/fuzz_targets/checks.rs"]
 mod checks;
+#[path = "../fuzz/fuzz_targets/structured_gen.rs"]
+mod structured_gen;
 
 use checks::EvalOutcome;
 use prost::Message;
 use std::path::{Path, PathBuf};
 
-const TARGETS: [&str; 5] = ["lex", "parse", "compile", "eval", "request"];
+const TARGETS: [&str; 6] = ["lex", "parse", "compile", "eval", "request", "structured"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -42,6 +44,9 @@ fn run_target(target: &str, data: &[u8]) {
         }
         "request" => {
             checks::request(data);
+        }
+        "structured" => {
+            checks::structured(&structured_gen::case(data).request);
         }
         other => panic!("unknown fuzz target {other}"),
     }
@@ -199,7 +204,8 @@ fn write_seed_corpus() {
         put("compile", n, p.as_bytes());
         put("eval", n, p.as_bytes());
     }
-    for t in TARGETS {
+    // The structured target's seeds are generator input bytes: fuzz/seeds/structured only.
+    for t in TARGETS.into_iter().filter(|t| *t != "structured") {
         let n = written.get(t).copied().unwrap_or(0);
         println!("{t}: {n} seeds");
         assert!(n > 0, "no seeds for {t}");
