@@ -68,7 +68,7 @@ fn report_allocations(all: &[Workload]) {
             50
         };
         for mode in [Mode::Wire, Mode::WireEager, Mode::Handler, Mode::Eval] {
-            match bench_request(&w.request, mode, false, n) {
+            match bench_request(&w.request, mode, false, n, default_limits()) {
                 Ok(r) => println!(
                     "  {:<12} {:<8} {:>12.0} allocs/op {:>14.0} B/op {:>12.0} ns/op",
                     w.name,

@@ -2,31 +2,19 @@
 //! Run with `cargo bench --bench vm`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fn_hcl::bytecode::code::{ChunkId, Code};
-use fn_hcl::bytecode::compile::CodeBuilder;
 use fn_hcl::bytecode::vm::{Limits, Vm};
-use fn_hcl::syntax::span::SourceMap;
 use fn_hcl::value::Value;
 use std::hint::black_box;
-use std::sync::Arc;
 
 #[path = "../tests/vm_util/mod.rs"]
 #[allow(dead_code, clippy::all)]
 mod vm_util;
-use vm_util::{Names, Parser, obj, s};
-
-fn compile(src: &str, names: &[&'static str]) -> (Code, ChunkId) {
-    let mut sm = SourceMap::new();
-    let f = sm.add("main.hcl", src);
-    let e = Parser::new(src, f).parse().expect("bench source parses");
-    let mut b = CodeBuilder::new(Arc::new(sm));
-    let c = b.compile_expr(&e, &Names(names.to_vec()));
-    (b.finish(), c)
-}
+use vm_util::{compile, obj, s};
 
 fn bench_expr(c: &mut Criterion, name: &str, src: &str, vars: &[(&'static str, Value)]) {
     let names: Vec<&'static str> = vars.iter().map(|(n, _)| *n).collect();
-    let (p, chunk) = compile(src, &names);
+    let compiled = compile(src, &names);
+    let (p, chunk) = (compiled.program, compiled.chunk);
     let frame: Vec<Value> = vars.iter().map(|(_, v)| v.clone()).collect();
     let mut diags = Vec::new();
     c.bench_function(name, |b| {

@@ -52,8 +52,14 @@ fn allocations_per_request_do_not_exceed_the_floor() {
             continue;
         }
         for (mode, name) in [(Mode::Wire, "wire"), (Mode::Eval, "eval")] {
-            let r = bench_request(&w.request, mode, false, 2)
-                .unwrap_or_else(|e| panic!("{} {name}: {e}", w.name));
+            let r = bench_request(
+                &w.request,
+                mode,
+                false,
+                2,
+                fn_hcl::handler::default_limits(),
+            )
+            .unwrap_or_else(|e| panic!("{} {name}: {e}", w.name));
             let per = r.allocs_per_op;
             assert_eq!(
                 per.fract(),

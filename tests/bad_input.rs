@@ -2,6 +2,9 @@
 //! correct one or one with a clear Fatal result; none panics, overflows the stack or hangs.
 //! And connection details / Secret data never show up in results, conditions or debug output.
 
+#[path = "common/proto.rs"]
+mod proto;
+
 use base64::Engine as _;
 use fn_hcl::handler::run_function;
 use fn_hcl::protocol::doc::{Json, to_pretty};
@@ -9,40 +12,10 @@ use fn_hcl::protocol::proto::v1;
 use fn_hcl::protocol::protojson::response_to_json;
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
-use std::collections::{BTreeMap, HashMap};
+use proto::{hcl_input, main_hcl, object as obj, resource, string as s, structure as strukt};
+use std::collections::HashMap;
 
 const FATAL: i32 = v1::Severity::Fatal as i32;
-
-fn s(v: &str) -> Value {
-    Value {
-        kind: Some(Kind::StringValue(v.to_string())),
-    }
-}
-
-fn obj(fields: Vec<(&str, Value)>) -> Value {
-    Value {
-        kind: Some(Kind::StructValue(strukt(fields))),
-    }
-}
-
-fn strukt(fields: Vec<(&str, Value)>) -> Struct {
-    Struct {
-        fields: fields
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect::<BTreeMap<_, _>>(),
-    }
-}
-
-/// The inline HclInput for a one-file program.
-fn input(program: &str) -> Struct {
-    strukt(vec![
-        ("apiVersion", s("function-hcl/v1")),
-        ("kind", s("HclInput")),
-        ("source", s("Inline")),
-        ("hcl", s(&format!("-- main.hcl --\n{program}"))),
-    ])
-}
 
 fn xr(name: &str) -> Struct {
     strukt(vec![
@@ -52,22 +25,9 @@ fn xr(name: &str) -> Struct {
     ])
 }
 
+/// A request running the one-file `program` for the observed composite `composite`.
 fn request(program: &str, composite: Option<v1::Resource>) -> v1::RunFunctionRequest {
-    v1::RunFunctionRequest {
-        input: Some(input(program)),
-        observed: composite.map(|c| v1::State {
-            composite: Some(c),
-            resources: HashMap::new(),
-        }),
-        ..Default::default()
-    }
-}
-
-fn resource(body: Struct) -> v1::Resource {
-    v1::Resource {
-        resource: Some(body),
-        ..Default::default()
-    }
+    proto::request(&main_hcl(program), composite)
 }
 
 fn fatal_messages(rsp: &v1::RunFunctionResponse) -> Vec<&str> {
@@ -523,7 +483,7 @@ composite connection {
 }
 "#;
     let mut ok_req = req.clone();
-    ok_req.input = Some(input(ok_program));
+    ok_req.input = Some(hcl_input(&main_hcl(ok_program)));
     let ok = run_function(&ok_req);
     assert_success(&ok);
     assert_secret_absent(

@@ -28,7 +28,7 @@ use fn_hcl::protocol::doc::{Json, to_pretty};
 use fn_hcl::protocol::protojson::{request_from_json, response_to_json};
 use serde_json::Value;
 use std::path::PathBuf;
-use txtar_cases::{case_files, request_json, sections};
+use txtar_cases::{case_files, request_json, sections, with_section};
 
 /// Runs one case and returns the response as pretty protojson text.
 fn run_case(secs: &[(String, String)]) -> Result<String, String> {
@@ -134,19 +134,9 @@ fn first_response_diff(exp: &Value, got: &Value) -> Option<String> {
 /// meet yet; blessing never overwrites them.
 const KNOWN_FAILURE: &str = "KNOWN FAILURE";
 
-/// Replaces (or appends) the response.json section, keeping everything before it verbatim.
+/// The case's text with `response` as its response.json section.
 fn blessed_text(text: &str, response: &str) -> String {
-    let mut kept = String::new();
-    for line in text.split_inclusive('\n') {
-        if line.trim_end() == "-- response.json --" {
-            break;
-        }
-        kept.push_str(line);
-    }
-    if !kept.is_empty() && !kept.ends_with('\n') {
-        kept.push('\n');
-    }
-    format!("{kept}-- response.json --\n{}\n", response.trim_end())
+    with_section(text, "response.json", &format!("{}\n", response.trim_end()))
 }
 
 #[test]

@@ -1,60 +1,23 @@
 //! `fn-hcl eval` end to end on recorded conformance cases whose answer does not depend on
 //! the evaluator, and request reading of a few recorded requests.
 
-mod common;
+mod txtar_cases;
 
-use common::shared_dir;
+use txtar_cases::{request_json, sections, shared_dir};
 
 use fn_hcl::protocol::doc::{Json, parse_json};
 use fn_hcl::protocol::proto::v1;
 use fn_hcl::protocol::protojson::{request_from_json, request_from_text};
 use fn_hcl::protocol::request::Request;
-use std::collections::BTreeMap;
 use std::process::Command;
-
-/// txtar sections, in order.
-fn sections(text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in text.split_inclusive('\n') {
-        let l = line.trim_end_matches('\n');
-        if let Some(name) = l.strip_prefix("-- ").and_then(|r| r.strip_suffix(" --")) {
-            out.push((name.trim().to_string(), String::new()));
-        } else if let Some(last) = out.last_mut() {
-            last.1.push_str(line);
-        }
-    }
-    out
-}
 
 /// The case's request as the conformance harness builds it, and the recorded response text.
 fn load_case(dir: &std::path::Path, name: &str) -> (Json, String) {
     let text =
         std::fs::read_to_string(dir.join(format!("conformance/cases/{name}.txtar"))).unwrap();
     let secs = sections(&text);
-    let get = |n: &str| secs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-    let hcl: String = secs
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "request.yaml" | "response.json" | "input.yaml"))
-        .map(|(k, v)| format!("-- {k} --\n{v}"))
-        .collect();
-    let req =
-        fn_hcl::protocol::yaml::load_documents(&get("request.yaml").unwrap_or_default()).unwrap();
-    let mut req = match req.into_iter().next() {
-        Some(Json::Object(m)) => m,
-        _ => BTreeMap::new(),
-    };
-    let input = match get("input.yaml") {
-        Some(y) => fn_hcl::protocol::yaml::load_documents(&y)
-            .unwrap()
-            .remove(0),
-        None => parse_json(&format!(
-            r#"{{"apiVersion":"function-hcl/v1","kind":"HclInput","source":"Inline","hcl":{}}}"#,
-            serde_json::to_string(&hcl).unwrap()
-        ))
-        .unwrap(),
-    };
-    req.insert("input".into(), input);
-    (Json::Object(req), get("response.json").unwrap())
+    let response = secs.iter().find(|(k, _)| k == "response.json").unwrap();
+    (request_json(&secs).unwrap(), response.1.clone())
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::dir::Dir;
 use common::{hcl_blocks, shared_dir, walk};
 
 use fn_hcl::syntax::fmt::{Options, format_source};
@@ -98,34 +99,6 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A scratch directory, removed on drop.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(tag: &str, files: &[(&str, &str)]) -> Dir {
-        let p = std::env::temp_dir().join(format!("fn-hcl-cli-fmt-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        for (name, data) in files {
-            let f = p.join(name);
-            std::fs::create_dir_all(f.parent().expect("has a parent")).expect("mkdir");
-            std::fs::write(f, data).expect("write");
-        }
-        Dir(p)
-    }
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-    fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.0.join(name)).expect("read")
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 const UGLY: &str = "resource r {\nbody = {\napiVersion: \"v1\"\nkind=\"K\"\n}\n}\n";
 const PRETTY: &str =
     "resource r {\n  body = {\n    apiVersion = \"v1\"\n    kind       = \"K\"\n  }\n}\n";
@@ -149,7 +122,7 @@ fn stdin_is_filtered_to_stdout_with_a_trailing_newline() {
 #[test]
 fn directories_are_formatted_in_place_recursively() {
     let d = Dir::new(
-        "inplace",
+        "cli-fmt-inplace",
         &[
             ("main.hcl", UGLY),
             ("sub/more.hcl", "locals {\nx=1\n}\n"),
@@ -164,7 +137,10 @@ fn directories_are_formatted_in_place_recursively() {
     assert_eq!(d.read("notes.txt"), "a=1\n");
     assert_eq!(d.read("broken.hcl"), "a = = 1\n");
 
-    let d = Dir::new("flat", &[("main.hcl", UGLY), ("sub/more.hcl", "x=1\n")]);
+    let d = Dir::new(
+        "cli-fmt-flat",
+        &[("main.hcl", UGLY), ("sub/more.hcl", "x=1\n")],
+    );
     let o = fn_hcl(
         &["fmt", "--recursive=false", &d.0.display().to_string()],
         "",
@@ -177,7 +153,7 @@ fn directories_are_formatted_in_place_recursively() {
 #[test]
 fn check_lists_unformatted_files_and_writes_nothing() {
     let d = Dir::new(
-        "check",
+        "cli-fmt-check",
         &[("a.hcl", UGLY), ("b.hcl", PRETTY), ("c/d.hcl", "x=1\n")],
     );
     let o = fn_hcl(&["fmt", "--check", &d.0.display().to_string()], "");

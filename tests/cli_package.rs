@@ -2,7 +2,9 @@
 //! its refusal (exit 1, the diagnostics, `Error: analysis failed`) of a program with
 //! errors.
 
-use std::path::PathBuf;
+mod common;
+
+use common::dir::Dir;
 use std::process::{Command, Output};
 
 fn fn_hcl(args: &[&str]) -> Output {
@@ -16,37 +18,13 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A scratch directory, removed on drop.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(tag: &str, files: &[(&str, &str)]) -> Dir {
-        let p = std::env::temp_dir().join(format!("fn-hcl-cli-pkg-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("mkdir");
-        for (name, data) in files {
-            std::fs::write(p.join(name), data).expect("write");
-        }
-        Dir(p)
-    }
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 const MAIN: &str = "locals {\n  params = req.composite.spec.parameters\n}\n";
 const BUCKET: &str = "resource my-bucket {\n  body = {\n    apiVersion = \"s3.aws.upbound.io/v1beta1\"\n    kind       = \"Bucket\"\n    spec       = { forProvider = { region = params.region } }\n  }\n}";
 
 #[test]
 fn a_directory_is_bundled_by_file_name() {
     let d = Dir::new(
-        "dir",
+        "cli-pkg-dir",
         &[
             ("main.hcl", MAIN),
             ("bucket.hcl", BUCKET),
@@ -69,7 +47,10 @@ fn a_directory_is_bundled_by_file_name() {
 
 #[test]
 fn files_are_bundled_in_argument_order_under_their_given_names() {
-    let d = Dir::new("files", &[("main.hcl", MAIN), ("bucket.hcl", BUCKET)]);
+    let d = Dir::new(
+        "cli-pkg-files",
+        &[("main.hcl", MAIN), ("bucket.hcl", BUCKET)],
+    );
     let (m, b) = (d.path("main.hcl"), d.path("bucket.hcl"));
     let o = fn_hcl(&["package", &m, &b]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -82,7 +63,7 @@ fn files_are_bundled_in_argument_order_under_their_given_names() {
 #[test]
 fn a_program_with_errors_is_refused() {
     let d = Dir::new(
-        "bad",
+        "cli-pkg-bad",
         &[(
             "main.hcl",
             "resource r {\n  body = { name = parms.name }\n}\n",

@@ -238,7 +238,9 @@ fn the_same_call_answers_with_the_same_bytes() {
         "composite connection {{\n  body = {{ {} }}\n}}\n",
         details.join(", ")
     ));
-    let mut desired = String::from("desired:\n  resources:\n    upstream:\n      resource:\n        kind: ConfigMap\n      connectionDetails:\n");
+    let mut desired = String::from(
+        "desired:\n  resources:\n    upstream:\n      resource:\n        kind: ConfigMap\n      connectionDetails:\n",
+    );
     for k in keys {
         desired.push_str(&format!("        {k}: dg==\n"));
     }

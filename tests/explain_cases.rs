@@ -13,7 +13,7 @@ mod txtar_cases;
 use fn_hcl::cli::explain::{Format, output};
 use fn_hcl::runtime::explain::{ExplainError, explain_request};
 use std::path::PathBuf;
-use txtar_cases::{case_files, case_request, sections};
+use txtar_cases::{case_files, case_request, sections, with_section};
 
 /// What `fn-hcl explain --request` prints for the case (stdout, or `exit 1` and the
 /// diagnostics it prints on stderr).
@@ -51,14 +51,7 @@ fn explain_cases() {
             .find(|(n, _)| n == section)
             .map(|(_, v)| v.clone());
         if bless {
-            let mut kept = String::new();
-            for line in text.split_inclusive('\n') {
-                if line.trim_end() == format!("-- {section} --") {
-                    break;
-                }
-                kept.push_str(line);
-            }
-            std::fs::write(path, format!("{kept}-- {section} --\n{got}")).expect("writes case");
+            std::fs::write(path, with_section(&text, section, &got)).expect("writes case");
             continue;
         }
         match want {

@@ -62,11 +62,7 @@ fn check(name: &str, req: &v1::RunFunctionRequest, t: &mut Tally) {
         }
     };
     t.explained += 1;
-    let files: Vec<(String, String)> = x.files.clone();
-    let txtar: String = files
-        .iter()
-        .map(|(n, text)| format!("-- {n} --\n{text}"))
-        .collect();
+    let txtar = fn_hcl::syntax::txtar::format(&x.files);
     // The printed program must parse.
     if let Err(e) = fn_hcl::lower::ir::compile_txtar(&txtar) {
         t.failures.push(format!(

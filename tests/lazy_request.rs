@@ -11,10 +11,13 @@ use fn_hcl::protocol::protojson::response_to_json;
 use prost::Message;
 use prost::bytes::Bytes;
 use prost_types::value::Kind;
+use proto::{main_hcl, number as n, object as o, resource, string as s, structure as st};
 use std::collections::BTreeMap;
 use std::path::Path;
 use txtar_cases::{case_files, case_request, shared_dir};
 
+#[path = "common/proto.rs"]
+mod proto;
 mod txtar_cases;
 
 /// Both paths on one request: responses equal as messages and as protojson text.
@@ -58,30 +61,6 @@ fn every_case_answers_the_same() {
 
 // ---- targeted requests ----
 
-fn s(v: &str) -> prost_types::Value {
-    prost_types::Value {
-        kind: Some(Kind::StringValue(v.into())),
-    }
-}
-fn n(v: f64) -> prost_types::Value {
-    prost_types::Value {
-        kind: Some(Kind::NumberValue(v)),
-    }
-}
-fn o(entries: Vec<(&str, prost_types::Value)>) -> prost_types::Value {
-    prost_types::Value {
-        kind: Some(Kind::StructValue(st(entries))),
-    }
-}
-fn st(entries: Vec<(&str, prost_types::Value)>) -> prost_types::Struct {
-    prost_types::Struct {
-        fields: entries
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    }
-}
-
 fn member(base: &str, index: &str, extra: Vec<(&str, prost_types::Value)>) -> prost_types::Struct {
     let mut e = vec![
         ("kind", s("Bucket")),
@@ -104,33 +83,21 @@ fn member(base: &str, index: &str, extra: Vec<(&str, prost_types::Value)>) -> pr
 }
 
 fn request(program: &str, observed: Vec<(&str, prost_types::Struct)>) -> v1::RunFunctionRequest {
-    let mut state = v1::State {
-        composite: Some(v1::Resource {
-            resource: Some(st(vec![
-                ("kind", s("XR")),
-                ("metadata", o(vec![("name", s("xr"))])),
-            ])),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
+    let xr = st(vec![
+        ("kind", s("XR")),
+        ("metadata", o(vec![("name", s("xr"))])),
+    ]);
+    let mut req = proto::request(&main_hcl(program), Some(resource(xr)));
+    let state = req.observed.get_or_insert_with(Default::default);
     for (name, body) in observed {
-        state.resources.insert(
-            name.to_string(),
-            v1::Resource {
-                resource: Some(body),
-                connection_details: [("pw".to_string(), b"s3cret".to_vec())]
-                    .into_iter()
-                    .collect(),
-                ready: 1,
-            },
-        );
+        let mut r = resource(body);
+        r.connection_details = [("pw".to_string(), b"s3cret".to_vec())]
+            .into_iter()
+            .collect();
+        r.ready = 1;
+        state.resources.insert(name.to_string(), r);
     }
-    v1::RunFunctionRequest {
-        input: Some(st(vec![("hcl", s(&format!("-- main.hcl --\n{program}")))])),
-        observed: Some(state),
-        ..Default::default()
-    }
+    req
 }
 
 const PROGRAMS: &[&str] = &[

@@ -31,13 +31,14 @@ async fn insecure_v1_and_v1beta1_answer_alike() {
         .expect("connect");
     let mut beta =
         v1beta1::function_runner_service_client::FunctionRunnerServiceClient::new(channel);
-    let beta_req = proto::request_to_v1beta1(&req).expect("transcode");
+    let beta_req: v1beta1::RunFunctionRequest = proto::transcode(&req).expect("transcode");
     let beta_rsp = beta
         .run_function(beta_req)
         .await
         .expect("v1beta1 call")
         .into_inner();
-    let as_v1 = proto::response_from_v1beta1(&beta_rsp).expect("transcode back");
+    let as_v1: proto::v1::RunFunctionResponse =
+        proto::transcode(&beta_rsp).expect("transcode back");
     assert_eq!(as_v1, rsp);
     assert_eq!(
         srv.metrics

@@ -68,10 +68,10 @@ fn hostile_xr(mut req: v1::RunFunctionRequest, name: &str, doc: &str) -> v1::Run
         .and_then(|c| c.resource.as_mut())
     {
         xr.fields
-            .insert("metadata".into(), object(&[("name", string(name))]));
+            .insert("metadata".into(), object([("name", string(name))]));
         xr.fields.insert(
             "spec".into(),
-            object(&[("region", string("eu-west-1")), ("doc", string(doc))]),
+            object([("region", string("eu-west-1")), ("doc", string(doc))]),
         );
     }
     req

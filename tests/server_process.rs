@@ -54,11 +54,11 @@ fn assert_one_dump(lines: &[String]) {
 async fn one_call_with_debug_prints_one_dump() {
     let p = Proc::spawn(&[]);
     let mut req = debug_request("dump-tag", "-- main.hcl --\n# dump\n");
-    let secret = structure(&[
+    let secret = structure([
         ("apiVersion", string("v1")),
         ("kind", string("Secret")),
-        ("metadata", object(&[("name", string("db"))])),
-        ("stringData", object(&[("token", string("dump-SECRET"))])),
+        ("metadata", object([("name", string("db"))])),
+        ("stringData", object([("token", string("dump-SECRET"))])),
     ]);
     if let Some(obs) = req.observed.as_mut() {
         obs.resources.insert(
@@ -159,12 +159,12 @@ async fn logs_are_json_with_xr_fields_and_never_carry_secrets() {
 
     let p = Proc::spawn(&["--debug"]);
     let mut req = debug_request("log-tag-123", "-- main.hcl --\n# logs\n");
-    let secret_obj = structure(&[
+    let secret_obj = structure([
         ("apiVersion", string("v1")),
         ("kind", string("Secret")),
-        ("metadata", object(&[("name", string("db"))])),
-        ("data", object(&[("password", string(&b64(SECRETS[2])))])),
-        ("stringData", object(&[("token", string(SECRETS[3]))])),
+        ("metadata", object([("name", string("db"))])),
+        ("data", object([("password", string(&b64(SECRETS[2])))])),
+        ("stringData", object([("token", string(SECRETS[3]))])),
     ]);
     if let Some(obs) = req.observed.as_mut() {
         if let Some(xr) = obs.composite.as_mut() {

@@ -37,7 +37,7 @@ fn traversals_of_an_expression() {
     let src = "\"${req.resource.vpc.status.id}\" == local1 ? [for x in xs: x.a + y] : f(z[0].b)";
     let mut sm = SourceMap::new();
     let f = sm.add("main.hcl", src);
-    let e = Parser::new(src, f).parse().expect("parse");
+    let e = fn_hcl::syntax::parser::parse_expression(&sm, f).expect("parse");
     let mut b = CodeBuilder::new(Arc::new(sm.clone()));
     let scope = Names(vec!["req", "local1", "xs", "y", "z"]);
     let travs = b.compile_traversals(&e, &scope);

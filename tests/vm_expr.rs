@@ -339,7 +339,9 @@ fn every_failure_of_an_expression_is_reported() {
             "main.hcl:1,86-89: Unsupported attribute; This object does not have an attribute named \"id\".",
         ]
     );
-    // Each diagnostic's expression range is the traversal it came from.
+    // Each diagnostic's expression range is the traversal it came from; in a full splat
+    // that traversal starts at the `[*]` it is relative to (hclsyntax's
+    // makeRelativeTraversal: RangeBetween(the anonymous symbol, the step)).
     let exprs: Vec<(u32, u32)> = d
         .iter()
         .map(|d| {
@@ -348,5 +350,5 @@ fn every_failure_of_an_expression_is_reported() {
                 .unwrap_or((0, 0))
         })
         .collect();
-    assert_eq!(exprs, [(13, 20), (33, 38), (64, 70), (64, 70), (86, 89)]);
+    assert_eq!(exprs, [(13, 20), (33, 38), (64, 70), (64, 70), (83, 89)]);
 }

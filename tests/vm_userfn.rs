@@ -45,18 +45,20 @@ fn program(funcs: &[Func], main: &str) -> (Code, ChunkId) {
         .iter()
         .map(|t| sm.add("main.hcl", t.as_str()))
         .collect();
-    let parse = |i: usize| {
-        vm_util::Parser::new(&texts[i], ids[i])
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}"))
-    };
+    let exprs: Vec<_> = ids
+        .iter()
+        .map(|&f| {
+            fn_hcl::syntax::parser::parse_expression(&sm, f).unwrap_or_else(|e| panic!("{e:?}"))
+        })
+        .collect();
+    let parse = |i: usize| &exprs[i];
     let mut b = CodeBuilder::new(Arc::new(sm));
     let mut next = 1;
     let mut decls = Vec::new();
     for f in funcs {
         let mut args = Vec::new();
         for (a, d) in &f.args {
-            let def = d.map(|_| b.compile_expr(&parse(next), &Names(vec![])));
+            let def = d.map(|_| b.compile_expr(parse(next), &Names(vec![])));
             next += 1;
             args.push((Arc::from(*a), def));
         }
@@ -71,13 +73,13 @@ fn program(funcs: &[Func], main: &str) -> (Code, ChunkId) {
             let slot = names.len() as u32 - 1;
             locals.push((
                 slot,
-                b.compile_expr(&parse(first + i), &Names(names.clone())),
+                b.compile_expr(parse(first + i), &Names(names.clone())),
             ));
         }
-        let body = b.compile_expr(&parse(first + f.locals.len()), &Names(names.clone()));
+        let body = b.compile_expr(parse(first + f.locals.len()), &Names(names.clone()));
         b.define_function(id, locals, body, names.len() as u32);
     }
-    let main = b.compile_expr(&parse(0), &Names(vec![]));
+    let main = b.compile_expr(parse(0), &Names(vec![]));
     (b.finish(), main)
 }
 
@@ -467,4 +469,30 @@ fn call_budget_stops_exponential_recursion() {
         "{}",
         e.message
     );
+}
+
+#[test]
+fn nested_calls_run_on_small_stacks() {
+    // Below the red zone every call continues on a fresh segment; just above it the first
+    // calls run on the thread's own stack and the rest move: a level that used more than
+    // the red zone between two checks would overflow here. (Compiled here, run there.)
+    let (p, c) = program(&[fact()], "invoke(\"fact\", { n = 99 })");
+    for stack in [128 << 10, (1 << 20) + (64 << 10), (1 << 20) + (512 << 10)] {
+        let out = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .stack_size(stack)
+                .spawn_scoped(s, || {
+                    let mut vm = Vm::new(&p, Limits::default());
+                    vm.eval(c, &[], &mut Vec::new()).map(|v| show(&v))
+                })
+                .expect("thread")
+                .join()
+                .expect("no overflow")
+        });
+        let out = out.expect("within budget");
+        assert!(
+            out.starts_with("933262154439441526816992388562667"),
+            "{stack}: {out}"
+        );
+    }
 }

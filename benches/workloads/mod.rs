@@ -71,6 +71,7 @@ pub fn all() -> Vec<Workload> {
     v.push(collection(200, true));
     v.push(heavy(200, false));
     v.push(heavy(200, true));
+    v.push(services(10, 50));
     v
 }
 
@@ -790,4 +791,99 @@ pub fn heavy(n: usize, observed: bool) -> Workload {
         format!("heavy-{n}")
     };
     Workload::new(&name, heavy_program(), json)
+}
+
+/// Issue 16's other shape: hundreds of services from nested lists in the XR's spec
+/// (`flatten` of a `for` in a `for`, a map of them by key), each a resource whose template
+/// parses its version with `regexall`, renders its config with `yamlencode`, annotates it
+/// with `md5` and `base64encode`, has a `ready` block and a `composite connection` entry;
+/// a composite status over all of them.
+pub fn services_program() -> String {
+    r#"-- main.hcl --
+locals {
+  xr       = req.composite
+  teams    = xr.spec.teams
+  services = flatten([for t in teams : [for s in t.services : merge(s, { team = t.name, cost = t.costCenter })]])
+  byKey    = { for s in services : "${s.team}-${s.name}" => s }
+}
+
+resources svc {
+  for_each = byKey
+  name     = each.key
+  template {
+    locals {
+      s       = each.value
+      version = regexall("^v?([0-9]+)\\.([0-9]+)\\.([0-9]+)$", s.version)
+      major   = length(version) > 0 ? version[0][0] : "0"
+      config = yamlencode({
+        name     = s.name
+        team     = s.team
+        replicas = s.replicas
+        ports    = s.ports
+        env      = { for k, v in s.env : k => upper(v) }
+      })
+    }
+    body = {
+      apiVersion = "apps.example.org/v1"
+      kind       = "Service"
+      metadata = {
+        name   = "${xr.metadata.name}-${each.key}"
+        labels = { team = s.team, major = major, "cost-center" = s.cost }
+        annotations = {
+          "example.org/config-md5" = md5(config)
+          "example.org/owner"      = base64encode("${s.team}@example.org")
+        }
+      }
+      spec = {
+        forProvider = {
+          image    = "registry.example.org/${s.team}/${s.name}:${s.version}"
+          replicas = s.replicas
+          ports    = [for p in s.ports : { containerPort = p, name = "p${p}" }]
+          config   = config
+        }
+      }
+    }
+    ready {
+      value = try(self.resource.status.ready, false) ? "READY_TRUE" : "READY_UNSPECIFIED"
+    }
+    composite connection {
+      body = { "${each.key}-endpoint" = base64encode("https://${each.key}.example.org") }
+    }
+  }
+}
+
+composite status {
+  body = {
+    serviceCount = length(services)
+    teams        = [for t in teams : t.name]
+  }
+}
+"#
+    .to_string()
+}
+
+/// `services-N`: `teams` teams of `per_team` services each, first reconcile.
+pub fn services(teams: usize, per_team: usize) -> Workload {
+    let teams: Vec<Json> = (0..teams)
+        .map(|t| {
+            let services: Vec<Json> = (0..per_team)
+                .map(|i| {
+                    json!({
+                        "name": format!("api-{i:02}"),
+                        "version": format!("v{}.{}.{}", 1 + i % 3, i % 10, i),
+                        "replicas": 1 + i % 4,
+                        "ports": [8080, 9090 + i % 2],
+                        "env": { "LOG_LEVEL": "info", "REGION": "eu-west-1", "TIER": format!("t{}", i % 3) },
+                    })
+                })
+                .collect();
+            json!({ "name": format!("team-{t:02}"), "costCenter": format!("cc-{}", 1000 + t), "services": services })
+        })
+        .collect();
+    let n = teams.len() * per_team;
+    let json = json!({
+        "observed": { "composite": { "resource": xr("services", json!({ "teams": teams })) } },
+        "desired": {},
+    });
+    Workload::new(&format!("services-{n}"), services_program(), json)
 }

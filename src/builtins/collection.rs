@@ -3,7 +3,7 @@
 //! list in, a list out; objects merged to objects), and those observable types are kept
 //! exactly as cty produces them.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError};
 use crate::text::quote::go_quote;
 use crate::text::unicode::grapheme_count;
 use crate::value::convert::{convert, has_type, unify_unsafe};
@@ -13,11 +13,6 @@ use crate::value::{Fields, Str, Type, Value, merge_runs, sort_dedup_entries};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
-
-const ANY: ParamType = ParamType::Any;
-const LIST_ANY: ParamType = ParamType::List(&ParamType::Any);
-const SET_ANY: ParamType = ParamType::Set(&ParamType::Any);
-const LIST_STRING: ParamType = ParamType::List(&ParamType::String);
 
 /// True if any argument is itself unknown (cty then skips the implementation).
 pub(crate) fn any_unknown(args: &[Value]) -> bool {
@@ -30,6 +25,13 @@ pub(crate) fn to_int(n: &Number) -> Result<i64, String> {
         "value must be a whole number, between -9223372036854775808 and 9223372036854775807"
             .to_string()
     })
+}
+
+/// The error of a function Terraform v0.12 removed (`list`, `map`): what to write instead.
+fn removed(name: &str, instead: &str) -> FuncError {
+    FuncError::general(format!(
+        "the \"{name}\" function was deprecated in Terraform v0.12 and is no longer available; use {instead} syntax to write a literal {name}"
+    ))
 }
 
 fn arg(args: &[Value], i: usize) -> Result<&Value, FuncError> {
@@ -52,228 +54,40 @@ fn num_arg(args: &[Value], i: usize) -> Result<&Number, FuncError> {
 }
 
 /// The collection functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "alltrue",
-        params: &[Param::new("list", ParamType::List(&ParamType::Bool))],
-        var_param: None,
-        imp: alltrue,
-    },
-    FuncDef {
-        name: "anytrue",
-        params: &[Param::new("list", ParamType::List(&ParamType::Bool))],
-        var_param: None,
-        imp: anytrue,
-    },
-    FuncDef {
-        name: "chunklist",
-        params: &[
-            Param::new("list", LIST_ANY),
-            Param::new("size", ParamType::Number),
-        ],
-        var_param: None,
-        imp: chunklist,
-    },
-    FuncDef {
-        name: "coalesce",
-        params: &[],
-        var_param: Some(Param::nullable("vals", ANY)),
-        imp: coalesce,
-    },
-    FuncDef {
-        name: "coalescelist",
-        params: &[],
-        var_param: Some(Param::nullable("vals", ANY)),
-        imp: coalescelist,
-    },
-    FuncDef {
-        name: "compact",
-        params: &[Param::new("list", LIST_STRING)],
-        var_param: None,
-        imp: compact,
-    },
-    FuncDef {
-        name: "concat",
-        params: &[],
-        var_param: Some(Param::new("seqs", ANY)),
-        imp: concat,
-    },
-    FuncDef {
-        name: "contains",
-        params: &[Param::new("list", ANY), Param::new("value", ANY)],
-        var_param: None,
-        imp: contains,
-    },
-    FuncDef {
-        name: "distinct",
-        params: &[Param::new("list", LIST_ANY)],
-        var_param: None,
-        imp: distinct,
-    },
-    FuncDef {
-        name: "element",
-        params: &[
-            Param::new("list", ANY),
-            Param::new("index", ParamType::Number),
-        ],
-        var_param: None,
-        imp: element,
-    },
-    FuncDef {
-        name: "flatten",
-        params: &[Param::new("list", ANY)],
-        var_param: None,
-        imp: flatten,
-    },
-    FuncDef {
-        name: "index",
-        params: &[Param::new("list", ANY), Param::new("value", ANY)],
-        var_param: None,
-        imp: index,
-    },
-    FuncDef {
-        name: "keys",
-        params: &[Param::new("inputMap", ANY)],
-        var_param: None,
-        imp: keys,
-    },
-    FuncDef {
-        name: "length",
-        params: &[Param::new("value", ANY)],
-        var_param: None,
-        imp: length,
-    },
-    FuncDef {
-        name: "list",
-        params: &[],
-        var_param: Some(Param::nullable("vals", ANY)),
-        imp: |_| {
-            Err(FuncError::general(
-                "the \"list\" function was deprecated in Terraform v0.12 and is no longer available; use tolist([ ... ]) syntax to write a literal list",
-            ))
-        },
-    },
-    FuncDef {
-        name: "lookup",
-        params: &[
-            Param::new("inputMap", ANY),
-            Param::new("key", ParamType::String),
-        ],
-        var_param: Some(Param::nullable("default", ANY)),
-        imp: lookup,
-    },
-    FuncDef {
-        name: "map",
-        params: &[],
-        var_param: Some(Param::nullable("vals", ANY)),
-        imp: |_| {
-            Err(FuncError::general(
-                "the \"map\" function was deprecated in Terraform v0.12 and is no longer available; use tomap({ ... }) syntax to write a literal map",
-            ))
-        },
-    },
-    FuncDef {
-        name: "matchkeys",
-        params: &[
-            Param::new("values", LIST_ANY),
-            Param::new("keys", LIST_ANY),
-            Param::new("searchset", LIST_ANY),
-        ],
-        var_param: None,
-        imp: matchkeys,
-    },
-    FuncDef {
-        name: "merge",
-        params: &[],
-        var_param: Some(Param::nullable("maps", ANY)),
-        imp: merge,
-    },
-    FuncDef {
-        name: "one",
-        params: &[Param::new("list", ANY)],
-        var_param: None,
-        imp: one,
-    },
-    FuncDef {
-        name: "range",
-        params: &[],
-        var_param: Some(Param::new("params", ParamType::Number)),
-        imp: range,
-    },
-    FuncDef {
-        name: "reverse",
-        params: &[Param::new("list", ANY)],
-        var_param: None,
-        imp: reverse,
-    },
-    FuncDef {
-        name: "setintersection",
-        params: &[Param::new("first_set", SET_ANY)],
-        var_param: Some(Param::new("other_sets", SET_ANY)),
-        imp: |a| set_op(a, SetOp::Intersection),
-    },
-    FuncDef {
-        name: "setproduct",
-        params: &[],
-        var_param: Some(Param::new("sets", ANY)),
-        imp: setproduct,
-    },
-    FuncDef {
-        name: "setsubtract",
-        params: &[Param::new("a", SET_ANY), Param::new("b", SET_ANY)],
-        var_param: None,
-        imp: |a| set_op(a, SetOp::Subtract),
-    },
-    FuncDef {
-        name: "setunion",
-        params: &[Param::new("first_set", SET_ANY)],
-        var_param: Some(Param::new("other_sets", SET_ANY)),
-        imp: |a| set_op(a, SetOp::Union),
-    },
-    FuncDef {
-        name: "slice",
-        params: &[
-            Param::new("list", ANY),
-            Param::new("start_index", ParamType::Number),
-            Param::new("end_index", ParamType::Number),
-        ],
-        var_param: None,
-        imp: slice,
-    },
-    FuncDef {
-        name: "sort",
-        params: &[Param::new("list", LIST_STRING)],
-        var_param: None,
-        imp: sort,
-    },
-    FuncDef {
-        name: "sum",
-        params: &[Param::new("list", ANY)],
-        var_param: None,
-        imp: sum,
-    },
-    FuncDef {
-        name: "transpose",
-        params: &[Param::new(
-            "values",
-            ParamType::Map(&ParamType::List(&ParamType::String)),
-        )],
-        var_param: None,
-        imp: transpose,
-    },
-    FuncDef {
-        name: "values",
-        params: &[Param::new("mapping", ANY)],
-        var_param: None,
-        imp: values,
-    },
-    FuncDef {
-        name: "zipmap",
-        params: &[Param::new("keys", LIST_STRING), Param::new("values", ANY)],
-        var_param: None,
-        imp: zipmap,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    alltrue(list: List(Bool)),
+    anytrue(list: List(Bool)),
+    chunklist(list: List(Any), size: Number),
+    coalesce(..vals?: Any),
+    coalescelist(..vals?: Any),
+    compact(list: List(String)),
+    concat(..seqs: Any),
+    contains(list: Any, value: Any),
+    distinct(list: List(Any)),
+    element(list: Any, index: Number),
+    flatten(list: Any),
+    index(list: Any, value: Any),
+    keys(inputMap: Any),
+    length(value: Any),
+    list(..vals?: Any) => |_| Err(removed("list", "tolist([ ... ])")),
+    lookup(inputMap: Any, key: String, ..default?: Any),
+    map(..vals?: Any) => |_| Err(removed("map", "tomap({ ... })")),
+    matchkeys(values: List(Any), keys: List(Any), searchset: List(Any)),
+    merge(..maps?: Any),
+    one(list: Any),
+    range(..params: Number),
+    reverse(list: Any),
+    setintersection(first_set: Set(Any), ..other_sets: Set(Any)) => |a| set_op(a, SetOp::Intersection),
+    setproduct(..sets: Any),
+    setsubtract(a: Set(Any), b: Set(Any)) => |a| set_op(a, SetOp::Subtract),
+    setunion(first_set: Set(Any), ..other_sets: Set(Any)) => |a| set_op(a, SetOp::Union),
+    slice(list: Any, start_index: Number, end_index: Number),
+    sort(list: List(String)),
+    sum(list: Any),
+    transpose(values: Map(List(String))),
+    values(mapping: Any),
+    zipmap(keys: List(String), values: Any),
+};
 
 fn alltrue(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
@@ -290,6 +104,16 @@ fn alltrue(args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::Bool(true))
 }
 
+/// A search that found nothing: `false`, or an unknown bool when an unknown element
+/// might have matched.
+fn false_unless_unknown(unknown: bool) -> Value {
+    if unknown {
+        Value::Unknown(Type::Bool)
+    } else {
+        Value::Bool(false)
+    }
+}
+
 fn anytrue(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
     if list.is_unknown() {
@@ -303,11 +127,7 @@ fn anytrue(args: &[Value]) -> Result<Value, FuncError> {
             _ => {}
         }
     }
-    Ok(if unknown {
-        Value::Unknown(Type::Bool)
-    } else {
-        Value::Bool(false)
-    })
+    Ok(false_unless_unknown(unknown))
 }
 
 fn chunklist(args: &[Value]) -> Result<Value, FuncError> {
@@ -475,11 +295,7 @@ fn contains(args: &[Value]) -> Result<Value, FuncError> {
             _ => unknown = true,
         }
     }
-    Ok(if unknown {
-        Value::Unknown(Type::Bool)
-    } else {
-        Value::Bool(false)
-    })
+    Ok(false_unless_unknown(unknown))
 }
 
 fn distinct(args: &[Value]) -> Result<Value, FuncError> {
@@ -848,7 +664,12 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
         })
     }
     if args.iter().filter(|a| !a.is_null()).count() > 2 {
-        let mut all: Vec<(Str, Value)> = Vec::new();
+        let total = args
+            .iter()
+            .filter_map(Value::as_fields)
+            .map(<[_]>::len)
+            .sum();
+        let mut all: Vec<(Str, Value)> = Vec::with_capacity(total);
         for a in args.iter().filter(|a| !a.is_null()) {
             let fields = fields_of(a)?;
             all.extend(fields.iter().cloned());
@@ -1405,12 +1226,7 @@ fn sorted_last_wins(entries: Vec<(Str, Value)>) -> Vec<(Str, Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_util::{n, s};
-    use crate::builtins::{call, lookup as find};
-
-    fn run(name: &str, args: Vec<Value>) -> Result<Value, FuncError> {
-        call(find(name).expect("function exists"), args)
-    }
+    use crate::builtins::test_util::{err, n, ok, s, str_list as strs};
     fn f(x: f64) -> Value {
         Value::Number(Number::from_f64(x).expect("finite"))
     }
@@ -1426,23 +1242,11 @@ mod tests {
     fn list(t: Type, xs: Vec<Value>) -> Value {
         Value::list(t, xs)
     }
-    fn strs(xs: &[&str]) -> Value {
-        list(Type::String, xs.iter().map(|x| s(x)).collect())
-    }
     fn nums(xs: &[i64]) -> Value {
         list(Type::Number, xs.iter().map(|x| n(*x)).collect())
     }
     fn tt(ts: Vec<Type>) -> Type {
         Type::Tuple(Arc::from(ts))
-    }
-    #[track_caller]
-    fn ok(name: &str, args: Vec<Value>, want: Value) {
-        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert!(got.raw_equals(&want), "{name}: got {got:?}\nwant {want:?}");
-    }
-    #[track_caller]
-    fn err(name: &str, args: Vec<Value>, want: FuncError) {
-        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
     }
     fn general(m: &str) -> FuncError {
         FuncError::general(m)

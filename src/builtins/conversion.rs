@@ -2,54 +2,22 @@
 //! `tostring`), cty's `MakeToFunc`: an unsafe conversion to the target type, with friendlier
 //! messages for the failures users actually hit.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError};
 use crate::text::quote::go_quote;
 use crate::value::convert::{
     can_convert, convert, friendly_name_for_constraint, mismatch_message, to_string_value,
 };
 use crate::value::{Type, Value};
 
-const V: &[Param] = &[Param::nullable("v", ParamType::Any)];
-
 /// The conversion functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "tobool",
-        params: V,
-        var_param: None,
-        imp: |a| to(a, Type::Bool),
-    },
-    FuncDef {
-        name: "tolist",
-        params: V,
-        var_param: None,
-        imp: |a| to(a, Type::list(Type::Dynamic)),
-    },
-    FuncDef {
-        name: "tomap",
-        params: V,
-        var_param: None,
-        imp: |a| to(a, Type::map(Type::Dynamic)),
-    },
-    FuncDef {
-        name: "tonumber",
-        params: V,
-        var_param: None,
-        imp: |a| to(a, Type::Number),
-    },
-    FuncDef {
-        name: "toset",
-        params: V,
-        var_param: None,
-        imp: |a| to(a, Type::set(Type::Dynamic)),
-    },
-    FuncDef {
-        name: "tostring",
-        params: V,
-        var_param: None,
-        imp: |a| to(a, Type::String),
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    tobool(v?: Any) => |a| to(a, Type::Bool),
+    tolist(v?: Any) => |a| to(a, Type::list(Type::Dynamic)),
+    tomap(v?: Any) => |a| to(a, Type::map(Type::Dynamic)),
+    tonumber(v?: Any) => |a| to(a, Type::Number),
+    toset(v?: Any) => |a| to(a, Type::set(Type::Dynamic)),
+    tostring(v?: Any) => |a| to(a, Type::String),
+};
 
 /// cty's `MakeToFunc(want)`.
 fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
@@ -118,14 +86,10 @@ fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtins::test_util::{run, s};
+    use crate::builtins::test_util::{ok, run, s};
     use crate::value::Str;
     use crate::value::ops::make_set;
 
-    fn ok(name: &str, args: Vec<Value>, want: Value) {
-        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        assert!(got.raw_equals(&want), "{name}: got {got:?}, want {want:?}");
-    }
     fn arg_err(name: &str, args: Vec<Value>, msg: &str) {
         match run(name, args) {
             Err(FuncError::Arg { index: 0, message }) => assert_eq!(message, msg),

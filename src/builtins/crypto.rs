@@ -3,41 +3,38 @@
 //! PKCS #1 v1.5 with a PEM key in PKCS #1 or PKCS #8 form, as Go's
 //! `ssh.ParseRawPrivateKey` reads it).
 
-use super::{FuncDef, FuncError, Param, ParamType, str_arg, str_fn};
+use super::{FuncDef, FuncError, str_arg};
 use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
-use crate::value::Value;
+use crate::value::{Str, Value};
 use md5::Md5;
 use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha512};
 
 /// The crypto and hash functions.
-pub static FUNCS: &[FuncDef] = &[
-    str_fn("md5", md5),
-    str_fn("sha1", sha1),
-    str_fn("sha256", sha256),
-    str_fn("sha512", sha512),
-    str_fn("base64sha256", base64sha256),
-    str_fn("base64sha512", base64sha512),
-    FuncDef {
-        name: "rsadecrypt",
-        params: &[
-            Param::new("ciphertext", ParamType::String),
-            Param::new("privatekey", ParamType::String),
-        ],
-        var_param: None,
-        imp: rsadecrypt,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    md5(str: String),
+    sha1(str: String),
+    sha256(str: String),
+    sha512(str: String),
+    base64sha256(str: String),
+    base64sha512(str: String),
+    rsadecrypt(ciphertext: String, privatekey: String),
+};
 
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of a digest (at most 64 bytes: SHA-512), written on the stack so that
+/// the string value is the one allocation.
+fn hex(bytes: &[u8]) -> Str {
     const H: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(H[(b >> 4) as usize] as char);
-        s.push(H[(b & 15) as usize] as char);
+    let mut buf = [0u8; 128];
+    let mut n = 0;
+    for (b, out) in bytes.iter().zip(buf.chunks_exact_mut(2)) {
+        out[0] = H[(b >> 4) as usize];
+        out[1] = H[(b & 15) as usize];
+        n += 2;
     }
-    s
+    // Only ASCII hex digits were written.
+    Str::from(std::str::from_utf8(&buf[..n]).unwrap_or_default())
 }
 
 fn md5(args: &[Value]) -> Result<Value, FuncError> {

@@ -4,42 +4,18 @@
 //! `time.Parse` directly. Both parsers are reproduced here with the `time.ParseError`
 //! fields their messages are built from.
 
-use super::{FuncDef, FuncError, Param, ParamType, str_arg};
+use super::{FuncDef, FuncError, str_arg};
 use crate::text::quote::go_quote;
 use crate::value::Value;
 use crate::value::gotime::{days_in, getnum};
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
 
 /// The date and time functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "formatdate",
-        params: &[
-            Param::new("format", ParamType::String),
-            Param::new("time", ParamType::String),
-        ],
-        var_param: None,
-        imp: formatdate,
-    },
-    FuncDef {
-        name: "timeadd",
-        params: &[
-            Param::new("timestamp", ParamType::String),
-            Param::new("duration", ParamType::String),
-        ],
-        var_param: None,
-        imp: timeadd,
-    },
-    FuncDef {
-        name: "timecmp",
-        params: &[
-            Param::new("timestamp_a", ParamType::String),
-            Param::new("timestamp_b", ParamType::String),
-        ],
-        var_param: None,
-        imp: timecmp,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    formatdate(format: String, time: String),
+    timeadd(timestamp: String, duration: String),
+    timecmp(timestamp_a: String, timestamp_b: String),
+};
 
 /// A parsed timestamp: the local wall time and its UTC offset in seconds.
 #[derive(Clone, Copy, Debug)]
@@ -108,6 +84,23 @@ fn build(
     Some(Stamp { local, offset })
 }
 
+/// One number of a layout (Go's `getnum` for the layout element `elem`; `fixed`: two
+/// digits required) and what follows it; one outside `range` is Go's "`what` out of
+/// range", reported at what follows it.
+fn field<'a>(
+    v: &'a [u8],
+    elem: &'static str,
+    fixed: bool,
+    range: impl std::ops::RangeBounds<i64>,
+    what: &str,
+) -> Result<(i64, &'a [u8]), ParseError> {
+    let (n, rest) = getnum(v, fixed).ok_or_else(|| perr(elem, &as_str(v), ""))?;
+    if !range.contains(&n) {
+        return Err(perr(elem, &as_str(rest), &format!(": {what} out of range")));
+    }
+    Ok((n, rest))
+}
+
 /// Go's `time.Parse(time.RFC3339, s)`, lenient as Go is (one-digit hours, a comma before
 /// fractional seconds, offsets up to 24:60).
 fn go_parse_rfc3339(s: &str) -> Result<Stamp, ParseError> {
@@ -125,42 +118,18 @@ fn go_parse_rfc3339(s: &str) -> Result<Stamp, ParseError> {
     let year: i64 = v[..4].iter().fold(0, |a, &c| a * 10 + i64::from(c - b'0'));
     v = &v[4..];
     v = skip(v, b'-', "-")?;
-    // 01
-    let hold = v;
-    let (month, rest) = getnum(v, true).ok_or_else(|| perr("01", &as_str(hold), ""))?;
-    v = rest;
-    if !(1..=12).contains(&month) {
-        return Err(perr("01", &as_str(v), ": month out of range"));
-    }
-    v = skip(v, b'-', "-")?;
-    // 02
-    let hold = v;
-    let (day, rest) = getnum(v, true).ok_or_else(|| perr("02", &as_str(hold), ""))?;
-    v = rest;
-    v = skip(v, b'T', "T")?;
-    // 15
-    let hold = v;
-    let (hour, rest) = getnum(v, false).ok_or_else(|| perr("15", &as_str(hold), ""))?;
-    v = rest;
-    if hour >= 24 {
-        return Err(perr("15", &as_str(v), ": hour out of range"));
-    }
-    v = skip(v, b':', ":")?;
-    // 04
-    let hold = v;
-    let (min, rest) = getnum(v, true).ok_or_else(|| perr("04", &as_str(hold), ""))?;
-    v = rest;
-    if min >= 60 {
-        return Err(perr("04", &as_str(v), ": minute out of range"));
-    }
-    v = skip(v, b':', ":")?;
+    let (month, rest) = field(v, "01", true, 1..=12, "month")?;
+    v = skip(rest, b'-', "-")?;
+    // The day is checked against its month below.
+    let (day, rest) = field(v, "02", true, .., "day")?;
+    v = skip(rest, b'T', "T")?;
+    let (hour, rest) = field(v, "15", false, ..24, "hour")?;
+    v = skip(rest, b':', ":")?;
+    let (min, rest) = field(v, "04", true, ..60, "minute")?;
+    v = skip(rest, b':', ":")?;
     // 05 (and an optional fraction, which RFC3339's layout does not spell out)
-    let hold = v;
-    let (sec, rest) = getnum(v, true).ok_or_else(|| perr("05", &as_str(hold), ""))?;
+    let (sec, rest) = field(v, "05", true, ..60, "second")?;
     v = rest;
-    if sec >= 60 {
-        return Err(perr("05", &as_str(v), ": second out of range"));
-    }
     let mut nsec = 0;
     if v.len() >= 2 && (v[0] == b'.' || v[0] == b',') && is_digit(v, 1) {
         let mut n = 2;
@@ -501,6 +470,27 @@ fn verb_err(tok: &[u8], what: &str) -> FuncError {
     )
 }
 
+/// What Go's `formatdate` says a verb of the letter `c` must be (nothing for a letter
+/// that is no verb).
+fn verb_forms(c: u8) -> std::borrow::Cow<'static, str> {
+    std::borrow::Cow::Borrowed(match c {
+        b'Y' => ": year must either be \"YY\" or \"YYYY\"",
+        b'M' => ": month must be \"M\", \"MM\", \"MMM\", or \"MMMM\"",
+        b'D' => ": day of month must either be \"D\" or \"DD\"",
+        b'E' => ": day of week must either be \"EEE\" or \"EEEE\"",
+        b'h' => ": 24-hour must either be \"h\" or \"hh\"",
+        b'H' => ": 12-hour must either be \"H\" or \"HH\"",
+        b'A' | b'a' => {
+            let c = c as char;
+            return format!(": must be \"{c}{c}\"").into();
+        }
+        b'm' => ": minute must either be \"m\" or \"mm\"",
+        b's' => ": second must either be \"s\" or \"ss\"",
+        b'Z' => ": timezone must be Z, ZZZZ, or ZZZZZ",
+        _ => "",
+    })
+}
+
 fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
     let fmt = str_arg(args, 0)?;
     let t = cty_parse_timestamp(str_arg(args, 1)?).map_err(|e| FuncError::arg(1, e))?;
@@ -531,104 +521,47 @@ fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
                     push(String::from_utf8_lossy(&literal).into_owned());
                 }
             }
-            c if c.is_ascii_alphabetic() => match (c, n) {
-                (b'Y', 2) => push(format!("{:02}", l.year() % 100)),
-                (b'Y', 4) => push(format!("{:04}", l.year())),
-                (b'Y', _) => {
-                    return Err(verb_err(tok, ": year must either be \"YY\" or \"YYYY\""));
-                }
-                (b'M', 1) => push(format!("{}", l.month())),
-                (b'M', 2) => push(format!("{:02}", l.month())),
-                (b'M', 3) => push(MONTHS[l.month0() as usize][..3].to_string()),
-                (b'M', 4) => push(MONTHS[l.month0() as usize].to_string()),
-                (b'M', _) => {
-                    return Err(verb_err(
-                        tok,
-                        ": month must be \"M\", \"MM\", \"MMM\", or \"MMMM\"",
-                    ));
-                }
-                (b'D', 1) => push(format!("{}", l.day())),
-                (b'D', 2) => push(format!("{:02}", l.day())),
-                (b'D', _) => {
-                    return Err(verb_err(
-                        tok,
-                        ": day of month must either be \"D\" or \"DD\"",
-                    ));
-                }
-                (b'E', 3) => {
-                    push(WEEKDAYS[l.weekday().num_days_from_monday() as usize][..3].to_string())
-                }
-                (b'E', 4) => {
-                    push(WEEKDAYS[l.weekday().num_days_from_monday() as usize].to_string())
-                }
-                (b'E', _) => {
-                    return Err(verb_err(
-                        tok,
-                        ": day of week must either be \"EEE\" or \"EEEE\"",
-                    ));
-                }
-                (b'h', 1) => push(format!("{}", l.hour())),
-                (b'h', 2) => push(format!("{:02}", l.hour())),
-                (b'h', _) => {
-                    return Err(verb_err(tok, ": 24-hour must either be \"h\" or \"hh\""));
-                }
-                (b'H', 1 | 2) => {
-                    let h = match l.hour() % 12 {
+            c if c.is_ascii_alphabetic() => {
+                // The verbs of one or two letters: the number, two digits when doubled.
+                let num = |v: u32| {
+                    if n == 1 {
+                        format!("{v}")
+                    } else {
+                        format!("{v:02}")
+                    }
+                };
+                push(match (c, n) {
+                    (b'Y', 2) => format!("{:02}", l.year() % 100),
+                    (b'Y', 4) => format!("{:04}", l.year()),
+                    (b'M', 1 | 2) => num(l.month()),
+                    (b'M', 3) => MONTHS[l.month0() as usize][..3].to_string(),
+                    (b'M', 4) => MONTHS[l.month0() as usize].to_string(),
+                    (b'D', 1 | 2) => num(l.day()),
+                    (b'E', 3) => {
+                        WEEKDAYS[l.weekday().num_days_from_monday() as usize][..3].to_string()
+                    }
+                    (b'E', 4) => WEEKDAYS[l.weekday().num_days_from_monday() as usize].to_string(),
+                    (b'h', 1 | 2) => num(l.hour()),
+                    (b'H', 1 | 2) => num(match l.hour() % 12 {
                         0 => 12,
                         h => h,
-                    };
-                    push(if n == 1 {
-                        format!("{h}")
-                    } else {
-                        format!("{h:02}")
-                    });
-                }
-                (b'H', _) => {
-                    return Err(verb_err(tok, ": 12-hour must either be \"H\" or \"HH\""));
-                }
-                (b'A' | b'a', 2) => {
-                    let pm = l.hour() >= 12;
-                    push(
-                        match (c == b'A', pm) {
-                            (true, false) => "AM",
-                            (true, true) => "PM",
-                            (false, false) => "am",
-                            (false, true) => "pm",
-                        }
-                        .to_string(),
-                    );
-                }
-                (b'A' | b'a', _) => {
-                    let c = c as char;
-                    return Err(verb_err(tok, &format!(": must be \"{c}{c}\"")));
-                }
-                (b'm', 1) => push(format!("{}", l.minute())),
-                (b'm', 2) => push(format!("{:02}", l.minute())),
-                (b'm', _) => {
-                    return Err(verb_err(tok, ": minute must either be \"m\" or \"mm\""));
-                }
-                (b's', 1) => push(format!("{}", l.second())),
-                (b's', 2) => push(format!("{:02}", l.second())),
-                (b's', _) => {
-                    return Err(verb_err(tok, ": second must either be \"s\" or \"ss\""));
-                }
-                (b'Z', 1) => push(if t.offset == 0 {
-                    "Z".to_string()
-                } else {
-                    offset_text(t.offset, true)
-                }),
-                (b'Z', 3) => push(if t.offset == 0 {
-                    "UTC".to_string()
-                } else {
-                    offset_text(t.offset, false)
-                }),
-                (b'Z', 4) => push(offset_text(t.offset, false)),
-                (b'Z', 5) => push(offset_text(t.offset, true)),
-                (b'Z', _) => {
-                    return Err(verb_err(tok, ": timezone must be Z, ZZZZ, or ZZZZZ"));
-                }
-                _ => return Err(verb_err(tok, "")),
-            },
+                    }),
+                    (b'A' | b'a', 2) => match (c == b'A', l.hour() >= 12) {
+                        (true, false) => "AM",
+                        (true, true) => "PM",
+                        (false, false) => "am",
+                        (false, true) => "pm",
+                    }
+                    .to_string(),
+                    (b'm', 1 | 2) => num(l.minute()),
+                    (b's', 1 | 2) => num(l.second()),
+                    (b'Z', 1) if t.offset == 0 => "Z".to_string(),
+                    (b'Z', 3) if t.offset == 0 => "UTC".to_string(),
+                    (b'Z', 1 | 5) => offset_text(t.offset, true),
+                    (b'Z', 3 | 4) => offset_text(t.offset, false),
+                    _ => return Err(verb_err(tok, &verb_forms(c))),
+                });
+            }
             _ => push(String::from_utf8_lossy(tok).into_owned()),
         }
     }
@@ -812,84 +745,89 @@ mod tests {
 
     #[test]
     fn formatdate_recorded() {
-        assert_eq!(fd("YYYY-MM-DD", T).unwrap(), "2024-03-05");
-        assert_eq!(
-            fd("DD MMM YYYY hh:mm ZZZ", T).unwrap(),
-            "05 Mar 2024 14:07 UTC"
-        );
-        assert_eq!(fd("EEEE, MMMM D, YY", T).unwrap(), "Tuesday, March 5, 24");
-        assert_eq!(fd("EEE", T).unwrap(), "Tue");
-        assert_eq!(fd("h:mm aa", T).unwrap(), "14:07 pm");
-        assert_eq!(fd("h:mm AA", "2024-03-05T00:07:09Z").unwrap(), "0:07 AM");
-        assert_eq!(fd("HH:mm:ss", "2024-03-05T04:07:09Z").unwrap(), "04:07:09");
-        assert_eq!(fd("H:m:s", "2024-03-05T04:07:09Z").unwrap(), "4:7:9");
-        assert_eq!(fd("M/D/YY", T).unwrap(), "3/5/24");
-        assert_eq!(
-            fd("'Date:' YYYY 'at' hh'h'", T).unwrap(),
-            "Date: 2024 at 14h"
-        );
-        assert_eq!(fd("''", T).unwrap(), "'");
-        assert_eq!(fd("ZZZZZ", "2024-03-05T14:07:09+05:30").unwrap(), "+05:30");
-        assert_eq!(fd("ZZZZ", "2024-03-05T14:07:09-08:00").unwrap(), "-0800");
-        assert_eq!(fd("Z", T).unwrap(), "Z");
-        assert_eq!(fd("ZZZ", "2024-03-05T14:07:09+02:00").unwrap(), "+0200");
-        assert_eq!(
-            fd("hh:mm:ss.ss", "2024-03-05T14:07:09.125Z").unwrap(),
-            "14:07:09.09"
-        );
-        assert_eq!(
-            fd("YYYY-MM-DD'T'hh:mm:ssZ", "2024-12-31T23:59:59Z").unwrap(),
-            "2024-12-31T23:59:59Z"
-        );
-        assert_eq!(fd("YYYY", "1999-12-31T23:59:59-01:00").unwrap(), "1999");
-        assert_eq!(fd("DD", "2024-02-29T00:00:00Z").unwrap(), "29");
-        assert_eq!(fd("", T).unwrap(), "");
-        assert_eq!(fd("é YYYY ✓", T).unwrap(), "é 2024 ✓");
-        assert_eq!(fd("'it''s' HH", "2024-03-05T12:00:00Z").unwrap(), "it's 12");
+        for (format, time, want) in [
+            ("YYYY-MM-DD", T, "2024-03-05"),
+            ("DD MMM YYYY hh:mm ZZZ", T, "05 Mar 2024 14:07 UTC"),
+            ("EEEE, MMMM D, YY", T, "Tuesday, March 5, 24"),
+            ("EEE", T, "Tue"),
+            ("h:mm aa", T, "14:07 pm"),
+            ("h:mm AA", "2024-03-05T00:07:09Z", "0:07 AM"),
+            ("HH:mm:ss", "2024-03-05T04:07:09Z", "04:07:09"),
+            ("H:m:s", "2024-03-05T04:07:09Z", "4:7:9"),
+            ("M/D/YY", T, "3/5/24"),
+            ("'Date:' YYYY 'at' hh'h'", T, "Date: 2024 at 14h"),
+            ("''", T, "'"),
+            ("ZZZZZ", "2024-03-05T14:07:09+05:30", "+05:30"),
+            ("ZZZZ", "2024-03-05T14:07:09-08:00", "-0800"),
+            ("Z", T, "Z"),
+            ("ZZZ", "2024-03-05T14:07:09+02:00", "+0200"),
+            ("hh:mm:ss.ss", "2024-03-05T14:07:09.125Z", "14:07:09.09"),
+            (
+                "YYYY-MM-DD'T'hh:mm:ssZ",
+                "2024-12-31T23:59:59Z",
+                "2024-12-31T23:59:59Z",
+            ),
+            ("YYYY", "1999-12-31T23:59:59-01:00", "1999"),
+            ("DD", "2024-02-29T00:00:00Z", "29"),
+            ("", T, ""),
+            ("é YYYY ✓", T, "é 2024 ✓"),
+            ("'it''s' HH", "2024-03-05T12:00:00Z", "it's 12"),
+        ] {
+            assert_eq!(fd(format, time).unwrap(), want, "{format} {time}");
+        }
     }
 
     #[test]
     fn formatdate_errors() {
-        let arg = |i, m: &str| Err(FuncError::arg(i, m));
-        assert_eq!(
-            fd("YYYY-MM-DD", "2024-03-05"),
-            arg(
+        let not_rfc3339 = "not a valid RFC3339 timestamp";
+        for (format, time, arg, want) in [
+            (
+                "YYYY-MM-DD",
+                "2024-03-05",
                 1,
-                "not a valid RFC3339 timestamp: missing required time introducer 'T'"
-            )
-        );
-        assert_eq!(
-            fd("YYYY", "2023-02-29T00:00:00Z"),
-            arg(1, "not a valid RFC3339 timestamp: day out of range")
-        );
-        assert_eq!(
-            fd("YYYY", "not a date"),
-            arg(
+                format!("{not_rfc3339}: missing required time introducer 'T'"),
+            ),
+            (
+                "YYYY",
+                "2023-02-29T00:00:00Z",
                 1,
-                "not a valid RFC3339 timestamp: cannot use \"not a date\" as year"
-            )
-        );
-        assert_eq!(fd("'unterminated", T), arg(0, "unterminated literal '"));
-        assert_eq!(fd("'", T), arg(0, "unterminated literal '"));
-        assert_eq!(fd("x", T), arg(0, "invalid date format verb \"x\""));
-        assert_eq!(
-            fd("YYY", T),
-            arg(
-                0,
-                "invalid date format verb \"YYY\": year must either be \"YY\" or \"YYYY\""
-            )
-        );
-        assert_eq!(
-            fd("a", T),
-            arg(0, "invalid date format verb \"a\": must be \"aa\"")
-        );
-        assert_eq!(
-            fd("ZZ", T),
-            arg(
-                0,
-                "invalid date format verb \"ZZ\": timezone must be Z, ZZZZ, or ZZZZZ"
-            )
-        );
+                format!("{not_rfc3339}: day out of range"),
+            ),
+            (
+                "YYYY",
+                "not a date",
+                1,
+                format!("{not_rfc3339}: cannot use \"not a date\" as year"),
+            ),
+            ("'unterminated", T, 0, "unterminated literal '".into()),
+            ("'", T, 0, "unterminated literal '".into()),
+        ] {
+            assert_eq!(
+                fd(format, time),
+                Err(FuncError::arg(arg, want)),
+                "{format} {time}"
+            );
+        }
+        for (verb, forms) in [
+            ("x", ""),
+            ("YYY", ": year must either be \"YY\" or \"YYYY\""),
+            (
+                "MMMMM",
+                ": month must be \"M\", \"MM\", \"MMM\", or \"MMMM\"",
+            ),
+            ("DDD", ": day of month must either be \"D\" or \"DD\""),
+            ("EE", ": day of week must either be \"EEE\" or \"EEEE\""),
+            ("hhh", ": 24-hour must either be \"h\" or \"hh\""),
+            ("HHH", ": 12-hour must either be \"H\" or \"HH\""),
+            ("a", ": must be \"aa\""),
+            ("AAA", ": must be \"AA\""),
+            ("mmm", ": minute must either be \"m\" or \"mm\""),
+            ("sss", ": second must either be \"s\" or \"ss\""),
+            ("ZZ", ": timezone must be Z, ZZZZ, or ZZZZZ"),
+        ] {
+            let want = format!("invalid date format verb \"{verb}\"{forms}");
+            assert_eq!(fd(verb, T), Err(FuncError::arg(0, want)), "{verb}");
+        }
     }
 
     #[test]
@@ -976,66 +914,50 @@ mod tests {
 
     #[test]
     fn timeadd_cases() {
-        assert_eq!(
-            ta("2024-01-31T00:00:00Z", "24h").unwrap(),
-            "2024-02-01T00:00:00Z"
-        );
-        assert_eq!(
-            ta("2024-03-10T12:00:00Z", "-1h30m").unwrap(),
-            "2024-03-10T10:30:00Z"
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00+05:00", "10m").unwrap(),
-            "2024-01-01T00:10:00+05:00"
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00Z", "1.5h").unwrap(),
-            "2024-01-01T01:30:00Z"
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00.9Z", "100ms").unwrap(),
-            "2024-01-01T00:00:01Z"
-        );
-        assert_eq!(
-            ta("9999-12-31T23:59:59Z", "1s").unwrap(),
-            "10000-01-01T00:00:00Z"
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00-00:00", "0").unwrap(),
-            "2024-01-01T00:00:00Z"
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00Z", "1d"),
-            Err(FuncError::general(
-                "time: unknown unit \"d\" in duration \"1d\""
-            ))
-        );
-        assert_eq!(
-            ta("2024-01-01", "1h"),
-            Err(FuncError::general(
-                "not a valid RFC3339 timestamp: missing required time introducer 'T'"
-            ))
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00Z", ""),
-            Err(FuncError::general("time: invalid duration \"\""))
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00Z", "5"),
-            Err(FuncError::general("time: missing unit in duration \"5\""))
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00Z", "9999999999999h"),
-            Err(FuncError::general(
-                "time: invalid duration \"9999999999999h\""
-            ))
-        );
-        assert_eq!(
-            ta("2024-01-01T00:00:00Z", "1é"),
-            Err(FuncError::general(
-                "time: unknown unit \"\\xc3\\xa9\" in duration \"1\\xc3\\xa9\""
-            ))
-        );
+        for case in [
+            "2024-01-31T00:00:00Z + 24h = 2024-02-01T00:00:00Z",
+            "2024-03-10T12:00:00Z + -1h30m = 2024-03-10T10:30:00Z",
+            "2024-01-01T00:00:00+05:00 + 10m = 2024-01-01T00:10:00+05:00",
+            "2024-01-01T00:00:00Z + 1.5h = 2024-01-01T01:30:00Z",
+            "2024-01-01T00:00:00.9Z + 100ms = 2024-01-01T00:00:01Z",
+            "9999-12-31T23:59:59Z + 1s = 10000-01-01T00:00:00Z",
+            "2024-01-01T00:00:00-00:00 + 0 = 2024-01-01T00:00:00Z",
+        ] {
+            let (sum, want) = case.split_once(" = ").unwrap();
+            let (time, duration) = sum.split_once(" + ").unwrap();
+            assert_eq!(ta(time, duration).unwrap(), want, "{case}");
+        }
+        for (time, duration, want) in [
+            (
+                "2024-01-01T00:00:00Z",
+                "1d",
+                "time: unknown unit \"d\" in duration \"1d\"",
+            ),
+            (
+                "2024-01-01",
+                "1h",
+                "not a valid RFC3339 timestamp: missing required time introducer 'T'",
+            ),
+            ("2024-01-01T00:00:00Z", "", "time: invalid duration \"\""),
+            (
+                "2024-01-01T00:00:00Z",
+                "5",
+                "time: missing unit in duration \"5\"",
+            ),
+            (
+                "2024-01-01T00:00:00Z",
+                "9999999999999h",
+                "time: invalid duration \"9999999999999h\"",
+            ),
+            (
+                "2024-01-01T00:00:00Z",
+                "1é",
+                "time: unknown unit \"\\xc3\\xa9\" in duration \"1\\xc3\\xa9\"",
+            ),
+        ] {
+            let got = ta(time, duration);
+            assert_eq!(got, Err(FuncError::general(want)), "{time} + {duration}");
+        }
         assert_eq!(parse_duration("1µs"), Ok(1000));
         assert_eq!(parse_duration("-.5s"), Ok(-500_000_000));
         assert_eq!(parse_duration("+3ns"), Ok(3));
@@ -1047,40 +969,32 @@ mod tests {
 
     #[test]
     fn timecmp_cases() {
-        assert_eq!(
-            tc("2024-01-01T00:00:00Z", "2024-01-01T01:00:00+01:00").unwrap(),
-            0
-        );
-        assert_eq!(
-            tc("2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z").unwrap(),
-            -1
-        );
-        assert_eq!(
-            tc("2024-01-02T00:00:00Z", "2024-01-01T00:00:00Z").unwrap(),
-            1
-        );
-        assert_eq!(
-            tc("bad", "2024-01-01T00:00:00Z"),
-            Err(FuncError::arg(
+        for (a, b, want) in [
+            ("2024-01-01T00:00:00Z", "2024-01-01T01:00:00+01:00", 0),
+            ("2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z", -1),
+            ("2024-01-02T00:00:00Z", "2024-01-01T00:00:00Z", 1),
+            // Terraform's parser is Go's lenient one: a one-digit hour is accepted.
+            ("2024-01-01T1:00:00Z", "2024-01-01T01:00:00Z", 0),
+            ("2024-01-01T00:00:00.5Z", "2024-01-01T00:00:00,5Z", 0),
+        ] {
+            assert_eq!(tc(a, b).unwrap(), want, "{a} {b}");
+        }
+        for (a, b, arg, want) in [
+            (
+                "bad",
+                "2024-01-01T00:00:00Z",
                 0,
-                "not a valid RFC3339 timestamp: cannot use \"bad\" as year"
-            ))
-        );
-        // Terraform's parser is Go's lenient one: a one-digit hour is accepted.
-        assert_eq!(
-            tc("2024-01-01T1:00:00Z", "2024-01-01T01:00:00Z").unwrap(),
-            0
-        );
-        assert_eq!(
-            tc("2024-01-01T00:00:00Z", "2024-01-01T01:1:34Z"),
-            Err(FuncError::arg(
+                "cannot use \"bad\" as year",
+            ),
+            (
+                "2024-01-01T00:00:00Z",
+                "2024-01-01T01:1:34Z",
                 1,
-                "not a valid RFC3339 timestamp: cannot use \"1:34Z\" as minute"
-            ))
-        );
-        assert_eq!(
-            tc("2024-01-01T00:00:00.5Z", "2024-01-01T00:00:00,5Z").unwrap(),
-            0
-        );
+                "cannot use \"1:34Z\" as minute",
+            ),
+        ] {
+            let want = format!("not a valid RFC3339 timestamp: {want}");
+            assert_eq!(tc(a, b), Err(FuncError::arg(arg, want)), "{a} {b}");
+        }
     }
 }

@@ -3,57 +3,26 @@
 //! `yamlencode`/`yamldecode` are go-cty-yaml's (see [`crate::value::yaml`]). Go's base64
 //! decoder, gzip writer and CSV reader are reproduced where their output or messages show.
 
-use super::{FuncDef, FuncError, Param, ParamType, str_arg, str_fn};
+use super::{FuncDef, FuncError, str_arg};
 use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
 use crate::value::{Str, Type, Value};
 use std::sync::Arc;
 
 /// The encoding functions.
-pub static FUNCS: &[FuncDef] = &[
-    str_fn("base64decode", base64decode),
-    str_fn("base64encode", base64encode),
-    str_fn("base64gzip", base64gzip),
-    str_fn("csvdecode", csvdecode),
-    str_fn("jsondecode", jsondecode),
-    FuncDef {
-        name: "jsonencode",
-        params: &[Param::nullable("val", ParamType::Any)],
-        var_param: None,
-        imp: jsonencode,
-    },
-    FuncDef {
-        name: "textdecodebase64",
-        params: &[
-            Param::new("source", ParamType::String),
-            Param::new("encoding", ParamType::String),
-        ],
-        var_param: None,
-        imp: textdecodebase64,
-    },
-    FuncDef {
-        name: "textencodebase64",
-        params: &[
-            Param::new("string", ParamType::String),
-            Param::new("encoding", ParamType::String),
-        ],
-        var_param: None,
-        imp: textencodebase64,
-    },
-    str_fn("urlencode", urlencode),
-    FuncDef {
-        name: "yamldecode",
-        params: &[Param::new("src", ParamType::String)],
-        var_param: None,
-        imp: yamldecode,
-    },
-    FuncDef {
-        name: "yamlencode",
-        params: &[Param::nullable("value", ParamType::Any)],
-        var_param: None,
-        imp: yamlencode,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    base64decode(str: String),
+    base64encode(str: String),
+    base64gzip(str: String),
+    csvdecode(str: String),
+    jsondecode(str: String),
+    jsonencode(val?: Any),
+    textdecodebase64(source: String, encoding: String),
+    textencodebase64(string: String, encoding: String),
+    urlencode(str: String),
+    yamldecode(src: String),
+    yamlencode(value?: Any),
+};
 
 // ---------------------------------------------------------------------------------------
 // base64

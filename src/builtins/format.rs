@@ -3,7 +3,7 @@
 //! letter, in that order); number verbs follow Go's `fmt` formatting of `*big.Int` and
 //! `*big.Float`, strings are padded and truncated by grapheme clusters as cty does.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError};
 use crate::text::quote::{go_quote, go_quote_rune};
 use crate::text::unicode::{clusters_prefix_len, grapheme_count};
 use crate::value::convert::convert;
@@ -14,20 +14,10 @@ use num_bigint::BigInt;
 use num_traits::Signed;
 
 /// The format functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "format",
-        params: &[Param::new("format", ParamType::String)],
-        var_param: Some(Param::nullable("args", ParamType::Any)),
-        imp: format_impl,
-    },
-    FuncDef {
-        name: "formatlist",
-        params: &[Param::new("format", ParamType::String)],
-        var_param: Some(Param::nullable("args", ParamType::Any)),
-        imp: formatlist_impl,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    format(format: String, ..args?: Any) => format_impl,
+    formatlist(format: String, ..args?: Any) => formatlist_impl,
+};
 
 /// Widths and precisions above this are refused (Go would try to build the giant string).
 const MAX_WIDTH: usize = 1_000_000;

@@ -12,6 +12,52 @@
 use crate::value::{Type, Value};
 use std::sync::Arc;
 
+/// A module's table of [`FuncDef`]s, one signature a line, as cty declares them:
+/// `name(param: Type, ...)`, where `Type` is a [`ParamType`] (`List(String)` for the
+/// nested ones), `param?: Type` accepts null (cty's `AllowNull`) and a last
+/// `..param: Type` takes any number of arguments (cty's `VarParam`); `=> imp` names the
+/// implementation when it is not the function of the same name.
+macro_rules! funcs {
+    ($($name:ident($($sig:tt)*) $(=> $imp:expr)?),* $(,)?) => {
+        &[$(funcs!(@def $name [$($sig)*] $($imp)?)),*]
+    };
+    (@def $name:ident [$($sig:tt)*]) => {
+        funcs!(@def $name [$($sig)*] $name)
+    };
+    (@def $name:ident [$($sig:tt)*] $imp:expr) => {
+        funcs!(@params [stringify!($name), $imp] [] $($sig)*)
+    };
+    (@params [$name:expr, $imp:expr] [$($p:expr,)*]) => {
+        $crate::builtins::FuncDef { name: $name, params: &[$($p),*], var_param: None, imp: $imp }
+    };
+    (@params [$name:expr, $imp:expr] [$($p:expr,)*] .. $($rest:tt)+) => {
+        $crate::builtins::FuncDef {
+            name: $name,
+            params: &[$($p),*],
+            var_param: Some(funcs!(@param $($rest)+)),
+            imp: $imp,
+        }
+    };
+    (@params $f:tt [$($p:expr,)*] $n:ident ? : $t:ident $(($($i:tt)*))? $(, $($rest:tt)*)?) => {
+        funcs!(@params $f [$($p,)* funcs!(@param $n ? : $t $(($($i)*))?),] $($($rest)*)?)
+    };
+    (@params $f:tt [$($p:expr,)*] $n:ident : $t:ident $(($($i:tt)*))? $(, $($rest:tt)*)?) => {
+        funcs!(@params $f [$($p,)* funcs!(@param $n : $t $(($($i)*))?),] $($($rest)*)?)
+    };
+    (@param $n:ident ? : $($t:tt)+) => {
+        $crate::builtins::Param::nullable(stringify!($n), funcs!(@type $($t)+))
+    };
+    (@param $n:ident : $($t:tt)+) => {
+        $crate::builtins::Param::new(stringify!($n), funcs!(@type $($t)+))
+    };
+    (@type $t:ident) => {
+        $crate::builtins::ParamType::$t
+    };
+    (@type $t:ident($($inner:tt)+)) => {
+        $crate::builtins::ParamType::$t(&funcs!(@type $($inner)+))
+    };
+}
+
 pub mod collection;
 pub mod control;
 pub mod conversion;
@@ -322,18 +368,6 @@ pub fn call_converted(id: FuncId, args: &[Value]) -> Result<Value, FuncError> {
     (get(id).imp)(args)
 }
 
-/// A function of one string argument named `str` (hashes, encodings).
-const fn str_fn(name: &'static str, imp: Impl) -> FuncDef {
-    FuncDef {
-        name,
-        params: STR_PARAM,
-        var_param: None,
-        imp,
-    }
-}
-
-const STR_PARAM: &[Param] = &[Param::new("str", ParamType::String)];
-
 /// The string argument `i` (type-checked before the call; a mismatch is an argument error).
 fn str_arg(args: &[Value], i: usize) -> Result<&str, FuncError> {
     args.get(i)
@@ -359,5 +393,26 @@ pub(crate) mod test_util {
 
     pub fn n(i: i64) -> Value {
         Value::int(i)
+    }
+
+    /// A list of strings.
+    pub fn str_list(xs: &[&str]) -> Value {
+        Value::list(
+            crate::value::Type::String,
+            xs.iter().map(|x| s(x)).collect(),
+        )
+    }
+
+    /// Calls `name` and expects exactly `want` (types included).
+    #[track_caller]
+    pub fn ok(name: &str, args: Vec<Value>, want: Value) {
+        let got = run(name, args).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert!(got.raw_equals(&want), "{name}: got {got:?}\nwant {want:?}");
+    }
+
+    /// Calls `name` and expects it to fail with `want`.
+    #[track_caller]
+    pub fn err(name: &str, args: Vec<Value>, want: FuncError) {
+        assert_eq!(run(name, args).unwrap_err(), want, "{name}");
     }
 }

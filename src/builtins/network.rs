@@ -4,51 +4,27 @@
 //! go-cidr v1.1.0's (with its quirks for negative numbers), and results are printed the
 //! way Go's `net.IP`/`net.IPNet` print.
 
-use super::{FuncDef, FuncError, Param, ParamType, str_arg};
+use super::{FuncDef, FuncError, str_arg};
 use crate::value::number::Number;
 use crate::value::{Type, Value};
 use num_bigint::{BigInt, Sign};
 use num_traits::{One, Signed, ToPrimitive, Zero};
+use smallvec::SmallVec;
 
 /// The network functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "cidrhost",
-        params: &[
-            Param::new("prefix", ParamType::String),
-            Param::new("hostnum", ParamType::Number),
-        ],
-        var_param: None,
-        imp: cidrhost,
-    },
-    FuncDef {
-        name: "cidrnetmask",
-        params: &[Param::new("prefix", ParamType::String)],
-        var_param: None,
-        imp: cidrnetmask,
-    },
-    FuncDef {
-        name: "cidrsubnet",
-        params: &[
-            Param::new("prefix", ParamType::String),
-            Param::new("newbits", ParamType::Number),
-            Param::new("netnum", ParamType::Number),
-        ],
-        var_param: None,
-        imp: cidrsubnet,
-    },
-    FuncDef {
-        name: "cidrsubnets",
-        params: &[Param::new("prefix", ParamType::String)],
-        var_param: Some(Param::new("newbits", ParamType::Number)),
-        imp: cidrsubnets,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    cidrhost(prefix: String, hostnum: Number),
+    cidrnetmask(prefix: String),
+    cidrsubnet(prefix: String, newbits: Number, netnum: Number),
+    cidrsubnets(prefix: String, ..newbits: Number),
+};
 
 // ---------------------------------------------------------------------------------------
 // Go's net.IP and net.IPNet, as byte vectors of length 4 or 16 (0 = nil).
 
-type Ip = Vec<u8>;
+/// An address or mask: 4 or 16 bytes, held inline (`cidrsubnet` in a `for` made a dozen
+/// small heap vectors per call).
+type Ip = SmallVec<[u8; 16]>;
 
 const V4_IN_V6: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
 const BIG: u32 = 0xFF_FFFF;
@@ -60,7 +36,7 @@ struct IpNet {
 }
 
 fn ipv4(a: u8, b: u8, c: u8, d: u8) -> Ip {
-    let mut v = V4_IN_V6.to_vec();
+    let mut v = Ip::from_slice(&V4_IN_V6);
     v.extend_from_slice(&[a, b, c, d]);
     v
 }
@@ -130,7 +106,7 @@ fn parse_ipv4(mut s: &[u8]) -> Option<Ip> {
 
 /// Go's `parseIPv6` (RFC 4291 text, optional trailing IPv4, no zone).
 fn parse_ipv6(mut s: &[u8]) -> Option<Ip> {
-    let mut ip = vec![0u8; 16];
+    let mut ip = Ip::from_elem(0, 16);
     let mut ellipsis: Option<usize> = None;
     if s.len() >= 2 && s[0] == b':' && s[1] == b':' {
         ellipsis = Some(0);
@@ -203,7 +179,7 @@ fn cidr_mask(ones: i64, bits: i64) -> Option<Ip> {
     if (bits != 32 && bits != 128) || ones < 0 || ones > bits {
         return None;
     }
-    let mut m = vec![0u8; (bits / 8) as usize];
+    let mut m = Ip::from_elem(0, (bits / 8) as usize);
     let mut n = ones;
     for b in m.iter_mut() {
         if n >= 8 {
@@ -270,7 +246,7 @@ fn ip_mask(ip: &[u8], mask: &[u8]) -> Ip {
         ip = &ip[12..];
     }
     if ip.len() != mask.len() {
-        return Vec::new();
+        return Ip::new();
     }
     ip.iter().zip(mask).map(|(a, b)| a & b).collect()
 }
@@ -350,7 +326,7 @@ fn hex(b: &[u8]) -> String {
 /// Go's `networkNumberAndMask`.
 fn network_number_and_mask(n: &IpNet) -> Option<(Ip, Ip)> {
     let ip: Ip = match to4(&n.ip) {
-        Some(v4) => v4.to_vec(),
+        Some(v4) => Ip::from_slice(v4),
         None => {
             if n.ip.len() != 16 {
                 return None;
@@ -367,7 +343,7 @@ fn network_number_and_mask(n: &IpNet) -> Option<(Ip, Ip)> {
         }
         16 => {
             if ip.len() == 4 {
-                n.mask[12..].to_vec()
+                Ip::from_slice(&n.mask[12..])
             } else {
                 n.mask.clone()
             }
@@ -484,9 +460,22 @@ fn int_to_ip(v: &BigInt, bits: i64) -> Result<Ip, FuncError> {
             len as i64 - bytes.len() as i64
         )));
     }
-    let mut ret = vec![0u8; len];
+    let mut ret = Ip::from_elem(0, len);
     ret[len - bytes.len()..].copy_from_slice(&bytes);
     Ok(ret)
+}
+
+/// [`insert_num_into_ip`] for a non-negative number that, shifted, still fits the address:
+/// the same bits in u128 arithmetic (an address is at most 128 bits), without big integers.
+fn insert_small_num(ip: &[u8], num: &BigInt, shift: u64, total_bits: i64) -> Option<Ip> {
+    let n = num.to_u128()?;
+    if shift >= 128 || u64::from(128 - n.leading_zeros()) + shift > total_bits as u64 {
+        return None;
+    }
+    let mut ip_int = [0u8; 16];
+    ip_int.get_mut(16 - ip.len()..)?.copy_from_slice(ip);
+    let v = u128::from_be_bytes(ip_int) | (n << shift);
+    Some(Ip::from_slice(v.to_be_bytes().get(16 - ip.len()..)?))
 }
 
 /// go-cidr's `insertNumIntoIP`.
@@ -500,8 +489,16 @@ fn insert_num_into_ip(ip: &[u8], num: &BigInt, prefix_len: i64) -> Result<Ip, Fu
             ));
         }
     };
-    let ip_int = BigInt::from_bytes_be(Sign::Plus, ip);
     let shift = total_bits.wrapping_sub(prefix_len) as u64;
+    match insert_small_num(ip, num, shift, total_bits) {
+        Some(ip) => Ok(ip),
+        None => insert_big_num(ip, num, shift, total_bits),
+    }
+}
+
+/// [`insert_num_into_ip`] in big integers, as go-cidr computes it.
+fn insert_big_num(ip: &[u8], num: &BigInt, shift: u64, total_bits: i64) -> Result<Ip, FuncError> {
+    let ip_int = BigInt::from_bytes_be(Sign::Plus, ip);
     let shifted = if num.is_zero() {
         BigInt::zero()
     } else if shift > 256 {
@@ -554,7 +551,7 @@ fn subnet_big(base: &IpNet, new_bits: i64, num: &BigInt) -> Result<IpNet, FuncEr
 }
 
 fn check_ipv4(ip: &[u8]) -> Ip {
-    to4(ip).unwrap_or(ip).to_vec()
+    Ip::from_slice(to4(ip).unwrap_or(ip))
 }
 
 fn inc(ip: &[u8]) -> Ip {
@@ -743,6 +740,42 @@ fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn small_numbers_insert_as_big_integers_do() {
+        let ips: [&[u8]; 4] = [
+            &[10, 0, 0, 0],
+            &[192, 168, 255, 17],
+            &[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            &[0xff; 16],
+        ];
+        let nums = [
+            0u128,
+            1,
+            2,
+            255,
+            256,
+            65_535,
+            1 << 20,
+            (1 << 31) + 7,
+            u64::MAX as u128,
+        ]
+        .map(BigInt::from);
+        let mut fast = 0;
+        for ip in ips {
+            let total = 8 * ip.len() as i64;
+            for num in &nums {
+                for shift in [0u64, 1, 8, 12, 16, 24, 31, 32, 64, 100, 127, 128, 200] {
+                    let big = insert_big_num(ip, num, shift, total).ok();
+                    if let Some(small) = insert_small_num(ip, num, shift, total) {
+                        fast += 1;
+                        assert_eq!(Some(small), big, "{ip:?} {num} << {shift}");
+                    }
+                }
+            }
+        }
+        assert!(fast > 100, "{fast}");
+    }
+
     use super::*;
     use crate::builtins::test_util::{n, s, strs};
 

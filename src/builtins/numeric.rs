@@ -1,78 +1,24 @@
 //! Built-in functions: numeric (Terraform 1.5.7 / go-cty stdlib: abs ceil floor log max
 //! min parseint pow signum), with cty's exact numbers and error messages.
 
-use super::{FuncDef, FuncError, Param, ParamType};
+use super::{FuncDef, FuncError};
 use crate::value::Value;
 use crate::value::number::{EXP_LIMIT, NumError, Number};
 use num_bigint::{BigInt, BigUint};
 use num_traits::Zero;
 
 /// The numeric functions.
-pub static FUNCS: &[FuncDef] = &[
-    FuncDef {
-        name: "abs",
-        params: &[Param::new("num", ParamType::Number)],
-        var_param: None,
-        imp: abs,
-    },
-    FuncDef {
-        name: "ceil",
-        params: &[Param::new("num", ParamType::Number)],
-        var_param: None,
-        imp: ceil,
-    },
-    FuncDef {
-        name: "floor",
-        params: &[Param::new("num", ParamType::Number)],
-        var_param: None,
-        imp: floor,
-    },
-    FuncDef {
-        name: "log",
-        params: &[
-            Param::new("num", ParamType::Number),
-            Param::new("base", ParamType::Number),
-        ],
-        var_param: None,
-        imp: log,
-    },
-    FuncDef {
-        name: "max",
-        params: &[],
-        var_param: Some(Param::new("numbers", ParamType::Number)),
-        imp: max,
-    },
-    FuncDef {
-        name: "min",
-        params: &[],
-        var_param: Some(Param::new("numbers", ParamType::Number)),
-        imp: min,
-    },
-    FuncDef {
-        name: "parseint",
-        params: &[
-            Param::new("number", ParamType::Any),
-            Param::new("base", ParamType::Number),
-        ],
-        var_param: None,
-        imp: parseint,
-    },
-    FuncDef {
-        name: "pow",
-        params: &[
-            Param::new("num", ParamType::Number),
-            Param::new("power", ParamType::Number),
-        ],
-        var_param: None,
-        imp: pow,
-    },
-    FuncDef {
-        name: "signum",
-        params: &[Param::new("num", ParamType::Number)],
-        var_param: None,
-        imp: signum,
-    },
-];
+pub static FUNCS: &[FuncDef] = funcs! {
+    abs(num: Number),
+    ceil(num: Number),
+    floor(num: Number),
+    log(num: Number, base: Number),
+    max(..numbers: Number),
+    min(..numbers: Number),
+    parseint(number: Any, base: Number),
+    pow(num: Number, power: Number),
+    signum(num: Number),
+};
 
 /// gocty's message for a number that does not fit Go's `int`.
 const WHOLE_NUMBER_MSG: &str =

@@ -8,7 +8,8 @@
 //! than glibc's malloc: allocation and freeing were a third of a warm request's
 //! instructions, and mimalloc measured 10-25% faster per request (benches/README.md).
 
-use crate::handler::{default_limits, program_cache, run_function};
+use crate::bytecode::vm::Limits;
+use crate::handler::{default_limits, program_cache};
 use crate::protocol::input::HclInput;
 use crate::protocol::proto::v1;
 use crate::protocol::response::Severity;
@@ -117,6 +118,11 @@ pub struct BenchArgs {
     /// Empty the program cache before every iteration (in `eval` mode: compile every time).
     #[arg(long)]
     pub cold: bool,
+    /// Longest one evaluation may run, as `serve --max-evaluation-time`. Raise it to measure
+    /// under a profiler: callgrind runs about 50 times slower, and the default second then
+    /// ends a large workload early with a Fatal result (the failure path is measured).
+    #[arg(long, default_value = "1s", value_parser = crate::server::parse_duration)]
+    pub max_evaluation_time: std::time::Duration,
 }
 
 /// What a run measured, per iteration.
@@ -141,13 +147,22 @@ impl std::fmt::Display for Report {
 /// `fn-hcl bench`: read the request, check that it runs, measure it; returns the line to print.
 pub fn run(args: &BenchArgs) -> Result<String, String> {
     let req = crate::cli::read_request(&args.request)?;
+    let limits = Limits {
+        max_wall: args.max_evaluation_time,
+        ..default_limits()
+    };
     let mut out = String::new();
-    if let Some(fatal) = fatal_message(&run_function(&req)) {
+    let options = crate::handler::Options {
+        debug: false,
+        limits,
+    };
+    let checked = crate::handler::run_function_with(&req, options).finish();
+    if let Some(fatal) = fatal_message(&checked) {
         out.push_str(&format!(
             "warning: the response carries a Fatal result, so this measures the failure path: {fatal}\n"
         ));
     }
-    let report = bench_request(&req, args.mode, args.cold, args.n.max(1))?;
+    let report = bench_request(&req, args.mode, args.cold, args.n.max(1), limits)?;
     let mode = match args.mode {
         Mode::Wire => "wire",
         Mode::WireEager => "wire-eager",
@@ -166,13 +181,19 @@ fn fatal_message(rsp: &v1::RunFunctionResponse) -> Option<&str> {
         .map(|r| r.message.as_str())
 }
 
-/// Runs `req` `n` times in `mode` (after one warm-up run) and reports the cost per run.
+/// Runs `req` `n` times in `mode` (after one warm-up run), each evaluation within
+/// `limits`, and reports the cost per run.
 pub fn bench_request(
     req: &v1::RunFunctionRequest,
     mode: Mode,
     cold: bool,
     n: u64,
+    limits: Limits,
 ) -> Result<Report, String> {
+    let options = crate::handler::Options {
+        debug: false,
+        limits,
+    };
     let n = n.max(1);
     // Started before the measurement, so its thread's allocations are not counted.
     let progress =
@@ -188,7 +209,7 @@ pub fn bench_request(
             let bytes = prost::bytes::Bytes::from(req.encode_to_vec());
             let once = || {
                 crate::protocol::proto::LazyRequest::decode(bytes.clone())
-                    .map(|r| crate::handler::run_function_lazy_builder(&r).finish_encoded())
+                    .map(|r| crate::handler::run_function_lazy_with(&r, options).finish_encoded())
                     .map_err(|e| format!("cannot decode the request: {e}"))
             };
             black_box(once()?);
@@ -202,7 +223,8 @@ pub fn bench_request(
             let once = || {
                 let decoded = v1::RunFunctionRequest::decode(bytes.as_slice())
                     .map_err(|e| format!("cannot decode the request: {e}"))?;
-                Ok::<_, String>(run_function(&decoded).encode_to_vec())
+                let rsp = crate::handler::run_function_with(&decoded, options).finish();
+                Ok::<_, String>(rsp.encode_to_vec())
             };
             black_box(once()?);
             timed(n, tick, || {
@@ -211,10 +233,11 @@ pub fn bench_request(
             })
         }
         Mode::Handler => {
-            black_box(run_function(req));
+            let run = |r| crate::handler::run_function_with(r, options).finish();
+            black_box(run(req));
             timed(n, tick, || {
                 cold_cache();
-                black_box(run_function(black_box(req)))
+                black_box(run(black_box(req)))
             })
         }
         Mode::Eval => {
@@ -224,15 +247,15 @@ pub fn bench_request(
             let request =
                 crate::protocol::request::Request::from_proto(req).map_err(|e| e.to_string())?;
             let inputs = Inputs::from_request(&request);
-            black_box(evaluate(&program, &inputs, default_limits()).is_ok());
+            black_box(evaluate(&program, &inputs, limits).is_ok());
             if cold {
                 timed(n, tick, || {
                     let p = crate::lower::ir::compile_txtar(black_box(&input.hcl));
-                    black_box(p.map(|p| evaluate(&p, &inputs, default_limits()).is_ok()))
+                    black_box(p.map(|p| evaluate(&p, &inputs, limits).is_ok()))
                 })
             } else {
                 timed(n, tick, || {
-                    black_box(evaluate(&program, black_box(&inputs), default_limits()))
+                    black_box(evaluate(&program, black_box(&inputs), limits))
                 })
             }
         }
@@ -291,7 +314,7 @@ mod tests {
         let req = request();
         for mode in [Mode::Wire, Mode::Handler, Mode::Eval] {
             for cold in [false, true] {
-                let r = bench_request(&req, mode, cold, 3).unwrap();
+                let r = bench_request(&req, mode, cold, 3, default_limits()).unwrap();
                 assert_eq!(r.n, 3);
                 assert!(r.ns_per_op > 0.0, "{mode:?} cold={cold}: {r}");
                 assert!(r.allocs_per_op >= 1.0, "{mode:?} cold={cold}: {r}");
@@ -315,10 +338,10 @@ mod tests {
                 )),
             },
         );
-        let e = bench_request(&req, Mode::Eval, false, 1).unwrap_err();
+        let e = bench_request(&req, Mode::Eval, false, 1, default_limits()).unwrap_err();
         assert!(e.contains("does not compile"), "{e}");
         // The handler answers with a Fatal response instead, which `run` points out.
-        assert!(fatal_message(&run_function(&req)).is_some());
+        assert!(fatal_message(&crate::handler::run_function(&req)).is_some());
     }
 
     #[test]
@@ -352,7 +375,34 @@ mod tests {
             n: 1,
             mode: Mode::Wire,
             cold: false,
+            max_evaluation_time: Duration::from_secs(1),
         };
         assert!(run(&args).is_err());
+    }
+
+    #[test]
+    fn the_evaluation_time_budget_is_the_flags() {
+        let hcl = "-- main.hcl --\nlocals {\n  xs = [for i in range(1000) : [for j in range(1000) : i * j]]\n}\nresource r {\n  body = { apiVersion = \"v1\", kind = \"C\", n = length(xs) }\n}\n";
+        let req = serde_json::json!({
+            "input": { "apiVersion": "function-hcl/v1", "kind": "HclInput", "source": "Inline", "hcl": hcl },
+            "observed": { "composite": { "resource": { "apiVersion": "v1", "kind": "XR" } } },
+        });
+        let path = std::env::temp_dir().join(format!("fn-hcl-bench-{}.json", std::process::id()));
+        std::fs::write(&path, req.to_string()).expect("write the request");
+        let args = |t: Duration| BenchArgs {
+            request: path.display().to_string(),
+            n: 1,
+            mode: Mode::Wire,
+            cold: false,
+            max_evaluation_time: t,
+        };
+        let short = run(&args(Duration::from_nanos(1))).expect("runs");
+        let long = run(&args(Duration::from_secs(600))).expect("runs");
+        std::fs::remove_file(&path).ok();
+        assert!(
+            short.contains("evaluation took longer than 0 ms"),
+            "{short}"
+        );
+        assert!(!long.contains("warning"), "{long}");
     }
 }

@@ -636,7 +636,7 @@ pub fn to_yaml(docs: &[Json]) -> String {
 mod tests {
     use super::*;
     use crate::protocol::doc::parse_json;
-    use crate::protocol::response::{ResponseBuilder, Severity, Status, value_to_struct};
+    use crate::protocol::response::{ResponseBuilder, value_to_struct};
     use crate::value::Value;
 
     fn j(s: &str) -> Json {
@@ -698,13 +698,7 @@ mod tests {
             "seen",
             crate::protocol::protojson::json_to_proto_value(&Json::Number(got as f64)).unwrap(),
         );
-        b.add_condition(
-            "FullyResolved",
-            Status::ConditionTrue,
-            "AllItemsProcessed",
-            Some("all items complete".into()),
-        );
-        b.add_result(Severity::Normal, "no warnings", Some("HclDiagnostics"));
+        b.add_resolved_without_warnings();
         b.finish()
     }
 

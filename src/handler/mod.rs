@@ -98,6 +98,11 @@ pub struct Options {
     pub limits: Limits,
 }
 
+/// [`run_function_builder`] with the process's [`Options`].
+pub fn run_function_with(req: &v1::RunFunctionRequest, options: Options) -> ResponseBuilder {
+    build(RequestRef::Decoded(req), options)
+}
+
 /// [`run_function_lazy_builder`] with the process's [`Options`]: what the gRPC server runs.
 pub fn run_function_lazy_with(req: &LazyRequest, options: Options) -> ResponseBuilder {
     build(RequestRef::Lazy(req), options)

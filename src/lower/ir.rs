@@ -701,6 +701,32 @@ fn literals_out_of_range(files: &[ast::File]) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// A `function` or `arg` block's content and name, checked as Go loads them: the name
+/// (its label) must be an identifier and a `description` a constant string. `who(name,
+/// quoted)` names the block in the messages (the first one asks for a quoted name).
+fn declared_block<'b>(
+    b: &'b Block,
+    schema: &schema::Schema,
+    who: impl Fn(&str, bool) -> String,
+) -> Result<(Content<'b>, String), Vec<Diagnostic>> {
+    let (c, _) = schema::block_content(b, schema)?;
+    let (name, range) = schema::first_label(b);
+    if !schema::is_identifier(&name) {
+        let summary = format!("{} : name must be an identifier", who(&name, true));
+        return Err(vec![Diagnostic::error_at(summary, "", range)]);
+    }
+    if let Some(d) = c.attr("description")
+        && static_string(&d.expr).is_none()
+    {
+        let summary = format!(
+            "{} : description is not a constant string",
+            who(&name, false)
+        );
+        return Err(vec![Diagnostic::error_at(summary, "", d.span)]);
+    }
+    Ok((c, name.to_string()))
+}
+
 /// Compile the `hcl` text of an `HclInput` (txtar).
 pub fn compile_txtar(text: &str) -> Result<Program, LoadError> {
     let files = crate::syntax::txtar::parse(text).map_err(|e| LoadError {
@@ -1151,37 +1177,22 @@ impl<'a> Lowerer<'a> {
         for b in blocks {
             let item = match &*b.kind.name {
                 "locals" | "function" => continue,
-                "group" => {
-                    let (c, d) =
-                        schema::content(&b.body, &schema::GROUP, schema::missing_item_range(b));
-                    if crate::syntax::diag::has_errors(&d) {
-                        Item::Fatal(d)
-                    } else {
-                        Item::Group(self.lower_group_blocks(b.span, c.attr("condition"), &c.blocks))
-                    }
-                }
-                "resource" => self.lower_resource(b),
-                "resources" => self.lower_collection(b),
-                "composite" => match self.lower_composite(b) {
-                    Ok(c) => Item::Composite(c),
-                    Err(d) => Item::Fatal(d),
-                },
-                "context" => match self.lower_context(b) {
-                    Ok(c) => Item::Context(c),
-                    Err(d) => Item::Fatal(d),
-                },
-                "requirement" => self.lower_requirement(b),
-                "assert" => match self.lower_assert(b) {
-                    Ok(a) => Item::Assert(a),
-                    Err(d) => Item::Fatal(d),
-                },
-                other => Item::Fatal(vec![Diagnostic::error_at(
+                "group" => schema::block_content(b, &schema::GROUP).map(|(c, _)| {
+                    Item::Group(self.lower_group_blocks(b.span, c.attr("condition"), &c.blocks))
+                }),
+                "resource" => self.lower_resource(b).map(Item::Resource),
+                "resources" => self.lower_collection(b).map(Item::Collection),
+                "composite" => self.lower_composite(b).map(Item::Composite),
+                "context" => self.lower_context(b).map(Item::Context),
+                "requirement" => self.lower_requirement(b).map(Item::Requirement),
+                "assert" => self.lower_assert(b).map(Item::Assert),
+                other => Err(vec![Diagnostic::error_at(
                     format!("unsupported block type {other}"),
                     "",
                     schema::def_range(b),
                 )]),
             };
-            items.push(item);
+            items.push(item.unwrap_or_else(Item::Fatal));
         }
         self.scopes.pop(saved);
         Group {
@@ -1192,22 +1203,15 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn lower_resource(&mut self, b: &'a Block) -> Item {
-        let name: Str = b
-            .labels
-            .first()
-            .map(|l| l.value.clone())
-            .unwrap_or_default();
-        let (c, d) = schema::content(&b.body, &schema::RESOURCE, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Item::Fatal(d);
-        }
+    fn lower_resource(&mut self, b: &'a Block) -> Result<Resource, Vec<Diagnostic>> {
+        let (name, _) = schema::first_label(b);
+        let (c, _) = schema::block_content(b, &schema::RESOURCE)?;
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
         self.scopes.set_type(self_slot, self_type(RESOURCE_SELF));
         let content = self.lower_resource_content(b.span, &c, true);
         self.scopes.pop(saved);
-        Item::Resource(Resource {
+        Ok(Resource {
             name,
             self_slot,
             content,
@@ -1244,17 +1248,7 @@ impl<'a> Lowerer<'a> {
                 Vec::new(),
             ),
         };
-        let mut subs = Vec::new();
-        for sb in &c.blocks {
-            let sub = match &*sb.kind.name {
-                "composite" => self.lower_composite(sb).map(Sub::Composite),
-                "ready" => self.lower_ready(sb).map(Sub::Ready),
-                "context" => self.lower_context(sb).map(Sub::Context),
-                "assert" => self.lower_assert(sb).map(Sub::Assert),
-                _ => continue,
-            };
-            subs.push(sub.unwrap_or_else(Sub::Fatal));
-        }
+        let subs = self.lower_subs(c);
         self.scopes.pop(saved);
         ResourceContent {
             span,
@@ -1266,42 +1260,38 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn lower_collection(&mut self, b: &'a Block) -> Item {
-        let base: Str = b
-            .labels
-            .first()
-            .map(|l| l.value.clone())
-            .unwrap_or_default();
-        let (c, d) = schema::content(&b.body, &schema::RESOURCES, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Item::Fatal(d);
+    /// The blocks a resource, template or collection holds besides its locals (and a
+    /// collection's template), in order; the schema admits only the block types each has.
+    fn lower_subs(&mut self, c: &Content<'a>) -> Vec<Sub> {
+        let mut subs = Vec::new();
+        for sb in &c.blocks {
+            let sub = match &*sb.kind.name {
+                "composite" => self.lower_composite(sb).map(Sub::Composite),
+                "ready" => self.lower_ready(sb).map(Sub::Ready),
+                "context" => self.lower_context(sb).map(Sub::Context),
+                "assert" => self.lower_assert(sb).map(Sub::Assert),
+                _ => continue,
+            };
+            subs.push(sub.unwrap_or_else(Sub::Fatal));
         }
-        let mut template: Option<&Block> = None;
-        for t in c.blocks_of("template") {
-            if template.is_some() {
-                return Item::Fatal(vec![Diagnostic::error(
-                    format!("multiple template blocks for resource collection {base}"),
-                    "",
-                    schema::def_range(t),
-                )]);
-            }
-            template = Some(t);
-        }
-        let Some(template) = template else {
-            return Item::Fatal(vec![Diagnostic::error(
-                format!("no template block for resource collection {base}"),
+        subs
+    }
+
+    fn lower_collection(&mut self, b: &'a Block) -> Result<Box<Collection>, Vec<Diagnostic>> {
+        let (base, _) = schema::first_label(b);
+        let (c, _) = schema::block_content(b, &schema::RESOURCES)?;
+        let template = c.only_block("template").map_err(|second| {
+            let (what, at) = match second {
+                Some(t) => ("multiple template blocks", t),
+                None => ("no template block", b),
+            };
+            vec![Diagnostic::error(
+                format!("{what} for resource collection {base}"),
                 "",
-                schema::def_range(b),
-            )]);
-        };
-        let (tc, td) = schema::content(
-            &template.body,
-            &schema::TEMPLATE,
-            schema::missing_item_range(template),
-        );
-        if crate::syntax::diag::has_errors(&td) {
-            return Item::Fatal(td);
-        }
+                schema::def_range(at),
+            )]
+        })?;
+        let (tc, _) = schema::block_content(template, &schema::TEMPLATE)?;
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare("self");
         self.scopes.set_type(self_slot, self_type(COLLECTION_SELF));
@@ -1337,7 +1327,7 @@ impl<'a> Lowerer<'a> {
         };
         self.check_type(
             &name,
-            |t| t.is_known() && *t != SType::String,
+            SType::certainly_not_string,
             "collection name",
             "a string",
         );
@@ -1346,18 +1336,9 @@ impl<'a> Lowerer<'a> {
             .set_type(template_self, self_type(TEMPLATE_SELF));
         let template = self.lower_resource_content(template.span, &tc, false);
         self.scopes.pop(iter_saved);
-        let mut subs = Vec::new();
-        for sb in &c.blocks {
-            let sub = match &*sb.kind.name {
-                "composite" => self.lower_composite(sb).map(Sub::Composite),
-                "context" => self.lower_context(sb).map(Sub::Context),
-                "assert" => self.lower_assert(sb).map(Sub::Assert),
-                _ => continue,
-            };
-            subs.push(sub.unwrap_or_else(Sub::Fatal));
-        }
+        let subs = self.lower_subs(&c);
         self.scopes.pop(saved);
-        Item::Collection(Box::new(Collection {
+        Ok(Box::new(Collection {
             span: b.span,
             base,
             def_range: schema::def_range(b),
@@ -1373,20 +1354,12 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_composite(&mut self, b: &'a Block) -> Result<Composite, Vec<Diagnostic>> {
-        let (c, d) = schema::content(&b.body, &schema::COMPOSITE, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Err(d);
-        }
-        let label = b
-            .labels
-            .first()
-            .map(|l| l.value.to_string())
-            .unwrap_or_default();
-        let label_range = b.labels.first().map(|l| l.span).unwrap_or(b.kind.span);
-        let kind = match label.as_str() {
+        let (c, d) = schema::block_content(b, &schema::COMPOSITE)?;
+        let (label, label_range) = schema::first_label(b);
+        let kind = match &*label {
             "status" => CompositeKind::Status,
             "connection" => CompositeKind::Connection,
-            _ => CompositeKind::Invalid(label),
+            _ => CompositeKind::Invalid(label.to_string()),
         };
         let Some(body_attr) = c.attr("body") else {
             return Err(d);
@@ -1406,22 +1379,14 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_context(&mut self, b: &'a Block) -> Result<ContextBlock, Vec<Diagnostic>> {
-        let (c, d) = schema::content(&b.body, &schema::CONTEXT, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Err(d);
-        }
+        let (c, d) = schema::block_content(b, &schema::CONTEXT)?;
         let (Some(k), Some(v)) = (c.attr("key"), c.attr("value")) else {
             return Err(d);
         };
         let saved = self.scopes.push();
         let locals = self.lower_locals(&c);
         let key = self.compile(&k.expr);
-        self.check_type(
-            &key,
-            |t| t.is_known() && *t != SType::String,
-            "context key",
-            "a string",
-        );
+        self.check_type(&key, SType::certainly_not_string, "context key", "a string");
         let value = self.compile(&v.expr);
         self.scopes.pop(saved);
         Ok(ContextBlock {
@@ -1433,10 +1398,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_ready(&mut self, b: &'a Block) -> Result<Ready, Vec<Diagnostic>> {
-        let (c, d) = schema::content(&b.body, &schema::READY, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Err(d);
-        }
+        let (c, d) = schema::block_content(b, &schema::READY)?;
         let Some(v) = c.attr("value") else {
             return Err(d);
         };
@@ -1445,7 +1407,7 @@ impl<'a> Lowerer<'a> {
         let value = self.compile(&v.expr);
         self.check_type(
             &value,
-            |t| t.is_known() && *t != SType::String,
+            SType::certainly_not_string,
             "ready value",
             "a string",
         );
@@ -1468,10 +1430,7 @@ impl<'a> Lowerer<'a> {
              rejects it: Blocks of type \"assert\" are not expected here.",
             def_range,
         ));
-        let (c, d) = schema::content(&b.body, &schema::ASSERT, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Err(d);
-        }
+        let (c, d) = schema::block_content(b, &schema::ASSERT)?;
         let (Some(a), Some(m)) = (c.attr("assertion"), c.attr("message")) else {
             return Err(d);
         };
@@ -1513,41 +1472,22 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    fn lower_requirement(&mut self, b: &'a Block) -> Item {
-        let name: Str = b
-            .labels
-            .first()
-            .map(|l| l.value.clone())
-            .unwrap_or_default();
+    fn lower_requirement(&mut self, b: &'a Block) -> Result<Requirement, Vec<Diagnostic>> {
+        let (name, _) = schema::first_label(b);
         let def_range = schema::def_range(b);
-        let (c, d) = schema::content(&b.body, &schema::REQUIREMENT, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Item::Fatal(d);
-        }
-        let err = |summary: &str, range: Span| {
-            Item::Fatal(vec![Diagnostic::error(summary, &*name, range)])
-        };
-        let mut select: Option<&Block> = None;
-        for s in c.blocks_of("select") {
-            if select.is_some() {
+        let (c, _) = schema::block_content(b, &schema::REQUIREMENT)?;
+        let err = |summary: &str, range: Span| Err(vec![Diagnostic::error(summary, &*name, range)]);
+        let select = match c.only_block("select") {
+            Ok(s) => s,
+            Err(Some(second)) => {
                 return err(
                     "multiple select blocks in requirement",
-                    schema::def_range(s),
+                    schema::def_range(second),
                 );
             }
-            select = Some(s);
-        }
-        let Some(select) = select else {
-            return err("no select block in requirement", def_range);
+            Err(None) => return err("no select block in requirement", def_range),
         };
-        let (sc, sd) = schema::content(
-            &select.body,
-            &schema::SELECT,
-            schema::missing_item_range(select),
-        );
-        if crate::syntax::diag::has_errors(&sd) {
-            return Item::Fatal(sd);
-        }
+        let (sc, sd) = schema::block_content(select, &schema::SELECT)?;
         let select_range = schema::def_range(select);
         let (name_attr, labels_attr) = (sc.attr("matchName"), sc.attr("matchLabels"));
         let matcher_attr = match (name_attr, labels_attr) {
@@ -1566,7 +1506,7 @@ impl<'a> Lowerer<'a> {
             (Some(a), None) | (None, Some(a)) => a,
         };
         let (Some(av), Some(kd)) = (sc.attr("apiVersion"), sc.attr("kind")) else {
-            return Item::Fatal(sd);
+            return Err(sd);
         };
         let saved = self.scopes.push();
         let locals = self.lower_locals(&c);
@@ -1574,7 +1514,7 @@ impl<'a> Lowerer<'a> {
         let api_version = self.compile(&av.expr);
         let kind = self.compile(&kd.expr);
         let m = self.compile(&matcher_attr.expr);
-        let not_string = |t: &SType| t.is_known() && *t != SType::String;
+        let not_string = SType::certainly_not_string;
         self.check_type(&api_version, not_string, "selector apiVersion", "a string");
         self.check_type(&kind, not_string, "selector kind", "a string");
         if name_attr.is_some() {
@@ -1593,7 +1533,7 @@ impl<'a> Lowerer<'a> {
             Matcher::Labels(m)
         };
         self.scopes.pop(saved);
-        Item::Requirement(Requirement {
+        Ok(Requirement {
             span: b.span,
             name,
             def_range,
@@ -1629,29 +1569,14 @@ impl<'a> Lowerer<'a> {
 
     /// A function block's name and arguments (defaults compiled), declared to the builder.
     fn declare_function(&mut self, b: &'a Block) -> Result<FnDecl<'a>, Vec<Diagnostic>> {
-        let (c, d) = schema::content(&b.body, &schema::FUNCTION, schema::missing_item_range(b));
-        if crate::syntax::diag::has_errors(&d) {
-            return Err(d);
-        }
-        let label = b.labels.first();
-        let fn_name = label.map(|l| l.value.to_string()).unwrap_or_default();
-        let label_range = label.map(|l| l.span).unwrap_or(b.kind.span);
-        if !schema::is_identifier(&fn_name) {
-            return Err(vec![Diagnostic::error_at(
-                format!("function {fn_name:?} : name must be an identifier"),
-                "",
-                label_range,
-            )]);
-        }
-        if let Some(da) = c.attr("description")
-            && static_string(&da.expr).is_none()
-        {
-            return Err(vec![Diagnostic::error_at(
-                format!("function {fn_name} : description is not a constant string"),
-                "",
-                da.span,
-            )]);
-        }
+        // Go quotes the function's name in the first message only.
+        let (c, fn_name) = declared_block(b, &schema::FUNCTION, |name, quoted| {
+            if quoted {
+                format!("function {name:?}")
+            } else {
+                format!("function {name}")
+            }
+        })?;
         let mut args: Vec<(Str, Option<ChunkId>)> = Vec::new();
         // A set, not a scan per argument: N arguments cost N, not N².
         let mut seen: std::collections::HashSet<String, ahash::RandomState> = Default::default();
@@ -1697,31 +1622,9 @@ impl<'a> Lowerer<'a> {
         fn_name: &str,
         ab: &Block,
     ) -> Result<(String, Option<ChunkId>), Vec<Diagnostic>> {
-        let (ac, ad) = schema::content(&ab.body, &schema::ARG, schema::missing_item_range(ab));
-        if crate::syntax::diag::has_errors(&ad) {
-            return Err(ad);
-        }
-        let al = ab.labels.first();
-        let arg_name = al.map(|l| l.value.to_string()).unwrap_or_default();
-        let arg_range = al.map(|l| l.span).unwrap_or(ab.kind.span);
-        if !schema::is_identifier(&arg_name) {
-            return Err(vec![Diagnostic::error_at(
-                format!("function {fn_name:?}, arg {arg_name:?} : name must be an identifier"),
-                "",
-                arg_range,
-            )]);
-        }
-        if let Some(da) = ac.attr("description")
-            && static_string(&da.expr).is_none()
-        {
-            return Err(vec![Diagnostic::error_at(
-                format!(
-                    "function {fn_name:?}, arg {arg_name:?} : description is not a constant string"
-                ),
-                "",
-                da.span,
-            )]);
-        }
+        let (ac, arg_name) = declared_block(ab, &schema::ARG, |name, _| {
+            format!("function {fn_name:?}, arg {name:?}")
+        })?;
         let Some(da) = ac.attr("default") else {
             return Ok((arg_name, None));
         };
@@ -1994,13 +1897,18 @@ impl Dumper<'_> {
         }
     }
 
+    /// A block's locals, then its condition.
+    fn scope(&mut self, indent: usize, locals: &Locals, condition: Option<&CAttr>) {
+        self.locals(indent, locals);
+        if let Some(c) = condition {
+            self.attr(indent, "condition", &c.expr);
+        }
+    }
+
     fn group(&mut self, indent: usize, title: &str, g: &Group) {
         self.line(indent, title);
         let i = indent + 1;
-        self.locals(i, &g.locals);
-        if let Some(c) = &g.condition {
-            self.attr(i, "condition", &c.expr);
-        }
+        self.scope(i, &g.locals, g.condition.as_ref());
         for item in &g.items {
             match item {
                 Item::Group(sub) => self.group(i, "group", sub),
@@ -2018,10 +1926,7 @@ impl Dumper<'_> {
                         c.each_slot + 1
                     );
                     self.line(i, &s);
-                    self.locals(i + 1, &c.locals);
-                    if let Some(cond) = &c.condition {
-                        self.attr(i + 1, "condition", &cond.expr);
-                    }
+                    self.scope(i + 1, &c.locals, c.condition.as_ref());
                     self.attr(i + 1, "for_each", &c.for_each);
                     self.attr(i + 1, "name", &c.name);
                     self.line(i + 1, "template");
@@ -2033,10 +1938,7 @@ impl Dumper<'_> {
                 Item::Requirement(r) => {
                     let s = format!("requirement {:?}", &*r.name);
                     self.line(i, &s);
-                    self.locals(i + 1, &r.locals);
-                    if let Some(cond) = &r.condition {
-                        self.attr(i + 1, "condition", &cond.expr);
-                    }
+                    self.scope(i + 1, &r.locals, r.condition.as_ref());
                     self.attr(i + 1, "apiVersion", &r.api_version);
                     self.attr(i + 1, "kind", &r.kind);
                     match &r.matcher {
@@ -2060,10 +1962,7 @@ impl Dumper<'_> {
     }
 
     fn content(&mut self, indent: usize, c: &ResourceContent) {
-        self.locals(indent, &c.locals);
-        if let Some(cond) = &c.condition {
-            self.attr(indent, "condition", &cond.expr);
-        }
+        self.scope(indent, &c.locals, c.condition.as_ref());
         self.attr(indent, "body", &c.body);
         self.subs(indent, &c.subs);
     }

@@ -58,17 +58,25 @@ const BASE_GROUP_BLOCKS: [BlockSchema; 8] = [
     block("assert"),
 ];
 
-const TOP_BLOCKS: [BlockSchema; 9] = [
-    block("locals"),
-    block("group"),
-    labeled("resource", &["name"]),
-    labeled("resources", &["baseName"]),
-    labeled("composite", &["object"]),
-    block("context"),
-    labeled("requirement", &["name"]),
-    labeled("function", &["name"]),
-    block("assert"),
-];
+/// The top level takes a group's blocks and `function` (before `assert`: the order of
+/// the candidates a misspelt block type is matched against).
+const TOP_BLOCKS: [BlockSchema; 9] = inserted(BASE_GROUP_BLOCKS, 7, labeled("function", &["name"]));
+
+/// `base` with `extra` at index `at` (`M` is one more than `N`, checked at compile time).
+const fn inserted<const N: usize, const M: usize>(
+    base: [BlockSchema; N],
+    at: usize,
+    extra: BlockSchema,
+) -> [BlockSchema; M] {
+    assert!(M == N + 1 && at <= N);
+    let mut out = [extra; M];
+    let mut i = 0;
+    while i < N {
+        out[if i < at { i } else { i + 1 }] = base[i];
+        i += 1;
+    }
+    out
+}
 
 const RESOURCE_BLOCKS: [BlockSchema; 5] = [
     block("locals"),
@@ -181,6 +189,40 @@ impl<'a> Content<'a> {
             .iter()
             .copied()
             .filter(move |b| &*b.kind.name == kind)
+    }
+
+    /// The one block of type `kind` (a collection's template, a requirement's select):
+    /// `Err(Some(second))` when there are more, `Err(None)` when there is none.
+    pub fn only_block(&self, kind: &'a str) -> Result<&'a Block, Option<&'a Block>> {
+        let mut of_kind = self.blocks_of(kind);
+        let first = of_kind.next().ok_or(None)?;
+        match of_kind.next() {
+            Some(second) => Err(Some(second)),
+            None => Ok(first),
+        }
+    }
+}
+
+/// [`content`] of a block's body (missing items reported at its open brace): the content
+/// and its warnings, or the diagnostics when they hold errors.
+pub fn block_content<'a>(
+    b: &'a Block,
+    schema: &Schema,
+) -> Result<(Content<'a>, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let (c, d) = content(&b.body, schema, missing_item_range(b));
+    if crate::syntax::diag::has_errors(&d) {
+        Err(d)
+    } else {
+        Ok((c, d))
+    }
+}
+
+/// A block's first label (its name: `resource NAME`), empty when it has none, and the
+/// range to report it at (the block type's when it has none).
+pub fn first_label(b: &Block) -> (std::sync::Arc<str>, Span) {
+    match b.labels.first() {
+        Some(l) => (l.value.clone(), l.span),
+        None => (Default::default(), b.kind.span),
     }
 }
 
@@ -341,6 +383,30 @@ pub fn is_identifier(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_level_blocks_are_a_groups_and_function() {
+        let kinds = |s: &Schema| -> Vec<(&str, &[&str])> {
+            s.blocks.iter().map(|b| (b.kind, b.labels)).collect()
+        };
+        assert_eq!(
+            kinds(&TOP),
+            [
+                ("locals", &[][..]),
+                ("group", &[]),
+                ("resource", &["name"]),
+                ("resources", &["baseName"]),
+                ("composite", &["object"]),
+                ("context", &[]),
+                ("requirement", &["name"]),
+                ("function", &["name"]),
+                ("assert", &[]),
+            ]
+        );
+        let mut group = kinds(&TOP);
+        group.remove(7);
+        assert_eq!(kinds(&GROUP), group);
+    }
 
     #[test]
     fn identifiers() {

@@ -115,6 +115,12 @@ impl SType {
         )
     }
 
+    /// A value of this type is certainly not a string (what a name, a key or a ready
+    /// value must be).
+    pub fn certainly_not_string(&self) -> bool {
+        self.is_known() && *self != SType::String
+    }
+
     /// A value of this type is certainly not a collection or structural value (what
     /// `for_each` must be).
     pub fn certainly_not_collection(&self) -> bool {

@@ -7,6 +7,7 @@ use crate::lower::index::{Index, Symbol, SymbolKind, Visible};
 use crate::lower::ir::REQ_FIELDS;
 use crate::lower::schema;
 use crate::lsp::workspace::Analysis;
+use crate::runtime::eval::DiscardReason;
 use crate::syntax::ast::{self, Body, BodyItem, Expr, ExprKind};
 use crate::syntax::lexer::{Token, TokenKind as K};
 use crate::syntax::span::{FileId, Span};
@@ -1079,7 +1080,7 @@ pub fn code_lenses(a: &Analysis, f: FileId) -> Vec<CodeLens> {
         .trace
         .discards
         .iter()
-        .filter(|d| d.reason != "user-condition")
+        .filter(|d| d.reason != DiscardReason::UserCondition)
         .count();
     out.push(lens(
         top,
@@ -1100,14 +1101,17 @@ pub fn code_lenses(a: &Analysis, f: FileId) -> Vec<CodeLens> {
         let (_, mut range) = a.range(d.span);
         range.end = range.start;
         let why = match d.reason {
-            "user-condition" => "skipped: its condition is false".to_string(),
-            "incomplete" => match d.context.first() {
+            DiscardReason::UserCondition => "skipped: its condition is false".to_string(),
+            DiscardReason::Incomplete => match d.context.first() {
                 Some(c) => format!("deferred: incomplete ({})", first_line(c)),
                 None => "deferred: incomplete".to_string(),
             },
-            other => format!("deferred: {other}"),
+            other => format!("deferred: {}", other.as_str()),
         };
-        out.push(lens(range, format!("{} {}: {why}", d.kind, d.name)));
+        out.push(lens(
+            range,
+            format!("{} {}: {why}", d.kind.as_str(), d.name),
+        ));
     }
     out
 }

@@ -161,6 +161,6 @@ mod tests {
         assert_eq!(show_value(&r.trace.locals[0].1), "42");
         assert_eq!(r.trace.discards.len(), 1);
         assert_eq!(r.trace.discards[0].name, "b");
-        assert_eq!(r.trace.discards[0].reason, "incomplete");
+        assert_eq!(r.trace.discards[0].reason.as_str(), "incomplete");
     }
 }

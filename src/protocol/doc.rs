@@ -186,7 +186,7 @@ fn write_pretty(out: &mut String, v: &Json, indent: usize) {
         Json::Null => out.push_str("null"),
         Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Json::Number(n) => out.push_str(&format_number(*n)),
-        Json::String(s) => write_string(out, s),
+        Json::String(s) => write_quoted(out, s, false),
         Json::Array(a) if a.is_empty() => out.push_str("[]"),
         Json::Object(m) if m.is_empty() => out.push_str("{}"),
         Json::Array(a) => {
@@ -205,7 +205,7 @@ fn write_pretty(out: &mut String, v: &Json, indent: usize) {
             for (i, (k, x)) in m.iter().enumerate() {
                 out.push_str(if i == 0 { "\n" } else { ",\n" });
                 out.extend(std::iter::repeat_n(' ', indent + 2));
-                write_string(out, k);
+                write_quoted(out, k, false);
                 out.push_str(": ");
                 write_pretty(out, x, indent + 2);
             }
@@ -216,7 +216,11 @@ fn write_pretty(out: &mut String, v: &Json, indent: usize) {
     }
 }
 
-fn write_string(out: &mut String, s: &str) {
+/// Writes `s` as a JSON string. A YAML double-quoted scalar takes the same escapes; with
+/// `yaml`, backspace and form feed are written as `\u0008` and `\u000c`, and DEL, the C1
+/// controls, the line and paragraph separators and the byte-order mark are escaped too,
+/// so that no YAML reader folds or drops them.
+pub(crate) fn write_quoted(out: &mut String, s: &str, yaml: bool) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -225,9 +229,9 @@ fn write_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
+            '\u{8}' if !yaml => out.push_str("\\b"),
+            '\u{c}' if !yaml => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (yaml && yaml_escaped(c)) => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
@@ -236,9 +240,35 @@ fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// The printable-looking characters a YAML reader would not keep as they are.
+fn yaml_escaped(c: char) -> bool {
+    matches!(
+        c,
+        '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}'
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_strings_for_json_and_yaml() {
+        let quoted = |s: &str, yaml: bool| {
+            let mut out = String::new();
+            write_quoted(&mut out, s, yaml);
+            out
+        };
+        let s = "a\"\\\n\r\t\u{8}\u{c}\u{1}\u{7f}\u{85}\u{2028}\u{feff}é";
+        assert_eq!(
+            quoted(s, false),
+            "\"a\\\"\\\\\\n\\r\\t\\b\\f\\u0001\u{7f}\u{85}\u{2028}\u{feff}é\""
+        );
+        assert_eq!(
+            quoted(s, true),
+            "\"a\\\"\\\\\\n\\r\\t\\u0008\\u000c\\u0001\\u007f\\u0085\\u2028\\ufeffé\""
+        );
+    }
 
     #[test]
     fn numbers_like_go() {

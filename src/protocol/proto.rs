@@ -24,40 +24,13 @@ pub mod v1beta1 {
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/fn_descriptor.bin"));
 
-/// Re-decodes a message as another message type with the same wire format.
+/// Re-decodes a message as another message type with the same wire format: a v1 request
+/// or response as its v1beta1 equivalent and back.
 ///
 /// v1 and v1beta1 messages share field numbers and types, so this never loses data; the
 /// error case exists only because decoding is fallible in general.
 pub fn transcode<A: Message, B: Message + Default>(a: &A) -> Result<B, prost::DecodeError> {
     B::decode(a.encode_to_vec().as_slice())
-}
-
-/// A v1beta1 request as the equivalent v1 request.
-pub fn request_from_v1beta1(
-    req: &v1beta1::RunFunctionRequest,
-) -> Result<v1::RunFunctionRequest, prost::DecodeError> {
-    transcode(req)
-}
-
-/// A v1 request as the equivalent v1beta1 request.
-pub fn request_to_v1beta1(
-    req: &v1::RunFunctionRequest,
-) -> Result<v1beta1::RunFunctionRequest, prost::DecodeError> {
-    transcode(req)
-}
-
-/// A v1 response as the equivalent v1beta1 response.
-pub fn response_to_v1beta1(
-    rsp: &v1::RunFunctionResponse,
-) -> Result<v1beta1::RunFunctionResponse, prost::DecodeError> {
-    transcode(rsp)
-}
-
-/// A v1beta1 response as the equivalent v1 response.
-pub fn response_from_v1beta1(
-    rsp: &v1beta1::RunFunctionResponse,
-) -> Result<v1::RunFunctionResponse, prost::DecodeError> {
-    transcode(rsp)
 }
 
 /// A `RunFunctionRequest` (v1 or v1beta1: the wire format is the same) decoded with the
@@ -582,13 +555,13 @@ mod tests {
     #[test]
     fn v1beta1_round_trip() {
         let req = sample_request();
-        let beta = request_to_v1beta1(&req).unwrap();
+        let beta: v1beta1::RunFunctionRequest = transcode(&req).unwrap();
         assert_eq!(beta.meta.as_ref().unwrap().tag, "t");
         assert_eq!(
             beta.observed.as_ref().unwrap().resources["r"].connection_details["k"],
             vec![0, 1, 255]
         );
-        assert_eq!(request_from_v1beta1(&beta).unwrap(), req);
+        assert_eq!(transcode::<_, v1::RunFunctionRequest>(&beta).unwrap(), req);
 
         let rsp = v1::RunFunctionResponse {
             results: vec![v1::Result {
@@ -613,9 +586,9 @@ mod tests {
             }),
             ..Default::default()
         };
-        let beta = response_to_v1beta1(&rsp).unwrap();
+        let beta: v1beta1::RunFunctionResponse = transcode(&rsp).unwrap();
         assert_eq!(beta.results[0].message, "m");
-        assert_eq!(response_from_v1beta1(&beta).unwrap(), rsp);
+        assert_eq!(transcode::<_, v1::RunFunctionResponse>(&beta).unwrap(), rsp);
     }
 
     #[test]

@@ -598,7 +598,7 @@ fn json_to_value(j: &Json, depth: usize, max: usize) -> Result<prost_types::Valu
 mod tests {
     use super::*;
     use crate::protocol::doc::{parse_json, to_pretty};
-    use crate::protocol::response::{ResponseBuilder, Severity, Status};
+    use crate::protocol::response::{ResponseBuilder, Severity};
 
     #[test]
     fn durations() {
@@ -617,13 +617,7 @@ mod tests {
             "r",
             json_to_struct(&parse_json(r#"{"kind":"X","n":2,"é":"ü"}"#).unwrap(), "").unwrap(),
         );
-        b.add_condition(
-            "FullyResolved",
-            Status::ConditionTrue,
-            "AllItemsProcessed",
-            Some("all items complete".into()),
-        );
-        b.add_result(Severity::Normal, "no warnings", Some("HclDiagnostics"));
+        b.add_resolved_without_warnings();
         b.add_result(Severity::Normal, "hcl module executed successfully", None);
         let text = to_pretty(&response_to_json(&b.finish()).unwrap());
         let expected = r#"{

@@ -144,6 +144,40 @@ impl<'a> Rd<'a> {
     pub(crate) fn string(&mut self) -> Result<&'a str, Reject> {
         std::str::from_utf8(self.bytes()?).map_err(|_| Reject)
     }
+
+    /// Moves past the fields before the next occurrence of field 1 (the repeated field of
+    /// `Struct` and `ListValue`; prost's `skip_field` with `budget` for the others) and
+    /// reads its key: its wire type, or `None` at the end.
+    #[inline(always)]
+    fn next_field1(&mut self, budget: u32) -> Result<Option<WireType>, Reject> {
+        while !self.done() {
+            let (tag, wt) = self.key()?;
+            if tag == 1 {
+                return Ok(Some(wt));
+            }
+            skip(self, wt, tag, budget)?;
+        }
+        Ok(None)
+    }
+
+    /// The next entry of the fields of a `Struct` that [`scan_body`] accepted: its key and
+    /// its value's bytes (empty, that is null, when missing), or `None` at the end.
+    fn next_entry(&mut self) -> Result<Option<(&'a str, &'a [u8])>, Reject> {
+        if self.next_field1(u32::MAX)?.is_none() {
+            return Ok(None);
+        }
+        let mut er = Rd(self.bytes()?);
+        let (mut key, mut value): (&str, &[u8]) = ("", b"");
+        while !er.done() {
+            let (t, w) = er.key()?;
+            match t {
+                1 => key = er.string()?,
+                2 => value = er.bytes()?,
+                _ => skip(&mut er, w, t, u32::MAX)?,
+            }
+        }
+        Ok(Some((key, value)))
+    }
 }
 
 use prost::encoding::WireType;
@@ -229,13 +263,8 @@ fn scan_struct<'a>(
     }
     let mut rd = Rd(b);
     let (mut metadata, mut annotations) = (0u32, 0u32);
-    while !rd.done() {
-        let (tag, wt) = rd.key()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, budget)?;
-            continue;
-        }
-        // A map field: prost reads a length whatever the wire type says.
+    // A map field: prost reads a length whatever the wire type says.
+    while rd.next_field1(budget)?.is_some() {
         if budget == 0 {
             return Err(Reject);
         }
@@ -409,12 +438,7 @@ fn scan_list<'a>(
         st.exact = true;
     }
     let mut rd = Rd(b);
-    while !rd.done() {
-        let (tag, wt) = rd.key()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, budget)?;
-            continue;
-        }
+    while let Some(wt) = rd.next_field1(budget)? {
         want(wt, WireType::LengthDelimited)?;
         if budget == 0 {
             return Err(Reject);
@@ -431,25 +455,9 @@ fn str_in_struct<'a>(bytes: &'a [u8], path: &[&str]) -> Option<&'a str> {
     let (first, rest) = path.split_first()?;
     let mut rd = Rd(bytes);
     let mut found: Option<&'a [u8]> = None;
-    while !rd.done() {
-        let (tag, wt) = rd.key().ok()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, u32::MAX).ok()?;
-            continue;
-        }
-        let mut er = Rd(rd.bytes().ok()?);
-        let (mut key, mut value) = ("", None);
-        while !er.done() {
-            let (t, w) = er.key().ok()?;
-            match t {
-                1 => key = er.string().ok()?,
-                2 => value = Some(er.bytes().ok()?),
-                _ => skip(&mut er, w, t, u32::MAX).ok()?,
-            }
-        }
+    while let Some((key, value)) = rd.next_entry().ok()? {
         if key == *first {
-            // A missing value is null.
-            found = value.or(Some(b""));
+            found = Some(value);
         }
     }
     // The value's kind (one at most: the scan marks repeated kinds exact).
@@ -475,22 +483,7 @@ pub(crate) fn struct_entries(raw: &RawBody) -> Option<Vec<(&str, EntryKind<'_>)>
     }
     let mut out = Vec::new();
     let mut rd = Rd(&raw.bytes);
-    while !rd.done() {
-        let (tag, wt) = rd.key().ok()?;
-        if tag != 1 {
-            skip(&mut rd, wt, tag, u32::MAX).ok()?;
-            continue;
-        }
-        let mut er = Rd(rd.bytes().ok()?);
-        let (mut key, mut value): (&str, &[u8]) = ("", b"");
-        while !er.done() {
-            let (t, w) = er.key().ok()?;
-            match t {
-                1 => key = er.string().ok()?,
-                2 => value = er.bytes().ok()?,
-                _ => skip(&mut er, w, t, u32::MAX).ok()?,
-            }
-        }
+    while let Some((key, value)) = rd.next_entry().ok()? {
         let mut vr = Rd(value);
         let mut kind = EntryKind::Null;
         while !vr.done() {

@@ -409,30 +409,28 @@ fn connection_value(details: Option<&BTreeMap<String, Vec<u8>>>) -> Value {
 }
 
 /// The collection annotations of an observed body, if it names a base.
-fn collection_annotations(name: &str, body: &Value) -> Result<Option<(Str, Str)>, RequestError> {
+fn collection_annotations<'a>(
+    name: &str,
+    body: &'a Value,
+) -> Result<Option<(Str, Str)>, RequestError> {
     let bad = |detail: String| RequestError::BadAnnotations {
         resource: name.to_string(),
         detail,
     };
-    let meta = match body.get_attr("metadata") {
-        None => return Ok(None),
-        Some(m @ Value::Object(_)) => m,
-        Some(other) => {
-            return Err(bad(format!(
-                ".metadata accessor error: {} is not an object",
-                kind_name(other)
-            )));
-        }
+    // The object at `path` (`.metadata`, ...) of `v`: `None` when absent.
+    let object = |v: &'a Value, key: &str, path: &str| match v.get_attr(key) {
+        None => Ok(None),
+        Some(o @ Value::Object(_)) => Ok(Some(o)),
+        Some(other) => Err(bad(format!(
+            "{path} accessor error: {} is not an object",
+            kind_name(other)
+        ))),
     };
-    let ann = match meta.get_attr("annotations") {
-        None => return Ok(None),
-        Some(a @ Value::Object(_)) => a,
-        Some(other) => {
-            return Err(bad(format!(
-                ".metadata.annotations accessor error: {} is not an object",
-                kind_name(other)
-            )));
-        }
+    let Some(meta) = object(body, "metadata", ".metadata")? else {
+        return Ok(None);
+    };
+    let Some(ann) = object(meta, "annotations", ".metadata.annotations")? else {
+        return Ok(None);
     };
     for (k, v) in ann.as_fields().unwrap_or(&[]) {
         if v.as_str().is_none() {

@@ -99,22 +99,27 @@ fn fields_to_struct(
     Ok(prost_types::Struct { fields })
 }
 
+/// A number as the float64 of a `google.protobuf.Value`: an infinity, or a number past
+/// float64's range, is an error.
+#[inline]
+fn proto_number(n: &crate::value::number::Number) -> Result<f64, ValueError> {
+    if n.is_infinite() {
+        return Err(ValueError::Infinity);
+    }
+    let f = json_f64(n);
+    if f.is_infinite() {
+        return Err(ValueError::OutOfRange(n.to_cty_string()));
+    }
+    Ok(f)
+}
+
 fn to_proto_at(v: &Value, depth: usize) -> Result<prost_types::Value, ValueError> {
     let kind = match v {
         Value::Unknown(_) => return Err(ValueError::Unknown),
         Value::Null(_) => Kind::NullValue(0),
         Value::Bool(b) => Kind::BoolValue(*b),
         Value::String(s) => Kind::StringValue(s.to_string()),
-        Value::Number(n) => {
-            if n.is_infinite() {
-                return Err(ValueError::Infinity);
-            }
-            let f = json_f64(n);
-            if f.is_infinite() {
-                return Err(ValueError::OutOfRange(n.to_cty_string()));
-            }
-            Kind::NumberValue(f)
-        }
+        Value::Number(n) => Kind::NumberValue(proto_number(n)?),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
             if depth + 1 > MAX_DEPTH {
                 return Err(ValueError::TooDeep);
@@ -219,6 +224,11 @@ fn text_len(t: &str) -> usize {
     }
 }
 
+/// Bytes of an optional string field, written whenever it is set.
+fn opt_text_len(t: &Option<Text>) -> usize {
+    t.as_ref().map_or(0, |t| wire::delimited_len(t.len()))
+}
+
 /// Bytes of the `target: Composite` field.
 const TARGET_LEN: usize = 2;
 
@@ -229,33 +239,41 @@ fn put_enum(buf: &mut Vec<u8>, field: u8, v: i32) {
     }
 }
 
-fn put_text(buf: &mut Vec<u8>, field: u8, t: &str, always: bool) {
-    if always || !t.is_empty() {
-        wire::put_delimited(buf, field, t.len());
-        buf.extend_from_slice(t.as_bytes());
+fn put_str(buf: &mut Vec<u8>, field: u8, t: &str) {
+    wire::put_delimited(buf, field, t.len());
+    buf.extend_from_slice(t.as_bytes());
+}
+
+/// A string field that prost omits when empty.
+fn put_text(buf: &mut Vec<u8>, field: u8, t: &str) {
+    if !t.is_empty() {
+        put_str(buf, field, t);
     }
+}
+
+/// An optional string field, written whenever it is set.
+fn put_opt_text(buf: &mut Vec<u8>, field: u8, t: &Option<Text>) {
+    if let Some(t) = t {
+        put_str(buf, field, t);
+    }
+}
+
+fn put_target(buf: &mut Vec<u8>, field: u8) {
+    buf.push(wire::key(field, 0));
+    buf.push(Target::Composite as u8);
 }
 
 impl ResultEntry {
     /// Content length of its `Result` message, as prost measures it.
     fn len(&self) -> usize {
-        enum_len(self.severity)
-            + text_len(&self.message)
-            + self
-                .reason
-                .as_ref()
-                .map_or(0, |r| wire::delimited_len(r.len()))
-            + TARGET_LEN
+        enum_len(self.severity) + text_len(&self.message) + opt_text_len(&self.reason) + TARGET_LEN
     }
 
     fn write(&self, buf: &mut Vec<u8>) {
         put_enum(buf, 1, self.severity);
-        put_text(buf, 2, &self.message, false);
-        if let Some(r) = &self.reason {
-            put_text(buf, 3, r, true);
-        }
-        buf.push(wire::key(4, 0));
-        buf.push(Target::Composite as u8);
+        put_text(buf, 2, &self.message);
+        put_opt_text(buf, 3, &self.reason);
+        put_target(buf, 4);
     }
 
     fn into_proto(self) -> v1::Result {
@@ -274,22 +292,16 @@ impl CondEntry {
         text_len(&self.type_)
             + enum_len(self.status)
             + text_len(&self.reason)
-            + self
-                .message
-                .as_ref()
-                .map_or(0, |m| wire::delimited_len(m.len()))
+            + opt_text_len(&self.message)
             + TARGET_LEN
     }
 
     fn write(&self, buf: &mut Vec<u8>) {
-        put_text(buf, 1, &self.type_, false);
+        put_text(buf, 1, &self.type_);
         put_enum(buf, 2, self.status);
-        put_text(buf, 3, &self.reason, false);
-        if let Some(m) = &self.message {
-            put_text(buf, 4, m, true);
-        }
-        buf.push(wire::key(5, 0));
-        buf.push(Target::Composite as u8);
+        put_text(buf, 3, &self.reason);
+        put_opt_text(buf, 4, &self.message);
+        put_target(buf, 5);
     }
 
     fn into_proto(self) -> v1::Condition {
@@ -319,16 +331,7 @@ struct Body {
 impl Body {
     /// Content length of its `Resource` message (resource = 1, ready = 3).
     fn resource_len(&self) -> usize {
-        wire::delimited_len(self.len) + ready_len(self.ready)
-    }
-}
-
-/// Bytes of the `ready` enum field (omitted when unspecified, as prost does).
-fn ready_len(ready: i32) -> usize {
-    if ready == 0 {
-        0
-    } else {
-        1 + wire::varint_len(ready as i64 as u64)
+        wire::delimited_len(self.len) + enum_len(self.ready)
     }
 }
 
@@ -752,6 +755,22 @@ pub fn fatal_response(
     b.finish()
 }
 
+#[cfg(test)]
+impl ResponseBuilder {
+    /// What a run that processed every item without a warning ends with (the evaluator's
+    /// `FullyResolved` condition and `HclDiagnostics` result), for tests that build a
+    /// response by hand.
+    pub(crate) fn add_resolved_without_warnings(&mut self) {
+        self.add_condition(
+            "FullyResolved",
+            Status::ConditionTrue,
+            "AllItemsProcessed",
+            Some("all items complete".into()),
+        );
+        self.add_result(Severity::Normal, "no warnings", Some("HclDiagnostics"));
+    }
+}
+
 fn skeleton(req: &v1::RunFunctionRequest) -> v1::RunFunctionResponse {
     v1::RunFunctionResponse {
         meta: Some(v1::ResponseMeta {
@@ -970,14 +989,7 @@ fn measure_value(v: &Value, depth: usize, plan: &mut Plan) -> Result<usize, Valu
         Value::Null(_) | Value::Bool(_) => 2,
         Value::String(s) => wire::delimited_len(s.len()),
         Value::Number(n) => {
-            if n.is_infinite() {
-                return Err(ValueError::Infinity);
-            }
-            let f = json_f64(n);
-            if f.is_infinite() {
-                return Err(ValueError::OutOfRange(n.to_cty_string()));
-            }
-            plan.floats.push(f);
+            plan.floats.push(proto_number(n)?);
             9
         }
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {

@@ -4,9 +4,8 @@
 //! indented under their key, strings quoted only when a YAML 1.1 or 1.2 reader could take
 //! them for something else).
 
-use crate::protocol::doc::{Json, MAX_JSON_DEPTH, format_number, parse_json};
+use crate::protocol::doc::{Json, MAX_JSON_DEPTH, format_number, parse_json, write_quoted};
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::TScalarStyle;
 
@@ -309,24 +308,7 @@ pub fn quote(s: &str) -> String {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            '\u{2028}' | '\u{2029}' | '\u{feff}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    write_quoted(&mut out, s, true);
     out
 }
 

@@ -127,8 +127,9 @@ pub struct Output {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fatal(pub String);
 
+/// The kind of block part discarded (Go's names, [`DiscardType::as_str`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DiscardType {
+pub enum DiscardType {
     Resource,
     Resources,
     Group,
@@ -141,7 +142,8 @@ enum DiscardType {
 }
 
 impl DiscardType {
-    fn as_str(self) -> &'static str {
+    /// Go's name of the kind, as the discard warnings and `FullyResolved` write it.
+    pub fn as_str(self) -> &'static str {
         match self {
             DiscardType::Resource => "resource",
             DiscardType::Resources => "resources",
@@ -175,13 +177,16 @@ impl DiscardReason {
     }
 }
 
-struct Discard {
-    kind: DiscardType,
-    reason: DiscardReason,
-    name: String,
+/// A block part the evaluation skipped: its kind, why, its name, the range Go reports it
+/// at, and the messages that explain it.
+#[derive(Clone, Debug)]
+pub struct Discard {
+    pub kind: DiscardType,
+    pub reason: DiscardReason,
+    pub name: String,
     /// The range Go reports the discard at.
-    span: Span,
-    context: Vec<String>,
+    pub span: Span,
+    pub context: Vec<String>,
 }
 
 impl Discard {
@@ -253,16 +258,8 @@ pub trait Observer {
     /// An expression was evaluated: its chunk and range, the frame's slots at that moment
     /// and its value.
     fn evaluated(&mut self, e: &CExpr, frame: &[Value], value: &Value);
-    /// A part of the current block was discarded: its kind (`resource`, `assert`, ...),
-    /// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports and the
-    /// messages that explain it.
-    fn discarded(
-        &mut self,
-        kind: &'static str,
-        reason: DiscardReason,
-        span: Span,
-        context: &[String],
-    );
+    /// A part of the current block was discarded.
+    fn discarded(&mut self, discard: &Discard);
     /// The block that started last ends with these diagnostics.
     fn exit(&mut self, diags: &[Diagnostic]);
 }
@@ -274,24 +271,12 @@ pub trait Observer {
 pub struct Trace {
     /// (the local's expression range, its value), in evaluation order.
     pub locals: Vec<(Span, Value)>,
-    pub discards: Vec<TracedDiscard>,
+    pub discards: Vec<Discard>,
 }
 
 /// The most values kept for one local (a local of a collection's template is evaluated
 /// once per member).
 pub const TRACE_VALUES: usize = 3;
-
-/// A block evaluation skipped: its kind (`resource`, `composite-status`, ...), name,
-/// why (`incomplete`, `user-condition`, `bad-secret`), the range Go reports it at, and
-/// the diagnostics that explain it.
-#[derive(Clone, Debug)]
-pub struct TracedDiscard {
-    pub kind: &'static str,
-    pub reason: &'static str,
-    pub name: String,
-    pub span: Span,
-    pub context: Vec<String>,
-}
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
@@ -363,17 +348,7 @@ fn evaluate_with(
     diags.extend(ds);
     let mut trace = e.trace.take();
     if let Some(t) = &mut trace {
-        t.discards = e
-            .discards
-            .iter()
-            .map(|d| TracedDiscard {
-                kind: d.kind.as_str(),
-                reason: d.reason.as_str(),
-                name: d.name.clone(),
-                span: d.span,
-                context: d.context.clone(),
-            })
-            .collect();
+        t.discards = e.discards.clone();
     }
     let usage = e.vm.usage();
     if let Some(b) = e.budget_error.take() {
@@ -422,9 +397,38 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// Record a discarded block part (and tell the observer).
     fn discard(&mut self, d: Discard) {
         if let Some(o) = self.observer.as_deref_mut() {
-            o.discarded(d.kind.as_str(), d.reason, d.span, &d.context);
+            o.discarded(&d);
         }
         self.discards.push(d);
+    }
+
+    /// Record a block part as incomplete: its value is not known yet (or did not
+    /// evaluate); `context`: the messages that say why.
+    fn incomplete(&mut self, kind: DiscardType, name: &str, span: Span, context: Vec<String>) {
+        self.discard(Discard {
+            kind,
+            reason: DiscardReason::Incomplete,
+            name: name.to_string(),
+            span,
+            context,
+        });
+    }
+
+    /// Adds the diagnostics of a block's part to the block's: true when the block stops
+    /// there (the part failed, or a budget ran out).
+    fn part_stops(&self, diags: &mut Diags, part: Diags) -> bool {
+        let stop = has_errors(&part) || self.budget_error.is_some();
+        diags.extend(part);
+        stop
+    }
+
+    /// [`Evaluator::eval`], its diagnostics added to `diags`: `None` when they hold errors.
+    fn eval_checked(&mut self, e: &CExpr, diags: &mut Diags) -> Option<Value> {
+        let mut ds = Vec::new();
+        let v = self.eval(e, &mut ds);
+        let failed = has_errors(&ds);
+        diags.extend(ds);
+        (!failed).then_some(v)
     }
 
     /// Evaluate a chunk in the current frame.
@@ -533,13 +537,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         let v = self.eval(&c.expr, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discard(Discard {
-                kind,
-                reason: DiscardReason::Incomplete,
-                name: name.to_string(),
-                span: c.range,
-                context,
-            });
+            self.incomplete(kind, name, c.range, context);
             // Go appends the (downgraded) diagnostics twice; they are deduplicated later.
             let ds = downgrade(ds);
             diags.extend(ds.iter().cloned());
@@ -579,14 +577,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn group(&mut self, g: &Group) -> Diags {
-        self.observed(g.span, None, |e| e.with_scope(|e| e.group_inner(g)))
+        self.block(g.span, &g.locals, |e, diags| e.group_inner(g, diags))
     }
 
-    fn group_inner(&mut self, g: &Group) -> Diags {
-        let mut diags = match self.locals(&g.locals) {
-            Ok(d) => d,
-            Err(d) => return d,
-        };
+    fn group_inner(&mut self, g: &Group, mut diags: Diags) -> Diags {
         let mut cd = Vec::new();
         match self.condition(g.condition.as_ref(), DiscardType::Group, "", &mut cd) {
             Err(()) => {
@@ -612,9 +606,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 Item::Assert(a) => self.assert(a),
                 Item::Fatal(d) => d.clone(),
             };
-            let stop = has_errors(&cur) || self.budget_error.is_some();
-            diags.extend(cur);
-            if stop {
+            if self.part_stops(&mut diags, cur) {
                 return diags;
             }
         }
@@ -728,13 +720,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
             let mut context = context;
             context.push(format!("unknown values: {unknown}"));
-            self.discard(Discard {
-                kind: DiscardType::Resource,
-                reason: DiscardReason::Incomplete,
-                name: name.to_string(),
-                span: c.body.range,
-                context,
-            });
+            self.incomplete(DiscardType::Resource, name, c.body.range, context);
             diags.extend(downgrade(ds));
             return diags;
         }
@@ -760,9 +746,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
-            let stop = has_errors(&cur) || self.budget_error.is_some();
-            diags.extend(cur);
-            if stop {
+            if self.part_stops(&mut diags, cur) {
                 return diags;
             }
         }
@@ -818,18 +802,14 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         if self.asserts(&c.subs, &mut diags) {
             return diags;
         }
-        let mut ds = Vec::new();
-        let for_each = self.eval(&c.for_each, &mut ds);
-        let failed = has_errors(&ds);
-        diags.extend(ds);
-        if failed {
+        let Some(for_each) = self.eval_checked(&c.for_each, &mut diags) else {
             diags.push(err_at(
                 format!("unable to evaluate for_each for resource collection {base_name}"),
                 "",
                 c.for_each.range,
             ));
             return diags;
-        }
+        };
         let Some(iters) = iterations(&for_each) else {
             diags.push(err_at(
                 format!("unable to extract iterations for resource collection {base_name}"),
@@ -845,11 +825,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 (KEY.clone(), key),
                 (VALUE.clone(), value),
             ]));
-            let mut nd = Vec::new();
-            let name_val = self.eval(&c.name, &mut nd);
-            let failed = has_errors(&nd);
-            diags.extend(nd);
-            if failed {
+            let Some(name_val) = self.eval_checked(&c.name, &mut diags) else {
                 diags.push(err_at(
                     format!(
                         "unable to evaluate name expression for resource collection {base_name}"
@@ -858,7 +834,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                     c.name.range,
                 ));
                 return diags;
-            }
+            };
             let name: Str = match name_val {
                 Value::String(s) => s,
                 _ => {
@@ -882,9 +858,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                     Some((base_name.clone(), item_index(i))),
                 )
             });
-            let stop = has_errors(&ds) || self.budget_error.is_some();
-            diags.extend(ds);
-            if stop {
+            if self.part_stops(&mut diags, ds) {
                 return diags;
             }
         }
@@ -896,9 +870,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 Sub::Ready(_) | Sub::Assert(_) => Vec::new(),
                 Sub::Fatal(d) => d.clone(),
             };
-            let stop = has_errors(&cur) || self.budget_error.is_some();
-            diags.extend(cur);
-            if stop {
+            if self.part_stops(&mut diags, cur) {
                 return diags;
             }
         }
@@ -913,15 +885,27 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         out
     }
 
-    fn composite(&mut self, c: &Composite) -> Diags {
-        self.observed(c.span, None, |e| e.with_scope(|e| e.composite_inner(c)))
+    /// A block that only reads its locals (no `self`): observed, in its own scope, its
+    /// locals first (the block ends when one fails), then `f` with their diagnostics.
+    fn block(
+        &mut self,
+        span: Span,
+        locals: &Locals,
+        f: impl FnOnce(&mut Self, Diags) -> Diags,
+    ) -> Diags {
+        self.observed(span, None, |e| {
+            e.with_scope(|e| match e.locals(locals) {
+                Ok(diags) => f(e, diags),
+                Err(diags) => diags,
+            })
+        })
     }
 
-    fn composite_inner(&mut self, c: &Composite) -> Diags {
-        let mut diags = match self.locals(&c.locals) {
-            Ok(d) => d,
-            Err(d) => return d,
-        };
+    fn composite(&mut self, c: &Composite) -> Diags {
+        self.block(c.span, &c.locals, |e, diags| e.composite_inner(c, diags))
+    }
+
+    fn composite_inner(&mut self, c: &Composite, mut diags: Diags) -> Diags {
         let kind = match &c.kind {
             CompositeKind::Status => DiscardType::Status,
             CompositeKind::Connection => DiscardType::Connection,
@@ -934,13 +918,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         let v = self.eval_output(&c.body, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&ds);
-            self.discard(Discard {
-                kind,
-                reason: DiscardReason::Incomplete,
-                name: String::new(),
-                span: c.body.range,
-                context,
-            });
+            self.incomplete(kind, "", c.body.range, context);
             diags.extend(downgrade(ds));
             return diags;
         }
@@ -1000,14 +978,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     fn context(&mut self, c: &ContextBlock) -> Diags {
-        self.observed(c.span, None, |e| e.with_scope(|e| e.context_inner(c)))
+        self.block(c.span, &c.locals, |e, diags| e.context_inner(c, diags))
     }
 
-    fn context_inner(&mut self, c: &ContextBlock) -> Diags {
-        let mut diags = match self.locals(&c.locals) {
-            Ok(d) => d,
-            Err(d) => return d,
-        };
+    fn context_inner(&mut self, c: &ContextBlock, mut diags: Diags) -> Diags {
         let mut ds = Vec::new();
         let key = self.eval(&c.key, &mut ds);
         let failed = has_errors(&ds);
@@ -1039,13 +1013,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         let v = self.eval_output(&c.value, &mut vd);
         if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discard(Discard {
-                kind: DiscardType::Context,
-                reason: DiscardReason::Incomplete,
-                name: String::new(),
-                span: c.value.range,
-                context,
-            });
+            self.incomplete(DiscardType::Context, "", c.value.range, context);
             diags.extend(downgrade(vd));
             return diags;
         }
@@ -1066,9 +1034,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         for s in subs {
             if let Sub::Assert(a) = s {
                 let cur = self.assert(a);
-                let stop = has_errors(&cur) || self.budget_error.is_some();
-                diags.extend(cur);
-                if stop {
+                if self.part_stops(diags, cur) {
                     return true;
                 }
             }
@@ -1150,36 +1116,20 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// An assert that depends on something unknown: a discard, its diagnostics warnings.
     fn defer_assert(&mut self, range: Span, ds: Diags) -> Diags {
         let context = self.messages(&ds);
-        self.discard(Discard {
-            kind: DiscardType::Assert,
-            reason: DiscardReason::Incomplete,
-            name: String::new(),
-            span: range,
-            context,
-        });
+        self.incomplete(DiscardType::Assert, "", range, context);
         downgrade(ds)
     }
 
     fn ready_block(&mut self, name: &Str, r: &Ready) -> Diags {
-        self.observed(r.span, None, |e| e.with_scope(|e| e.ready_inner(name, r)))
+        self.block(r.span, &r.locals, |e, diags| e.ready_inner(name, r, diags))
     }
 
-    fn ready_inner(&mut self, name: &Str, r: &Ready) -> Diags {
-        let mut diags = match self.locals(&r.locals) {
-            Ok(d) => d,
-            Err(d) => return d,
-        };
+    fn ready_inner(&mut self, name: &Str, r: &Ready, mut diags: Diags) -> Diags {
         let mut ds = Vec::new();
         let v = self.eval(&r.value, &mut ds);
         if has_errors(&ds) || v.contains_unknown() {
             let context = self.messages(&diags);
-            self.discard(Discard {
-                kind: DiscardType::Ready,
-                reason: DiscardReason::Incomplete,
-                name: name.to_string(),
-                span: r.value.range,
-                context,
-            });
+            self.incomplete(DiscardType::Ready, name, r.value.range, context);
             diags.extend(downgrade(ds));
             return diags;
         }
@@ -1272,24 +1222,23 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             Ok(true) => {}
         }
         self.requirement_names.insert(name.clone());
-        let incomplete = |e: &mut Self, cur: &mut Diags, ds: Diags| {
-            e.discard(Discard {
-                kind: DiscardType::Requirement,
-                reason: DiscardReason::Incomplete,
-                name: name.to_string(),
-                span: r.select_range,
-                context: Vec::new(),
-            });
-            cur.extend(downgrade(ds));
+        // A selector value, or None when it is unknown: the requirement is then incomplete
+        // (with its diagnostics as warnings; a known value's are dropped, as in Go).
+        let known = |e: &mut Self, cur: &mut Diags, x: &CExpr| {
+            let mut ds = Vec::new();
+            let v = e.eval(x, &mut ds);
+            if v.contains_unknown() {
+                e.incomplete(DiscardType::Requirement, name, r.select_range, Vec::new());
+                cur.extend(downgrade(ds));
+                return None;
+            }
+            Some(v)
         };
         let mut strings = Vec::new();
         for (what, e) in [("api version", &r.api_version), ("kind", &r.kind)] {
-            let mut ds = Vec::new();
-            let v = self.eval(e, &mut ds);
-            if v.contains_unknown() {
-                incomplete(self, &mut cur, ds);
+            let Some(v) = known(self, &mut cur, e) else {
                 return cur;
-            }
+            };
             let Value::String(s) = v else {
                 return fail(
                     format!("{what} in requirement selector was not a string"),
@@ -1300,12 +1249,9 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         }
         let matcher = match &r.matcher {
             Matcher::Name(e) => {
-                let mut ds = Vec::new();
-                let v = self.eval(e, &mut ds);
-                if v.contains_unknown() {
-                    incomplete(self, &mut cur, ds);
+                let Some(v) = known(self, &mut cur, e) else {
                     return cur;
-                }
+                };
                 let Value::String(s) = v else {
                     return fail(
                         "matchName in requirement selector was not a string".into(),
@@ -1315,12 +1261,9 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 SelectorMatch::Name(s.to_string())
             }
             Matcher::Labels(e) => {
-                let mut ds = Vec::new();
-                let v = self.eval(e, &mut ds);
-                if v.contains_unknown() {
-                    incomplete(self, &mut cur, ds);
+                let Some(v) = known(self, &mut cur, e) else {
                     return cur;
-                }
+                };
                 match label_map(&v) {
                     Ok(m) => SelectorMatch::Labels(m),
                     Err(msg) => return fail(msg, e.range),

@@ -26,7 +26,7 @@ use crate::bytecode::code::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{CExpr, Program};
 use crate::protocol::doc::Json;
-use crate::runtime::eval::{DiscardReason, Inputs, Observer, evaluate_observed};
+use crate::runtime::eval::{Discard, DiscardReason, Inputs, Observer, evaluate_observed};
 use crate::syntax::ast::{self, Block, Body, BodyItem, Expr, ExprKind, TemplatePart};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::{SourceMap, Span};
@@ -230,8 +230,8 @@ struct Run {
     block: Span,
     item: Option<(usize, Value, Str)>,
     parent: Option<usize>,
-    /// (kind, reason, range, messages) of what was discarded in this run.
-    discards: Vec<(&'static str, DiscardReason, Span, Vec<String>)>,
+    /// What was discarded in this run.
+    discards: Vec<Discard>,
     /// The diagnostics the block returned.
     diags: Vec<Diagnostic>,
     /// It returned errors that no block inside it returned.
@@ -307,15 +307,9 @@ impl Observer for Recorder {
         });
     }
 
-    fn discarded(
-        &mut self,
-        kind: &'static str,
-        reason: DiscardReason,
-        span: Span,
-        context: &[String],
-    ) {
+    fn discarded(&mut self, discard: &Discard) {
         if let Some(r) = self.stack.last().and_then(|&i| self.runs.get_mut(i)) {
-            r.discards.push((kind, reason, span, context.to_vec()));
+            r.discards.push(discard.clone());
         }
     }
 
@@ -663,29 +657,33 @@ impl<'a> Printer<'a> {
         } else {
             Vec::new()
         };
-        if let Some((_, _, span, _)) = run
+        if let Some(d) = run
             .discards
             .iter()
-            .find(|d| d.1 == DiscardReason::UserCondition)
+            .find(|d| d.reason == DiscardReason::UserCondition)
         {
             return Outcome {
                 status: Status::Discarded,
-                reason: format!("its condition is false ({})", self.range(*span)),
+                reason: format!("its condition is false ({})", self.range(d.span)),
                 unknown: Vec::new(),
                 diagnostics: Vec::new(),
             };
         }
-        if let Some((kind, reason, span, context)) = run.discards.first().cloned() {
-            let unknown = self.unknowns(r, span);
+        if let Some(d) = run.discards.first() {
             return Outcome {
-                status: if reason == DiscardReason::Incomplete {
+                status: if d.reason == DiscardReason::Incomplete {
                     Status::Deferred
                 } else {
                     Status::Discarded
                 },
-                reason: format!("{kind} {} at {}", reason.as_str(), self.range(span)),
-                unknown,
-                diagnostics: context,
+                reason: format!(
+                    "{} {} at {}",
+                    d.kind.as_str(),
+                    d.reason.as_str(),
+                    self.range(d.span)
+                ),
+                unknown: self.unknowns(r, d.span),
+                diagnostics: d.context.clone(),
             };
         }
         Outcome {

@@ -571,54 +571,37 @@ fn columns(toks: &[FTok], cell: Option<&std::ops::Range<usize>>) -> usize {
 
 fn format_cells(lines: &[Line], toks: &mut [FTok]) {
     // `=` of consecutive single-line attributes, then trailing comments.
-    let mut run: Vec<usize> = Vec::new();
-    let flush_assign = |run: &mut Vec<usize>, toks: &mut [FTok]| {
-        let max = run
-            .iter()
-            .map(|&i| columns(toks, Some(&lines[i].lead)))
-            .max()
-            .unwrap_or(0);
-        for &i in run.iter() {
-            let cols = columns(toks, Some(&lines[i].lead));
-            if let Some(a) = &lines[i].assign {
-                toks[a.start].spaces = max - cols + 1;
-            }
-        }
-        run.clear();
-    };
-    for (i, line) in lines.iter().enumerate() {
-        if line.assign.is_some() {
-            run.push(i);
-        } else if !run.is_empty() {
-            flush_assign(&mut run, toks);
-        }
-    }
-    if !run.is_empty() {
-        flush_assign(&mut run, toks);
-    }
+    align_runs(
+        lines,
+        toks,
+        |l| l.assign.as_ref(),
+        |toks, l| columns(toks, Some(&l.lead)),
+    );
+    align_runs(
+        lines,
+        toks,
+        |l| l.comment.as_ref(),
+        |toks, l| columns(toks, Some(&l.lead)) + columns(toks, l.assign.as_ref()),
+    );
+}
 
-    let flush_comment = |run: &mut Vec<usize>, toks: &mut [FTok]| {
-        let width = |toks: &[FTok], i: usize| {
-            columns(toks, Some(&lines[i].lead)) + columns(toks, lines[i].assign.as_ref())
-        };
-        let max = run.iter().map(|&i| width(toks, i)).max().unwrap_or(0);
-        for &i in run.iter() {
-            let cols = width(toks, i);
-            if let Some(c) = &lines[i].comment {
+/// hclwrite's alignment of one kind of cell (`cell`: a line's `=` or trailing comment):
+/// in each run of consecutive lines that have one, every cell starts one column after
+/// the widest `before` it.
+fn align_runs(
+    lines: &[Line],
+    toks: &mut [FTok],
+    cell: impl Fn(&Line) -> Option<&std::ops::Range<usize>>,
+    before: impl Fn(&[FTok], &Line) -> usize,
+) {
+    for run in lines.chunk_by(|a, b| cell(a).is_some() == cell(b).is_some()) {
+        let max = run.iter().map(|l| before(toks, l)).max().unwrap_or(0);
+        for l in run {
+            let cols = before(toks, l);
+            if let Some(c) = cell(l) {
                 toks[c.start].spaces = max - cols + 1;
             }
         }
-        run.clear();
-    };
-    for (i, line) in lines.iter().enumerate() {
-        if line.comment.is_some() {
-            run.push(i);
-        } else if !run.is_empty() {
-            flush_comment(&mut run, toks);
-        }
-    }
-    if !run.is_empty() {
-        flush_comment(&mut run, toks);
     }
 }
 

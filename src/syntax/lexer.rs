@@ -362,8 +362,13 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Emits a template-sequence opener at `pos` and enters normal mode.
-    fn open_seq(&mut self, len: usize) {
+    /// Emits the template-sequence opener at `pos`, if one starts there, and enters normal
+    /// mode; false when none starts there.
+    fn open_seq(&mut self) -> bool {
+        let len = self.seq_start(self.pos);
+        if len == 0 {
+            return false;
+        }
         let kind = if self.bytes()[self.pos] == b'$' {
             TokenKind::TemplateInterp
         } else {
@@ -377,6 +382,31 @@ impl<'a> Scanner<'a> {
             *start_of_line = false;
         }
         self.stack.push(Mode::Main);
+        true
+    }
+
+    /// Where a template's text goes on (`pos`), or `None` when the text ends, the token
+    /// limit is reached, or a sequence opener was emitted there (normal mode lexes the
+    /// sequence next).
+    fn text_at(&mut self) -> Option<usize> {
+        if self.pos >= self.src.len() || self.full() || self.open_seq() {
+            None
+        } else {
+            Some(self.pos)
+        }
+    }
+
+    /// A `}` (or `~}`) ending at `end`: one brace level less. True when it closes the
+    /// innermost template sequence, whose template mode then resumes after it.
+    fn close_brace(&mut self, end: usize) -> bool {
+        let closes_seq = self.ret_braces.last() == Some(&self.braces);
+        self.braces -= 1;
+        if closes_seq {
+            self.ret_braces.pop();
+            self.stack.pop();
+            self.pos = end;
+        }
+        closes_seq
     }
 
     /// Normal mode: runs logos from `pos` until the mode changes or input ends.
@@ -462,27 +492,17 @@ impl<'a> Scanner<'a> {
                     TokenKind::OBrace
                 }
                 Main::CBrace => {
-                    if self.ret_braces.last() == Some(&self.braces) {
+                    if self.close_brace(e) {
                         self.emit(TokenKind::TemplateSeqEnd, s, e);
-                        self.braces -= 1;
-                        self.ret_braces.pop();
-                        self.stack.pop();
-                        self.pos = e;
                         return;
                     }
-                    self.braces -= 1;
                     TokenKind::CBrace
                 }
                 Main::TildeCBrace => {
                     self.emit(TokenKind::TemplateSeqEnd, s, e);
-                    if self.ret_braces.last() == Some(&self.braces) {
-                        self.braces -= 1;
-                        self.ret_braces.pop();
-                        self.stack.pop();
-                        self.pos = e;
+                    if self.close_brace(e) {
                         return;
                     }
-                    self.braces -= 1;
                     continue;
                 }
                 Main::OQuote => {
@@ -500,13 +520,7 @@ impl<'a> Scanner<'a> {
     /// Inside a quoted template: literal runs, escapes, sequences, the closing quote.
     fn scan_quoted(&mut self) {
         let b = self.bytes();
-        while self.pos < b.len() && !self.full() {
-            let p = self.pos;
-            let seq = self.seq_start(p);
-            if seq > 0 {
-                self.open_seq(seq);
-                return;
-            }
+        while let Some(p) = self.text_at() {
             match b[p] {
                 b'"' => {
                     self.emit(TokenKind::CQuote, p, p + 1);
@@ -567,13 +581,7 @@ impl<'a> Scanner<'a> {
     /// marker line, and sequences.
     fn scan_heredoc(&mut self) {
         let b = self.bytes();
-        while self.pos < b.len() && !self.full() {
-            let p = self.pos;
-            let seq = self.seq_start(p);
-            if seq > 0 {
-                self.open_seq(seq);
-                return;
-            }
+        while let Some(p) = self.text_at() {
             // A literal up to the end of the line or the next sequence opener.
             let mut q = p;
             let mut eol = None;

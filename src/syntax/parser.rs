@@ -365,6 +365,14 @@ impl<'a> Parser<'a> {
         self.diags.push(Diagnostic::error(summary, detail, subject));
     }
 
+    /// [`Parser::err`] unless the parser is already recovering from an error (hcl reports
+    /// only the first error of a recovery).
+    fn err_once(&mut self, summary: &str, detail: impl Into<String>, subject: Span) {
+        if !self.recovery {
+            self.err(summary, detail, subject);
+        }
+    }
+
     // ----- recovery ---------------------------------------------------------------
 
     fn opposite(kind: K) -> Option<K> {
@@ -791,13 +799,11 @@ impl<'a> Parser<'a> {
                             tok.span,
                         ),
                         _ => {
-                            if !self.recovery {
-                                self.err(
-                                    "Invalid block definition",
-                                    "Either a quoted string block label or an opening brace (\"{\") is expected here.",
-                                    tok.span,
-                                );
-                            }
+                            self.err_once(
+                                "Invalid block definition",
+                                "Either a quoted string block label or an opening brace (\"{\") is expected here.",
+                                tok.span,
+                            );
                         }
                     }
                     self.recover_after_body_item();
@@ -873,13 +879,11 @@ impl<'a> Parser<'a> {
         if eol.kind == K::Newline || eol.kind == K::Eof {
             self.read();
         } else {
-            if !self.recovery {
-                self.err(
-                    "Missing newline after block definition",
-                    "A block definition must end with a newline.",
-                    eol.span,
-                );
-            }
+            self.err_once(
+                "Missing newline after block definition",
+                "A block definition must end with a newline.",
+                eol.span,
+            );
             self.recover_after_body_item();
         }
 
@@ -1542,13 +1546,11 @@ impl<'a> Parser<'a> {
             if sep.kind == K::Ellipsis {
                 expand_final = true;
                 if self.peek().kind != K::CParen {
-                    if !self.recovery {
-                        self.err(
-                            "Missing closing parenthesis",
-                            "An expanded function argument (with ...) must be immediately followed by closing parentheses.",
-                            sep.span,
-                        );
-                    }
+                    self.err_once(
+                        "Missing closing parenthesis",
+                        "An expanded function argument (with ...) must be immediately followed by closing parentheses.",
+                        sep.span,
+                    );
                     close = Some(self.recover(K::CParen));
                 } else {
                     close = Some(self.read());
@@ -1771,10 +1773,8 @@ impl<'a> Parser<'a> {
     }
 
     fn for_error(&mut self, detail: &str, close_kind: K, open: Token) -> Expr {
-        if !self.recovery {
-            let at = self.peek().span;
-            self.err("Invalid 'for' expression", detail, at);
-        }
+        let at = self.peek().span;
+        self.err_once("Invalid 'for' expression", detail, at);
         let close = self.recover(close_kind);
         placeholder(between(open.span, close.span))
     }
@@ -1866,14 +1866,12 @@ impl<'a> Parser<'a> {
         let close = if self.peek().kind == close_kind {
             self.read()
         } else {
-            if !self.recovery {
-                let at = self.peek().span;
-                self.err(
-                    "Invalid 'for' expression",
-                    "Extra characters after the end of the 'for' expression.",
-                    at,
-                );
-            }
+            let at = self.peek().span;
+            self.err_once(
+                "Invalid 'for' expression",
+                "Extra characters after the end of the 'for' expression.",
+                at,
+            );
             self.recover(close_kind)
         };
 
@@ -2175,13 +2173,11 @@ impl<'a> Parser<'a> {
                     self.tmpl_control(next, can_trim_prev, &mut parts, &mut ltrim_next);
                 }
                 _ => {
-                    if !self.recovery {
-                        self.err(
-                            "Unterminated template string",
-                            "No closing marker was found for the string.",
-                            next.span,
-                        );
-                    }
+                    self.err_once(
+                        "Unterminated template string",
+                        "No closing marker was found for the string.",
+                        next.span,
+                    );
                     let fin = self.recover(end);
                     end_range = fin.span;
                     break;
@@ -2212,52 +2208,30 @@ impl<'a> Parser<'a> {
         parts: &mut Vec<TT>,
         ltrim_next: &mut bool,
     ) {
-        if can_trim_prev && self.text(next).ends_with('~') {
-            trim_prev_literal(parts);
-        }
-        self.nl_stack.push(false);
+        self.open_seq(next, can_trim_prev, parts);
         let expr = self.parse_expression();
-        let close = self.peek();
-        if close.kind != K::TemplateSeqEnd {
-            if !self.recovery {
-                match close.kind {
-                    K::Eof => self.err(
-                        "Unclosed template interpolation sequence",
-                        "There is no closing brace for this interpolation sequence before the end of the file. This might be caused by incorrect nesting inside the given expression.",
-                        start_range,
-                    ),
-                    K::Colon => self.err(
-                        "Extra characters after interpolation expression",
-                        "Template interpolation doesn't expect a colon at this location. Did you intend this to be a literal sequence to be processed as part of another language? If so, you can escape it by starting with \"$${\" instead of just \"${\".",
-                        close.span,
-                    ),
-                    _ => {
-                        if (close.kind == K::CQuote || close.kind == K::OQuote)
-                            && end == K::CQuote
-                        {
-                            self.err(
-                                "Unclosed template interpolation sequence",
-                                "There is no closing brace for this interpolation sequence before the end of the quoted template. This might be caused by incorrect nesting inside the given expression.",
-                                start_range,
-                            );
-                        } else {
-                            self.err(
-                                "Extra characters after interpolation expression",
-                                "Expected a closing brace to end the interpolation expression, but found extra characters.\n\nThis can happen when you include interpolation syntax for another language, such as shell scripting, but forget to escape the interpolation start token. If this is an embedded sequence for another language, escape it by starting with \"$${\" instead of just \"${\".",
-                                close.span,
-                            );
-                        }
-                    }
-                }
-            }
-            self.recover(K::TemplateSeqEnd);
-        } else {
-            self.read();
-            if self.text(close).starts_with('~') {
-                *ltrim_next = true;
-            }
-        }
-        self.nl_stack.pop();
+        self.close_seq(ltrim_next, |p, close| match close.kind {
+            K::Eof => p.err(
+                "Unclosed template interpolation sequence",
+                "There is no closing brace for this interpolation sequence before the end of the file. This might be caused by incorrect nesting inside the given expression.",
+                start_range,
+            ),
+            K::Colon => p.err(
+                "Extra characters after interpolation expression",
+                "Template interpolation doesn't expect a colon at this location. Did you intend this to be a literal sequence to be processed as part of another language? If so, you can escape it by starting with \"$${\" instead of just \"${\".",
+                close.span,
+            ),
+            K::CQuote | K::OQuote if end == K::CQuote => p.err(
+                "Unclosed template interpolation sequence",
+                "There is no closing brace for this interpolation sequence before the end of the quoted template. This might be caused by incorrect nesting inside the given expression.",
+                start_range,
+            ),
+            _ => p.err(
+                "Extra characters after interpolation expression",
+                "Expected a closing brace to end the interpolation expression, but found extra characters.\n\nThis can happen when you include interpolation syntax for another language, such as shell scripting, but forget to escape the interpolation start token. If this is an embedded sequence for another language, escape it by starting with \"$${\" instead of just \"${\".",
+                close.span,
+            ),
+        });
         parts.push(TT::Interp { expr });
     }
 
@@ -2270,126 +2244,50 @@ impl<'a> Parser<'a> {
         parts: &mut Vec<TT>,
         ltrim_next: &mut bool,
     ) {
+        self.open_seq(next, can_trim_prev, parts);
+        let kw = self.peek();
+        let part = if kw.kind != K::Ident {
+            self.err_once(
+                "Invalid template directive",
+                "A template directive keyword (\"if\", \"for\", etc) is expected at the beginning of a %{ sequence.",
+                kw.span,
+            );
+            None
+        } else {
+            self.read();
+            self.directive(next, kw)
+        };
+        let Some(part) = part else {
+            self.recover(K::TemplateSeqEnd);
+            self.nl_stack.pop();
+            return;
+        };
+        parts.push(part);
+        let kw_text = self.text(kw);
+        self.close_seq(ltrim_next, |p, close| {
+            p.err(
+                &format!("Extra characters in {kw_text} marker"),
+                "Expected a closing brace to end the sequence, but found extra characters.",
+                close.span,
+            )
+        });
+    }
+
+    /// The start of a `${` or `%{` sequence (`next`): `${~` trims the literal before it.
+    fn open_seq(&mut self, next: Token, can_trim_prev: bool, parts: &mut [TT]) {
         if can_trim_prev && self.text(next).ends_with('~') {
             trim_prev_literal(parts);
         }
         self.nl_stack.push(false);
-        let kw = self.peek();
-        if kw.kind != K::Ident {
-            if !self.recovery {
-                self.err(
-                    "Invalid template directive",
-                    "A template directive keyword (\"if\", \"for\", etc) is expected at the beginning of a %{ sequence.",
-                    kw.span,
-                );
-            }
-            self.recover(K::TemplateSeqEnd);
-            self.nl_stack.pop();
-            return;
-        }
-        self.read();
-        let kw_text = self.text(kw);
-        match kw_text {
-            "if" => {
-                let cond = self.parse_expression();
-                let span = between(next.span, self.peek().span);
-                parts.push(TT::If { cond, span });
-            }
-            "else" | "endif" | "endfor" => {
-                let kind = match kw_text {
-                    "else" => Ctrl::Else,
-                    "endif" => Ctrl::EndIf,
-                    _ => Ctrl::EndFor,
-                };
-                let span = between(next.span, self.peek().span);
-                parts.push(TT::EndCtrl { kind, span });
-            }
-            "for" => {
-                if self.peek().kind != K::Ident {
-                    if !self.recovery {
-                        let at = self.peek().span;
-                        self.err(
-                            "Invalid 'for' directive",
-                            "For directive requires variable name after 'for'.",
-                            at,
-                        );
-                    }
-                    self.recover(K::TemplateSeqEnd);
-                    self.nl_stack.pop();
-                    return;
-                }
-                let first = self.read();
-                let mut key = None;
-                let mut val = self.ident(first);
-                if self.peek().kind == K::Comma {
-                    self.read();
-                    if self.peek().kind != K::Ident {
-                        if !self.recovery {
-                            let at = self.peek().span;
-                            self.err(
-                                "Invalid 'for' directive",
-                                "For directive requires value variable name after comma.",
-                                at,
-                            );
-                        }
-                        self.recover(K::TemplateSeqEnd);
-                        self.nl_stack.pop();
-                        return;
-                    }
-                    let v = self.read();
-                    key = Some(val);
-                    val = self.ident(v);
-                }
-                if !self.is_keyword(self.peek(), "in") {
-                    if !self.recovery {
-                        let at = self.peek().span;
-                        self.err(
-                            "Invalid 'for' directive",
-                            "For directive requires 'in' keyword after names.",
-                            at,
-                        );
-                    }
-                    self.recover(K::TemplateSeqEnd);
-                    self.nl_stack.pop();
-                    return;
-                }
-                self.read();
-                let coll = self.parse_expression();
-                let span = between(next.span, self.peek().span);
-                parts.push(TT::For {
-                    key,
-                    val,
-                    coll,
-                    span,
-                });
-            }
-            _ => {
-                if !self.recovery {
-                    let suggestion = crate::text::suggest::suggest(
-                        kw_text,
-                        ["if", "for", "else", "endif", "endfor"],
-                    )
-                    .map(|s| format!(" Did you mean {s:?}?"))
-                    .unwrap_or_default();
-                    self.err(
-                        "Invalid template control keyword",
-                        format!("{kw_text:?} is not a valid template control keyword.{suggestion}"),
-                        kw.span,
-                    );
-                }
-                self.recover(K::TemplateSeqEnd);
-                self.nl_stack.pop();
-                return;
-            }
-        }
+    }
+
+    /// The end of a template sequence: its closing brace (`~}` trims the literal after
+    /// it), or whatever stands there instead, reported by `extra` unless recovering.
+    fn close_seq(&mut self, ltrim_next: &mut bool, extra: impl FnOnce(&mut Self, Token)) {
         let close = self.peek();
         if close.kind != K::TemplateSeqEnd {
             if !self.recovery {
-                self.err(
-                    &format!("Extra characters in {kw_text} marker"),
-                    "Expected a closing brace to end the sequence, but found extra characters.",
-                    close.span,
-                );
+                extra(self, close);
             }
             self.recover(K::TemplateSeqEnd);
         } else {
@@ -2399,6 +2297,83 @@ impl<'a> Parser<'a> {
             }
         }
         self.nl_stack.pop();
+    }
+
+    /// The directive the keyword `kw` (read) of the sequence opened by `open` starts, up
+    /// to its closing brace; `None` after reporting an invalid one.
+    fn directive(&mut self, open: Token, kw: Token) -> Option<TT> {
+        let kw_text = self.text(kw);
+        Some(match kw_text {
+            "if" => {
+                let cond = self.parse_expression();
+                let span = between(open.span, self.peek().span);
+                TT::If { cond, span }
+            }
+            "else" | "endif" | "endfor" => {
+                let kind = match kw_text {
+                    "else" => Ctrl::Else,
+                    "endif" => Ctrl::EndIf,
+                    _ => Ctrl::EndFor,
+                };
+                let span = between(open.span, self.peek().span);
+                TT::EndCtrl { kind, span }
+            }
+            "for" => return self.for_directive(open),
+            _ => {
+                let suggestion = crate::text::suggest::suggest(
+                    kw_text,
+                    ["if", "for", "else", "endif", "endfor"],
+                )
+                .map(|s| format!(" Did you mean {s:?}?"))
+                .unwrap_or_default();
+                self.err_once(
+                    "Invalid template control keyword",
+                    format!("{kw_text:?} is not a valid template control keyword.{suggestion}"),
+                    kw.span,
+                );
+                return None;
+            }
+        })
+    }
+
+    /// A `%{ for KEY, VALUE in COLLECTION }` directive after its keyword; `None` after
+    /// reporting an invalid one.
+    fn for_directive(&mut self, open: Token) -> Option<TT> {
+        let invalid = |p: &mut Self, detail: &str| {
+            let at = p.peek().span;
+            p.err_once("Invalid 'for' directive", detail, at);
+            None
+        };
+        if self.peek().kind != K::Ident {
+            return invalid(self, "For directive requires variable name after 'for'.");
+        }
+        let first = self.read();
+        let mut key = None;
+        let mut val = self.ident(first);
+        if self.peek().kind == K::Comma {
+            self.read();
+            if self.peek().kind != K::Ident {
+                return invalid(
+                    self,
+                    "For directive requires value variable name after comma.",
+                );
+            }
+            let v = self.read();
+            key = Some(val);
+            val = self.ident(v);
+        }
+        if !self.is_keyword(self.peek(), "in") {
+            return invalid(self, "For directive requires 'in' keyword after names.");
+        }
+        self.read();
+        let coll = self.parse_expression();
+        let span = between(open.span, self.peek().span);
+        Some(TT::For {
+            key,
+            val,
+            coll,
+            span,
+        })
     }
 
     fn tmpl_root(

@@ -313,7 +313,9 @@ mod tests {
         // Found by the structured fuzz target: a `%{for}` inside an `%{if}` (either
         // branch) lost its names, so `${x}` was "reference to non-existent variable".
         assert_eq!(
-            free(r#""%{if c}%{for x in xs}${x}${y}%{endfor}%{else}%{for k, v in m}${k}${v}%{endfor}%{endif}""#),
+            free(
+                r#""%{if c}%{for x in xs}${x}${y}%{endfor}%{else}%{for k, v in m}${k}${v}%{endfor}%{endif}""#
+            ),
             ["c", "xs", "y", "m"]
         );
         assert_eq!(

@@ -34,6 +34,9 @@ pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
     if *want == Type::Dynamic || has_type(v, want) {
         return Ok(v.clone());
     }
+    if let Some(r) = tuple_of_the_element_type(v, want) {
+        return Ok(r);
+    }
     let got = v.type_of();
     if got == *want {
         return Ok(v.clone());
@@ -42,6 +45,25 @@ pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
         return err(mismatch_message(&got, want));
     }
     apply(v, &got, want, true)
+}
+
+/// A non-empty tuple whose elements all have the wanted list or set element type (a
+/// `[for ...]` or a literal passed where `list(string)` is wanted): cty's conversion finds
+/// that type as the target and converts no element, so the result is a list (set) of
+/// the same elements. Found without building the tuple's type and the elements'.
+fn tuple_of_the_element_type(v: &Value, want: &Type) -> Option<Value> {
+    let (Value::Tuple(s), Type::List(we) | Type::Set(we)) = (v, want) else {
+        return None;
+    };
+    if s.items.is_empty() || !we.is_known_type() || !s.items.iter().all(|x| x.has_type(we)) {
+        return None;
+    }
+    let (elem, items) = ((**we).clone(), s.items.clone());
+    Some(if matches!(want, Type::Set(_)) {
+        make_set(elem, items)
+    } else {
+        Value::list(elem, items)
+    })
 }
 
 /// Whether `v.type_of() == *t`, computed without allocating.
@@ -974,6 +996,62 @@ mod tests {
                 .map(|(k, t)| (Str::from(k), t))
                 .collect::<Vec<_>>(),
         ))
+    }
+
+    #[test]
+    fn tuples_of_the_element_type_convert_as_the_general_path_does() {
+        let l = |t: Type| Type::list(t);
+        let st = |t: Type| Type::set(t);
+        let tuples = [
+            Value::tuple(vec![s("b"), s("a"), s("b")]),
+            Value::tuple(vec![
+                s("x"),
+                Value::Null(Type::String),
+                Value::Unknown(Type::String),
+            ]),
+            Value::tuple(vec![Value::int(2), Value::int(1)]),
+            Value::tuple(vec![Value::Bool(true)]),
+            Value::tuple(vec![
+                Value::list(Type::String, vec![s("a")]),
+                Value::list(Type::String, vec![]),
+            ]),
+            Value::tuple(vec![s("a"), Value::int(1)]),
+            Value::tuple(vec![Value::NULL, s("a")]),
+            Value::tuple(vec![]),
+        ];
+        let wants = [
+            l(Type::String),
+            st(Type::String),
+            l(Type::Number),
+            st(Type::Number),
+            l(Type::Bool),
+            l(l(Type::String)),
+            st(l(Type::String)),
+            l(Type::Dynamic),
+        ];
+        let mut fast = 0;
+        for v in &tuples {
+            for w in &wants {
+                let general = can_convert(&v.type_of(), w, true)
+                    .then(|| apply(v, &v.type_of(), w, true).ok())
+                    .flatten();
+                if let Some(f) = tuple_of_the_element_type(v, w) {
+                    fast += 1;
+                    let g = general.as_ref();
+                    let g = g.unwrap_or_else(|| panic!("{v:?} to {w}: general path fails"));
+                    assert!(
+                        f.raw_equals(g) && f.type_of() == g.type_of(),
+                        "{v:?} to {w}"
+                    );
+                }
+                assert_eq!(
+                    convert(v, w).ok().map(|c| (format!("{c:?}"), c.type_of())),
+                    general.map(|c| (format!("{c:?}"), c.type_of())),
+                    "{v:?} to {w}"
+                );
+            }
+        }
+        assert_eq!(fast, 9, "the fast path is taken where it applies");
     }
 
     #[test]

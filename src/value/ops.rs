@@ -445,19 +445,25 @@ pub fn index(collection: &Value, key: &Value) -> Result<Value, OpError> {
                     "The given key does not identify an element in this collection value.{suggestion}"
                 )));
             };
-            if collection.is_unknown() {
-                return Ok(Value::Unknown(aty.clone()));
-            }
-            Ok(collection
-                .get_attr(name)
-                .cloned()
-                .unwrap_or(Value::Unknown(Type::Dynamic)))
+            Ok(object_attr(collection, name, aty))
         }
         Type::Set(_) => Err(invalid_index(
             "Elements of a set are identified only by their value and don't have any separate index or key to select with, so it's only possible to perform operations across all elements of the set.",
         )),
         _ => Err(invalid_index("This value does not have any indices.")),
     }
+}
+
+/// Attribute `name` of `obj`, an object whose type gives the attribute the type `aty`:
+/// an unknown of that type when `obj` is unknown.
+#[inline]
+fn object_attr(obj: &Value, name: &str, aty: &Type) -> Value {
+    if obj.is_unknown() {
+        return Value::Unknown(aty.clone());
+    }
+    obj.get_attr(name)
+        .cloned()
+        .unwrap_or(Value::Unknown(Type::Dynamic))
 }
 
 /// hcl's `GetAttr(obj, name)`: `obj.name` with hcl's rules and messages.
@@ -489,13 +495,7 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
                     ),
                 ));
             };
-            if obj.is_unknown() {
-                return Ok(Value::Unknown(aty.clone()));
-            }
-            Ok(obj
-                .get_attr(name)
-                .cloned()
-                .unwrap_or(Value::Unknown(Type::Dynamic)))
+            Ok(object_attr(obj, name, aty))
         }
         Type::Map(e) => {
             if obj.is_unknown() {

@@ -76,20 +76,28 @@ fn analyze(value: &str) -> Analysis {
             block_allowed: false,
         };
     }
+    // Printable ASCII (the common case) has no break and nothing special.
+    if value.bytes().all(|b| (0x20..=0x7E).contains(&b)) {
+        return Analysis {
+            multiline: false,
+            block_allowed: !value.ends_with(' '),
+        };
+    }
+    analyze_chars(value)
+}
+
+/// [`analyze`] character by character, as libyaml does it.
+fn analyze_chars(value: &str) -> Analysis {
+    let trailing_space = value.ends_with(' ');
     let mut line_breaks = false;
     let mut special = false;
-    let mut trailing_space = false;
     let mut space_break = false;
     let mut previous_space = false;
-    let chars: Vec<char> = value.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    for c in value.chars() {
         if !is_printable(c) || c == '\u{FEFF}' {
             special = true;
         }
         if c == ' ' {
-            if i + 1 == chars.len() {
-                trailing_space = true;
-            }
             previous_space = true;
         } else if is_break(c) {
             line_breaks = true;
@@ -134,9 +142,13 @@ impl Emitter {
     }
 
     fn write_str(&mut self, s: &str) {
-        for c in s.chars() {
-            self.put(c);
-        }
+        self.out.push_str(s);
+        let chars = if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
+        self.column = self.column.saturating_add(chars as i64);
     }
 
     fn increase_indent(&mut self, flow: bool, indentless: bool) {
@@ -316,6 +328,22 @@ impl Emitter {
 
     fn write_double_quoted(&mut self, value: &str, allow_breaks: bool) {
         self.write_indicator("\"", true, false, false);
+        // Printable ASCII without a space, quote or backslash is written as it is.
+        if value
+            .bytes()
+            .all(|b| (0x21..=0x7E).contains(&b) && b != b'"' && b != b'\\')
+        {
+            self.write_str(value);
+        } else {
+            self.write_double_quoted_chars(value, allow_breaks);
+        }
+        self.write_indicator("\"", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    /// The inside of a double-quoted scalar, character by character as libyaml writes it.
+    fn write_double_quoted_chars(&mut self, value: &str, allow_breaks: bool) {
         let chars: Vec<char> = value.chars().collect();
         let mut spaces = false;
         let mut i = 0;
@@ -375,9 +403,6 @@ impl Emitter {
                 spaces = false;
             }
         }
-        self.write_indicator("\"", false, false, false);
-        self.whitespace = false;
-        self.indention = false;
     }
 
     fn write_literal(&mut self, value: &str) {
@@ -1190,6 +1215,58 @@ mod tests {
     fn enc(v: &Value) -> String {
         encode(v).unwrap()
     }
+    #[test]
+    fn ascii_fast_paths_write_what_the_character_loops_write() {
+        let pieces = [
+            "a",
+            "Z9",
+            "x-y_z.q",
+            "~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
+            " ",
+            "  ",
+            "\"",
+            "\\",
+            "\t",
+            "\n",
+            "é",
+            "\u{85}",
+            "\u{feff}",
+            "日本",
+            "\u{7f}",
+        ];
+        let mut strings = Vec::new();
+        for a in pieces {
+            for b in pieces {
+                strings.push(format!("{a}{b}"));
+                strings.push(format!("{a}{}{b}", "word ".repeat(30)));
+                strings.push(format!("{}{a}{b}", "k".repeat(90)));
+            }
+        }
+        let mut fast = 0;
+        for v in &strings {
+            let (x, y) = (analyze(v), analyze_chars(v));
+            assert_eq!(
+                (x.multiline, x.block_allowed),
+                (y.multiline, y.block_allowed),
+                "{v:?}"
+            );
+            if v.bytes()
+                .all(|b| (0x21..=0x7E).contains(&b) && b != b'"' && b != b'\\')
+            {
+                fast += 1;
+                for column in [0, 40, 79, 80, 81, 200] {
+                    let (mut e1, mut e2) = (Emitter::new(), Emitter::new());
+                    e1.column = column;
+                    e2.column = column;
+                    e1.write_str(v);
+                    e2.write_double_quoted_chars(v, true);
+                    assert_eq!((&e1.out, e1.column), (&e2.out, e2.column), "{v:?}");
+                }
+            }
+        }
+        assert!(fast > 30, "{fast}");
+    }
+
     fn s(x: &str) -> Value {
         Value::string(x)
     }

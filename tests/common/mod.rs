@@ -8,6 +8,7 @@ use fn_hcl::syntax::parser::{parse_expression, parse_file};
 use fn_hcl::syntax::span::{SourceMap, Span};
 use std::fmt::Write;
 
+pub mod dir;
 pub mod k8s;
 mod shared;
 #[allow(unused_imports)]

@@ -3,67 +3,35 @@
 
 pub mod process;
 
-use std::collections::BTreeMap;
+#[path = "../common/proto.rs"]
+mod proto;
+#[allow(unused_imports)]
+pub use proto::{number, object, resource, string, structure};
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use fn_hcl::protocol::proto::v1;
 use fn_hcl::server::{self, Running, ServeArgs};
-use prost_types::value::Kind;
-use prost_types::{Struct, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tonic::transport::Channel;
 
 pub type Client = v1::function_runner_service_client::FunctionRunnerServiceClient<Channel>;
 
-pub fn string(s: &str) -> Value {
-    Value {
-        kind: Some(Kind::StringValue(s.into())),
-    }
-}
-
-pub fn object(pairs: &[(&str, Value)]) -> Value {
-    Value {
-        kind: Some(Kind::StructValue(structure(pairs))),
-    }
-}
-
-pub fn structure(pairs: &[(&str, Value)]) -> Struct {
-    Struct {
-        fields: pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect::<BTreeMap<_, _>>(),
-    }
-}
-
-/// A request for the XR `name` running `program`, tagged `tag`.
+/// A request for the XR `bucket-1` running the bundle `program`, tagged `tag`.
 pub fn request(tag: &str, program: &str) -> v1::RunFunctionRequest {
-    let xr = structure(&[
+    let xr = structure([
         ("apiVersion", string("example.com/v1")),
         ("kind", string("XBucket")),
-        ("metadata", object(&[("name", string("bucket-1"))])),
-        ("spec", object(&[("region", string("eu-west-1"))])),
+        ("metadata", object([("name", string("bucket-1"))])),
+        ("spec", object([("region", string("eu-west-1"))])),
     ]);
-    v1::RunFunctionRequest {
-        meta: Some(v1::RequestMeta {
-            tag: tag.into(),
-            ..Default::default()
-        }),
-        observed: Some(v1::State {
-            composite: Some(v1::Resource {
-                resource: Some(xr),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        input: Some(structure(&[
-            ("apiVersion", string("function-hcl/v1")),
-            ("kind", string("HclInput")),
-            ("hcl", string(program)),
-        ])),
+    let mut req = proto::request(program, Some(resource(xr)));
+    req.meta = Some(v1::RequestMeta {
+        tag: tag.into(),
         ..Default::default()
-    }
+    });
+    req
 }
 
 /// Loopback-only, metrics on an ephemeral port, test hooks on, two evaluation slots.

@@ -67,6 +67,24 @@ pub fn request_json(secs: &[(String, String)]) -> Result<Json, String> {
     Ok(Json::Object(req))
 }
 
+/// A case file's text with its section `name` (and anything after it) replaced by `body`,
+/// or `body` appended as that section: everything before it kept verbatim (what blessing
+/// writes).
+pub fn with_section(text: &str, name: &str, body: &str) -> String {
+    let marker = format!("-- {name} --");
+    let mut kept = String::new();
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == marker {
+            break;
+        }
+        kept.push_str(line);
+    }
+    if !kept.is_empty() && !kept.ends_with('\n') {
+        kept.push('\n');
+    }
+    format!("{kept}{marker}\n{body}")
+}
+
 /// The decoded request of a case file's text.
 pub fn case_request(text: &str) -> Result<v1::RunFunctionRequest, String> {
     request_from_json(&request_json(&sections(text))?).map_err(|e| e.to_string())

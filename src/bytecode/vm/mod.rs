@@ -59,10 +59,8 @@ pub struct Limits {
     pub max_depth: u32,
     /// User function calls, over all evaluations of this VM: exponential recursion (two
     /// calls per level, 99 levels) ends here in tens of milliseconds (a call costs about
-    /// 3 µs), not at the wall clock. The default, 50,000, is 140 times what the `fleet`
+    /// 1 µs), not at the wall clock. The default, 50,000, is 140 times what the `fleet`
     /// workload makes (350: one per resource) and lets `fib(20)` (21,891 calls) finish.
-    /// A call that continues on a fresh native stack (every 12th level, a thread)
-    /// counts 10 (fib(20) then costs about 40,000).
     pub max_invocations: u64,
 }
 
@@ -185,8 +183,6 @@ pub struct Vm<'p> {
     bytes: u64,
     depth: u32,
     invocations: u64,
-    /// What the calls cost against [`Limits::max_invocations`].
-    call_cost: u64,
     type_only: u32,
     stack: Vec<Value>,
     /// Where the running chunk's part of `stack` starts (below: its callers').
@@ -236,7 +232,6 @@ impl<'p> Vm<'p> {
             bytes: 0,
             depth: 0,
             invocations: 0,
-            call_cost: 0,
             type_only: 0,
             stack: Vec::with_capacity(64),
             base: 0,
@@ -278,7 +273,7 @@ impl<'p> Vm<'p> {
             instructions: self.steps,
             elements: self.elements,
             bytes: self.bytes,
-            calls: self.call_cost,
+            calls: self.invocations,
         }
     }
 

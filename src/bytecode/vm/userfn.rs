@@ -10,11 +10,19 @@ use crate::text::quote::go_quote;
 use crate::value::gofmt::go_syntax;
 use crate::value::{Fields, Value};
 
-/// Nested user function calls run on one native stack before moving to a fresh one.
-const STACK_SEGMENT: u32 = 12;
-const SEGMENT_STACK_BYTES: usize = 64 << 20;
-/// What a call on a fresh stack counts against [`super::Limits::max_invocations`].
-const FRESH_STACK_CALL_COST: u64 = 10;
+/// Every this many nested user function calls, the VM checks that the native stack has at
+/// least [`STACK_RED_ZONE`] left (a check costs a thread-local read; calls at the top level
+/// never pay it).
+const STACK_CHECK_EVERY: u32 = 8;
+/// One nested call's VM frames take about 7 KiB in a debug build (100 nested calls:
+/// 0.7 MiB), so 1 MiB holds the next [`STACK_CHECK_EVERY`] levels with ample room for what
+/// their bodies do (a builtin walking a deeply nested value); tests in tests/vm_userfn.rs
+/// run 99 nested calls on stacks smaller than this and just larger.
+const STACK_RED_ZONE: usize = 1 << 20;
+/// When less is left, the call continues on a new stack segment of this size (on the same
+/// thread: `stacker` maps it, switches to it and unmaps it after the call), so that 100
+/// nested calls never overflow the caller's stack, however small it is.
+const STACK_SEGMENT_BYTES: usize = 16 << 20;
 
 /// What running a user function gave: its value, or the message `invoke` fails with.
 type Invoked = Result<Result<Value, String>, VmError>;
@@ -56,16 +64,8 @@ impl<'p> Vm<'p> {
         if args.is_unknown() || self.type_only > 0 {
             return Ok(DYN);
         }
-        // A call that continues on a fresh native stack (a thread) costs as much as many
-        // plain calls, and a call bomb makes half of its calls there: it counts more.
-        let fresh_stack = (self.depth + 1).is_multiple_of(STACK_SEGMENT);
         self.invocations += 1;
-        self.call_cost += if fresh_stack {
-            FRESH_STACK_CALL_COST
-        } else {
-            1
-        };
-        if self.call_cost > self.limits.max_invocations {
+        if self.invocations > self.limits.max_invocations {
             return Err(Stop::Limit(super::LimitKind::Invocations));
         }
         self.depth += 1;
@@ -75,8 +75,10 @@ impl<'p> Vm<'p> {
                 "user function calls: max depth {} exceeded",
                 self.limits.max_depth
             )))
-        } else if self.depth.is_multiple_of(STACK_SEGMENT) {
-            self.invoke_on_fresh_stack(func, name, &args)
+        } else if self.depth.is_multiple_of(STACK_CHECK_EVERY) {
+            stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT_BYTES, || {
+                self.invoke_inner(func, name, &args)
+            })
         } else {
             self.invoke_inner(func, name, &args)
         };
@@ -87,25 +89,6 @@ impl<'p> Vm<'p> {
                 diags.push(call_failed("invoke", &msg, c.start, c.range));
                 Ok(DYN)
             }
-        }
-    }
-
-    /// Every [`STACK_SEGMENT`] nested calls, continue on a new thread with a large stack, so
-    /// that 100 nested user function calls never overflow the caller's (possibly small)
-    /// stack, even in debug builds where VM frames are big.
-    fn invoke_on_fresh_stack(&mut self, func: u32, name: &str, args: &Value) -> Invoked {
-        let outcome = std::thread::scope(|scope| {
-            let spawned = std::thread::Builder::new()
-                .name("fn-hcl-vm".into())
-                .stack_size(SEGMENT_STACK_BYTES)
-                .spawn_scoped(scope, || self.invoke_inner(func, name, args));
-            spawned.map(|h| h.join())
-        });
-        match outcome {
-            Ok(Ok(r)) => r,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            // No thread available: go on with the current stack.
-            Err(_) => self.invoke_inner(func, name, args),
         }
     }
 
