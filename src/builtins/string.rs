@@ -753,8 +753,7 @@ fn translate_pattern(pattern: &str) -> String {
             // A brace that does not open a Go repetition is a literal (the regex crate
             // refuses it).
             let mut ahead = vec!['{'];
-            let mut look = it.clone();
-            while let Some(d) = look.next() {
+            for d in it.clone() {
                 ahead.push(d);
                 if !(d.is_ascii_digit() || d == ',') {
                     break;
