@@ -408,3 +408,23 @@ fn regex_patterns_are_checked_in_linear_time() {
     // braces (`a{1a{1...`, longer than the subject), letters (the subject has too few).
     assert_eq!(got, [false, false, true, false, false]);
 }
+
+#[test]
+fn builtins_build_only_what_they_charged() {
+    // Found by the structured fuzz target: `indent` of a text without a newline charged
+    // nothing for its padding but built it anyway: 2^53 spaces aborted the process (a
+    // failed allocation is no panic a server can catch). The padding of every line is
+    // charged first; with no line to pad, none is built.
+    let hcl = resource("length(indent(pow(2, 53), req.composite.spec.name))");
+    let (out, u) = run_output(&hcl, r#"{"name": "single"}"#, limits());
+    let out = out.expect("evaluates");
+    let v = out.resources.first().and_then(|r| r.1.get_attr("v"));
+    assert_eq!(v.and_then(|v| v.as_number()?.to_i64()), Some(6));
+    assert!(u.bytes < 1 << 20, "{u:?}");
+    // With a line to pad, the padding is charged, and refused, before it is built.
+    let (m, u) = run(&resource("indent(pow(2, 53), \"a\\nb\")"), "{}", limits());
+    let m = fatal(m);
+    assert!(m.contains("string bytes allocated (at main.hcl:2,"), "{m}");
+    assert!(m.ends_with("(in indent)"), "{m}");
+    assert!(u.bytes > 1 << 53, "charged the whole padding: {u:?}");
+}
