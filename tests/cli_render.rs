@@ -157,7 +157,10 @@ fn response_from_expected(
                 }
                 remove_path(&mut status, &["conditions"]);
                 if matches!(&status, Json::Object(m) if !m.is_empty()) {
-                    b.merge_composite_status(json_to_struct(&status, "status").unwrap());
+                    let status = json_to_struct(&status, "status").unwrap();
+                    b.merge_composite_status(
+                        fn_hcl::protocol::request::struct_to_value(&status).unwrap(),
+                    );
                 }
             }
             Some("Result") => {

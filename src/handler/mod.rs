@@ -208,25 +208,18 @@ pub fn write_output(
         })?;
         out.set_ready(&name, ready);
     }
-    // Trees the program built: no nesting bound but the evaluation's own budgets (the
-    // error cannot occur with this bound).
-    let to_proto = |j| {
-        crate::protocol::protojson::json_to_value_within(j, usize::MAX)
-            .map_err(|e| format!("evaluate hcl: {e}"))
-    };
-    if let Some(status) = &o.status
-        && let prost_types::value::Kind::StructValue(s) = to_proto(status)?
-            .kind
-            .unwrap_or(prost_types::value::Kind::StructValue(Default::default()))
-    {
-        out.merge_composite_status(s);
+    if let Some(status) = o.status {
+        out.merge_composite_status(status);
     }
     if let Some(c) = o.connection {
         out.merge_composite_connection(c);
     }
-    if let Some(ctx) = &o.context {
-        for (k, v) in ctx {
-            out.set_context(k, to_proto(v)?);
+    if let Some(crate::value::Value::Object(ctx) | crate::value::Value::Map(ctx)) = &o.context {
+        for (k, v) in &ctx.entries {
+            // A tree the program built: no nesting bound but the evaluation's own budgets.
+            let v = crate::protocol::response::value_to_proto_within(v, usize::MAX)
+                .map_err(|e| format!("evaluate hcl: {e}"))?;
+            out.set_context(k, v);
         }
     }
     for (name, sel) in &o.requirements {

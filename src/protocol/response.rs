@@ -10,8 +10,9 @@
 //! The program's resource bodies (most of a response's bytes) are not converted to prost
 //! messages on the server's path: the builder keeps them as values, checks them when they
 //! are set (the same errors [`value_to_struct`] gives), and
-//! [`ResponseBuilder::finish_encoded`] writes the protobuf wire bytes straight from them in
-//! two passes (measure the lengths, then write into one buffer of the exact size).
+//! their protobuf bytes are written when they are set, in one walk of each value (back to
+//! front, so every length is known when it is written: [`Backward`]), and
+//! [`ResponseBuilder::finish_encoded`] copies them into one buffer of the exact size.
 
 use crate::protocol::MAX_DEPTH;
 use crate::protocol::proto::v1;
@@ -73,13 +74,22 @@ impl std::error::Error for ValueError {}
 
 /// A value as a `google.protobuf.Value`.
 pub fn value_to_proto(v: &Value) -> Result<prost_types::Value, ValueError> {
-    to_proto_at(v, 0)
+    to_proto_at(v, 0, MAX_DEPTH)
+}
+
+/// [`value_to_proto`] with its own bound on nesting: trees the program built (status,
+/// context) have no bound but the evaluation's budgets (`usize::MAX`).
+pub fn value_to_proto_within(
+    v: &Value,
+    max_depth: usize,
+) -> Result<prost_types::Value, ValueError> {
+    to_proto_at(v, 0, max_depth)
 }
 
 /// An object or map value as a `google.protobuf.Struct` (resource bodies, status, context).
 pub fn value_to_struct(v: &Value) -> Result<prost_types::Struct, ValueError> {
     match v {
-        Value::Object(f) | Value::Map(f) => fields_to_struct(&f.entries, 1),
+        Value::Object(f) | Value::Map(f) => fields_to_struct(&f.entries, 1, MAX_DEPTH),
         Value::Unknown(_) => Err(ValueError::Unknown),
         other => Err(ValueError::NotAnObject(other.type_of().friendly_name())),
     }
@@ -88,13 +98,14 @@ pub fn value_to_struct(v: &Value) -> Result<prost_types::Struct, ValueError> {
 fn fields_to_struct(
     entries: &[(crate::value::Str, Value)],
     depth: usize,
+    max: usize,
 ) -> Result<prost_types::Struct, ValueError> {
-    if depth > MAX_DEPTH {
+    if depth > max {
         return Err(ValueError::TooDeep);
     }
     let mut fields = std::collections::BTreeMap::new();
     for (k, x) in entries {
-        fields.insert(k.to_string(), to_proto_at(x, depth)?);
+        fields.insert(k.to_string(), to_proto_at(x, depth, max)?);
     }
     Ok(prost_types::Struct { fields })
 }
@@ -113,7 +124,7 @@ fn proto_number(n: &crate::value::number::Number) -> Result<f64, ValueError> {
     Ok(f)
 }
 
-fn to_proto_at(v: &Value, depth: usize) -> Result<prost_types::Value, ValueError> {
+fn to_proto_at(v: &Value, depth: usize, max: usize) -> Result<prost_types::Value, ValueError> {
     let kind = match v {
         Value::Unknown(_) => return Err(ValueError::Unknown),
         Value::Null(_) => Kind::NullValue(0),
@@ -121,17 +132,17 @@ fn to_proto_at(v: &Value, depth: usize) -> Result<prost_types::Value, ValueError
         Value::String(s) => Kind::StringValue(s.to_string()),
         Value::Number(n) => Kind::NumberValue(proto_number(n)?),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
-            if depth + 1 > MAX_DEPTH {
+            if depth + 1 > max {
                 return Err(ValueError::TooDeep);
             }
             let mut values = Vec::with_capacity(s.items.len());
             for x in &s.items {
-                values.push(to_proto_at(x, depth + 1)?);
+                values.push(to_proto_at(x, depth + 1, max)?);
             }
             Kind::ListValue(prost_types::ListValue { values })
         }
         Value::Map(f) | Value::Object(f) => {
-            Kind::StructValue(fields_to_struct(&f.entries, depth + 1)?)
+            Kind::StructValue(fields_to_struct(&f.entries, depth + 1, max)?)
         }
     };
     Ok(prost_types::Value { kind: Some(kind) })
@@ -177,8 +188,11 @@ pub struct ResponseBuilder {
     /// The program's desired resources, in the order they were set.
     bodies: Vec<Body>,
     body_index: HashMap<crate::value::Str, usize, ahash::RandomState>,
-    /// The measurements of every body (see [`Plan`]).
-    plan: Plan,
+    /// The protobuf bytes of every body (a replaced body's stay unused).
+    encoded: Backward,
+    /// This step's composite status, still a value (see
+    /// [`ResponseBuilder::merge_composite_status`]).
+    status: Option<Value>,
     /// The results and conditions, kept with their fixed texts borrowed (`rsp.results`
     /// and `rsp.conditions` stay empty until [`ResponseBuilder::finish`]).
     results: Vec<ResultEntry>,
@@ -315,7 +329,7 @@ impl CondEntry {
     }
 }
 
-/// One desired resource the program produced, measured for encoding.
+/// One desired resource the program produced, with its encoding.
 #[derive(Clone, Debug)]
 struct Body {
     name: crate::value::Str,
@@ -323,9 +337,8 @@ struct Body {
     ready: i32,
     /// Content length of the body's Struct.
     len: usize,
-    /// Where this body's measurements start in the builder's [`Plan`].
-    sizes_at: usize,
-    floats_at: usize,
+    /// Where its Struct's bytes end in the builder's [`Backward`] buffer.
+    end: usize,
 }
 
 impl Body {
@@ -336,7 +349,7 @@ impl Body {
 }
 
 /// A desired resource in the encoded State: the request's (a prost message) or the
-/// program's (a measured value).
+/// program's (an encoded value).
 enum DesiredEntry<'a> {
     Proto(&'a v1::Resource),
     Body(&'a Body),
@@ -349,7 +362,8 @@ impl ResponseBuilder {
             rsp: skeleton(req),
             bodies: Vec::new(),
             body_index: HashMap::default(),
-            plan: Plan::default(),
+            encoded: Backward::default(),
+            status: None,
             results: Vec::new(),
             conditions: Vec::new(),
         }
@@ -376,16 +390,11 @@ impl ResponseBuilder {
         name: crate::value::Str,
         body: Value,
     ) -> Result<(), ValueError> {
-        let sizes_at = self.plan.sizes.len();
-        let floats_at = self.plan.floats.len();
-        let len = match measure_body(&body, &mut self.plan) {
-            Ok(len) => len,
-            Err(e) => {
-                self.plan.sizes.truncate(sizes_at);
-                self.plan.floats.truncate(floats_at);
-                return Err(e);
-            }
-        };
+        if self.encoded.buf.is_empty() {
+            self.encoded = Backward::reuse();
+        }
+        let len = put_body(&body, &mut self.encoded)?;
+        let end = self.encoded.written();
         let resources = &mut self.desired().resources;
         if !resources.is_empty() {
             resources.remove(&*name);
@@ -395,8 +404,7 @@ impl ResponseBuilder {
             value: body,
             ready: Ready::Unspecified as i32,
             len,
-            sizes_at,
-            floats_at,
+            end,
         };
         match self.body_index.entry(name) {
             std::collections::hash_map::Entry::Occupied(e) => self.bodies[*e.get()] = b,
@@ -443,9 +451,29 @@ impl ResponseBuilder {
                 .is_some_and(|d| d.resources.contains_key(name))
     }
 
-    /// Merges this step's (already unified) composite status into the desired composite's
-    /// `status`: objects merge recursively and this step wins a conflicting leaf.
-    pub fn merge_composite_status(&mut self, status: prost_types::Struct) {
+    /// Merges this step's (already unified) composite status, an object whose numbers are
+    /// finite float64s (the evaluator checks them), into the desired composite's `status`:
+    /// objects merge recursively and this step wins a conflicting leaf. The status stays a
+    /// value until the response is finished: [`ResponseBuilder::finish_encoded`] writes
+    /// the merged composite straight from it.
+    pub fn merge_composite_status(&mut self, status: Value) {
+        self.desired()
+            .composite
+            .get_or_insert_with(Default::default);
+        if let Some(earlier) = self.status.replace(status) {
+            self.apply_status(&earlier);
+        }
+    }
+
+    /// Merges a status value into the desired composite's message.
+    fn apply_status(&mut self, status: &Value) {
+        let (Value::Object(f) | Value::Map(f)) = status else {
+            return;
+        };
+        // Checked by the evaluator: nothing in it fails to convert.
+        let Ok(status) = fields_to_struct(&f.entries, 1, usize::MAX) else {
+            return;
+        };
         let composite = self
             .desired()
             .composite
@@ -568,7 +596,10 @@ impl ResponseBuilder {
     }
 
     /// The finished response as a message.
-    pub fn finish(self) -> v1::RunFunctionResponse {
+    pub fn finish(mut self) -> v1::RunFunctionResponse {
+        if let Some(status) = self.status.take() {
+            self.apply_status(&status);
+        }
         let mut rsp = self.rsp;
         rsp.results = self
             .results
@@ -583,7 +614,7 @@ impl ResponseBuilder {
         if !self.bodies.is_empty() {
             let desired = rsp.desired.get_or_insert_with(Default::default);
             for b in self.bodies {
-                // Measured when set with the same checks, so the conversion succeeds.
+                // Checked when set (the same checks), so the conversion succeeds.
                 if let Ok(s) = value_to_struct(&b.value) {
                     desired.resources.insert(
                         b.name.to_string(),
@@ -612,12 +643,20 @@ impl ResponseBuilder {
     pub fn finish_encoded(&self) -> Vec<u8> {
         let rsp = &self.rsp;
         let entries = self.desired_entries();
+        let composite = rsp.desired.as_ref().and_then(|d| d.composite.as_ref());
+        let merged = match (&self.status, composite) {
+            (Some(status), Some(c)) => composite_with_status(c, status),
+            _ => None,
+        };
+        let merged = merged.as_ref().map(|w| w.bytes(0, w.written()));
         let state_len = rsp.desired.as_ref().map(|d| {
-            d.composite.as_ref().map_or(0, wire::message_len)
-                + entries
-                    .iter()
-                    .map(|(name, _, len)| resource_entry_len(name, *len))
-                    .sum::<usize>()
+            merged.map_or_else(
+                || d.composite.as_ref().map_or(0, wire::message_len),
+                |m| wire::delimited_len(m.len()),
+            ) + entries
+                .iter()
+                .map(|(name, _, len)| resource_entry_len(name, *len))
+                .sum::<usize>()
         });
         let total = rsp.meta.as_ref().map_or(0, wire::message_len)
             + state_len.map_or(0, wire::delimited_len)
@@ -640,7 +679,10 @@ impl ResponseBuilder {
         }
         if let (Some(desired), Some(len)) = (&rsp.desired, state_len) {
             wire::put_delimited(&mut buf, 2, len);
-            if let Some(c) = &desired.composite {
+            if let Some(m) = merged {
+                wire::put_delimited(&mut buf, 1, m.len());
+                buf.extend_from_slice(m);
+            } else if let Some(c) = &desired.composite {
                 wire::put_message(&mut buf, 1, c);
             }
             for (name, entry, len) in &entries {
@@ -713,13 +755,7 @@ impl ResponseBuilder {
             DesiredEntry::Body(b) => {
                 wire::put_delimited(buf, 2, len);
                 wire::put_delimited(buf, 1, b.len);
-                let mut r = PlanReader {
-                    sizes: self.plan.sizes.get(b.sizes_at..).unwrap_or(&[]),
-                    floats: self.plan.floats.get(b.floats_at..).unwrap_or(&[]),
-                };
-                if let Value::Object(f) | Value::Map(f) = &b.value {
-                    write_struct(&f.entries, &mut r, buf);
-                }
+                buf.extend_from_slice(self.encoded.bytes(b.end - b.len, b.end));
                 if b.ready != 0 {
                     buf.push(wire::key(3, 0));
                     wire::put_varint(buf, b.ready as i64 as u64);
@@ -800,12 +836,25 @@ mod wire {
         (((v | 1).leading_zeros() ^ 63) * 9 + 73) as usize / 64
     }
 
-    pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            buf.push((v as u8) | 0x80);
+    pub fn put_varint(buf: &mut Vec<u8>, v: u64) {
+        let mut b = [0; 10];
+        let n = varint_into(&mut b, v);
+        buf.extend_from_slice(&b[..n]);
+    }
+
+    /// Writes `v` as a varint at the start of `out` (10 bytes hold any); returns its length.
+    pub fn varint_into(out: &mut [u8], mut v: u64) -> usize {
+        let mut n = 0;
+        while v >= 0x80 && n < out.len() {
+            out[n] = (v as u8) | 0x80;
             v >>= 7;
+            n += 1;
         }
-        buf.push(v as u8);
+        if let Some(b) = out.get_mut(n) {
+            *b = v as u8;
+            n += 1;
+        }
+        n
     }
 
     /// A field key for field numbers below 16 (every field written here), one byte.
@@ -863,51 +912,109 @@ mod kind {
     pub const LIST: u8 = 6;
 }
 
-/// What the measuring pass learned about values, in the order the writing pass needs it:
-/// the content length of every Struct and ListValue (pre-order) and the float64 of every
-/// number (so [`json_f64`] runs once per number). Shared by all bodies of one response.
+/// Protobuf bytes written back to front. A length-delimited field's content is written
+/// before its key and length, so the length is known when it is written: one walk of a
+/// value writes prost's exact bytes (minimal varints) with no measuring pass, no
+/// placeholders and no shifting. The bytes are `buf[start..]`; positions are counted
+/// from the end ([`Backward::written`]), so they stay valid when the buffer grows.
+///
+/// The buffer is taken from the thread's spare one and given back when dropped, so a
+/// steady stream of requests writes their bodies without allocating (see
+/// [`SPARE_MAX`]).
 #[derive(Clone, Debug, Default)]
-struct Plan {
-    sizes: Vec<usize>,
-    floats: Vec<f64>,
+struct Backward {
+    buf: Vec<u8>,
+    start: usize,
 }
 
-/// Reads a [`Plan`] back in the order it was written.
-struct PlanReader<'a> {
-    sizes: &'a [usize],
-    floats: &'a [f64],
+thread_local! {
+    /// The buffer of the last [`Backward`] dropped on this thread, for the next one.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Marks the size of a Struct whose entries break the sorted invariant (see
-/// [`struct_order`]), so the writing pass need not compare the keys again.
-const UNSORTED: usize = 1 << (usize::BITS - 1);
+/// The largest buffer kept for the next response (bytes): a huge response's buffer is
+/// freed rather than held by the thread.
+const SPARE_MAX: usize = 4 << 20;
 
-impl PlanReader<'_> {
-    fn peek_size(&self) -> usize {
-        self.sizes.first().copied().unwrap_or(0) & !UNSORTED
+impl Drop for Backward {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        if buf.is_empty() || buf.len() > SPARE_MAX {
+            return;
+        }
+        // During thread teardown the spare is gone: the buffer is simply freed.
+        let _ = SPARE.try_with(|spare| {
+            let kept = spare.take();
+            spare.set(if buf.len() >= kept.len() { buf } else { kept });
+        });
     }
+}
 
-    /// Takes a Struct's size; true if its entries are sorted.
-    fn take_struct(&mut self) -> bool {
-        let sorted = self.sizes.first().is_none_or(|s| s & UNSORTED == 0);
-        self.take_size();
-        sorted
-    }
-
-    fn take_size(&mut self) {
-        if let Some((_, rest)) = self.sizes.split_first() {
-            self.sizes = rest;
+impl Backward {
+    /// An empty writer on the thread's spare buffer, if it has one.
+    fn reuse() -> Self {
+        let buf = SPARE.try_with(|spare| spare.take()).unwrap_or_default();
+        Backward {
+            start: buf.len(),
+            buf,
         }
     }
 
-    fn take_float(&mut self) -> f64 {
-        match self.floats.split_first() {
-            Some((f, rest)) => {
-                self.floats = rest;
-                *f
-            }
-            None => 0.0,
+    /// Bytes written so far: a position that survives growth.
+    fn written(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
+    /// The bytes written between positions `from` and `to` (`from` ≤ `to` ≤ written).
+    fn bytes(&self, from: usize, to: usize) -> &[u8] {
+        let end = self.buf.len();
+        self.buf
+            .get(end.saturating_sub(to)..end.saturating_sub(from))
+            .unwrap_or(&[])
+    }
+
+    /// Forgets what was written after position `at`.
+    fn truncate(&mut self, at: usize) {
+        self.start = self.buf.len() - at.min(self.written());
+    }
+
+    /// The next `n` bytes in front of what was written, to be filled by the caller.
+    fn front(&mut self, n: usize) -> &mut [u8] {
+        if self.start < n {
+            self.grow(n);
         }
+        self.start -= n;
+        &mut self.buf[self.start..self.start + n]
+    }
+
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        let written = self.written();
+        let cap = (self.buf.len() * 2).max(written + n).max(1024);
+        let mut buf = vec![0; cap];
+        buf[cap - written..].copy_from_slice(&self.buf[self.start..]);
+        self.buf = buf;
+        self.start = cap - written;
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.front(bytes.len()).copy_from_slice(bytes);
+    }
+
+    /// The key and length of a length-delimited field whose `len` content bytes were just
+    /// written.
+    #[inline(always)]
+    fn put_header(&mut self, field: u8, len: usize) {
+        let out = self.front(1 + wire::varint_len(len as u64));
+        out[0] = wire::key(field, wire::LEN);
+        wire::varint_into(&mut out[1..], len as u64);
+    }
+
+    /// A string field, content and header.
+    #[inline(always)]
+    fn put_str(&mut self, field: u8, s: &str) {
+        self.put(s.as_bytes());
+        self.put_header(field, s.len());
     }
 }
 
@@ -933,143 +1040,291 @@ fn struct_order(entries: &[(crate::value::Str, Value)]) -> Vec<usize> {
     out
 }
 
-/// Measures a resource body: the same checks, in the same order, with the same errors as
-/// [`value_to_struct`], and the Struct's content length.
-fn measure_body(v: &Value, plan: &mut Plan) -> Result<usize, ValueError> {
-    match v {
-        Value::Object(f) | Value::Map(f) => measure_struct(&f.entries, 1, plan),
-        Value::Unknown(_) => Err(ValueError::Unknown),
-        other => Err(ValueError::NotAnObject(other.type_of().friendly_name())),
+/// What a backward walk answers: `Err` when it met a value [`value_to_struct`] refuses
+/// (which one and why is found again by [`value_to_struct`]: a rare path, kept out of
+/// the walk's way).
+type Walk = Result<(), Refused>;
+
+/// See [`Walk`].
+#[derive(Debug)]
+struct Refused;
+
+impl From<ValueError> for Refused {
+    fn from(_: ValueError) -> Self {
+        Refused
     }
 }
 
-/// [`fields_to_struct`]'s checks; records and returns the Struct's content length.
-fn measure_struct(
-    entries: &[(crate::value::Str, Value)],
-    depth: usize,
-    plan: &mut Plan,
-) -> Result<usize, ValueError> {
-    if depth > MAX_DEPTH {
-        return Err(ValueError::TooDeep);
+/// Writes a resource body (its Struct's content) in one backward walk and returns its
+/// length. A bad value fails with [`value_to_struct`]'s error: the backward walk meets
+/// bad values last first, so on failure the forward conversion names the first one, and
+/// nothing stays written.
+fn put_body(v: &Value, w: &mut Backward) -> Result<usize, ValueError> {
+    let mark = w.written();
+    let done = match v {
+        Value::Object(f) | Value::Map(f) => put_struct(&f.entries, MAX_DEPTH, w),
+        _ => Err(Refused),
+    };
+    match done {
+        Ok(()) => Ok(w.written() - mark),
+        Err(Refused) => {
+            w.truncate(mark);
+            Err(value_to_struct(v).err().unwrap_or(ValueError::Unknown))
+        }
     }
-    let slot = plan.sizes.len();
-    plan.sizes.push(0);
-    let mut len = 0;
-    let sorted = sorted_unique(entries);
-    if sorted {
-        for (k, x) in entries {
-            len += field_entry_len(k, measure_value(x, depth, plan)?);
+}
+
+/// A Struct's content (its `fields` entries), with [`fields_to_struct`]'s checks;
+/// `levels` is how many more levels of nesting are allowed, this one included.
+fn put_struct(entries: &[(crate::value::Str, Value)], levels: usize, w: &mut Backward) -> Walk {
+    let Some(inner) = levels.checked_sub(1) else {
+        return Err(Refused);
+    };
+    if sorted_unique(entries) {
+        for (k, x) in entries.iter().rev() {
+            put_field_entry(k, x, inner, w)?;
         }
     } else {
-        // value_to_struct checks every entry in the value's order before the map dedups.
-        let mark = (plan.sizes.len(), plan.floats.len());
-        for (_, x) in entries {
-            measure_value(x, depth, plan)?;
+        let order = struct_order(entries);
+        // value_to_struct checks every entry, the duplicates its map drops included: each
+        // is written for its checks only, and taken back.
+        let mut kept = vec![false; entries.len()];
+        for &i in &order {
+            kept[i] = true;
         }
-        plan.sizes.truncate(mark.0);
-        plan.floats.truncate(mark.1);
-        for i in struct_order(entries) {
+        for ((k, x), _) in entries.iter().zip(kept).filter(|(_, kept)| !kept) {
+            let mark = w.written();
+            put_field_entry(k, x, inner, w)?;
+            w.truncate(mark);
+        }
+        for i in order.into_iter().rev() {
             let (k, x) = &entries[i];
-            len += field_entry_len(k, measure_value(x, depth, plan)?);
+            put_field_entry(k, x, inner, w)?;
         }
     }
-    plan.sizes[slot] = if sorted { len } else { len | UNSORTED };
-    Ok(len)
+    Ok(())
 }
 
-/// Bytes of one `fields` map entry (tag 1) holding a Value of `value_len` content bytes.
-fn field_entry_len(k: &str, value_len: usize) -> usize {
-    wire::delimited_len(wire::map_key_len(k) + wire::delimited_len(value_len))
-}
-
-/// [`to_proto_at`]'s checks; returns the content length of the google.protobuf.Value.
-fn measure_value(v: &Value, depth: usize, plan: &mut Plan) -> Result<usize, ValueError> {
-    Ok(match v {
-        Value::Unknown(_) => return Err(ValueError::Unknown),
-        Value::Null(_) | Value::Bool(_) => 2,
-        Value::String(s) => wire::delimited_len(s.len()),
-        Value::Number(n) => {
-            plan.floats.push(proto_number(n)?);
-            9
-        }
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
-            if depth + 1 > MAX_DEPTH {
-                return Err(ValueError::TooDeep);
-            }
-            let slot = plan.sizes.len();
-            plan.sizes.push(0);
-            let mut len = 0;
-            for x in &s.items {
-                len += wire::delimited_len(measure_value(x, depth + 1, plan)?);
-            }
-            plan.sizes[slot] = len;
-            wire::delimited_len(len)
-        }
-        Value::Map(f) | Value::Object(f) => {
-            wire::delimited_len(measure_struct(&f.entries, depth + 1, plan)?)
-        }
-    })
-}
-
-/// Content length of a measured Value (the next plan slot for containers).
-fn planned_value_len(v: &Value, r: &PlanReader<'_>) -> usize {
+/// Content length of a scalar google.protobuf.Value (None for a list or object).
+fn scalar_len(v: &Value) -> Option<usize> {
     match v {
-        Value::Null(_) | Value::Bool(_) | Value::Unknown(_) => 2,
-        Value::Number(_) => 9,
-        Value::String(s) => wire::delimited_len(s.len()),
-        _ => wire::delimited_len(r.peek_size()),
+        Value::Null(_) | Value::Bool(_) | Value::Unknown(_) => Some(2),
+        Value::Number(_) => Some(9),
+        Value::String(s) => Some(wire::delimited_len(s.len())),
+        _ => None,
     }
 }
 
-/// Writes the content of a measured Struct (its `fields` entries).
-fn write_struct(entries: &[(crate::value::Str, Value)], r: &mut PlanReader<'_>, buf: &mut Vec<u8>) {
-    if r.take_struct() {
-        for (k, x) in entries {
-            write_field_entry(k, x, r, buf);
+/// Fills a slice front to back: the pieces of a field whose size is known beforehand.
+struct Fill<'a> {
+    out: &'a mut [u8],
+    at: usize,
+}
+
+impl Fill<'_> {
+    #[inline(always)]
+    fn bytes(&mut self, b: &[u8]) {
+        if let Some(dst) = self.out.get_mut(self.at..self.at + b.len()) {
+            dst.copy_from_slice(b);
         }
+        self.at += b.len();
+    }
+
+    /// The key and length of a length-delimited field.
+    #[inline(always)]
+    fn header(&mut self, field: u8, len: usize) {
+        let rest = self.out.get_mut(self.at..).unwrap_or_default();
+        if let Some((key, varint)) = rest.split_first_mut() {
+            *key = wire::key(field, wire::LEN);
+            self.at += 1 + wire::varint_into(varint, len as u64);
+        }
+    }
+
+    /// A scalar google.protobuf.Value's content ([`scalar_len`] bytes), with
+    /// [`to_proto_at`]'s checks.
+    #[inline(always)]
+    fn scalar(&mut self, v: &Value) -> Walk {
+        match v {
+            Value::Null(_) => self.bytes(&[wire::key(kind::NULL, 0), 0]),
+            Value::Bool(b) => self.bytes(&[wire::key(kind::BOOL, 0), u8::from(*b)]),
+            Value::Number(n) => {
+                let mut b = [wire::key(kind::NUMBER, 1); 9];
+                b[1..].copy_from_slice(&proto_number(n)?.to_le_bytes());
+                self.bytes(&b);
+            }
+            Value::String(s) => {
+                self.header(kind::STRING, s.len());
+                self.bytes(s.as_bytes());
+            }
+            _ => return Err(Refused),
+        }
+        Ok(())
+    }
+}
+
+/// One `fields` map entry: key (omitted when empty, as prost does) and Value. An entry
+/// holding a scalar (most of a body's) is written front to back in one piece.
+fn put_field_entry(k: &str, x: &Value, levels: usize, w: &mut Backward) -> Walk {
+    if let Some(vlen) = scalar_len(x) {
+        let inner = wire::map_key_len(k) + wire::delimited_len(vlen);
+        let mut f = Fill {
+            out: w.front(wire::delimited_len(inner)),
+            at: 0,
+        };
+        f.header(1, inner);
+        if !k.is_empty() {
+            f.header(1, k.len());
+            f.bytes(k.as_bytes());
+        }
+        f.header(2, vlen);
+        return f.scalar(x);
+    }
+    let end = w.written();
+    put_container(x, levels, w)?;
+    w.put_header(2, w.written() - end);
+    if !k.is_empty() {
+        w.put_str(1, k);
+    }
+    w.put_header(1, w.written() - end);
+    Ok(())
+}
+
+/// The desired composite `c` with this step's status merged into its body's `status`
+/// (as [`ResponseBuilder::merge_composite_status`] merges it into the message): its
+/// `Resource` message's content, written back to front. The connection details are
+/// written sorted by key (prost writes its HashMap in no fixed order).
+fn composite_with_status(c: &v1::Resource, status: &Value) -> Option<Backward> {
+    let mut w = Backward::reuse();
+    if c.ready != 0 {
+        let mut b = [0; 11];
+        b[0] = wire::key(3, 0);
+        let n = 1 + wire::varint_into(&mut b[1..], c.ready as i64 as u64);
+        w.put(&b[..n]);
+    }
+    let mut details: Vec<(&String, &Vec<u8>)> = c.connection_details.iter().collect();
+    details.sort_unstable();
+    for (k, v) in details.into_iter().rev() {
+        // prost leaves an empty key or value out of a map entry.
+        let end = w.written();
+        if !v.is_empty() {
+            w.put(v);
+            w.put_header(2, v.len());
+        }
+        if !k.is_empty() {
+            w.put_str(1, k);
+        }
+        w.put_header(2, w.written() - end);
+    }
+    let end = w.written();
+    let status = [(crate::value::Str::from("status"), status.clone())];
+    // A status the evaluator would refuse is left out, as `apply_status` leaves it out.
+    put_merged_struct(c.resource.as_ref(), &status, &mut w).ok()?;
+    w.put_header(1, w.written() - end);
+    Some(w)
+}
+
+/// The content of the Struct `base` (the request's) with `add` merged in as
+/// [`merge_struct`] merges a converted value: a key both hold as objects merges
+/// recursively, anything else in `add` wins. Written back to front (keys descending).
+fn put_merged_struct(
+    base: Option<&prost_types::Struct>,
+    add: &[(crate::value::Str, Value)],
+    w: &mut Backward,
+) -> Walk {
+    let order: Vec<usize> = if sorted_unique(add) {
+        (0..add.len()).collect()
     } else {
-        for i in struct_order(entries) {
-            let (k, x) = &entries[i];
-            write_field_entry(k, x, r, buf);
+        struct_order(add)
+    };
+    let mut adds = order.into_iter().rev().map(|i| &add[i]).peekable();
+    let mut bases = base
+        .into_iter()
+        .flat_map(|s| s.fields.iter().rev())
+        .peekable();
+    loop {
+        let (from_base, from_add) = match (bases.peek(), adds.peek()) {
+            (None, None) => return Ok(()),
+            (Some(_), None) => (true, false),
+            (None, Some(_)) => (false, true),
+            (Some((bk, _)), Some((ak, _))) => match bk.as_str().cmp(&**ak) {
+                std::cmp::Ordering::Greater => (true, false),
+                std::cmp::Ordering::Less => (false, true),
+                std::cmp::Ordering::Equal => (true, true),
+            },
+        };
+        let b = if from_base { bases.next() } else { None };
+        let a = if from_add { adds.next() } else { None };
+        match (b, a) {
+            (
+                Some((
+                    _,
+                    prost_types::Value {
+                        kind: Some(Kind::StructValue(inner)),
+                    },
+                )),
+                Some((k, Value::Object(f) | Value::Map(f))),
+            ) => {
+                let end = w.written();
+                put_merged_struct(Some(inner), &f.entries, w)?;
+                w.put_header(kind::STRUCT, w.written() - end);
+                w.put_header(2, w.written() - end);
+                if !k.is_empty() {
+                    w.put_str(1, k);
+                }
+                w.put_header(1, w.written() - end);
+            }
+            (_, Some((k, x))) => put_field_entry(k, x, usize::MAX, w)?,
+            (Some((k, v)), None) => put_proto_entry(k, v, w),
+            (None, None) => return Ok(()),
         }
     }
 }
 
-fn write_field_entry(k: &str, x: &Value, r: &mut PlanReader<'_>, buf: &mut Vec<u8>) {
-    let vlen = planned_value_len(x, r);
-    wire::put_delimited(buf, 1, wire::map_key_len(k) + wire::delimited_len(vlen));
-    wire::put_map_key(buf, k);
-    wire::put_delimited(buf, 2, vlen);
-    write_value(x, r, buf);
+/// One `fields` map entry holding a prost Value (left out of the entry when it is the
+/// default, as prost does).
+fn put_proto_entry(k: &str, v: &prost_types::Value, w: &mut Backward) {
+    let end = w.written();
+    if v.kind.is_some() {
+        let n = prost::Message::encoded_len(v);
+        // Exactly the room it needs, so prost's capacity error cannot happen.
+        let _ = prost::Message::encode(v, &mut w.front(n));
+        w.put_header(2, n);
+    }
+    if !k.is_empty() {
+        w.put_str(1, k);
+    }
+    w.put_header(1, w.written() - end);
 }
 
-/// Writes the content of a measured google.protobuf.Value.
-fn write_value(v: &Value, r: &mut PlanReader<'_>, buf: &mut Vec<u8>) {
+/// A list's or object's google.protobuf.Value content, with [`to_proto_at`]'s checks.
+fn put_container(v: &Value, levels: usize, w: &mut Backward) -> Walk {
+    let end = w.written();
     match v {
-        // Measured values hold no unknowns; a null keeps the lengths consistent regardless.
-        Value::Null(_) | Value::Unknown(_) => buf.extend_from_slice(&[wire::key(kind::NULL, 0), 0]),
-        Value::Bool(b) => buf.extend_from_slice(&[wire::key(kind::BOOL, 0), u8::from(*b)]),
-        Value::Number(_) => {
-            buf.push(wire::key(kind::NUMBER, 1));
-            buf.extend_from_slice(&r.take_float().to_le_bytes());
-        }
-        Value::String(s) => {
-            wire::put_delimited(buf, kind::STRING, s.len());
-            buf.extend_from_slice(s.as_bytes());
-        }
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
-            wire::put_delimited(buf, kind::LIST, r.peek_size());
-            r.take_size();
-            for x in &s.items {
-                wire::put_delimited(buf, 1, planned_value_len(x, r));
-                write_value(x, r, buf);
+            let inner = levels.checked_sub(1).ok_or(Refused)?;
+            for x in s.items.iter().rev() {
+                if let Some(vlen) = scalar_len(x) {
+                    let mut f = Fill {
+                        out: w.front(wire::delimited_len(vlen)),
+                        at: 0,
+                    };
+                    f.header(1, vlen);
+                    f.scalar(x)?;
+                } else {
+                    let item_end = w.written();
+                    put_container(x, inner, w)?;
+                    w.put_header(1, w.written() - item_end);
+                }
             }
+            w.put_header(kind::LIST, w.written() - end);
         }
         Value::Map(f) | Value::Object(f) => {
-            wire::put_delimited(buf, kind::STRUCT, r.peek_size());
-            write_struct(&f.entries, r, buf);
+            put_struct(&f.entries, levels, w)?;
+            w.put_header(kind::STRUCT, w.written() - end);
         }
+        _ => return Err(Refused),
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1178,13 +1433,10 @@ mod tests {
         };
         req.desired = Some(desired);
         let mut b = ResponseBuilder::new(&req);
-        b.merge_composite_status(
-            value_to_struct(&Value::object(vec![
-                ("over".into(), Value::int(2)),
-                ("new".into(), Value::int(3)),
-            ]))
-            .unwrap(),
-        );
+        b.merge_composite_status(Value::object(vec![
+            ("over".into(), Value::int(2)),
+            ("new".into(), Value::int(3)),
+        ]));
         b.merge_composite_connection([("b".to_string(), b"2".to_vec())]);
         b.set_resource("r", value_to_struct(&Value::object(vec![])).unwrap());
         assert!(b.set_ready("r", Ready::True));
@@ -1343,6 +1595,31 @@ mod tests {
         }
     }
 
+    /// Builders on one thread share a spare buffer (taken by one, given back when it is
+    /// dropped): what one wrote never shows in another's bytes, alive at once or after.
+    #[test]
+    fn builders_reusing_a_buffer_write_their_own_bytes() {
+        let bodies = sample_bodies();
+        let encoded = |v: &Value| {
+            let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+            b.set_resource_value("r".into(), v.clone()).unwrap();
+            b
+        };
+        let want: Vec<Vec<u8>> = bodies.iter().map(|v| encoded(v).finish_encoded()).collect();
+        let first = encoded(&bodies[2]);
+        let second = encoded(&bodies[1]);
+        assert_eq!(first.finish_encoded(), want[2]);
+        assert_eq!(second.finish_encoded(), want[1]);
+        drop(first);
+        let third = encoded(&bodies[0]);
+        assert_eq!(third.finish_encoded(), want[0]);
+        drop(second);
+        drop(third);
+        for (v, want) in bodies.iter().zip(&want).rev() {
+            assert_eq!(&encoded(v).finish_encoded(), want);
+        }
+    }
+
     #[test]
     fn unsorted_entries_are_written_as_prost_writes_them() {
         // Values keep their entries sorted; were one not, the response still matches prost's
@@ -1367,6 +1644,48 @@ mod tests {
             direct_bytes(&bad).unwrap_err(),
             prost_bytes(&bad).unwrap_err()
         );
+    }
+
+    /// Near the nesting limit, an unsorted object (whose dropped duplicate is checked too)
+    /// and the lists and objects around it fail exactly where value_to_struct fails.
+    #[test]
+    fn unsorted_entries_near_the_depth_limit() {
+        let unsorted = |dropped: Value| {
+            Value::Object(std::sync::Arc::new(crate::value::Fields {
+                elem: crate::value::Type::Dynamic,
+                entries: vec![
+                    ("b".into(), dropped),
+                    ("a".into(), Value::int(1)),
+                    ("b".into(), Value::int(2)),
+                ],
+            }))
+        };
+        let mut dropped = Value::int(0);
+        for _ in 0..3 {
+            dropped = Value::tuple(vec![dropped]);
+        }
+        let mut seen = (false, false);
+        for levels in MAX_DEPTH - 10..MAX_DEPTH + 2 {
+            let mut v = unsorted(dropped.clone());
+            for i in 0..levels {
+                v = if i % 3 == 0 {
+                    Value::tuple(vec![v])
+                } else {
+                    Value::object(vec![("k".into(), v)])
+                };
+            }
+            let v = Value::object(vec![("top".into(), v)]);
+            let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
+            match (prost_bytes(&v), b.set_resource_value("r".into(), v)) {
+                (Ok(_), Ok(())) => seen.0 = true,
+                (Err(want), got) => {
+                    assert_eq!(got, Err(want), "{levels}");
+                    seen.1 = true;
+                }
+                (Ok(_), Err(e)) => panic!("{levels}: refused: {e}"),
+            }
+        }
+        assert_eq!(seen, (true, true), "both sides of the limit");
     }
 
     #[test]
@@ -1492,9 +1811,7 @@ mod tests {
             Value::object(vec![("t".into(), Value::int(3))]),
         )
         .unwrap();
-        b.merge_composite_status(
-            value_to_struct(&Value::object(vec![("s".into(), Value::int(1))])).unwrap(),
-        );
+        b.merge_composite_status(Value::object(vec![("s".into(), Value::int(1))]));
         b.merge_composite_connection([("c".to_string(), b"1".to_vec())]);
         b.set_context("k", value_to_proto(&Value::string("v")).unwrap());
         b.add_requirement(
@@ -1522,6 +1839,140 @@ mod tests {
         assert_eq!(d.resources["default"], v1::Resource::default());
         // Deterministic: the same builder writes the same bytes.
         assert_eq!(b.finish_encoded(), bytes);
+    }
+
+    /// The status written straight from its value merges into the request's desired
+    /// composite exactly as the message path merges it: recursively where both hold an
+    /// object, this step's value winning anything else, the composite's other fields,
+    /// connection details and readiness kept.
+    #[test]
+    fn composite_status_is_written_as_finish_merges_it() {
+        let upstream = |status: Option<Value>, details: &[(&str, &[u8])], ready: i32| {
+            let mut body = vec![
+                ("apiVersion".into(), Value::string("v1")),
+                ("zzz".into(), Value::tuple(vec![Value::int(1), Value::NULL])),
+            ];
+            body.extend(status.map(|s| ("status".into(), s)));
+            let mut resource = value_to_struct(&Value::object(body)).unwrap();
+            // A Value without a kind is left out of its map entry by prost.
+            resource
+                .fields
+                .insert("nokind".into(), prost_types::Value::default());
+            v1::RunFunctionRequest {
+                desired: Some(v1::State {
+                    composite: Some(v1::Resource {
+                        resource: Some(resource),
+                        connection_details: details
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_vec()))
+                            .collect(),
+                        ready,
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }
+        };
+        let ours = Value::object(vec![
+            (
+                "nested".into(),
+                Value::object(vec![
+                    ("keep".into(), Value::int(2)),
+                    (
+                        "deep".into(),
+                        Value::object(vec![("x".into(), Value::int(1))]),
+                    ),
+                ]),
+            ),
+            ("leaf".into(), Value::string("ours")),
+            (
+                "flat".into(),
+                Value::object(vec![("o".into(), Value::Bool(true))]),
+            ),
+            ("".into(), Value::string("empty key")),
+            (
+                "arns".into(),
+                Value::object(
+                    (0..300)
+                        .map(|i| (format!("svc-{i:03}").into(), Value::string("pending")))
+                        .collect(),
+                ),
+            ),
+        ]);
+        let theirs = Value::object(vec![
+            (
+                "nested".into(),
+                Value::object(vec![
+                    ("other".into(), Value::string("kept")),
+                    (
+                        "deep".into(),
+                        Value::object(vec![("y".into(), Value::int(2))]),
+                    ),
+                    ("keep".into(), Value::string("replaced")),
+                ]),
+            ),
+            (
+                "leaf".into(),
+                Value::object(vec![("o".into(), Value::NULL)]),
+            ),
+            ("flat".into(), Value::int(5)),
+            ("upstream".into(), Value::Bool(false)),
+        ]);
+        let requests = [
+            upstream(None, &[], 0),
+            upstream(Some(theirs.clone()), &[("a", b"1")], 1),
+            upstream(
+                Some(theirs.clone()),
+                &[("b", b"2"), ("a", b""), ("", b"3")],
+                2,
+            ),
+            upstream(Some(Value::string("not an object")), &[], 0),
+            v1::RunFunctionRequest::default(),
+        ];
+        for (i, req) in requests.iter().enumerate() {
+            let mut b = ResponseBuilder::new(req);
+            b.merge_composite_status(ours.clone());
+            b.merge_composite_connection([("c".to_string(), b"9".to_vec())]);
+            b.ensure_desired();
+            let bytes = b.finish_encoded();
+            let rsp = b.clone().finish();
+            let decoded =
+                <v1::RunFunctionResponse as prost::Message>::decode(bytes.as_slice()).unwrap();
+            assert_eq!(decoded, rsp, "request {i}");
+            assert_eq!(
+                bytes.len(),
+                prost::Message::encoded_len(&rsp),
+                "request {i}"
+            );
+            let composite = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
+            if composite.connection_details.len() <= 1 {
+                // One map entry at most: prost's order is fixed, so are its bytes.
+                assert_eq!(bytes, prost::Message::encode_to_vec(&rsp), "request {i}");
+            }
+            let status = &composite.resource.as_ref().unwrap().fields["status"];
+            let Some(Kind::StructValue(status)) = &status.kind else {
+                panic!("request {i}: status is not an object");
+            };
+            assert!(status.fields.contains_key("arns"));
+            if i == 1 {
+                assert!(status.fields.contains_key("upstream"));
+                let Some(Kind::StructValue(nested)) = &status.fields["nested"].kind else {
+                    panic!("nested");
+                };
+                assert_eq!(nested.fields.len(), 3);
+                assert_eq!(n(&nested.fields["keep"]), 2.0);
+            }
+        }
+        // A second status merges over the first.
+        let mut b = ResponseBuilder::new(&requests[1]);
+        b.merge_composite_status(Value::object(vec![("leaf".into(), Value::int(1))]));
+        b.merge_composite_status(ours);
+        let bytes = b.finish_encoded();
+        let rsp = b.finish();
+        assert_eq!(
+            <v1::RunFunctionResponse as prost::Message>::decode(bytes.as_slice()).unwrap(),
+            rsp
+        );
     }
 
     #[test]

@@ -15,6 +15,9 @@ use crate::lower::ir::{
 use crate::protocol::doc::Json;
 use crate::protocol::response::Ready as Readiness;
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX};
+use crate::runtime::gojson::{
+    encodes_as_json, go_object_check, round_trip_error, to_go_object, unify,
+};
 use crate::syntax::diag::{Diagnostic, Severity};
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
@@ -112,12 +115,14 @@ pub enum SelectorMatch {
 pub struct Output {
     /// Desired resources in the order they were produced, with their readiness.
     pub resources: Vec<(Str, Value, Readiness)>,
-    /// The unified composite status (an object), if any block wrote one.
-    pub status: Option<Json>,
+    /// The unified composite status (an object whose numbers are finite float64s), if any
+    /// block wrote one.
+    pub status: Option<Value>,
     /// The unified composite connection details, if any block wrote them.
     pub connection: Option<BTreeMap<String, Vec<u8>>>,
-    /// The unified context keys, if any block wrote one.
-    pub context: Option<BTreeMap<String, Json>>,
+    /// The unified context keys (an object whose numbers are finite float64s), if any
+    /// block wrote one.
+    pub context: Option<Value>,
     pub requirements: Vec<(Str, Selector)>,
     pub results: Vec<ResultMsg>,
     pub conditions: Vec<CondMsg>,
@@ -235,9 +240,11 @@ struct Evaluator<'p, 'o> {
     desired: Vec<(Str, Value)>,
     desired_index: HashMap<Str, usize>,
     ready: HashMap<Str, Readiness>,
-    statuses: Vec<Json>,
+    /// The objects of the `composite status` blocks, checked as Go converts them.
+    statuses: Vec<Value>,
     connections: Vec<BTreeMap<String, Vec<u8>>>,
-    contexts: Vec<(String, Json)>,
+    /// Each `context` block's key and value as a one-key object, checked.
+    contexts: Vec<Value>,
     requirements: Vec<(Str, Selector)>,
     requirement_names: HashSet<Str>,
     discards: Vec<Discard>,
@@ -923,6 +930,15 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         }
         diags.extend(ds);
+        if kind == DiscardType::Status {
+            // Kept as a value: merged with the others and written to the response as is.
+            match go_object_check(&v) {
+                Ok(true) => self.statuses.push(v),
+                Ok(false) => {}
+                Err(msg) => diags.push(err_at(msg, "", c.body.range)),
+            }
+            return diags;
+        }
         let obj = match to_go_object(&v) {
             Ok(Some(o)) => o,
             Ok(None) => return diags,
@@ -931,48 +947,43 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 return diags;
             }
         };
-        match kind {
-            DiscardType::Status => self.statuses.push(Json::Object(obj)),
-            _ => {
-                let mut values = BTreeMap::new();
-                let mut bad = false;
-                for (k, v) in obj {
-                    let Json::String(s) = v else {
-                        diags.push(err_no_range(format!(
-                            "connection key {} was not a string, got {}",
-                            go_quote(&k),
-                            Json::go_type(&v)
-                        )));
-                        continue;
-                    };
-                    match base64_std_decode(&s) {
-                        Some(b) => {
-                            values.insert(k, b);
-                        }
-                        None => {
-                            let msg = format!(
-                                "connection secret key {} not in base64 format",
-                                go_quote(&k)
-                            );
-                            self.discard(Discard {
-                                kind: DiscardType::Connection,
-                                reason: DiscardReason::BadSecret,
-                                name: k.clone(),
-                                span: c.body.range,
-                                context: vec![msg.clone()],
-                            });
-                            diags.push(Diagnostic {
-                                severity: Severity::Warning,
-                                ..err_no_range(msg)
-                            });
-                            bad = true;
-                        }
-                    }
+        let mut values = BTreeMap::new();
+        let mut bad = false;
+        for (k, v) in obj {
+            let Json::String(s) = v else {
+                diags.push(err_no_range(format!(
+                    "connection key {} was not a string, got {}",
+                    go_quote(&k),
+                    Json::go_type(&v)
+                )));
+                continue;
+            };
+            match base64_std_decode(&s) {
+                Some(b) => {
+                    values.insert(k, b);
                 }
-                if !bad && !has_errors(&diags) {
-                    self.connections.push(values);
+                None => {
+                    let msg = format!(
+                        "connection secret key {} not in base64 format",
+                        go_quote(&k)
+                    );
+                    self.discard(Discard {
+                        kind: DiscardType::Connection,
+                        reason: DiscardReason::BadSecret,
+                        name: k.clone(),
+                        span: c.body.range,
+                        context: vec![msg.clone()],
+                    });
+                    diags.push(Diagnostic {
+                        severity: Severity::Warning,
+                        ..err_no_range(msg)
+                    });
+                    bad = true;
                 }
             }
+        }
+        if !bad && !has_errors(&diags) {
+            self.connections.push(values);
         }
         diags
     }
@@ -1018,11 +1029,11 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         }
         diags.extend(vd);
-        match to_json(&v) {
-            Ok(j) => self.contexts.push((key.to_string(), j)),
-            Err(msg) => diags.push(err_at(
+        match round_trip_error(&v) {
+            None => self.contexts.push(Value::object_sorted(vec![(key, v)])),
+            Some(e) => diags.push(err_at(
                 "cannot convert value to interface",
-                msg,
+                e.to_string(),
                 c.value.range,
             )),
         }
@@ -1293,7 +1304,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         }
         if !self.statuses.is_empty() {
             out.status = Some(
-                unify(self.statuses)
+                unify(&self.statuses)
                     .map_err(|e| Fatal(format!("evaluate hcl: unify composite status: {e}")))?,
             );
         }
@@ -1314,19 +1325,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             out.connection = Some(merged);
         }
         if !self.contexts.is_empty() {
-            let objs = self
-                .contexts
-                .into_iter()
-                .map(|(k, v)| {
-                    let mut m = BTreeMap::new();
-                    m.insert(k, v);
-                    Json::Object(m)
-                })
-                .collect();
-            match unify(objs).map_err(|e| Fatal(format!("evaluate hcl: unify context: {e}")))? {
-                Json::Object(m) => out.context = Some(m),
-                _ => out.context = Some(BTreeMap::new()),
-            }
+            out.context = Some(
+                unify(&self.contexts)
+                    .map_err(|e| Fatal(format!("evaluate hcl: unify context: {e}")))?,
+            );
         }
         out.requirements = self.requirements;
         let mut shown = Vec::new();
@@ -1617,84 +1619,6 @@ fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
     }
 }
 
-/// encoding/json's error for a number that does not fit a float64.
-const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
-
-/// True if [`to_json`] would succeed (every number finite as a float64, nothing unknown),
-/// checked without building the JSON tree: resource bodies are converted once, to protobuf,
-/// by the response.
-fn encodes_as_json(v: &Value) -> bool {
-    match v {
-        Value::Unknown(_) => false,
-        Value::Number(n) => !n.is_infinite() && crate::protocol::response::json_f64(n).is_finite(),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(encodes_as_json),
-        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| encodes_as_json(x)),
-        Value::Null(_) | Value::Bool(_) | Value::String(_) => true,
-    }
-}
-
-/// A value as Go sees it after `ctyjson.Marshal` + `json.Unmarshal` into `any`.
-pub fn to_json(v: &Value) -> Result<Json, String> {
-    Ok(match v {
-        Value::Null(_) => Json::Null,
-        Value::Unknown(_) => return Err("value is not known".into()),
-        Value::Bool(b) => Json::Bool(*b),
-        // ctyjson.Marshal refuses infinities with this message before Go ever sees a float.
-        Value::Number(n) if n.is_infinite() => {
-            return Err("cannot serialize infinity as JSON".into());
-        }
-        Value::Number(n) => {
-            let f = crate::protocol::response::json_f64(n);
-            if !f.is_finite() {
-                // Marshalled as exact decimal text, then refused by encoding/json's float64.
-                return Err(format!(
-                    "{GO_FLOAT_UNMARSHAL} {} into Go value of type float64",
-                    n.to_cty_string()
-                ));
-            }
-            Json::Number(f)
-        }
-        Value::String(s) => Json::String(s.to_string()),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
-            Json::Array(s.items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?)
-        }
-        Value::Map(f) | Value::Object(f) => {
-            let mut m = BTreeMap::new();
-            for (k, x) in &f.entries {
-                m.insert(k.to_string(), to_json(x)?);
-            }
-            Json::Object(m)
-        }
-    })
-}
-
-/// function-hcl's `attributesToValueMap` conversion to a Go object. Ok(None) for null.
-fn to_go_object(v: &Value) -> Result<Option<BTreeMap<String, Json>>, String> {
-    let j = to_json(v).map_err(|e| {
-        // ctyjson.Marshal fails on unknowns and infinities; a finite number too big for a
-        // float64 fails later, in json.Unmarshal.
-        let stage = if e.starts_with(GO_FLOAT_UNMARSHAL) {
-            "unmarshaling"
-        } else {
-            "marshaling"
-        };
-        format!("error {stage} cty value: {e}")
-    })?;
-    match j {
-        Json::Object(m) => Ok(Some(m)),
-        Json::Null => Ok(None),
-        other => Err(format!(
-            "error unmarshaling cty value: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            match other {
-                Json::Array(_) => "array",
-                Json::String(_) => "string",
-                Json::Number(_) => "number",
-                _ => "bool",
-            }
-        )),
-    }
-}
-
 /// Go's `base64.StdEncoding.DecodeString`: padding required, `\r`/`\n` anywhere skipped
 /// (line-wrapped secrets are valid), non-zero trailing bits tolerated.
 fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
@@ -1723,73 +1647,11 @@ fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
     Ok(m)
 }
 
-/// function-hcl's `unify`: merge objects recursively; equal leaves are fine, different
-/// ones are an error naming the dotted path.
-pub fn unify(objs: Vec<Json>) -> Result<Json, String> {
-    let mut acc = Json::Object(BTreeMap::new());
-    for o in objs {
-        merge_into(&mut acc, o, "")?;
-    }
-    Ok(acc)
-}
-
-fn merge_into(acc: &mut Json, new: Json, path: &str) -> Result<(), String> {
-    let (Json::Object(a), Json::Object(b)) = (&mut *acc, &new) else {
-        return Ok(());
-    };
-    let _ = b;
-    let Json::Object(b) = new else { return Ok(()) };
-    for (k, v) in b {
-        let p = if path.is_empty() {
-            k.clone()
-        } else {
-            format!("{path}.{k}")
-        };
-        match a.get_mut(&k) {
-            None => {
-                a.insert(k, v);
-            }
-            Some(existing) => match (&*existing, &v) {
-                (Json::Object(_), Json::Object(_)) => merge_into(existing, v, &p)?,
-                (x, y) if std::mem::discriminant(x) != std::mem::discriminant(y) => {
-                    return Err(format!(
-                        "type mismatch for key {p}:  {} v/s {}",
-                        Json::go_type(y),
-                        Json::go_type(x)
-                    ));
-                }
-                (x, y) if x != y => return Err(format!("values for key {p} not equal")),
-                _ => {}
-            },
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::doc::parse_json;
-
-    #[test]
-    fn unify_merges_and_reports_conflicts() {
-        let a: Json = parse_json(r#"{"shared": {"owner": "a", "x": 1}}"#).unwrap();
-        let b: Json = parse_json(r#"{"shared": {"owner": "a", "y": 2}}"#).unwrap();
-        assert_eq!(
-            unify(vec![a.clone(), b]).unwrap(),
-            parse_json(r#"{"shared": {"owner": "a", "x": 1, "y": 2}}"#).unwrap()
-        );
-        let c: Json = parse_json(r#"{"shared": {"owner": "b"}}"#).unwrap();
-        assert_eq!(
-            unify(vec![a.clone(), c]).unwrap_err(),
-            "values for key shared.owner not equal"
-        );
-        let d: Json = parse_json(r#"{"shared": "flat"}"#).unwrap();
-        assert_eq!(
-            unify(vec![a, d]).unwrap_err(),
-            "type mismatch for key shared:  string v/s map[string]interface {}"
-        );
-    }
+    use crate::runtime::gojson::to_json;
 
     #[test]
     fn unknown_paths_follow_cty_walk() {
@@ -1824,22 +1686,6 @@ mod tests {
         assert!(iterations(&Value::string("x")).is_none());
         assert!(iterations(&Value::NULL).is_none());
         assert!(iterations(&Value::Unknown(Type::Dynamic)).is_none());
-    }
-
-    #[test]
-    fn encodes_as_json_agrees_with_to_json() {
-        use crate::value::number::Number;
-        let inf = Value::Number(Number::infinity(false));
-        let huge = Value::Number(Number::parse("1e400").expect("parses"));
-        for v in [
-            Value::object(vec![("a".into(), Value::int(1))]),
-            Value::tuple(vec![inf.clone()]),
-            Value::object(vec![("x".into(), huge)]),
-            Value::tuple(vec![Value::Unknown(Type::Dynamic)]),
-            Value::NULL,
-        ] {
-            assert_eq!(encodes_as_json(&v), to_json(&v).is_ok(), "{v:?}");
-        }
     }
 
     #[test]

@@ -3,3 +3,4 @@
 pub mod cache;
 pub mod eval;
 pub mod explain;
+pub mod gojson;
