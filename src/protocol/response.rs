@@ -503,7 +503,12 @@ impl ResponseBuilder {
             .desired()
             .composite
             .get_or_insert_with(Default::default);
-        composite.connection_details.extend(details);
+        if composite.connection_details.is_empty() {
+            // Built at once (sorted, full nodes) rather than one insertion at a time.
+            composite.connection_details = details.into_iter().collect();
+        } else {
+            composite.connection_details.extend(details);
+        }
     }
 
     /// Sets a top-level context key (replacing the request's value for that key).
