@@ -83,6 +83,47 @@ fn the_fixed_program_succeeds_against_the_fixed_request() {
     assert!(cm.is_some(), "resource cm is composed: {rsp:?}");
 }
 
+/// The structured target's seeds kept for its findings still generate the constructs
+/// they were kept for (a change of the generator changes what every input means: re-pick
+/// them from a new run's corpus then, fuzz/README.md). The fixes themselves are tested
+/// where they are: tests/encode_direct.rs (deterministic bytes), tests/cases/
+/// expr-template-for-in-if.txtar, the regex and indent unit tests of src/builtins/string.rs
+/// and tests/adversarial.rs.
+#[test]
+fn structured_seeds_generate_what_they_were_kept_for() {
+    let dir = root().join("fuzz/seeds/structured");
+    for (seed, construct) in [
+        (
+            "requirement-labels",
+            "matchLabels = { team = \"a\", \"example.org/x\" = \"y\" }",
+        ),
+        (
+            "template-for-in-if",
+            "%{~if can(req.composite.spec.data[\"with.dot\"][0].value)}%{ for t36 in ",
+        ),
+        ("regex-nested-repetition", "(\"a{1000}{1000}\""),
+        (
+            "yamldecode-aliases",
+            "yamldecode(try(req.composite.spec.yaml",
+        ),
+        ("functions-connection-details", "composite connection {"),
+        ("indent-2-53-spaces", "indent(req.composite.spec."),
+        ("indent-2-6-gb", "indent(req.composite.spec."),
+    ] {
+        let data = std::fs::read(dir.join(seed)).unwrap_or_else(|e| panic!("{seed}: {e}"));
+        let case = structured_gen::case(&data);
+        assert!(
+            case.program.contains(construct),
+            "seed {seed} no longer generates {construct:?}:\n{}",
+            case.program
+        );
+        let rsp = checks::structured(&case.request).expect("the answer decodes");
+        if let Some(m) = checks::fatal_message(&rsp) {
+            assert!(!m.contains("budget exceeded"), "{seed}: {m}");
+        }
+    }
+}
+
 #[test]
 fn eval_budgets_stop_a_runaway_program_quickly() {
     let start = std::time::Instant::now();
