@@ -1898,27 +1898,10 @@ fn traverse(path: &str, k: &str) -> String {
     }
 }
 
-/// `text` as the inside of a quoted hcl template: quotes, backslashes and control
-/// characters escaped, `${` and `%{` doubled.
+/// `text` as the inside of a quoted hcl template (explain's escaping: quotes,
+/// backslashes and control characters escaped, `${` and `%{` doubled).
 fn escape_into(text: &str, out: &mut String) {
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '$' | '%' if chars.peek() == Some(&'{') => {
-                out.push(c);
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
+    out.push_str(&fn_hcl::runtime::explain::escape(text));
 }
 
 fn struct_of(v: &Val) -> prost_types::Struct {

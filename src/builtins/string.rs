@@ -486,12 +486,9 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                     if chars.get(end) == Some(&'?') {
                         end += 1;
                     }
-                    if let Some(start) = after_repeat {
-                        let ops: String = chars[start..end].iter().collect();
-                        return Some(("invalid nested repetition operator", ops));
-                    }
-                    if !prev_repeatable {
-                        return Some(("missing argument to repetition operator", text));
+                    if let Some(e) = repetition_error(&chars, i..end, after_repeat, prev_repeatable)
+                    {
+                        return Some(e);
                     }
                     // Go's repeatIsValid(re, 1000), run for counts of 2 or more.
                     atom = match max.unwrap_or(min) {
@@ -623,13 +620,8 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                 if chars.get(end) == Some(&'?') {
                     end += 1;
                 }
-                if let Some(start) = after_repeat {
-                    let ops: String = chars[start..end].iter().collect();
-                    return Some(("invalid nested repetition operator", ops));
-                }
-                if !prev_repeatable {
-                    let op: String = chars[i..end].iter().collect();
-                    return Some(("missing argument to repetition operator", op));
+                if let Some(e) = repetition_error(&chars, i..end, after_repeat, prev_repeatable) {
+                    return Some(e);
                 }
                 // Not an OpRepeat: its need is its operand's.
                 last_repeat = Some(i);
@@ -644,6 +636,26 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
     }
     if depth > 0 {
         return Some(("missing closing )", pattern.to_string()));
+    }
+    None
+}
+
+/// Go's refusals of the repetition operator `chars[op]` (its lazy `?` included): right
+/// after another one (which started at `after_repeat`), a nested repetition (the text of
+/// both); with nothing before it to repeat, a missing argument.
+fn repetition_error(
+    chars: &[char],
+    op: std::ops::Range<usize>,
+    after_repeat: Option<usize>,
+    repeatable: bool,
+) -> Option<(&'static str, String)> {
+    if let Some(start) = after_repeat {
+        let text = chars[start..op.end].iter().collect();
+        return Some(("invalid nested repetition operator", text));
+    }
+    if !repeatable {
+        let text = chars[op].iter().collect();
+        return Some(("missing argument to repetition operator", text));
     }
     None
 }
@@ -1394,6 +1406,18 @@ mod tests {
         count("(a{2}|(b{3}c){400}){2}", "{400}");
         count("(?:a{501}){2,}", "{2,}");
         count("a*{2000}", "{2000}");
+        for (p, op) in [("{2}?x", "{2}?"), ("x|{2}", "{2}"), ("(*?)", "*?")] {
+            err(
+                "regex",
+                vec![s(p), s("x")],
+                FuncError::arg(
+                    0,
+                    format!(
+                        "invalid regexp pattern: missing argument to repetition operator in {op}"
+                    ),
+                ),
+            );
+        }
         // Within 1000 copies, or a repetition Go does not check (`*`, `{1}`, `{0}`).
         for p in [
             "(a{10}){100}",
