@@ -24,7 +24,21 @@ fn proto() {
     if v1beta1.exists() {
         files.push(v1beta1);
     }
-    tonic_prost_build::configure()
+    // The maps a response carries besides the desired resources (which the direct
+    // encoder writes sorted by name): BTreeMaps, which prost writes in key order, so the
+    // same call answers with the same bytes (HashMaps are written in a per-map random
+    // order). `State.resources` stays a HashMap: requests hold thousands of entries.
+    let mut config = tonic_prost_build::configure();
+    for package in ["v1", "v1beta1"] {
+        for path in [
+            "Resource.connection_details",
+            "Requirements",
+            "MatchLabels.labels",
+        ] {
+            config = config.btree_map(format!(".apiextensions.fn.proto.{package}.{path}"));
+        }
+    }
+    config
         .build_client(true)
         .build_server(true)
         .file_descriptor_set_path(

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 out="$PWD/fuzz/corpus"
 mkdir -p "$out"
 FUZZ_SEED_OUT="$out" cargo test --locked --test fuzz_regressions -- --ignored --exact write_seed_corpus --nocapture
-for t in lex parse compile eval request; do
+for t in lex parse compile eval request structured; do
   mkdir -p "$out/$t"
   cp -n fuzz/seeds/$t/* "$out/$t/" 2>/dev/null || true
   echo "$t: $(ls "$out/$t" | wc -l) files in fuzz/corpus/$t"

@@ -373,3 +373,58 @@ fn builtins_charge_what_they_build_before_building_it() {
         assert!(u.bytes <= small.max_alloc_bytes + 10_100, "{name}: {u:?}");
     }
 }
+
+#[test]
+fn regex_patterns_are_checked_in_linear_time() {
+    // Found by the structured fuzz target's inputs: Go's syntax check of a pattern copied
+    // the rest of the pattern at every `(?` and `[:`, and looked for a repetition's `}`
+    // to the end of it: a pattern from the XR of 300,000 characters took minutes, inside
+    // one builtin call, where no budget is looked at. Each of these is one pass now.
+    let n = 100_000;
+    let spec = serde_json::json!({
+        "classes": "[[:".repeat(n),
+        "groups": "(?:".repeat(n),
+        "flags": "(?i)".repeat(n),
+        "braces": "a{1".repeat(n),
+        "names": "[[:alpha:]".repeat(n) + "]",
+    })
+    .to_string();
+    let hcl = resource(
+        "[for p in [\"classes\", \"groups\", \"flags\", \"braces\", \"names\"] : \
+         can(regex(req.composite.spec[p], \"a{1\"))]",
+    );
+    let (out, _) = run_output(&hcl, &spec, limits());
+    let out = out.expect("evaluates");
+    let v = out.resources.first().and_then(|r| r.1.get_attr("v"));
+    let results: Vec<&str> = out.results.iter().map(|r| r.message.as_str()).collect();
+    let v = v.unwrap_or_else(|| panic!("no resource: {results:?}"));
+    let got: Vec<bool> = v
+        .as_seq()
+        .expect("a tuple")
+        .iter()
+        .map(|x| x.as_bool().expect("a bool"))
+        .collect();
+    // An unclosed class, unclosed groups, flags only (matches the empty string), literal
+    // braces (`a{1a{1...`, longer than the subject), letters (the subject has too few).
+    assert_eq!(got, [false, false, true, false, false]);
+}
+
+#[test]
+fn builtins_build_only_what_they_charged() {
+    // Found by the structured fuzz target: `indent` of a text without a newline charged
+    // nothing for its padding but built it anyway: 2^53 spaces aborted the process (a
+    // failed allocation is no panic a server can catch). The padding of every line is
+    // charged first; with no line to pad, none is built.
+    let hcl = resource("length(indent(pow(2, 53), req.composite.spec.name))");
+    let (out, u) = run_output(&hcl, r#"{"name": "single"}"#, limits());
+    let out = out.expect("evaluates");
+    let v = out.resources.first().and_then(|r| r.1.get_attr("v"));
+    assert_eq!(v.and_then(|v| v.as_number()?.to_i64()), Some(6));
+    assert!(u.bytes < 1 << 20, "{u:?}");
+    // With a line to pad, the padding is charged, and refused, before it is built.
+    let (m, u) = run(&resource("indent(pow(2, 53), \"a\\nb\")"), "{}", limits());
+    let m = fatal(m);
+    assert!(m.contains("string bytes allocated (at main.hcl:2,"), "{m}");
+    assert!(m.ends_with("(in indent)"), "{m}");
+    assert!(u.bytes > 1 << 53, "charged the whole padding: {u:?}");
+}

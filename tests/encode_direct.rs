@@ -2,8 +2,9 @@
 //! the shared conformance corpus (`../shared/conformance/cases`, when present) and the
 //! benchmark workloads, the bytes of `function::run_function_encoded` must decode to exactly
 //! the message `function::run_function` returns, and equal prost's encoding of that message
-//! byte for byte once the entries of the protocol's `map<...>` fields (Rust HashMaps, which
-//! prost writes in a random order) are put in one order on both sides.
+//! byte for byte once the entries of the protocol's `map<...>` fields (the desired
+//! resources are a Rust HashMap, which prost writes in a random order) are put in one order
+//! on both sides.
 
 mod txtar_cases;
 
@@ -212,6 +213,68 @@ fn workloads_encode_identically() {
             panic!("{e}");
         }
     }
+}
+
+/// Found by the `structured` fuzz target: two evaluations of one request answered with
+/// different bytes, because requirements, match labels and connection details were Rust
+/// HashMaps, which prost writes in a per-map random order. They are BTreeMaps now (written
+/// in key order), and the desired resources are written sorted by name.
+#[test]
+fn the_same_call_answers_with_the_same_bytes() {
+    let keys = ["k7", "k2", "k9", "k1", "k5", "k3", "k8", "k0", "k6", "k4"];
+    let labels: Vec<String> = keys.iter().map(|k| format!("{k} = \"v\"")).collect();
+    let details: Vec<String> = keys
+        .iter()
+        .map(|k| format!("{k} = base64encode(\"{k}\")"))
+        .collect();
+    let mut hcl = String::new();
+    for r in ["zeta", "alpha", "mid", "beta", "omega"] {
+        hcl.push_str(&format!(
+            "requirement {r} {{\n  select {{\n    apiVersion = \"v1\"\n    kind = \"ConfigMap\"\n    matchLabels = {{ {} }}\n  }}\n}}\n",
+            labels.join(", ")
+        ));
+    }
+    hcl.push_str(&format!(
+        "composite connection {{\n  body = {{ {} }}\n}}\n",
+        details.join(", ")
+    ));
+    let mut desired = String::from(
+        "desired:\n  resources:\n    upstream:\n      resource:\n        kind: ConfigMap\n      connectionDetails:\n",
+    );
+    for k in keys {
+        desired.push_str(&format!("        {k}: dg==\n"));
+    }
+    let case = format!(
+        "-- main.hcl --\n{hcl}-- request.yaml --\nobserved:\n  composite:\n    resource:\n      apiVersion: example.org/v1\n      kind: XApp\n      metadata:\n        name: app\n{desired}"
+    );
+    let req = case_request(&case).expect("the request decodes");
+    let first = run_function_encoded(&req);
+    for _ in 0..5 {
+        assert!(run_function_encoded(&req) == first, "the bytes differ");
+    }
+    let rsp = v1::RunFunctionResponse::decode(first.as_slice()).expect("decodes");
+    let requirements = rsp.requirements.as_ref().expect("requirements");
+    assert_eq!(requirements.extra_resources.len(), 5, "{rsp:?}");
+    // Every map is written in key order: the five requirements, and the ten labels of
+    // each selector (between its name and the next requirement's).
+    let at = |needle: &[u8], within: &[u8]| within.windows(needle.len()).position(|w| w == needle);
+    let names = ["alpha", "beta", "mid", "omega", "zeta"];
+    let starts: Vec<usize> = names
+        .iter()
+        .map(|r| at(r.as_bytes(), &first).expect("a requirement"))
+        .collect();
+    assert!(starts.is_sorted(), "requirements out of order: {starts:?}");
+    for (i, start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(first.len());
+        let selector = &first[*start..end];
+        let found: Vec<usize> = ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"]
+            .iter()
+            .map(|k| at(k.as_bytes(), selector).expect("a label"))
+            .collect();
+        assert!(found.is_sorted(), "labels of {} out of order", names[i]);
+    }
+    let xr = rsp.desired.as_ref().and_then(|d| d.composite.as_ref());
+    assert_eq!(xr.map(|c| c.connection_details.len()), Some(10), "{rsp:?}");
 }
 
 #[test]

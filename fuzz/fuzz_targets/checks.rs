@@ -168,6 +168,117 @@ pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
     Some(rsp)
 }
 
+/// `structured`: a generated request (`structured_gen`) through the server's entry, as
+/// `fn-hcl serve` runs it: the request's wire bytes decoded lazily, then
+/// `run_function_lazy_with` under the default budgets, answered as wire bytes. Checks:
+/// no panic; the answer decodes and is a success or one Fatal result, and a Fatal names a
+/// program error or an exceeded budget (never an internal error); a second evaluation
+/// (the program now cached) gives the same bytes; the eager path (`run_function`) gives
+/// the same answer. Only an answer cut by the wall-clock budget may differ between runs.
+/// Returns the response (None when prost cannot decode the generated request or the
+/// response: nesting beyond its recursion limit).
+pub fn structured(req: &v1::RunFunctionRequest) -> Option<v1::RunFunctionResponse> {
+    use fn_hcl::handler::{Options, default_limits, run_function_lazy_with};
+    let bytes = prost::bytes::Bytes::from(req.encode_to_vec());
+    let lazy = match fn_hcl::protocol::proto::LazyRequest::decode(bytes) {
+        Ok(l) => l,
+        Err(e) => {
+            assert!(
+                e.to_string().contains("recursion limit"),
+                "a generated request does not decode: {e}"
+            );
+            return None;
+        }
+    };
+    let options = Options {
+        debug: false,
+        limits: default_limits(),
+    };
+    let first = run_function_lazy_with(&lazy, options).finish_encoded();
+    let second = run_function_lazy_with(&lazy, options).finish_encoded();
+    let rsp = match v1::RunFunctionResponse::decode(first.as_slice()) {
+        Ok(r) => r,
+        Err(e) => {
+            assert!(
+                e.to_string().contains("recursion limit"),
+                "the answer does not decode: {e}"
+            );
+            assert!(first == second || wall_clock(&second), "two runs differ");
+            return None;
+        }
+    };
+    check_response(&rsp);
+    if let Some(m) = fatal_message(&rsp) {
+        check_fatal(m);
+    }
+    if wall_clock(&first) || wall_clock(&second) {
+        return Some(rsp);
+    }
+    if first != second {
+        let again = match v1::RunFunctionResponse::decode(second.as_slice()) {
+            Ok(r) => format!("{r:?}"),
+            Err(e) => format!("undecodable: {e}"),
+        };
+        panic!(
+            "a second evaluation answered differently: {}",
+            difference(&format!("{rsp:?}"), &again)
+        );
+    }
+    let eager = run_function(req);
+    if !wall_clock(&eager.encode_to_vec()) {
+        same_answer(&eager, &rsp);
+    }
+    Some(rsp)
+}
+
+/// Where two texts first differ, with some context of each.
+fn difference(a: &str, b: &str) -> String {
+    let at = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i);
+    let from = a[..at].char_indices().rev().nth(200).map_or(0, |(i, _)| i);
+    let show = |s: &str| {
+        s.get(from..)
+            .unwrap_or("")
+            .chars()
+            .take(600)
+            .collect::<String>()
+    };
+    format!("\n  first:  ...{}\n  second: ...{}", show(a), show(b))
+}
+
+/// The message of a response's Fatal result, if it has one.
+pub fn fatal_message(rsp: &v1::RunFunctionResponse) -> Option<&str> {
+    let fatal = v1::Severity::Fatal as i32;
+    rsp.results
+        .iter()
+        .find(|r| r.severity == fatal)
+        .map(|r| r.message.as_str())
+}
+
+/// A Fatal result of an evaluation names what went wrong in the program or the request
+/// (Go's `evaluate hcl: ` prefix) or the budget that was exceeded; an internal error (a
+/// compiler/VM disagreement, a caught panic) is a bug.
+pub fn check_fatal(message: &str) {
+    assert!(
+        !message.contains("internal error"),
+        "an internal error: {message}"
+    );
+    assert!(
+        message.starts_with("evaluate hcl: "),
+        "a Fatal result that is neither a program error nor a budget: {message}"
+    );
+}
+
+/// True if an answer (wire bytes) was cut by the wall-clock budget, the one budget whose
+/// outcome depends on the machine.
+fn wall_clock(answer: &[u8]) -> bool {
+    const WALL: &[u8] = b"evaluation budget exceeded: evaluation took longer than";
+    answer.windows(WALL.len()).any(|w| w == WALL)
+}
+
 /// The eager and lazy answers agree. The one tolerated difference: with several bad
 /// observed bodies, which one's error is reported (the eager path takes them in hash-map
 /// order, which varies between runs).

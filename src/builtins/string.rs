@@ -247,6 +247,10 @@ fn indent(args: &[Value]) -> Result<Value, FuncError> {
         "indent",
         spaces.saturating_mul(lines).saturating_add(s.len()),
     )?;
+    if lines == 0 {
+        // Nothing to pad: the padding (charged only per line) is never built.
+        return Ok(Value::string(s));
+    }
     let pad = format!("\n{}", " ".repeat(spaces));
     Ok(Value::string(s.replace('\n', &pad)))
 }
@@ -396,13 +400,35 @@ fn substr_clusters(total: usize, mut offset: i64, length: i64) -> Option<(usize,
 }
 
 /// Go's regexp/syntax error for `pattern` as (code, expr), for the texts Go prints.
+///
+/// Repetitions follow Go's parser: a repetition operator right after another is "invalid
+/// nested repetition operator" (the text from the first through the second), and a
+/// `{n,m}` whose nested counts allow more than 1000 copies of the innermost expression is
+/// "invalid repeat count" (Go's `repeatIsValid`). For the second, each expression carries
+/// its *need*: the least budget of copies it passes `repeatIsValid` with (0 for a literal;
+/// `m * max(1, need)` for a repetition of at most `m`; the largest of its parts for a
+/// group).
 fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut depth = 0usize;
     let mut i = 0;
     let mut prev_repeatable = false;
+    // Where the operator just before started, if the last token was a repetition.
+    let mut last_repeat: Option<usize> = None;
+    // The need of the last expression (what a repetition applies to), of the current
+    // group's content so far, and of each enclosing group's content.
+    let mut atom = 0u64;
+    let mut content = 0u64;
+    let mut groups: Vec<u64> = Vec::new();
+    // The next `:]` (searched once, forwards: linear in the pattern, whatever its `[:`s).
+    let mut colon_bracket = None;
     while i < chars.len() {
         let c = chars[i];
+        let after_repeat = last_repeat.take();
+        // Most tokens are expressions of need 0; a repetition or `)` sets its own.
+        if !matches!(c, '*' | '+' | '?' | '{' | ')' | '(' | '|') {
+            atom = 0;
+        }
         match c {
             '\\' => {
                 if i + 1 >= chars.len() {
@@ -450,19 +476,36 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                 prev_repeatable = true;
                 continue;
             }
-            '{' if prev_repeatable => {
+            '{' => {
                 if let Some((len, min, max)) = repeat_braces(&chars[i..]) {
                     let text: String = chars[i..i + len].iter().collect();
                     if min > 1000 || max.is_some_and(|m| m > 1000 || m < min) {
                         return Some(("invalid repeat count", text));
                     }
-                    i += len;
-                    if chars.get(i) == Some(&'?') {
-                        i += 1;
+                    let mut end = i + len;
+                    if chars.get(end) == Some(&'?') {
+                        end += 1;
                     }
+                    if let Some(e) = repetition_error(&chars, i..end, after_repeat, prev_repeatable)
+                    {
+                        return Some(e);
+                    }
+                    // Go's repeatIsValid(re, 1000), run for counts of 2 or more.
+                    atom = match max.unwrap_or(min) {
+                        _ if max == Some(0) => 0,
+                        0 => atom,
+                        m => m.saturating_mul(atom.max(1)),
+                    };
+                    if (min >= 2 || max.is_some_and(|m| m >= 2)) && atom > 1000 {
+                        return Some(("invalid repeat count", text));
+                    }
+                    content = content.max(atom);
+                    last_repeat = Some(i);
+                    i = end;
                     prev_repeatable = false;
                     continue;
                 }
+                atom = 0;
                 prev_repeatable = true;
             }
             '[' => {
@@ -495,8 +538,15 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                         }
                         '\\' => i += 2,
                         '[' if chars.get(i + 1) == Some(&':') => {
-                            match chars[i + 2..].iter().collect::<String>().find(":]") {
-                                Some(p) => i += 2 + p + 2,
+                            match next_colon_bracket(&chars, i + 2, &mut colon_bracket) {
+                                Some(p) => {
+                                    // Go's parseNamedClass: `[:name:]` must be a POSIX class.
+                                    let name: String = chars[i..p + 2].iter().collect();
+                                    if !is_posix_class(&name) {
+                                        return Some(("invalid character class range", name));
+                                    }
+                                    i = p + 2;
+                                }
                                 None => i += 1,
                             }
                         }
@@ -513,22 +563,31 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
             }
             '(' => {
                 if chars.get(i + 1) == Some(&'?') {
-                    let rest: String = chars[i..].iter().collect();
-                    if rest.starts_with("(?=")
-                        || rest.starts_with("(?!")
-                        || rest.starts_with("(?<=")
-                        || rest.starts_with("(?<!")
-                    {
-                        let n = if rest.starts_with("(?<") { 4 } else { 3 };
-                        return Some((
-                            "invalid or unsupported Perl syntax",
-                            rest.chars().take(n).collect(),
-                        ));
+                    let starts = |s: &str| {
+                        let n = s.chars().count();
+                        chars.len() >= i + n && chars[i..i + n].iter().copied().eq(s.chars())
+                    };
+                    for look in ["(?=", "(?!", "(?<=", "(?<!"] {
+                        if starts(look) {
+                            return Some(("invalid or unsupported Perl syntax", look.to_string()));
+                        }
                     }
                     // Skip the group header: `(?flags)`, `(?flags:`, `(?P<name>`, `(?<name>`.
+                    // Only name and flag characters belong to it, so the scan stays short.
                     let mut j = i + 2;
-                    while j < chars.len() && !matches!(chars[j], ')' | ':' | '>') {
+                    while j < chars.len()
+                        && (chars[j].is_alphanumeric() || matches!(chars[j], '_' | '-' | '<'))
+                    {
                         j += 1;
+                    }
+                    if !matches!(chars.get(j), Some(')' | ':' | '>')) {
+                        // Not a header Go accepts: the regex crate reports it.
+                        depth += 1;
+                        groups.push(content);
+                        content = 0;
+                        prev_repeatable = false;
+                        i = j;
+                        continue;
                     }
                     if chars.get(j) == Some(&')') {
                         i = j + 1;
@@ -536,11 +595,15 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                         continue;
                     }
                     depth += 1;
+                    groups.push(content);
+                    content = 0;
                     prev_repeatable = false;
                     i = j + 1;
                     continue;
                 }
                 depth += 1;
+                groups.push(content);
+                content = 0;
                 prev_repeatable = false;
             }
             ')' => {
@@ -548,26 +611,23 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
                     return Some(("unexpected )", pattern.to_string()));
                 }
                 depth -= 1;
+                atom = content;
+                content = groups.pop().unwrap_or(0).max(atom);
                 prev_repeatable = true;
             }
             '*' | '+' | '?' => {
-                if !prev_repeatable {
-                    let mut op = c.to_string();
-                    if chars.get(i + 1) == Some(&'?') {
-                        op.push('?');
-                    }
-                    return Some(("missing argument to repetition operator", op));
+                let mut end = i + 1;
+                if chars.get(end) == Some(&'?') {
+                    end += 1;
                 }
-                if i + 1 < chars.len() && matches!(chars[i + 1], '*' | '+') {
-                    return Some((
-                        "invalid nested repetition operator",
-                        chars[i..i + 2].iter().collect(),
-                    ));
+                if let Some(e) = repetition_error(&chars, i..end, after_repeat, prev_repeatable) {
+                    return Some(e);
                 }
-                if chars.get(i + 1) == Some(&'?') {
-                    i += 1;
-                }
+                // Not an OpRepeat: its need is its operand's.
+                last_repeat = Some(i);
+                i = end;
                 prev_repeatable = false;
+                continue;
             }
             '|' => prev_repeatable = false,
             _ => prev_repeatable = true,
@@ -578,6 +638,56 @@ fn go_regex_syntax_error(pattern: &str) -> Option<(&'static str, String)> {
         return Some(("missing closing )", pattern.to_string()));
     }
     None
+}
+
+/// Go's refusals of the repetition operator `chars[op]` (its lazy `?` included): right
+/// after another one (which started at `after_repeat`), a nested repetition (the text of
+/// both); with nothing before it to repeat, a missing argument.
+fn repetition_error(
+    chars: &[char],
+    op: std::ops::Range<usize>,
+    after_repeat: Option<usize>,
+    repeatable: bool,
+) -> Option<(&'static str, String)> {
+    if let Some(start) = after_repeat {
+        let text = chars[start..op.end].iter().collect();
+        return Some(("invalid nested repetition operator", text));
+    }
+    if !repeatable {
+        let text = chars[op].iter().collect();
+        return Some(("missing argument to repetition operator", text));
+    }
+    None
+}
+
+/// The index of the first `:]` at or after `from`. `cache` holds the last search (where
+/// it started, what it found), so a pattern's searches, which go forwards, scan it once.
+fn next_colon_bracket(
+    chars: &[char],
+    from: usize,
+    cache: &mut Option<(usize, Option<usize>)>,
+) -> Option<usize> {
+    match *cache {
+        Some((_, Some(p))) if p >= from => return Some(p),
+        Some((start, None)) if start <= from => return None,
+        _ => {}
+    }
+    let found =
+        (from..chars.len().saturating_sub(1)).find(|&k| chars[k] == ':' && chars[k + 1] == ']');
+    *cache = Some((from, found));
+    found
+}
+
+/// Go's POSIX character classes (`posixGroup`), as `[:name:]` or `[:^name:]`.
+fn is_posix_class(text: &str) -> bool {
+    const NAMES: [&str; 14] = [
+        "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower", "print", "punct",
+        "space", "upper", "word", "xdigit",
+    ];
+    text.strip_prefix("[:")
+        .and_then(|t| t.strip_suffix(":]"))
+        .map(|n| n.strip_prefix('^').unwrap_or(n))
+        .is_some_and(|n| NAMES.contains(&n))
 }
 
 /// Go's `\\x` escape after the `x`: `{hex+}` (at most U+10FFFF) or two hex digits. Ok is
@@ -619,10 +729,21 @@ const GO_ESCAPES: &str = "01234567afnrtvxpPdDsSwWbBAzQE";
 
 /// A `{n}`, `{n,}` or `{n,m}` repetition at the start of `cs`: (length, n, m).
 fn repeat_braces(cs: &[char]) -> Option<(usize, u64, Option<u64>)> {
-    let close = cs.iter().position(|&c| c == '}')?;
+    // Only digits and one comma may stand between the braces (Go's parseRepeat stops at
+    // anything else): no scan of the rest of the pattern for a `}`.
+    let close = cs
+        .iter()
+        .skip(1)
+        .position(|&c| !(c.is_ascii_digit() || c == ','))
+        .map(|p| p + 1)
+        .filter(|&p| cs[p] == '}')?;
     let body: String = cs[1..close].iter().collect();
     let num = |t: &str| -> Option<u64> {
-        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        // Go's parseInt: digits, no leading zero (`{01}` is literal text).
+        if t.is_empty()
+            || !t.bytes().all(|b| b.is_ascii_digit())
+            || t.len() > 1 && t.starts_with('0')
+        {
             return None;
         }
         Some(t.parse::<u64>().unwrap_or(u64::MAX))
@@ -644,6 +765,23 @@ fn translate_pattern(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut it = pattern.chars().peekable();
     while let Some(c) = it.next() {
+        if c == '{' {
+            // A brace that does not open a Go repetition is a literal (the regex crate
+            // refuses it).
+            let mut ahead = vec!['{'];
+            for d in it.clone() {
+                ahead.push(d);
+                if !(d.is_ascii_digit() || d == ',') {
+                    break;
+                }
+            }
+            out.push_str(if repeat_braces(&ahead).is_some() {
+                "{"
+            } else {
+                "\\{"
+            });
+            continue;
+        }
         if c != '\\' {
             out.push(c);
             continue;
@@ -1022,6 +1160,9 @@ mod tests {
         ok_s("indent", vec![n(4), s("single")], "single");
         ok_s("indent", vec![n(2), s("a\n\nb\n")], "a\n  \n  b\n  ");
         ok_s("indent", vec![s("1"), s("a\nb")], "a\n b");
+        // Found by the structured fuzz target: without a newline the padding, never used,
+        // was still built: 2^53 spaces aborted the process on a failed allocation.
+        ok_s("indent", vec![n(1 << 53), s("single")], "single");
         assert!(run("indent", vec![n(-1), s("a\nb")]).is_err());
         err(
             "indent",
@@ -1221,6 +1362,97 @@ mod tests {
             FuncError::arg(
                 0,
                 "invalid regexp pattern: missing argument to repetition operator in *",
+            ),
+        );
+    }
+
+    /// Go's regexp/syntax refuses stacked repetition operators (Perl mode) with the text
+    /// from the first operator to the end of the second, and a repetition whose nested
+    /// `{n,m}` counts multiply past 1000 copies (`repeatIsValid`). The structured fuzz
+    /// target found `a{1000}{1000}`: compiled as a million-state program (over a second,
+    /// outside every budget) where Go refuses it at once.
+    #[test]
+    fn regex_repetition_rules_are_go_s() {
+        let nested = |p: &str, expr: &str| {
+            err(
+                "regex",
+                vec![s(p), s("x")],
+                FuncError::arg(
+                    0,
+                    format!("invalid regexp pattern: invalid nested repetition operator in {expr}"),
+                ),
+            )
+        };
+        nested("a{1000}{1000}", "{1000}{1000}");
+        nested("a**", "**");
+        nested("a*?*", "*?*");
+        nested("a???", "???");
+        nested("a+{2}", "+{2}");
+        nested("a{2}*", "{2}*");
+        nested("a{2}?+", "{2}?+");
+        nested("x(a*+)", "*+");
+        let count = |p: &str, expr: &str| {
+            err(
+                "regex",
+                vec![s(p), s("x")],
+                FuncError::arg(
+                    0,
+                    format!("invalid regexp pattern: invalid repeat count in {expr}"),
+                ),
+            )
+        };
+        count("(a{1000}){2}", "{2}");
+        count("((a{10}){10}){11}", "{11}");
+        count("(a{2}|(b{3}c){400}){2}", "{400}");
+        count("(?:a{501}){2,}", "{2,}");
+        count("a*{2000}", "{2000}");
+        for (p, op) in [("{2}?x", "{2}?"), ("x|{2}", "{2}"), ("(*?)", "*?")] {
+            err(
+                "regex",
+                vec![s(p), s("x")],
+                FuncError::arg(
+                    0,
+                    format!(
+                        "invalid regexp pattern: missing argument to repetition operator in {op}"
+                    ),
+                ),
+            );
+        }
+        // Within 1000 copies, or a repetition Go does not check (`*`, `{1}`, `{0}`).
+        for p in [
+            "(a{10}){100}",
+            "((a{1000}){1})*",
+            "(a{1000}){0}",
+            "(a{2}b{500}){2}",
+            "a{2}b{1000}",
+            "a{,2}{3}",
+        ] {
+            ok(
+                "replace",
+                vec![s("xyz"), s(&format!("/{p}/")), s("")],
+                s("xyz"),
+            );
+        }
+        ok("regex", vec![s("a{,2}x"), s("-a{,2}x")], s("a{,2}x"));
+        ok("regex", vec![s("a{01}"), s("a{01}")], s("a{01}"));
+    }
+
+    /// Go's POSIX classes by name; any other `[:name:]` is Go's "invalid character class
+    /// range" with its text.
+    #[test]
+    fn regex_posix_classes_are_go_s() {
+        ok("regex", vec![s("[[:alpha:]]+"), s("12ab3")], s("ab"));
+        ok(
+            "regex",
+            vec![s("[[:^digit:][:space:]]+"), s("12a b3")],
+            s("a b"),
+        );
+        err(
+            "regex",
+            vec![s("[[:foo:]]"), s("x")],
+            FuncError::arg(
+                0,
+                "invalid regexp pattern: invalid character class range in [:foo:]",
             ),
         );
     }

@@ -68,7 +68,7 @@ struct LazyState {
 #[derive(Debug, Default, PartialEq)]
 struct LazyResource<const BUDGET: u32> {
     body: crate::protocol::raw::RawBody,
-    connection_details: std::collections::HashMap<String, Vec<u8>>,
+    connection_details: std::collections::BTreeMap<String, Vec<u8>>,
     ready: i32,
 }
 
@@ -134,13 +134,13 @@ impl Message for LazyState {
 
 impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
     fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
-        use prost::encoding::{bytes, encode_key, encode_varint, hash_map, int32, string};
+        use prost::encoding::{btree_map, bytes, encode_key, encode_varint, int32, string};
         if self.body.is_present() {
             encode_key(1, prost::encoding::WireType::LengthDelimited, buf);
             encode_varint(self.body.bytes().len() as u64, buf);
             buf.put_slice(self.body.bytes());
         }
-        hash_map::encode(
+        btree_map::encode(
             string::encode,
             string::encoded_len,
             bytes::encode,
@@ -161,7 +161,7 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
         buf: &mut impl prost::bytes::Buf,
         ctx: prost::encoding::DecodeContext,
     ) -> Result<(), prost::DecodeError> {
-        use prost::encoding::{bytes, check_wire_type, decode_varint, hash_map, int32};
+        use prost::encoding::{btree_map, bytes, check_wire_type, decode_varint, int32};
         use prost::encoding::{skip_field, string};
         match tag {
             1 => {
@@ -175,7 +175,7 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
                 let piece = buf.copy_to_bytes(len as usize);
                 self.body.push(piece, BUDGET).map_err(|_| reject())
             }
-            2 => hash_map::merge(
+            2 => btree_map::merge(
                 string::merge,
                 bytes::merge,
                 &mut self.connection_details,
@@ -188,7 +188,7 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
     }
 
     fn encoded_len(&self) -> usize {
-        use prost::encoding::{bytes, encoded_len_varint, hash_map, int32, key_len, string};
+        use prost::encoding::{btree_map, bytes, encoded_len_varint, int32, key_len, string};
         let body = if self.body.is_present() {
             let n = self.body.bytes().len();
             key_len(1) + encoded_len_varint(n as u64) + n
@@ -200,7 +200,7 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
         } else {
             0
         };
-        body + hash_map::encoded_len(
+        body + btree_map::encoded_len(
             string::encoded_len,
             bytes::encoded_len,
             2,

@@ -196,7 +196,7 @@ fn selector_json(s: &v1::ResourceSelector) -> Json {
 
 fn requirements_json(r: &v1::Requirements) -> Json {
     let mut m = obj();
-    let sel_map = |x: &HashMap<String, v1::ResourceSelector>| {
+    let sel_map = |x: &BTreeMap<String, v1::ResourceSelector>| {
         Json::Object(
             x.iter()
                 .map(|(k, s)| (k.clone(), selector_json(s)))
@@ -338,7 +338,9 @@ pub fn request_from_json(j: &Json) -> Result<v1::RunFunctionRequest, String> {
                                     if dk != "data" {
                                         return Err(unknown(&path, dk));
                                     }
-                                    data = bytes_map(dv, &format!("{path}.data"))?;
+                                    data = bytes_map(dv, &format!("{path}.data"))?
+                                        .into_iter()
+                                        .collect();
                                 }
                                 cred.source = Some(v1::credentials::Source::CredentialData(
                                     v1::CredentialData { data },
@@ -507,8 +509,8 @@ fn resources_map(j: &Json, path: &str) -> Result<HashMap<String, v1::Resources>,
     Ok(out)
 }
 
-fn bytes_map(j: &Json, path: &str) -> Result<HashMap<String, Vec<u8>>, String> {
-    let mut out = HashMap::new();
+fn bytes_map(j: &Json, path: &str) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let mut out = BTreeMap::new();
     for (k, v) in fields(j, path)? {
         let s = string(v, &format!("{path}.{k}"))?;
         out.insert(

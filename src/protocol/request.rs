@@ -22,7 +22,7 @@ use crate::value::number::Number;
 use crate::value::{Str, Value};
 use base64::Engine as _;
 use prost_types::value::Kind;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why the request could not be turned into `req` (a Fatal error in Go's `makeVars`).
@@ -392,7 +392,7 @@ fn struct_body(s: Option<&prost_types::Struct>) -> Result<Value, RequestError> {
 }
 
 /// Connection details as an object of base64 strings, or null when there are none.
-fn connection_value(details: Option<&HashMap<String, Vec<u8>>>) -> Value {
+fn connection_value(details: Option<&BTreeMap<String, Vec<u8>>>) -> Value {
     match details {
         Some(d) if !d.is_empty() => Value::object(
             d.iter()

@@ -503,7 +503,12 @@ impl ResponseBuilder {
             .desired()
             .composite
             .get_or_insert_with(Default::default);
-        composite.connection_details.extend(details);
+        if composite.connection_details.is_empty() {
+            // Built at once (sorted, full nodes) rather than one insertion at a time.
+            composite.connection_details = details.into_iter().collect();
+        } else {
+            composite.connection_details.extend(details);
+        }
     }
 
     /// Sets a top-level context key (replacing the request's value for that key).
@@ -634,10 +639,12 @@ impl ResponseBuilder {
     /// values: it decodes to exactly the message [`ResponseBuilder::finish`] returns.
     ///
     /// Every Struct is written in prost's order (sorted keys), so each resource body is
-    /// byte-identical to prost's encoding of it. The protocol's `map<string, Resource>`
-    /// fields are Rust HashMaps, which prost writes in an unspecified (per-process random)
-    /// order; here the desired resources are written sorted by name, so the response bytes
-    /// are deterministic, and equal to prost's up to the order of those map entries.
+    /// byte-identical to prost's encoding of it. The response's other maps (requirements,
+    /// match labels, connection details) are BTreeMaps (build.rs), which prost writes in key
+    /// order; the desired resources (`map<string, Resource>`, a Rust HashMap, which prost
+    /// writes in a per-map random order) are written here sorted by name. So one call
+    /// answers with the same bytes every time, equal to prost's up to the order of the
+    /// desired resources.
     pub fn finish_encoded(&self) -> Vec<u8> {
         let rsp = &self.rsp;
         let entries = self.desired_entries();

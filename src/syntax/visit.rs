@@ -81,10 +81,23 @@ fn walk_vars<'a>(e: &'a Expr, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
     }
 }
 
-/// [`walk_vars`] over a template: a `%{for}` directive's names are bound in its body.
+/// [`walk_vars`] over a template: a `%{for}` directive's names are bound in its body,
+/// also where the directive sits inside an `%{if}`.
 fn walk_template<'a>(t: &'a Template, bound: &mut Vec<Str>, out: &mut Vec<&'a Expr>) {
     for p in &t.parts {
         match p {
+            TemplatePart::If {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                walk_vars(cond, bound, out);
+                walk_template(then, bound, out);
+                if let Some(o) = otherwise {
+                    walk_template(o, bound, out);
+                }
+            }
             TemplatePart::For {
                 key_var,
                 value_var,
@@ -274,5 +287,40 @@ pub fn static_string(e: &Expr) -> Option<Str> {
         ExprKind::Template(t) => literal_template(t).map(Str::from),
         ExprKind::TemplateWrap(inner) | ExprKind::Paren(inner) => static_string(inner),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parser::parse_expression;
+    use crate::syntax::span::SourceMap;
+
+    /// The root names of `src`'s free traversals, in source order.
+    fn free(src: &str) -> Vec<String> {
+        let mut sm = SourceMap::new();
+        let f = sm.add("e.hcl", src);
+        let e = parse_expression(&sm, f).expect("parses");
+        traversals(&e)
+            .iter()
+            .filter_map(|t| traversal_root(t).map(|id| id.name.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn template_for_names_are_bound_in_their_body() {
+        assert_eq!(free(r#""%{for x in xs}${x}${y}%{endfor}""#), ["xs", "y"]);
+        // Found by the structured fuzz target: a `%{for}` inside an `%{if}` (either
+        // branch) lost its names, so `${x}` was "reference to non-existent variable".
+        assert_eq!(
+            free(
+                r#""%{if c}%{for x in xs}${x}${y}%{endfor}%{else}%{for k, v in m}${k}${v}%{endfor}%{endif}""#
+            ),
+            ["c", "xs", "y", "m"]
+        );
+        assert_eq!(
+            free(r#""%{for a in as}%{if a}%{for b in a}${b}${a}${z}%{endfor}%{endif}%{endfor}""#),
+            ["as", "z"]
+        );
     }
 }
