@@ -6,8 +6,8 @@
 //! Programs follow the DSL's block shapes (locals, resource, resources with `for_each`,
 //! `name` and `template`, group, composite status and connection, context, ready,
 //! requirement, assert, function with arg, locals and body) and hcl's expression grammar
-//! (literals, quoted and heredoc templates with interpolation and `%{if}`/`%{for}`
-//! directives and strip markers, for expressions, splats, conditionals, operators, index
+//! (literals, quoted templates with interpolation and `%{if}`/`%{for}` directives and
+//! strip markers (no heredocs: the `parse` and `eval` targets' corpus has them), for expressions, splats, conditionals, operators, index
 //! and attribute traversal, calls of the real builtins by name with arguments of their
 //! parameter types, `invoke` of the generated functions, `try`/`can`). Every name a program
 //! reads exists where it reads it: locals defined before (so no cycles), iterator and
