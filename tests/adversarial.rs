@@ -334,6 +334,35 @@ fn builtins_are_linear_in_large_inputs() {
 }
 
 #[test]
+fn text_without_ascii_is_split_into_clusters_in_linear_work() {
+    // The structured fuzz target's timeout: each grapheme cluster classified the rest of
+    // a run of non-ASCII characters, so `substr` of an XR's string of 65,536 "é" made 2^31
+    // classifications (seconds in a release build, far past the wall budget: a builtin
+    // does not look at it). `length`, `strrev` and `format`'s precision count clusters the
+    // same way, and so do the lexer and parser for columns (a literal of the same text).
+    let n = 65_536;
+    let spec = serde_json::json!({ "wide": "é".repeat(n), "emoji": "\u{1F600}".repeat(n) });
+    let literal = "日".repeat(n);
+    let hcl = resource(&format!(
+        "[length(req.composite.spec.wide), length(substr(req.composite.spec.wide, 21, 1000)), \
+         length(strrev(req.composite.spec.emoji)), length(format(\"%.3s\", req.composite.spec.wide)), \
+         length(\"{literal}\")]"
+    ));
+    let (out, _) = run_output(&hcl, &spec.to_string(), limits());
+    let out = out.expect("evaluates");
+    let v = out.resources.first().and_then(|r| r.1.get_attr("v"));
+    let v = v.unwrap_or_else(|| panic!("no resource: {:?}", out.results));
+    let got: Vec<i64> = v
+        .as_seq()
+        .expect("a tuple")
+        .iter()
+        .map(|x| x.as_number().and_then(|n| n.to_i64()).expect("a number"))
+        .collect();
+    let n = n as i64;
+    assert_eq!(got, [n, 1000, n, 3, n]);
+}
+
+#[test]
 fn builtins_charge_what_they_build_before_building_it() {
     let spec = large_spec(100_000);
     let small = Limits {

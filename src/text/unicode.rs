@@ -113,13 +113,20 @@ pub fn graphemes(s: &str) -> Graphemes<'_> {
     Graphemes {
         rest: s,
         buf: Vec::new(),
+        reach: FIRST_REACH,
     }
 }
+
+/// How many characters [`Graphemes`] classifies ahead at first: most clusters are one to
+/// three characters; a longer one doubles it until the cluster ends inside it.
+const FIRST_REACH: usize = 4;
 
 /// Iterator of [`graphemes`].
 pub struct Graphemes<'a> {
     rest: &'a str,
     buf: Vec<Ch>,
+    /// The first look-ahead of each cluster (tests compare [`FIRST_REACH`] with unbounded).
+    reach: usize,
 }
 
 /// A character as textseg's patterns see it.
@@ -204,54 +211,85 @@ fn sequence(cs: &[Ch]) -> usize {
     }
 }
 
+/// Classifies the characters of `s` (which starts with `first`, not ASCII-only) a cluster
+/// can reach into `cs`: up to the next ASCII character, which only joins as the LF of
+/// CR LF or as what a Prepend run prefixes, and at most `reach` characters. True when it
+/// stopped at `reach` with more characters after.
+fn classify_ahead(s: &str, cs: &mut Vec<Ch>, reach: usize) -> bool {
+    let mut chars = s.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    cs.clear();
+    cs.push(classify(first));
+    let mut only_prepend = cs[0].gcb == Gcb::Prepend;
+    for c in chars {
+        if cs.len() >= reach {
+            return true;
+        }
+        if c.is_ascii() {
+            if only_prepend || (c == '\n' && first == '\r' && cs.len() == 1) {
+                cs.push(classify(c));
+                only_prepend = false;
+                continue;
+            }
+            break;
+        }
+        let ch = classify(c);
+        only_prepend = only_prepend && ch.gcb == Gcb::Prepend;
+        cs.push(ch);
+    }
+    false
+}
+
+/// The number of characters of the cluster at the start of `cs` (at least 1). Every
+/// pattern reads `cs` from its start and stops at the first character it rejects, so a
+/// cluster shorter than `cs` is the same whatever follows `cs`.
+fn cluster_len(cs: &[Ch]) -> usize {
+    match cs[0].gcb {
+        Gcb::Cr => {
+            if cs.get(1).is_some_and(|c| c.gcb == Gcb::Lf) {
+                2
+            } else {
+                1
+            }
+        }
+        Gcb::Lf | Gcb::Control => 1,
+        Gcb::Prepend => {
+            let p = cs.iter().take_while(|c| c.gcb == Gcb::Prepend).count();
+            p + sequence(&cs[p..])
+        }
+        _ => sequence(cs),
+    }
+    .max(1)
+}
+
 impl<'a> Iterator for Graphemes<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
         let s = self.rest;
-        let mut chars = s.chars();
-        let first = chars.next()?;
+        let first = *s.as_bytes().first()?;
         // ASCII other than CR: a cluster unless extenders follow.
-        if first.is_ascii() && first != '\r' && s.as_bytes().get(1).is_none_or(u8::is_ascii) {
+        if first.is_ascii() && first != b'\r' && s.as_bytes().get(1).is_none_or(u8::is_ascii) {
             self.rest = &s[1..];
             return Some(&s[..1]);
         }
-        // Classify only as far as a cluster can reach: up to the next ASCII character, which
-        // only joins as the LF of CR LF or as what a Prepend run prefixes.
-        let cs = &mut self.buf;
-        cs.clear();
-        cs.push(classify(first));
-        let mut only_prepend = cs[0].gcb == Gcb::Prepend;
-        for c in chars {
-            if c.is_ascii() {
-                if only_prepend || (c == '\n' && first == '\r' && cs.len() == 1) {
-                    cs.push(classify(c));
-                    only_prepend = false;
-                    continue;
-                }
-                break;
+        // Classify as far as the cluster can reach, a few characters at first: classifying
+        // up to the next ASCII character made a string of 65,536 "é" cost 2^31
+        // classifications (20 s), each cluster classifying the whole rest of the run. When
+        // the cluster takes every character classified, look twice as far: a cluster of n
+        // characters costs O(n).
+        let mut reach = self.reach;
+        let n = loop {
+            let more = classify_ahead(s, &mut self.buf, reach);
+            let n = cluster_len(&self.buf);
+            if n < self.buf.len() || !more {
+                break n;
             }
-            let ch = classify(c);
-            only_prepend = only_prepend && ch.gcb == Gcb::Prepend;
-            cs.push(ch);
-        }
-        let n = match cs[0].gcb {
-            Gcb::Cr => {
-                if cs.get(1).is_some_and(|c| c.gcb == Gcb::Lf) {
-                    2
-                } else {
-                    1
-                }
-            }
-            Gcb::Lf | Gcb::Control => 1,
-            Gcb::Prepend => {
-                let p = cs.iter().take_while(|c| c.gcb == Gcb::Prepend).count();
-                p + sequence(&cs[p..])
-            }
-            _ => sequence(cs),
-        }
-        .max(1);
-        let end: usize = cs[..n].iter().map(|c| c.len).sum();
+            reach = reach.saturating_mul(2);
+        };
+        let end: usize = self.buf[..n].iter().map(|c| c.len).sum();
         let (head, tail) = s.split_at(end);
         self.rest = tail;
         Some(head)
@@ -338,5 +376,88 @@ mod tests {
         assert_eq!(split("\u{600}1"), ["\u{600}1"]);
         assert_eq!(grapheme_count("abc"), 3);
         assert_eq!(grapheme_count(""), 0);
+    }
+
+    /// `graphemes` with an unbounded look-ahead: every cluster classifies up to the next
+    /// ASCII character, as before the look-ahead was bounded.
+    fn split_unbounded(s: &str) -> Vec<&str> {
+        Graphemes {
+            rest: s,
+            buf: Vec::new(),
+            reach: usize::MAX,
+        }
+        .collect()
+    }
+
+    #[test]
+    fn a_long_run_without_ascii_classifies_a_few_characters_per_cluster() {
+        // The structured fuzz target's timeout: `substr` of a string of 65,536 "é"
+        // classified the rest of the run for each cluster (2^31 classifications).
+        for (c, clusters) in [("é", 65_536), ("日", 65_536), ("\u{1F600}", 65_536)] {
+            let s = c.repeat(65_536);
+            let mut it = graphemes(&s);
+            let mut n = 0;
+            while let Some(g) = it.next() {
+                assert_eq!(g, c);
+                n += 1;
+                assert!(
+                    it.buf.len() <= FIRST_REACH,
+                    "{c}: {} classified",
+                    it.buf.len()
+                );
+            }
+            assert_eq!(n, clusters, "{c}");
+        }
+        // A long cluster is still one: the look-ahead doubles until it ends.
+        let marks = format!("e{}x", "\u{301}".repeat(10_000));
+        assert_eq!(split(&marks), [&marks[..marks.len() - 1], "x"]);
+        let prepend = "\u{600}".repeat(1_000) + "1";
+        assert_eq!(split(&prepend), [prepend.as_str()]);
+        let flags = "🇫🇷".repeat(1_000) + "🇮";
+        assert_eq!(split(&flags).len(), 1_001);
+    }
+
+    #[test]
+    fn the_bounded_look_ahead_splits_as_the_unbounded_one() {
+        // Every class the patterns tell apart, mixed at random (a fixed LCG).
+        const PALETTE: [&str; 22] = [
+            "a",
+            "\r",
+            "\n",
+            "\t",
+            "\u{301}",
+            "\u{200D}",
+            "\u{903}",
+            "\u{600}",
+            "\u{1100}",
+            "\u{1161}",
+            "\u{11A8}",
+            "\u{AC00}",
+            "\u{AC01}",
+            "\u{1F1EB}",
+            "\u{1F600}",
+            "\u{2764}",
+            "\u{FFFD}",
+            "\u{85}",
+            "é",
+            "日",
+            "\u{FE0F}",
+            "\u{1F3FB}",
+        ];
+        let mut seed = 0x2545_f491_u64;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (seed >> 59) as usize + 1;
+            for _ in 0..len {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                s.push_str(PALETTE[(seed >> 33) as usize % PALETTE.len()]);
+            }
+            assert_eq!(split(&s), split_unbounded(&s), "{s:?}");
+        }
     }
 }
