@@ -124,6 +124,36 @@ fn structured_seeds_generate_what_they_were_kept_for() {
     }
 }
 
+/// A NaN in the request's context comes back in the answer's context, the same from the
+/// lazy and the eager path: the structured run 3's two crashes were the check comparing
+/// the two answers with `==`, under which a NaN differs from itself.
+#[test]
+fn a_nan_in_the_context_is_the_same_answer_both_ways() {
+    use prost_types::value::Kind;
+    let nan = prost_types::Value {
+        kind: Some(Kind::NumberValue(f64::NAN)),
+    };
+    for program in [
+        checks::FIXED_PROGRAM,
+        "-- main.hcl --\nresource r {\n  body {\n    (\"k\") = 1\n  }\n}\n",
+    ] {
+        let mut req = checks::with_program(checks::fixed_request(), program);
+        let context = req.context.get_or_insert_with(Default::default);
+        context
+            .fields
+            .insert("example.org/nan".to_string(), nan.clone());
+        let rsp = checks::structured(&req).expect("the answer decodes");
+        let back = rsp
+            .context
+            .as_ref()
+            .and_then(|c| c.fields.get("example.org/nan"));
+        assert!(
+            matches!(back.and_then(|v| v.kind.as_ref()), Some(Kind::NumberValue(n)) if n.is_nan()),
+            "{rsp:?}"
+        );
+    }
+}
+
 #[test]
 fn eval_budgets_stop_a_runaway_program_quickly() {
     let start = std::time::Instant::now();
