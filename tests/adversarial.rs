@@ -221,6 +221,45 @@ fn a_call_bomb_ends_at_the_call_budget() {
 }
 
 #[test]
+fn the_clock_is_read_after_an_instruction_that_walked_a_large_value() {
+    // Comparing, typing or converting a shared value walks its expansion inside one
+    // instruction, and builtins walk their arguments. The clock was read every 4,096
+    // instructions only: 100 comparisons of two chains of a million strings each took
+    // 43 s in a debug build, and 20 `coalesce` of them 2.7 s, with no Fatal (fewer than
+    // 4,096 instructions). A wall budget already spent shows when the clock is read: now
+    // after the first such walk, long before the 4,096th instruction.
+    let mut locals = chain(6);
+    locals.truncate(locals.len() - 2);
+    locals += &chain(6)
+        .replace("locals {\n", "")
+        .replace(" l", " m")
+        .replace("[l", "[m")
+        .replace(", l", ", m");
+    let spent = Limits {
+        max_wall: std::time::Duration::ZERO,
+        ..limits()
+    };
+    for e in [
+        "l6 == m6",
+        "length(true ? l6 : [m6])",
+        "length(coalesce(l6, m6))",
+        "contains([l5], m6)",
+        "can(tostring(l6))",
+    ] {
+        let hcl = locals.clone() + &resource(&format!("length([for i in range(1000) : {e}])"));
+        let (m, u) = run(&hcl, "{}", spent);
+        let m = m.unwrap_or_else(|| panic!("{e}: no Fatal ({u:?})"));
+        assert!(
+            m.starts_with(
+                "evaluate hcl: evaluation budget exceeded: evaluation took longer than 0 ms (at main.hcl:"
+            ),
+            "{e}: {m}"
+        );
+        assert!(u.instructions < 200, "{e}: {u:?}");
+    }
+}
+
+#[test]
 fn the_front_end_is_linear_and_bounded() {
     // 50,000 attributes and 50,000 references to them: each reference used to copy the
     // object's type and scan it (quadratic: minutes); now this loads at once.

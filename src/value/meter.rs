@@ -157,6 +157,33 @@ pub fn tick(site: &'static str) -> Result<(), Exceeded> {
     })
 }
 
+thread_local! {
+    /// Elements visited by walks over values on this thread (see [`walked`]); only ever
+    /// grows (wrapping).
+    static WALKED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts `n` elements visited by a walk over a value (comparing, typing, converting,
+/// hashing, looking for unknowns), which goes through shared parts as many times as they
+/// appear: a walk can do work proportional to a value's expanded size inside one VM
+/// instruction or builtin call. The VM reads the clock when this has grown by
+/// [`WALK_CLOCK`] since it last did (`Vm::run`), so such walks cannot run on past the
+/// wall budget until the next periodic check, 4,096 instructions later.
+#[inline]
+pub fn walked(n: usize) {
+    WALKED.set(WALKED.get().wrapping_add(n as u64));
+}
+
+/// The elements [`walked`] on this thread so far.
+#[inline]
+pub fn walked_so_far() -> u64 {
+    WALKED.get()
+}
+
+/// After how many elements walked the VM reads the clock (a few tens of microseconds of
+/// walking; reading the clock costs about as much as walking 2 elements).
+pub const WALK_CLOCK: u64 = 1 << 12;
+
 /// What a value becomes when written out in full.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Size {

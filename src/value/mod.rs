@@ -246,9 +246,13 @@ impl Value {
         match self {
             Value::Unknown(_) => true,
             Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+                meter::walked(s.items.len());
                 s.items.iter().any(Value::contains_unknown)
             }
-            Value::Map(f) | Value::Object(f) => f.entries.iter().any(|(_, v)| v.contains_unknown()),
+            Value::Map(f) | Value::Object(f) => {
+                meter::walked(f.entries.len());
+                f.entries.iter().any(|(_, v)| v.contains_unknown())
+            }
             _ => false,
         }
     }
@@ -263,13 +267,19 @@ impl Value {
             Value::List(s) => Type::List(Arc::new(s.elem.clone())),
             Value::Set(s) => Type::Set(Arc::new(s.elem.clone())),
             Value::Map(f) => Type::Map(Arc::new(f.elem.clone())),
-            Value::Tuple(s) => Type::Tuple(s.items.iter().map(Value::type_of).collect()),
-            Value::Object(f) => Type::Object(
-                f.entries
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.type_of()))
-                    .collect(),
-            ),
+            Value::Tuple(s) => {
+                meter::walked(s.items.len());
+                Type::Tuple(s.items.iter().map(Value::type_of).collect())
+            }
+            Value::Object(f) => {
+                meter::walked(f.entries.len());
+                Type::Object(
+                    f.entries
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.type_of()))
+                        .collect(),
+                )
+            }
         }
     }
 
@@ -286,10 +296,12 @@ impl Value {
             (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => a.elem == b.elem,
             (Value::Map(a), Value::Map(b)) => a.elem == b.elem,
             (Value::Tuple(a), Value::Tuple(b)) => {
+                meter::walked(a.items.len());
                 a.items.len() == b.items.len()
                     && a.items.iter().zip(&b.items).all(|(x, y)| x.same_type(y))
             }
             (Value::Object(a), Value::Object(b)) => {
+                meter::walked(a.entries.len());
                 a.entries.len() == b.entries.len()
                     && a.entries
                         .iter()
@@ -310,10 +322,12 @@ impl Value {
             (Value::List(s), Type::List(e)) | (Value::Set(s), Type::Set(e)) => s.elem == **e,
             (Value::Map(f), Type::Map(e)) => f.elem == **e,
             (Value::Tuple(s), Type::Tuple(ts)) => {
+                meter::walked(s.items.len());
                 s.items.len() == ts.len()
                     && s.items.iter().zip(ts.iter()).all(|(x, t)| x.has_type(t))
             }
             (Value::Object(f), Type::Object(attrs)) => {
+                meter::walked(f.entries.len());
                 f.entries.len() == attrs.len()
                     && f.entries
                         .iter()

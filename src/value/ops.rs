@@ -3,7 +3,7 @@
 
 use crate::text::quote::go_quote;
 use crate::value::convert::convert;
-use crate::value::{Seq, Type, Value};
+use crate::value::{Seq, Type, Value, meter};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,6 +64,7 @@ fn equal_same_type(a: &Value, b: &Value) -> Option<bool> {
             if x.items.len() != y.items.len() {
                 return Some(false);
             }
+            meter::walked(x.items.len());
             for (p, q) in x.items.iter().zip(&y.items) {
                 if !elem(p, q)? {
                     return Some(false);
@@ -75,6 +76,7 @@ fn equal_same_type(a: &Value, b: &Value) -> Option<bool> {
             if x.entries.len() != y.entries.len() {
                 return Some(false);
             }
+            meter::walked(x.entries.len());
             for ((ka, va), (kb, vb)) in x.entries.iter().zip(&y.entries) {
                 if ka != kb || !elem(va, vb)? {
                     return Some(false);
@@ -83,6 +85,7 @@ fn equal_same_type(a: &Value, b: &Value) -> Option<bool> {
             true
         }
         (Value::Set(x), Value::Set(y)) => {
+            meter::walked(x.items.len());
             let (mx, my) = (Members::new(&x.items), Members::new(&y.items));
             x.items.iter().all(|e| my.contains(e)) && y.items.iter().all(|e| mx.contains(e))
         }
@@ -95,8 +98,14 @@ fn wholly_known_type(v: &Value) -> bool {
     match v {
         Value::Null(_) => true,
         Value::Unknown(t) => t.is_known_type(),
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(wholly_known_type),
-        Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| wholly_known_type(x)),
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+            meter::walked(s.items.len());
+            s.items.iter().all(wholly_known_type)
+        }
+        Value::Map(f) | Value::Object(f) => {
+            meter::walked(f.entries.len());
+            f.entries.iter().all(|(_, x)| wholly_known_type(x))
+        }
         _ => true,
     }
 }
@@ -282,6 +291,7 @@ fn append_hash_bytes(v: &Value, buf: &mut Vec<u8>) {
         Value::Bool(b) => buf.push(if *b { b'T' } else { b'F' }),
         Value::String(s) => buf.extend_from_slice(go_quote(s).as_bytes()),
         Value::Map(f) => {
+            meter::walked(f.entries.len());
             buf.push(b'{');
             for (k, x) in &f.entries {
                 buf.extend_from_slice(go_quote(k).as_bytes());
@@ -292,6 +302,7 @@ fn append_hash_bytes(v: &Value, buf: &mut Vec<u8>) {
             buf.push(b'}');
         }
         Value::List(s) | Value::Set(s) => {
+            meter::walked(s.items.len());
             buf.push(b'[');
             for x in &s.items {
                 append_hash_bytes(x, buf);
@@ -300,6 +311,7 @@ fn append_hash_bytes(v: &Value, buf: &mut Vec<u8>) {
             buf.push(b']');
         }
         Value::Object(f) => {
+            meter::walked(f.entries.len());
             buf.push(b'<');
             for (_, x) in &f.entries {
                 append_hash_bytes(x, buf);
@@ -308,6 +320,7 @@ fn append_hash_bytes(v: &Value, buf: &mut Vec<u8>) {
             buf.push(b'>');
         }
         Value::Tuple(s) => {
+            meter::walked(s.items.len());
             buf.push(b'<');
             for x in &s.items {
                 append_hash_bytes(x, buf);

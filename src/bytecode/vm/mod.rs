@@ -35,7 +35,7 @@ use crate::bytecode::code::Aux;
 use crate::bytecode::code::{ChunkId, Code, Op, SiteId, SiteKind};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
-use crate::value::meter::{Size, expanded_size};
+use crate::value::meter::{self, Size, expanded_size};
 use crate::value::{Type, Value};
 use control::{CondState, Region, TryState};
 use iterate::{ForState, SplatState};
@@ -179,6 +179,8 @@ pub struct Vm<'p> {
     limits: Limits,
     started: Instant,
     steps: u64,
+    /// When [`meter::walked_so_far`] reaches this, the clock is read after the instruction.
+    walk_clock: u64,
     elements: u64,
     bytes: u64,
     depth: u32,
@@ -228,6 +230,7 @@ impl<'p> Vm<'p> {
             limits,
             started: Instant::now(),
             steps: 0,
+            walk_clock: meter::walked_so_far().saturating_add(meter::WALK_CLOCK),
             elements: 0,
             bytes: 0,
             depth: 0,
@@ -354,6 +357,15 @@ impl<'p> Vm<'p> {
                 Ok(f) => f,
                 Err(stop) => return Err(self.stopped(stop, chunk, pc)),
             };
+            // An instruction that walked a large value (comparing, typing, converting it,
+            // or a builtin over it) may have taken long: read the clock now, not only at
+            // the next 4,096th instruction.
+            if meter::walked_so_far() >= self.walk_clock {
+                self.walk_clock = meter::walked_so_far().saturating_add(meter::WALK_CLOCK);
+                if self.started.elapsed() > self.limits.max_wall {
+                    return Err(self.limit_error(LimitKind::WallTime, self.span_at(pc)));
+                }
+            }
             #[cfg(debug_assertions)]
             if let Some(before) = before {
                 self.check_effect(op, flow, before, chunk, pc);
