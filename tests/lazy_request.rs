@@ -226,6 +226,82 @@ fn bad_data_in_unread_bodies_is_the_same_fatal() {
     }
 }
 
+/// Programs that read parts of the XR (decoded along those paths only on the lazy path),
+/// directly and through top-level aliases, against a composite shaped like a real one
+/// (managedFields, status, resource references), with and without bad data in parts no
+/// program reads.
+#[test]
+fn composite_paths_answer_the_same() {
+    const XR_PROGRAMS: &[&str] = &[
+        "resource a {\n  body = { kind = \"A\", n = \"${req.composite.metadata.name}-a\", r = req.composite.spec.parameters.region }\n}\n",
+        "locals {\n  xr = req.composite\n  params = xr.spec.parameters\n  name = xr.metadata.name\n}\nresource a {\n  body = { kind = \"A\", n = name, r = params.region, z = try(params.zone, \"none\") }\n}\n",
+        // misspelt (suggestions list every key), into a primitive, ending at an object
+        "locals {\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", r = xr.spec.parameter }\n}\n",
+        "resource a {\n  body = { kind = \"A\", r = req.composite.kind.x }\n}\n",
+        "locals {\n  p = req.composite.spec\n}\nresource a {\n  body = { kind = \"A\", p = p.parameters, k = keys(p) }\n}\n",
+        // whole: through an alias, an encode, a for, all of req
+        "locals {\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", s = jsonencode(xr) }\n}\n",
+        "resource a {\n  body = { kind = \"A\", s = [for k, v in req.composite.status : k] }\n}\n",
+        "resource a {\n  body = { kind = \"A\", s = length(req) }\n}\n",
+        // not read at all; aliases nobody uses (still evaluated: what they name is there)
+        "resource a {\n  body = { kind = \"A\" }\n}\n",
+        "locals {\n  u = req.composite.metadata.name\n  v = req.composite.spec.nothing\n  w = req.resource.b.kind\n}\nresource a {\n  body = { kind = \"A\" }\n}\n",
+        // the composite status read back, and a block-level alias
+        "resource a {\n  locals {\n    xr = req.composite\n  }\n  body = { kind = \"A\", s = xr.status.ready }\n  composite status {\n    body = { seen = req.composite.status.ready }\n  }\n}\n",
+    ];
+    let refs = prost_types::Value {
+        kind: Some(Kind::ListValue(prost_types::ListValue {
+            values: (0..20)
+                .map(|i| o(vec![("kind", s("B")), ("name", s(&format!("r-{i}")))]))
+                .collect(),
+        })),
+    };
+    let xr = |extra: Option<(&str, prost_types::Value)>| {
+        let mut status = vec![(
+            "ready",
+            prost_types::Value {
+                kind: Some(Kind::BoolValue(true)),
+            },
+        )];
+        status.extend(extra);
+        st(vec![
+            ("apiVersion", s("example.org/v1")),
+            ("kind", s("XR")),
+            (
+                "metadata",
+                o(vec![
+                    ("name", s("xr-1")),
+                    ("labels", o(vec![("team", s("a"))])),
+                    ("managedFields", o(vec![("f:spec", o(vec![]))])),
+                ]),
+            ),
+            (
+                "spec",
+                o(vec![
+                    ("parameters", o(vec![("region", s("eu")), ("size", n(3.0))])),
+                    ("resourceRefs", refs.clone()),
+                ]),
+            ),
+            ("status", o(status)),
+        ])
+    };
+    let bad = [
+        None,
+        Some(("nan", n(f64::NAN))),
+        Some(("inf", o(vec![("x", n(f64::INFINITY))]))),
+    ];
+    for extra in bad {
+        for p in XR_PROGRAMS {
+            let mut req = proto::request(&main_hcl(p), Some(resource(xr(extra.clone()))));
+            req.observed
+                .get_or_insert_with(Default::default)
+                .resources
+                .insert("b".into(), resource(st(vec![("kind", s("B"))])));
+            assert_same(&req, &format!("{extra:?}: {p}"));
+        }
+    }
+}
+
 /// The request's bytes with the observed body of `name` replaced by `body` (raw bytes).
 fn with_raw_body(req: &v1::RunFunctionRequest, body: &[u8]) -> Vec<u8> {
     use prost::encoding::{WireType, encode_key, encode_varint};

@@ -413,6 +413,22 @@ fn budgets_stop_pathological_expressions() {
         "{}",
         e.message
     );
+    // ... exactly at the instruction past the budget, whatever the budget (the loop looks
+    // at its budgets only at the steps where one may run out).
+    assert_eq!(vm.usage().instructions, 100_001);
+    for max in [1, 7, 4095, 4096, 4097, 12_345] {
+        let (p, c) = program(&[fib()], "invoke(\"fib\", { n = 40 })");
+        let mut vm = Vm::new(
+            &p,
+            Limits {
+                max_instructions: max,
+                ..Limits::default()
+            },
+        );
+        let e = vm.eval(c, &[], &mut Vec::new()).expect_err("instructions");
+        assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::Instructions), "{max}");
+        assert_eq!(vm.usage().instructions, max + 1);
+    }
     // Wall time.
     let (p, c) = program(&[fib()], "invoke(\"fib\", { n = 40 })");
     let mut vm = Vm::new(

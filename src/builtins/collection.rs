@@ -9,7 +9,7 @@ use crate::text::unicode::grapheme_count;
 use crate::value::convert::{convert, has_type, unify_unsafe};
 use crate::value::number::Number;
 use crate::value::ops::{Members, equals, make_set};
-use crate::value::{Fields, Str, Type, Value, merge_runs, sort_dedup_entries};
+use crate::value::{Fields, Kind, Str, Type, Value, merge_runs, sort_dedup_entries};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
@@ -272,10 +272,8 @@ fn concat(args: &[Value]) -> Result<Value, FuncError> {
 fn contains(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
     let v = arg(args, 1)?;
-    if !matches!(
-        list.type_of(),
-        Type::List(_) | Type::Tuple(_) | Type::Set(_)
-    ) {
+    // The kind alone (`type_of` would build the whole value's type).
+    if !list.kind().is_sequence() {
         return Err(FuncError::general("argument must be list, tuple, or set"));
     }
     if list.is_unknown() {
@@ -354,8 +352,8 @@ fn flattener(v: &Value, out: &mut Vec<Value>) -> Result<bool, FuncError> {
         if matches!(x, Value::Unknown(Type::Dynamic)) {
             known = false;
         }
-        let t = x.type_of();
-        if !x.is_null() && matches!(t, Type::List(_) | Type::Set(_) | Type::Tuple(_)) {
+        // The kind alone: `type_of` would build each element's whole type.
+        if !x.is_null() && x.kind().is_sequence() {
             if x.is_unknown() {
                 known = false;
                 continue;
@@ -376,10 +374,7 @@ fn flatten(args: &[Value]) -> Result<Value, FuncError> {
     if list.contains_unknown() {
         return Ok(Value::Unknown(Type::Dynamic));
     }
-    if !matches!(
-        list.type_of(),
-        Type::List(_) | Type::Set(_) | Type::Tuple(_)
-    ) {
+    if !list.kind().is_sequence() {
         return Err(FuncError::general(
             "can only flatten lists, sets and tuples",
         ));
@@ -394,7 +389,7 @@ fn flatten(args: &[Value]) -> Result<Value, FuncError> {
 fn index(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
     let v = arg(args, 1)?;
-    if !matches!(list.type_of(), Type::List(_) | Type::Tuple(_)) {
+    if !matches!(list.kind(), Kind::List | Kind::Tuple) {
         return Err(FuncError::general("argument must be a list or tuple"));
     }
     if list.is_unknown() {
@@ -416,6 +411,11 @@ fn index(args: &[Value]) -> Result<Value, FuncError> {
 
 fn keys(args: &[Value]) -> Result<Value, FuncError> {
     let m = arg(args, 0)?;
+    // A known object: its keys, without building its (value-sized) type.
+    if let Value::Object(f) = m {
+        let ks = f.entries.iter().map(|(k, _)| Value::String(k.clone()));
+        return Ok(Value::tuple(ks.collect()));
+    }
     match m.type_of() {
         Type::Object(attrs) => Ok(Value::tuple(
             attrs

@@ -45,7 +45,7 @@ fn formatlist_impl(args: &[Value]) -> Result<Value, FuncError> {
     let mut seqs: Vec<Option<&[Value]>> = Vec::with_capacity(rest.len());
     let mut unknown = false;
     for (i, arg) in rest.iter().enumerate() {
-        let is_seq_type = matches!(arg.type_of(), Type::List(_) | Type::Set(_) | Type::Tuple(_));
+        let is_seq_type = arg.kind().is_sequence();
         if is_seq_type && !arg.is_null() {
             let Some(items) = arg.as_seq() else {
                 // An unknown list or set: nothing can be produced yet.

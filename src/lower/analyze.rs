@@ -34,7 +34,7 @@ fn locals(l: &Locals, out: &mut Vec<Diagnostic>) {
     if let Some(e) = &l.error {
         let mut e = e.clone();
         if let Some(h) = &l.hint {
-            e.detail = format!("{}. {h}", e.detail);
+            e.detail = format!("{}. {h}", e.detail).into();
         }
         out.push(e);
     }

@@ -1076,7 +1076,7 @@ impl<'a> Lowerer<'a> {
             if self.scopes.has(name) {
                 locals.error = Some(Diagnostic::error_at(
                     "attempt to shadow variable",
-                    name,
+                    name.to_string(),
                     a.span,
                 ));
                 self.declare_after_error(&attrs);
@@ -1094,7 +1094,7 @@ impl<'a> Lowerer<'a> {
                 } else if !self.scopes.has(&v.name) {
                     locals.error = Some(Diagnostic::error_at(
                         "reference to non-existent variable",
-                        &*v.name,
+                        v.name.to_string(),
                         v.traversal,
                     ));
                     let mut names: Vec<Str> = self.scopes.visible_names();
@@ -1476,7 +1476,9 @@ impl<'a> Lowerer<'a> {
         let (name, _) = schema::first_label(b);
         let def_range = schema::def_range(b);
         let (c, _) = schema::block_content(b, &schema::REQUIREMENT)?;
-        let err = |summary: &str, range: Span| Err(vec![Diagnostic::error(summary, &*name, range)]);
+        let err = |summary: &'static str, range: Span| {
+            Err(vec![Diagnostic::error(summary, name.to_string(), range)])
+        };
         let select = match c.only_block("select") {
             Ok(s) => s,
             Err(Some(second)) => {
@@ -1596,7 +1598,7 @@ impl<'a> Lowerer<'a> {
             let dr = schema::def_range(b);
             return Err(vec![Diagnostic::error_at(
                 "duplicate function declaration",
-                &*fn_name,
+                fn_name.to_string(),
                 dr,
             )]);
         }
@@ -1690,7 +1692,7 @@ impl<'a> Lowerer<'a> {
             if !self.scopes.has(&v.name) {
                 return Err(vec![Diagnostic::error_at(
                     format!("function {fn_name}: reference to non-existent variable"),
-                    &*v.name,
+                    v.name.to_string(),
                     v.traversal,
                 )]);
             }

@@ -65,6 +65,26 @@ impl Paths {
         Paths::Attrs(attrs)
     }
 
+    /// Makes sure the objects along `steps` are there (their keys, and each next step's
+    /// attribute), without reading the value at the end: what evaluating an alias
+    /// (`xr = req.composite`) needs for itself, its uses being counted where they are.
+    fn touch(&mut self, steps: &[&Str]) {
+        let Some((key, rest)) = steps.split_first() else {
+            return;
+        };
+        let Paths::Attrs(attrs) = self else {
+            return;
+        };
+        let at = match attrs.binary_search_by(|(n, _)| (**n).cmp(&***key)) {
+            Ok(i) => i,
+            Err(i) => {
+                attrs.insert(i, (Str::clone(key), Paths::Attrs(Vec::new())));
+                i
+            }
+        };
+        attrs[at].1.touch(rest);
+    }
+
     /// The paths below attribute `key` (`None`: not read).
     pub fn attr(&self, key: &str) -> Option<&Paths> {
         match self {
@@ -98,6 +118,9 @@ pub struct Reads {
     /// body (`self.resource`, or `self` other than through `.name`, `.connection`, ...),
     /// with the paths they read in it.
     own_body: HashMap<ChunkId, Paths>,
+    /// What the program reads of the observed composite (`req.composite...`; `None`:
+    /// nothing).
+    composite: Option<Paths>,
 }
 
 impl Default for Reads {
@@ -108,6 +131,7 @@ impl Default for Reads {
             bases: BTreeSet::new(),
             name_paths: BTreeMap::new(),
             own_body: HashMap::new(),
+            composite: Some(Paths::Whole),
         }
     }
 }
@@ -131,6 +155,16 @@ impl Reads {
     /// Whether the bodies of the members of collection `base` may be read.
     pub fn base(&self, base: &str) -> bool {
         self.all || self.bases.contains(base)
+    }
+
+    /// What the program reads of the observed composite (`None`: nothing). Real XRs
+    /// carry their `managedFields`, their status and a reference to every composed
+    /// resource; most programs read a few fields of their spec and metadata.
+    pub fn composite_paths(&self) -> Option<&Paths> {
+        if self.all {
+            return Some(&WHOLE);
+        }
+        self.composite.as_ref()
     }
 }
 
@@ -160,7 +194,7 @@ impl Reads {
     }
 
     /// Analyses a compiled program.
-    pub fn of(program: &Program) -> Reads {
+    pub fn of<'p>(program: &'p Program) -> Reads {
         let code = &program.code;
         let mut all = false;
         let mut bases = BTreeSet::new();
@@ -172,12 +206,18 @@ impl Reads {
             in_function.extend(f.locals.iter().map(|(_, c)| c.0));
             in_function.extend(f.body.map(|c| c.0));
         }
+        let aliases = root_aliases(program);
+        let mut composite_uses: Uses = Vec::new();
         for id in 0..code.chunks.len() as u32 {
-            if in_function.contains(&id) {
+            if in_function.contains(&id) || aliases.iter().any(|a| a.chunk.0 == id) {
                 continue;
             }
-            for_each_use(program, ChunkId(id), 0, |mut steps| {
+            let mut on_use = |mut steps: Vec<&'p Str>| {
                 match first(&steps) {
+                    Some("composite") => {
+                        steps.remove(0);
+                        composite_uses.push(steps);
+                    }
                     Some("resource") => match steps.get(1).copied() {
                         Some(name) => {
                             steps.drain(..2);
@@ -196,23 +236,94 @@ impl Reads {
                     Some(_) => {}
                     None => all = true,
                 }
-            });
+            };
+            for_each_use(program, ChunkId(id), 0, &mut on_use);
+            for a in &aliases {
+                for_each_use(program, ChunkId(id), a.slot, |steps| {
+                    on_use(a.steps.iter().copied().chain(steps).collect());
+                });
+            }
         }
         let mut own_uses = HashMap::new();
         group(program, &program.root, &mut bases, &mut own_uses);
+        let mut name_paths: BTreeMap<Str, Paths> = name_uses
+            .into_iter()
+            .map(|(name, uses)| (name, Paths::build(uses)))
+            .collect();
+        let mut composite = (!composite_uses.is_empty()).then(|| Paths::build(composite_uses));
+        // Each alias is evaluated whatever its uses read: what it names must be there.
+        for a in &aliases {
+            match a.steps.as_slice() {
+                [c, rest @ ..] if &***c == "composite" => composite
+                    .get_or_insert_with(|| Paths::Attrs(Vec::new()))
+                    .touch(rest),
+                [r, name, rest @ ..] if &***r == "resource" => name_paths
+                    .entry(Str::clone(name))
+                    .or_insert_with(|| Paths::Attrs(Vec::new()))
+                    .touch(rest),
+                [r, base, ..] if &***r == "resources" => {
+                    bases.insert(Str::clone(base));
+                }
+                _ => {}
+            }
+        }
         Reads {
             all,
             bases,
-            name_paths: name_uses
-                .into_iter()
-                .map(|(name, uses)| (name, Paths::build(uses)))
-                .collect(),
+            name_paths,
             own_body: own_uses
                 .into_iter()
                 .map(|(chunk, uses)| (chunk, Paths::build(uses)))
                 .collect(),
+            composite,
         }
     }
+}
+
+/// A top-level local that names a part of `req` and nothing else (`xr = req.composite`,
+/// `params = xr.spec.parameters`): a use of it is a use of `req` with `steps` first.
+/// Only the root's locals: their frame slots are never reused by another block's.
+struct Alias<'p> {
+    slot: u32,
+    /// The local's own chunk (its read of `req` is counted at the alias's uses).
+    chunk: ChunkId,
+    steps: Vec<&'p Str>,
+}
+
+/// The root locals that are [`Alias`]es, in order (a local can only name one before it).
+fn root_aliases(program: &Program) -> Vec<Alias<'_>> {
+    let code = &program.code;
+    let locals = &program.root.locals;
+    let mut out: Vec<Alias<'_>> = Vec::new();
+    for (i, def) in locals.defs.iter().enumerate() {
+        let chunk = def.expr.chunk;
+        let Some(info) = code.chunks.get(chunk.0 as usize) else {
+            continue;
+        };
+        let at = info.start as usize;
+        let prefix: Vec<&Str> = match code.code.get(at) {
+            Some(Op::Slot(0)) => Vec::new(),
+            Some(Op::Slot(s)) => match out.iter().find(|a| a.slot == *s) {
+                Some(a) => a.steps.clone(),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let mut steps = prefix;
+        let mut pc = at + 1;
+        while let Some(name) = step(code, code.code.get(pc)) {
+            steps.push(name);
+            pc += 1;
+        }
+        if matches!(code.code.get(pc), Some(Op::Return)) {
+            out.push(Alias {
+                slot: locals.base + i as u32,
+                chunk,
+                steps,
+            });
+        }
+    }
+    out
 }
 
 /// The name of a use's first step.
@@ -441,11 +552,85 @@ mod tests {
             let r = reads(&format!("resource a {{\n  body = {{ {body} }}\n}}"));
             assert!(r.all, "{body}");
         }
-        // through a local
+        // through a top-level local that only names a part of `req`: as if written out
         let r = reads("locals {\n  r = req.resource\n}\nresource a {\n  body = { x = r.b }\n}");
-        assert!(r.all);
+        assert!(!r.all);
+        assert_eq!(names(&r), ["b"]);
         let r = reads("locals {\n  q = req\n}\nresource a {\n  body = { x = q.resource.b }\n}");
-        assert!(r.all);
+        assert_eq!((r.all, names(&r)), (false, vec!["b"]));
+        // ... but such a local used whole, or a local that computes, reads everything
+        for locals in [
+            "r = req.resource\n  n = length(r)",
+            "r = req.resource\n  s = [for k, v in r : v]",
+            "q = req\n  n = keys(q.resource)",
+            "r = merge(req.resource, {})",
+            "r = try(req.resource, {})",
+        ] {
+            let r = reads(&format!(
+                "locals {{\n  {locals}\n}}\nresource a {{\n  body = {{ x = 1 }}\n}}"
+            ));
+            assert!(r.all, "{locals}");
+        }
+    }
+
+    #[test]
+    fn composite_paths() {
+        let paths = |src: &str| reads(src).composite_paths().cloned();
+        // the spec's example: two paths
+        let want = attrs(vec![
+            ("metadata", attrs(vec![("name", Paths::Whole)])),
+            ("spec", attrs(vec![("parameters", Paths::Whole)])),
+        ]);
+        let direct = "resource a {\n  locals {\n    n = \"${req.composite.metadata.name}-b\"\n    p = req.composite.spec.parameters\n  }\n  body = { x = n, y = p.region }\n}";
+        assert_eq!(paths(direct), Some(want.clone()));
+        // through a chain of top-level aliases, down to the attribute used
+        let aliased = "locals {\n  xr = req.composite\n  params = xr.spec.parameters\n  name = xr.metadata.name\n}\nresource a {\n  body = { x = name, y = params.region }\n}";
+        let region = attrs(vec![("region", Paths::Whole)]);
+        assert_eq!(
+            paths(aliased),
+            Some(attrs(vec![
+                ("metadata", attrs(vec![("name", Paths::Whole)])),
+                ("spec", attrs(vec![("parameters", region)])),
+            ]))
+        );
+        // an alias nobody uses is still evaluated: the objects it names are there, with
+        // their keys, and nothing more is read
+        let unused = "locals {\n  xr = req.composite\n}\nresource a {\n  body = { x = 1 }\n}";
+        assert_eq!(paths(unused), Some(attrs(vec![])));
+        let unused = "locals {\n  n = req.composite.metadata.name\n  b = req.resource.b.spec\n}\nresource a {\n  body = { x = 1 }\n}";
+        let r = reads(unused);
+        let name = attrs(vec![("name", attrs(vec![]))]);
+        assert_eq!(r.composite_paths(), Some(&attrs(vec![("metadata", name)])));
+        assert_eq!(
+            r.body_paths("b"),
+            Some(&attrs(vec![("spec", attrs(vec![]))]))
+        );
+        // not read at all
+        assert_eq!(paths("resource a {\n  body = { x = 1 }\n}"), None);
+        // read whole: directly, through an alias used whole, or all of `req`
+        for body in [
+            "x = req.composite",
+            "x = jsonencode(req.composite)",
+            "x = req.composite[req.composite.k]",
+            "x = [for k, v in req.composite.spec : k]",
+            "x = req",
+        ] {
+            let r = reads(&format!("resource a {{\n  body = {{ {body} }}\n}}"));
+            let p = r.composite_paths();
+            let spec_whole = attrs(vec![("spec", Paths::Whole)]);
+            assert!(
+                p == Some(&Paths::Whole) || (body.contains("for") && p == Some(&spec_whole)),
+                "{body}: {p:?}"
+            );
+        }
+        let r = reads("locals {\n  xr = req.composite\n}\nresource a {\n  body = { x = xr }\n}");
+        assert_eq!(r.composite_paths(), Some(&Paths::Whole));
+        // A block's own locals are not followed (their slots are reused by other blocks):
+        // the local reads what it names whole.
+        let r = reads(
+            "resource a {\n  locals {\n    xr = req.composite\n  }\n  body = { x = xr.spec.a }\n}",
+        );
+        assert_eq!(r.composite_paths(), Some(&Paths::Whole));
     }
 
     #[test]
@@ -576,7 +761,7 @@ resource a {
     fn every_block_kind_is_scanned() {
         let r = reads(
             r#"locals {
-  l = req.resources.fromlocal
+  l = length(req.resources.fromlocal)
 }
 group {
   condition = req.resource.cond != null

@@ -296,7 +296,7 @@ fn not_a_number(s: &str) -> bool {
 }
 
 impl Inferer<'_> {
-    fn warn(&mut self, summary: &str, detail: String, range: Span) {
+    fn warn(&mut self, summary: &'static str, detail: String, range: Span) {
         if self.quiet == 0 {
             self.warnings
                 .push(Diagnostic::warning(summary, detail, range));

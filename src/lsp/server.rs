@@ -515,7 +515,7 @@ pub fn to_lsp_diagnostic(
     range: Range,
 ) -> lsp_types::Diagnostic {
     let message = if d.detail.is_empty() {
-        d.summary.clone()
+        d.summary.to_string()
     } else {
         format!("{}; {}", d.summary, d.detail)
     };

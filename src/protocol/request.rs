@@ -724,7 +724,15 @@ impl Request {
         let context = context_value(env)?;
         let observed = env.observed.as_ref();
         let composite = if req.composite.is_present() {
-            body_value(&req.composite)?
+            // Only what the program reads of the XR, as for observed bodies; the scan
+            // leaves a body it cannot vouch for (NaN, too deep, repeated fields) to the
+            // exact path, whose errors are Go's whatever the program reads.
+            match reads.composite_paths() {
+                _ if req.composite.scan().exact => body_value(&req.composite)?,
+                Some(Paths::Whole) => body_value(&req.composite)?,
+                Some(paths) => decode_body_paths(req.composite.bytes(), paths)?,
+                None => empty_object(),
+            }
         } else {
             resource_body(observed.and_then(|o| o.composite.as_ref()))?
         };

@@ -16,9 +16,9 @@ use crate::protocol::doc::Json;
 use crate::protocol::response::Ready as Readiness;
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX};
 use crate::runtime::gojson::{
-    encodes_as_json, go_object_check, round_trip_error, to_go_object, unify,
+    go_object_check, number_encodes_as_json, round_trip_error, to_go_object, unify,
 };
-use crate::syntax::diag::{Diagnostic, Severity};
+use crate::syntax::diag::{Diagnostic, Severity, Text};
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
 use crate::value::gofmt::go_struct_text;
@@ -223,15 +223,24 @@ fn downgrade(mut d: Diags) -> Diags {
     d
 }
 
-fn err_no_range(summary: impl Into<String>) -> Diagnostic {
+fn err_no_range(summary: impl Into<Text>) -> Diagnostic {
     Diagnostic::error_no_range(summary, "")
 }
 
-fn err_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) -> Diagnostic {
+fn err_at(summary: impl Into<Text>, detail: impl Into<Text>, range: Span) -> Diagnostic {
     Diagnostic::error(summary, detail, range)
 }
 
 /// Per-request evaluation state.
+/// A value for the response, as [`Evaluator::eval_output`] charged it.
+struct Emitted {
+    value: Value,
+    /// Something inside is unknown.
+    unknown: bool,
+    /// Known, and every number survives `ctyjson.Marshal` + `json.Unmarshal`.
+    json: bool,
+}
+
 struct Evaluator<'p, 'o> {
     program: &'p Program,
     vm: Vm<'p>,
@@ -462,18 +471,33 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// status or connection, a context value): what it becomes when written out is charged
     /// to the evaluation's budgets first, so the response is bounded by them too (a body of
     /// shared parts, or one shared local as the body of many resources, is written once per
-    /// use). Over budget, the evaluation stops as for any budget.
-    fn eval_output(&mut self, e: &CExpr, diags: &mut Diags) -> Value {
+    /// use). Over budget, the evaluation stops as for any budget. The walk that measures
+    /// the value also says whether it holds an unknown and whether every number in it
+    /// survives the JSON round trip (`Emitted`), so a body is walked once before it is
+    /// written, not three times.
+    fn eval_output(&mut self, e: &CExpr, diags: &mut Diags) -> Emitted {
         let v = self.eval(e, diags);
+        let unknown = Emitted {
+            value: Value::Unknown(Type::Dynamic),
+            unknown: true,
+            json: false,
+        };
         if self.budget_error.is_some() {
-            return v;
+            return Emitted {
+                value: v,
+                ..unknown
+            };
         }
-        match self.vm.charge_output(&v, e.range) {
-            Ok(()) => v,
+        match self.vm.charge_output(&v, e.range, number_encodes_as_json) {
+            Ok(facts) => Emitted {
+                value: v,
+                unknown: facts.unknown,
+                json: !facts.unknown && !facts.refused_number,
+            },
             Err(err) => {
                 self.budget_error = Some(err.to_string());
                 diags.push(err_no_range(err.to_string()));
-                Value::Unknown(Type::Dynamic)
+                unknown
             }
         }
     }
@@ -696,8 +720,12 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         }
         let mut ds = Vec::new();
-        let out = self.eval_output(&c.body, &mut ds);
-        if has_errors(&ds) || out.contains_unknown() {
+        let Emitted {
+            value: out,
+            unknown,
+            json,
+        } = self.eval_output(&c.body, &mut ds);
+        if has_errors(&ds) || unknown {
             let context = self.messages(&ds);
             let mut incomplete = Vec::new();
             for (sp, chunk) in &c.body_vars {
@@ -732,7 +760,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         }
         diags.extend(ds);
-        let body = match with_annotations(out, annotations).filter(encodes_as_json) {
+        // Annotations add strings only: the body round-trips through JSON if `out` does.
+        let body = match with_annotations(out, annotations).filter(|_| json) {
             Some(b) => b,
             None => {
                 diags.push(err_at(
@@ -922,8 +951,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
         };
         let mut ds = Vec::new();
-        let v = self.eval_output(&c.body, &mut ds);
-        if has_errors(&ds) || v.contains_unknown() {
+        let Emitted {
+            value: v, unknown, ..
+        } = self.eval_output(&c.body, &mut ds);
+        if has_errors(&ds) || unknown {
             let context = self.messages(&ds);
             self.incomplete(kind, "", c.body.range, context);
             diags.extend(downgrade(ds));
@@ -1021,8 +1052,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         };
         let mut vd = Vec::new();
-        let v = self.eval_output(&c.value, &mut vd);
-        if has_errors(&diags) || has_errors(&vd) || v.contains_unknown() {
+        let Emitted {
+            value: v, unknown, ..
+        } = self.eval_output(&c.value, &mut vd);
+        if has_errors(&diags) || has_errors(&vd) || unknown {
             let context = self.messages(&diags);
             self.incomplete(DiscardType::Context, "", c.value.range, context);
             diags.extend(downgrade(vd));
@@ -1178,8 +1211,9 @@ impl<'p, 'o> Evaluator<'p, 'o> {
 
     fn requirement_inner(&mut self, r: &Requirement) -> Diags {
         let name = &r.name;
-        let fail =
-            |summary: String, range: Span| vec![Diagnostic::error_at(summary, &**name, range)];
+        let fail = |summary: String, range: Span| {
+            vec![Diagnostic::error_at(summary, name.to_string(), range)]
+        };
         if self.requirement_names.contains(name) {
             return fail("multiple requirements with name".into(), r.def_range);
         }

@@ -7,6 +7,7 @@
 
 use crate::protocol::doc::Json;
 use crate::protocol::response::json_f64;
+use crate::value::number::Number;
 use crate::value::{Fields, Str, Value};
 use std::collections::BTreeMap;
 
@@ -38,11 +39,17 @@ impl std::fmt::Display for RoundTripError {
 pub fn encodes_as_json(v: &Value) -> bool {
     match v {
         Value::Unknown(_) => false,
-        Value::Number(n) => !n.is_infinite() && json_f64(n).is_finite(),
+        Value::Number(n) => number_encodes_as_json(n),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().all(encodes_as_json),
         Value::Map(f) | Value::Object(f) => f.entries.iter().all(|(_, x)| encodes_as_json(x)),
         Value::Null(_) | Value::Bool(_) | Value::String(_) => true,
     }
+}
+
+/// True if the round trip accepts the number `n` (finite, and a finite float64 as Go's
+/// JSON decoder reads cty's text of it).
+pub fn number_encodes_as_json(n: &Number) -> bool {
+    !n.is_infinite() && json_f64(n).is_finite()
 }
 
 /// The round trip's error for `v`, None when it converts. `ctyjson.Marshal` walks the whole

@@ -2,7 +2,12 @@
 //! plain `Error()` text, which the Go implementation puts into results and conditions.
 
 use crate::syntax::span::{SourceMap, Span};
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+/// A diagnostic's text: most summaries and many details are fixed phrases, which cost no
+/// allocation (a failing attribute read inside `try` makes one per evaluation).
+pub type Text = Cow<'static, str>;
 
 /// How bad a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -15,8 +20,8 @@ pub enum Severity {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
-    pub summary: String,
-    pub detail: String,
+    pub summary: Text,
+    pub detail: Text,
     pub subject: Option<Span>,
     /// hcl's `Context` range: the larger construct the subject sits in (e.g. a whole call).
     pub context: Option<Span>,
@@ -26,7 +31,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(summary: impl Into<String>, detail: impl Into<String>, subject: Span) -> Self {
+    pub fn error(summary: impl Into<Text>, detail: impl Into<Text>, subject: Span) -> Self {
         Diagnostic {
             severity: Severity::Error,
             summary: summary.into(),
@@ -38,11 +43,11 @@ impl Diagnostic {
     }
 
     /// function-hcl's `ToErrorDiag`: an error whose subject and context are one range.
-    pub fn error_at(summary: impl Into<String>, detail: impl Into<String>, range: Span) -> Self {
+    pub fn error_at(summary: impl Into<Text>, detail: impl Into<Text>, range: Span) -> Self {
         Diagnostic::error(summary, detail, range).with_context(range)
     }
 
-    pub fn error_no_range(summary: impl Into<String>, detail: impl Into<String>) -> Self {
+    pub fn error_no_range(summary: impl Into<Text>, detail: impl Into<Text>) -> Self {
         Diagnostic {
             severity: Severity::Error,
             summary: summary.into(),
@@ -53,7 +58,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(summary: impl Into<String>, detail: impl Into<String>, subject: Span) -> Self {
+    pub fn warning(summary: impl Into<Text>, detail: impl Into<Text>, subject: Span) -> Self {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(summary, detail, subject)
@@ -151,7 +156,7 @@ pub fn render_rich(diags: &[Diagnostic], sm: &SourceMap) -> String {
             }
         }
         if !d.detail.is_empty() {
-            cs = cs.with_notes(vec![d.detail.clone()]);
+            cs = cs.with_notes(vec![d.detail.to_string()]);
         }
         match emit_into_string(&config, &files, &cs) {
             Ok(s) => out.push_str(&s),

@@ -1078,7 +1078,7 @@ mod tests {
         let src = "a = 1 @ $ ; ' ` & \0";
         let toks = tokenize(src, FileId(0));
         let diags = check_invalid_tokens(&toks);
-        let summaries: Vec<_> = diags.iter().map(|d| d.summary.as_str()).collect();
+        let summaries: Vec<_> = diags.iter().map(|d| &*d.summary).collect();
         assert_eq!(
             summaries,
             vec![

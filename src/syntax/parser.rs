@@ -362,6 +362,7 @@ impl<'a> Parser<'a> {
     }
 
     fn err(&mut self, summary: &str, detail: impl Into<String>, subject: Span) {
+        let (summary, detail) = (summary.to_string(), detail.into());
         self.diags.push(Diagnostic::error(summary, detail, subject));
     }
 
@@ -2999,7 +3000,7 @@ mod redefined_tests {
             Err(diags) => diags
                 .into_iter()
                 .filter(|d| d.summary == "Attribute redefined")
-                .map(|d| (d.subject.map_or(0, |s| s.start.line), d.detail))
+                .map(|d| (d.subject.map_or(0, |s| s.start.line), d.detail.into_owned()))
                 .collect(),
         }
     }

@@ -14,6 +14,7 @@
 //! caller is about to charge.
 
 use crate::value::Value;
+use crate::value::number::Number;
 use std::cell::Cell;
 use std::fmt;
 use std::time::Instant;
@@ -213,14 +214,49 @@ fn is_collection(v: &Value) -> bool {
 /// nested up to [`RECURSION`] levels (every body of a response); deeper parts continue on
 /// a heap stack.
 pub fn expanded_size(v: &Value, cap: Size) -> Size {
+    walk(v, cap, &mut |_| {})
+}
+
+/// What [`output_facts`] learns of a value in one walk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// As [`expanded_size`].
+    pub size: Size,
+    /// Whether anything inside is unknown.
+    pub unknown: bool,
+    /// Whether a number inside was refused by the caller's test.
+    pub refused_number: bool,
+}
+
+/// [`expanded_size`] of a value about to be written out, and in the same walk whether
+/// anything in it is unknown or a number the output cannot carry (`number_ok` false):
+/// what a response body is checked for, in one walk instead of three. Past the cap the
+/// walk stops, and the flags then speak only of what it visited.
+pub fn output_facts(v: &Value, cap: Size, number_ok: impl Fn(&Number) -> bool) -> Facts {
+    let (mut unknown, mut refused_number) = (false, false);
+    let size = walk(v, cap, &mut |x| match x {
+        Value::Unknown(_) => unknown = true,
+        Value::Number(n) if !refused_number && !number_ok(n) => refused_number = true,
+        _ => {}
+    });
+    Facts {
+        size,
+        unknown,
+        refused_number,
+    }
+}
+
+/// The walk of [`expanded_size`], calling `leaf` on every value that is not a collection
+/// (shared ones each time they appear).
+fn walk(v: &Value, cap: Size, leaf: &mut impl FnMut(&Value)) -> Size {
     let mut s = Size::default();
     let mut deep: Vec<&Value> = Vec::new();
-    add(v, cap, &mut s, 0, &mut deep);
+    add(v, cap, &mut s, 0, &mut deep, leaf);
     while let Some(v) = deep.pop() {
         if s.exceeds(cap) {
             break;
         }
-        add(v, cap, &mut s, 0, &mut deep);
+        add(v, cap, &mut s, 0, &mut deep, leaf);
     }
     s
 }
@@ -230,33 +266,37 @@ const RECURSION: u32 = 48;
 
 /// Adds `v` (at recursion depth `depth`) to `s`; parts deeper than [`RECURSION`] go to
 /// `deep`.
-fn add<'v>(v: &'v Value, cap: Size, s: &mut Size, depth: u32, deep: &mut Vec<&'v Value>) {
-    let mut child = |x: &'v Value, s: &mut Size| {
-        if let Value::String(t) = x {
-            s.bytes = s.bytes.saturating_add(t.len() as u64);
-        } else if is_collection(x) && !s.exceeds(cap) {
-            if depth < RECURSION {
-                add(x, cap, s, depth + 1, deep);
-            } else {
-                deep.push(x);
-            }
-        }
+fn add<'v, L: FnMut(&Value)>(
+    v: &'v Value,
+    cap: Size,
+    s: &mut Size,
+    depth: u32,
+    deep: &mut Vec<&'v Value>,
+    leaf: &mut L,
+) {
+    let mut child = |x: &'v Value, s: &mut Size, leaf: &mut L| match x {
+        Value::String(t) => s.bytes = s.bytes.saturating_add(t.len() as u64),
+        _ if !is_collection(x) => leaf(x),
+        _ if s.exceeds(cap) => {}
+        _ if depth < RECURSION => add(x, cap, s, depth + 1, deep, leaf),
+        _ => deep.push(x),
     };
     match v {
-        Value::String(x) if depth == 0 => s.bytes = s.bytes.saturating_add(x.len() as u64),
         Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
             s.elements = s.elements.saturating_add(q.items.len() as u64);
             for x in &q.items {
-                child(x, s);
+                child(x, s, leaf);
             }
         }
         Value::Map(f) | Value::Object(f) => {
             s.elements = s.elements.saturating_add(f.entries.len() as u64);
             for (k, x) in &f.entries {
                 s.bytes = s.bytes.saturating_add(k.len() as u64);
-                child(x, s);
+                child(x, s, leaf);
             }
         }
+        Value::String(x) if depth == 0 => s.bytes = s.bytes.saturating_add(x.len() as u64),
+        _ if depth == 0 => leaf(v),
         _ => {}
     }
 }
@@ -267,6 +307,38 @@ mod tests {
 
     fn copies(v: Value, n: usize) -> Value {
         Value::tuple(vec![v; n])
+    }
+
+    #[test]
+    fn output_facts_measure_as_expanded_size_and_see_unknowns_and_numbers() {
+        use crate::value::Type;
+        let all = Size {
+            elements: u64::MAX,
+            bytes: u64::MAX,
+        };
+        let finite = |n: &Number| n.to_f64().is_finite();
+        let obj = |entries: Vec<(&str, Value)>| {
+            Value::object(entries.into_iter().map(|(k, v)| (k.into(), v)).collect())
+        };
+        let plain = obj(vec![
+            ("a", copies(Value::string("xy"), 3)),
+            ("b", obj(vec![("c", Value::int(7)), ("d", Value::NULL)])),
+        ]);
+        let f = output_facts(&plain, all, finite);
+        assert_eq!(f.size, expanded_size(&plain, all));
+        assert_eq!((f.unknown, f.refused_number), (false, false));
+        // An unknown deep inside, a number refused deep inside, each seen.
+        let deep = |leaf: Value| obj(vec![("x", copies(copies(leaf, 2), 2))]);
+        let f = output_facts(&deep(Value::Unknown(Type::String)), all, finite);
+        assert_eq!((f.unknown, f.refused_number), (true, false));
+        let f = output_facts(&deep(Value::int(3)), all, |_| false);
+        assert_eq!((f.unknown, f.refused_number), (false, true));
+        // A scalar on its own is a leaf too.
+        let f = output_facts(&Value::Unknown(Type::Dynamic), all, finite);
+        assert!(f.unknown);
+        assert_eq!(f.size, Size::default());
+        let f = output_facts(&Value::string("abc"), all, finite);
+        assert_eq!(f.size.bytes, 3);
     }
 
     #[test]

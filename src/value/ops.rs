@@ -345,11 +345,13 @@ fn crc32(data: &[u8]) -> u32 {
 }
 
 /// An hcl diagnostic's summary and detail.
-pub type OpError = (&'static str, String);
+use crate::syntax::diag::Text;
+
+pub type OpError = (&'static str, Text);
 
 const INVALID_INDEX: &str = "Invalid index";
 
-fn invalid_index(detail: impl Into<String>) -> OpError {
+fn invalid_index(detail: impl Into<Text>) -> OpError {
     (INVALID_INDEX, detail.into())
 }
 
@@ -505,7 +507,8 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
                     format!(
                         "This object does not have an attribute named {}.",
                         go_quote(name)
-                    ),
+                    )
+                    .into(),
                 ));
             };
             Ok(object_attr(obj, name, aty))
@@ -520,7 +523,8 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
                     format!(
                         "This map does not have an element with the key {}.",
                         go_quote(name)
-                    ),
+                    )
+                    .into(),
                 )
             })
         }
@@ -534,6 +538,7 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
                         "Can't access attributes on a list of objects. Did you mean to access attribute {} for a specific element of the list, or across all elements of the list?",
                         go_quote(name)
                     )
+                    .into()
                 } else {
                     "Can't access attributes on a list of objects. Did you mean to access an attribute for a specific element of the list, or across all elements of the list?".into()
                 },
@@ -548,7 +553,8 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
             format!(
                 "Can't access attributes on a primitive-typed value ({}).",
                 t.friendly_name()
-            ),
+            )
+            .into(),
         )),
         _ => Err((
             UNSUPPORTED,
@@ -695,7 +701,7 @@ mod tests {
             get_attr(&o, "x").unwrap_err(),
             (
                 "Unsupported attribute",
-                "This object does not have an attribute named \"x\".".to_string()
+                "This object does not have an attribute named \"x\".".into()
             )
         );
         let m = Value::map(Type::Number, vec![("a".into(), Value::int(1))]);

@@ -41,7 +41,7 @@ impl Vm<'_> {
             diags.push(
                 err_diag(
                     "Null value as key",
-                    "Can't use a null value as a key.".into(),
+                    "Can't use a null value as a key.",
                     s.value,
                 )
                 .with_expression(s.key),

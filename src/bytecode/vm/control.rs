@@ -28,7 +28,9 @@ pub(super) struct Region {
 
 /// The arguments of a `try`/`can` tried so far.
 pub(super) struct TryState {
-    failed: Vec<Diagnostic>,
+    /// Where this `try`'s failed arguments' diagnostics start in [`Vm::try_failed`] (one
+    /// stack for all nested `try`s, so a `try` allocates nothing once it has warmed up).
+    failed_from: usize,
     depends_on_unknown: bool,
 }
 
@@ -145,7 +147,7 @@ impl Vm<'_> {
                 }
             }
         };
-        let cond_diag = |summary: &str, detail: &str| {
+        let cond_diag = |summary: &'static str, detail: &str| {
             err_diag(summary, detail.to_string(), s.cond)
                 .with_context(s.whole)
                 .with_expression(s.cond)
@@ -199,10 +201,17 @@ impl Vm<'_> {
     /// [`crate::bytecode::code::Op::TryBegin`]
     pub(super) fn op_try_begin(&mut self) -> Step {
         self.tries.push(TryState {
-            failed: Vec::new(),
+            failed_from: self.try_failed.len(),
             depends_on_unknown: false,
         });
         Ok(Flow::Next)
+    }
+
+    /// Leaves the innermost `try`, dropping what its failed arguments reported.
+    fn end_try(&mut self) {
+        if let Some(st) = self.tries.pop() {
+            self.try_failed.truncate(st.failed_from);
+        }
     }
 
     fn try_state(&mut self) -> Result<&mut TryState, Stop> {
@@ -227,7 +236,7 @@ impl Vm<'_> {
         if !self.try_state()?.depends_on_unknown {
             return Ok(Flow::Next);
         }
-        self.tries.pop();
+        self.end_try();
         self.stack
             .push(if can { Value::Unknown(Type::Bool) } else { DYN });
         Ok(Flow::Jump(end))
@@ -238,12 +247,13 @@ impl Vm<'_> {
         let v = self.pop()?;
         let mark = self.pop_mark()?;
         if has_errors_since(diags, mark) {
+            self.try_state()?;
             let failed = diags.drain(mark.min(diags.len())..);
-            self.try_state()?.failed.extend(failed);
+            self.try_failed.extend(failed);
             return Ok(Flow::Next);
         }
         diags.truncate(mark);
-        self.tries.pop();
+        self.end_try();
         self.stack.push(if can { Value::Bool(true) } else { v });
         Ok(Flow::Jump(end))
     }
@@ -257,7 +267,9 @@ impl Vm<'_> {
     ) -> Step {
         let st = self.tries.pop();
         let st = st.ok_or(Stop::Fault("try stack underflow"))?;
+        let failed_from = st.failed_from.min(self.try_failed.len());
         if can {
+            self.try_failed.truncate(failed_from);
             return self.push(Value::Bool(false));
         }
         let prog = self.program;
@@ -266,7 +278,7 @@ impl Vm<'_> {
             "at least one argument is required".to_string()
         } else {
             let mut m = String::from("no expression succeeded:\n");
-            for d in &st.failed {
+            for d in &self.try_failed[failed_from..] {
                 match d.subject {
                     Some(s) => m.push_str(&format!(
                         "- {} (at {})\n  {}\n",
@@ -281,6 +293,7 @@ impl Vm<'_> {
             m.push_str("\nAt least one expression must produce a successful result");
             m
         };
+        self.try_failed.truncate(failed_from);
         diags.push(
             err_diag(
                 "Error in function call",

@@ -105,7 +105,7 @@ impl Vm<'_> {
             diags.push(
                 err_diag(
                     "Iteration over null value",
-                    "A null value cannot be used as the collection in a 'for' expression.".into(),
+                    "A null value cannot be used as the collection in a 'for' expression.",
                     s.coll,
                 )
                 .with_context(s.whole)
@@ -145,7 +145,7 @@ impl Vm<'_> {
         let r = self.pop()?;
         let mark = self.pop_mark()?;
         let s = self.site(site)?;
-        let invalid = |summary: &str, detail: String| {
+        let invalid = |summary: &'static str, detail: String| {
             err_diag(summary, detail, s.cond)
                 .with_context(s.whole)
                 .with_expression(s.cond)
@@ -361,8 +361,7 @@ impl Vm<'_> {
             diags.push(
                 err_diag(
                     "Splat of null value",
-                    "Splat expressions (with the * symbol) cannot be applied to null sequences."
-                        .into(),
+                    "Splat expressions (with the * symbol) cannot be applied to null sequences.",
                     s.source,
                 )
                 .with_context(s.source.to(s.marker))
@@ -444,7 +443,7 @@ impl ForState {
     fn skip(
         &mut self,
         problem: Option<Option<String>>,
-        summary: &str,
+        summary: &'static str,
         range: crate::syntax::span::Span,
         whole: crate::syntax::span::Span,
         diags: &mut Vec<Diagnostic>,
@@ -515,8 +514,7 @@ fn splat_result(st: SplatState, s: SplatSite, diags: &mut Vec<Diagnostic>) -> Va
                      types, so it isn't possible to construct a valid list to represent the \
                      top-level result.\n\nConsider using a for expression instead, to produce \
                      a tuple-typed result which can therefore have non-homogenous element \
-                     types."
-                        .into(),
+                     types.",
                     s.each,
                 )
                 .with_context(s.whole),

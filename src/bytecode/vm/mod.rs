@@ -33,9 +33,9 @@ mod userfn;
 #[cfg(debug_assertions)]
 use crate::bytecode::code::Aux;
 use crate::bytecode::code::{ChunkId, Code, Op, SiteId, SiteKind};
-use crate::syntax::diag::Diagnostic;
+use crate::syntax::diag::{Diagnostic, Text};
 use crate::syntax::span::Span;
-use crate::value::meter::{self, Size, expanded_size};
+use crate::value::meter::{self, Facts, Size, expanded_size, output_facts};
 use crate::value::{Type, Value};
 use control::{CondState, Region, TryState};
 use iterate::{ForState, SplatState};
@@ -199,6 +199,9 @@ pub struct Vm<'p> {
     splats: Vec<SplatState>,
     expands: Vec<Vec<Value>>,
     tries: Vec<TryState>,
+    /// The diagnostics of the failed arguments of the `try`s being evaluated (see
+    /// `TryState`), kept for `try`'s message should every argument fail.
+    try_failed: Vec<Diagnostic>,
     /// Scratch text of the template being joined.
     text: String,
     /// Frames of user function calls that returned, reused by the next calls.
@@ -219,7 +222,7 @@ fn has_errors_since(diags: &[Diagnostic], mark: usize) -> bool {
         .is_some_and(|d| d.iter().any(|d| d.is_error()))
 }
 
-fn err_diag(summary: &str, detail: String, subject: Span) -> Diagnostic {
+fn err_diag(summary: &'static str, detail: impl Into<Text>, subject: Span) -> Diagnostic {
     Diagnostic::error(summary, detail, subject)
 }
 
@@ -247,6 +250,7 @@ impl<'p> Vm<'p> {
             splats: Vec::new(),
             expands: Vec::new(),
             tries: Vec::new(),
+            try_failed: Vec::new(),
             text: String::new(),
             frame_pool: Vec::new(),
         }
@@ -282,17 +286,25 @@ impl<'p> Vm<'p> {
 
     /// Charges a value about to be written into the response (at `span`, the expression
     /// that made it) by its expanded size: the response counts against the same budgets
-    /// as the values and strings of the evaluation.
-    pub fn charge_output(&mut self, v: &Value, span: Span) -> Result<(), VmError> {
-        let size = expanded_size(v, self.left());
+    /// as the values and strings of the evaluation. The same walk tells whether the value
+    /// holds an unknown or a number `number_ok` refuses ([`output_facts`]); when it is
+    /// charged, it was walked whole.
+    pub fn charge_output(
+        &mut self,
+        v: &Value,
+        span: Span,
+        number_ok: impl Fn(&crate::value::number::Number) -> bool,
+    ) -> Result<Facts, VmError> {
+        let facts = output_facts(v, self.left(), number_ok);
+        let size = facts.size;
         match self.alloc(size.elements, size.bytes) {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(facts),
             Err(Stop::Limit(kind)) => {
                 let mut err = self.limit_error(kind, Some(span));
                 err.message = format!("{} (writing the response)", err.message);
                 Err(err)
             }
-            Err(_) => Ok(()),
+            Err(_) => Ok(facts),
         }
     }
 
@@ -317,6 +329,7 @@ impl<'p> Vm<'p> {
             self.splats.clear();
             self.expands.clear();
             self.tries.clear();
+            self.try_failed.clear();
             self.type_only = 0;
             self.depth = 0;
         }

@@ -43,7 +43,7 @@ impl Vm<'_> {
                 diags.push(
                     err_diag(
                         "Invalid template interpolation value",
-                        "The expression result is null. Cannot include a null value in a string template.".into(),
+                        "The expression result is null. Cannot include a null value in a string template.",
                         span,
                     )
                     .with_context(ts.whole)
@@ -111,7 +111,7 @@ impl Vm<'_> {
                 diags.push(
                     err_diag(
                         "Invalid template interpolation value",
-                        "An iteration result is null. Cannot include a null value in a string template.".into(),
+                        "An iteration result is null. Cannot include a null value in a string template.",
                         s.directive,
                     )
                     .with_expression(s.directive),
