@@ -243,18 +243,28 @@ impl Value {
 
     /// True if the value or anything inside it is unknown.
     pub fn contains_unknown(&self) -> bool {
-        match self {
-            Value::Unknown(_) => true,
-            Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
-                meter::walked(s.items.len());
-                s.items.iter().any(Value::contains_unknown)
+        // Counted once per call, not per collection: this runs on every argument of most
+        // builtin calls, mostly small values.
+        fn walk(v: &Value, walked: &mut usize) -> bool {
+            match v {
+                Value::Unknown(_) => true,
+                Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
+                    *walked += s.items.len();
+                    s.items.iter().any(|x| walk(x, walked))
+                }
+                Value::Map(f) | Value::Object(f) => {
+                    *walked += f.entries.len();
+                    f.entries.iter().any(|(_, x)| walk(x, walked))
+                }
+                _ => false,
             }
-            Value::Map(f) | Value::Object(f) => {
-                meter::walked(f.entries.len());
-                f.entries.iter().any(|(_, v)| v.contains_unknown())
-            }
-            _ => false,
         }
+        let mut walked = 0;
+        let r = walk(self, &mut walked);
+        if walked > 0 {
+            meter::walked(walked);
+        }
+        r
     }
 
     /// The value's cty type.
