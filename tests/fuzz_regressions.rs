@@ -87,8 +87,9 @@ fn the_fixed_program_succeeds_against_the_fixed_request() {
 /// they were kept for (a change of the generator changes what every input means: re-pick
 /// them from a new run's corpus then, fuzz/README.md). The fixes themselves are tested
 /// where they are: tests/encode_direct.rs (deterministic bytes), tests/cases/
-/// expr-template-for-in-if.txtar, the regex and indent unit tests of src/builtins/string.rs
-/// and tests/adversarial.rs.
+/// expr-template-for-in-if.txtar, the regex and indent unit tests of src/builtins/string.rs,
+/// the grapheme unit tests of src/text/unicode.rs (strrev-emoji-run), tests/adversarial.rs
+/// and `a_nan_in_the_context_is_the_same_answer_both_ways` below (context-nan).
 #[test]
 fn structured_seeds_generate_what_they_were_kept_for() {
     let dir = root().join("fuzz/seeds/structured");
@@ -109,6 +110,7 @@ fn structured_seeds_generate_what_they_were_kept_for() {
         ("functions-connection-details", "composite connection {"),
         ("indent-2-53-spaces", "indent(req.composite.spec."),
         ("indent-2-6-gb", "indent(req.composite.spec."),
+        ("strrev-emoji-run", "strrev(req.composite.spec.name)"),
     ] {
         let data = std::fs::read(dir.join(seed)).unwrap_or_else(|e| panic!("{seed}: {e}"));
         let case = structured_gen::case(&data);
@@ -122,6 +124,23 @@ fn structured_seeds_generate_what_they_were_kept_for() {
             assert!(!m.contains("budget exceeded"), "{seed}: {m}");
         }
     }
+    // A request whose context holds a NaN, which comes back in the answer's context.
+    fn holds_nan(v: &prost_types::Value) -> bool {
+        use prost_types::value::Kind;
+        match &v.kind {
+            Some(Kind::NumberValue(n)) => n.is_nan(),
+            Some(Kind::StructValue(s)) => s.fields.values().any(holds_nan),
+            Some(Kind::ListValue(l)) => l.values.iter().any(holds_nan),
+            _ => false,
+        }
+    }
+    let data = std::fs::read(dir.join("context-nan")).expect("context-nan");
+    let rsp = checks::structured(&structured_gen::case(&data).request).expect("the answer decodes");
+    let context = rsp.context.as_ref().expect("a context");
+    assert!(
+        context.fields.values().any(holds_nan),
+        "context-nan: {context:?}"
+    );
 }
 
 /// A NaN in the request's context comes back in the answer's context, the same from the
