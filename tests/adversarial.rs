@@ -357,19 +357,23 @@ fn builtins_are_linear_in_large_inputs() {
              length(jsondecode(req.composite.spec.json)), \
              length(csvdecode(req.composite.spec.csv)[0])]",
         );
-    let (out, _) = run_output(&hcl, &large_spec(n), limits());
+    let got = numbers(&hcl, &large_spec(n));
+    let n = n as i64;
+    assert_eq!(got, [n, n, n, n, n]);
+}
+
+/// The numbers of the tuple that the program's resource has as `v` (the program must
+/// evaluate).
+fn numbers(hcl: &str, spec: &str) -> Vec<i64> {
+    let (out, _) = run_output(hcl, spec, limits());
     let out = out.expect("evaluates");
-    let results: Vec<&str> = out.results.iter().map(|r| r.message.as_str()).collect();
     let v = out.resources.first().and_then(|r| r.1.get_attr("v"));
-    let v = v.unwrap_or_else(|| panic!("no resource: {results:?}"));
-    let got: Vec<i64> = v
-        .as_seq()
+    let v = v.unwrap_or_else(|| panic!("no resource: {:?}", out.results));
+    v.as_seq()
         .expect("a tuple")
         .iter()
         .map(|x| x.as_number().and_then(|n| n.to_i64()).expect("a number"))
-        .collect();
-    let n = n as i64;
-    assert_eq!(got, [n, n, n, n, n]);
+        .collect()
 }
 
 #[test]
@@ -387,18 +391,8 @@ fn text_without_ascii_is_split_into_clusters_in_linear_work() {
          length(strrev(req.composite.spec.emoji)), length(format(\"%.3s\", req.composite.spec.wide)), \
          length(\"{literal}\")]"
     ));
-    let (out, _) = run_output(&hcl, &spec.to_string(), limits());
-    let out = out.expect("evaluates");
-    let v = out.resources.first().and_then(|r| r.1.get_attr("v"));
-    let v = v.unwrap_or_else(|| panic!("no resource: {:?}", out.results));
-    let got: Vec<i64> = v
-        .as_seq()
-        .expect("a tuple")
-        .iter()
-        .map(|x| x.as_number().and_then(|n| n.to_i64()).expect("a number"))
-        .collect();
     let n = n as i64;
-    assert_eq!(got, [n, 1000, n, 3, n]);
+    assert_eq!(numbers(&hcl, &spec.to_string()), [n, 1000, n, 3, n]);
 }
 
 #[test]
