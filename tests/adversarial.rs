@@ -133,6 +133,41 @@ fn shared_values_are_charged_by_their_expanded_size() {
 }
 
 #[test]
+fn invoke_refusing_a_shared_value_charges_the_type_it_prints() {
+    // `invoke` prints the whole type of arguments that are not an object: for l6, 10^6
+    // element types (the chain itself costs ~1.1 million elements to make). The text is
+    // charged first, and the element budget stops it.
+    let f = "function f {\n  arg a {}\n  body = a\n}\n";
+    let budget = Limits {
+        max_alloc_elements: 2_000_000,
+        ..limits()
+    };
+    let (m, u) = run(
+        &(chain(6) + f + &resource("invoke(\"f\", l6)")),
+        "{}",
+        budget,
+    );
+    let m = fatal(m);
+    assert!(
+        m.contains("more than 2000000 collection elements allocated (at main.hcl:"),
+        "{m}"
+    );
+    assert!(u.elements <= 2_300_000, "{u:?}");
+    // Within the budget: Go's refusal, the type printed whole (the resource is discarded
+    // with it).
+    let (out, _) = run_output(
+        &(chain(1) + f + &resource("invoke(\"f\", l1)")),
+        "{}",
+        limits(),
+    );
+    let out = format!("{:?}", out.expect("no Fatal"));
+    assert!(
+        out.contains("arguments to user function 'f' is not an object, found cty.Tuple([]cty.Type{cty.String,"),
+        "{out}"
+    );
+}
+
+#[test]
 fn one_shared_local_as_many_bodies_is_charged_per_body() {
     // 1,000 resources whose body is one local of 10,000 elements: 10^7 written out.
     let hcl = "locals {\n  big = {for i in range(100) : \"k${i}\" => [for j in range(100) : \"x\"]}\n}\n\

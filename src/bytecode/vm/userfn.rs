@@ -64,6 +64,13 @@ impl<'p> Vm<'p> {
         if args.is_unknown() || self.type_only > 0 {
             return Ok(DYN);
         }
+        // Arguments that are not an object are refused with their whole type printed (Go's
+        // message), which is as large as the value written out: a shared value describes
+        // far more than it holds, so that text is charged first, like any string built.
+        if !matches!(args, Value::Object(_)) {
+            let size = crate::value::meter::expanded_size(&args, self.left());
+            self.alloc(size.elements, size.bytes)?;
+        }
         self.invocations += 1;
         if self.invocations > self.limits.max_invocations {
             return Err(Stop::Limit(super::LimitKind::Invocations));
