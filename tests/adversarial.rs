@@ -310,6 +310,17 @@ fn the_front_end_is_linear_and_bounded() {
     hcl.push_str("}\n");
     let p = compile_txtar(&format!("-- main.hcl --\n{hcl}")).expect("loads");
     assert!(p.analysis.is_empty());
+    // 50,000 top-level locals, each naming a part of the one before (`l1 = l0.a`): the
+    // reads analysis follows such aliases of `req`, a bounded number of steps (each alias
+    // copying its whole chain was quadratic: 8,000 took 1.8 s and 600 MB).
+    let mut hcl = "locals {\n  l0 = req.composite\n".to_string();
+    for i in 1..n {
+        hcl.push_str(&format!("  l{i} = l{}.a\n", i - 1));
+    }
+    hcl.push_str("}\n");
+    hcl.push_str(&resource(&format!("l{}", n - 1)));
+    let p = compile_txtar(&format!("-- main.hcl --\n{hcl}")).expect("loads");
+    assert!(p.analysis.is_empty());
     // Over the token budget: refused where the limit is reached.
     let over = format!(
         "-- main.hcl --\nlocals {{\n  t = [{}]\n}}\n",

@@ -206,13 +206,13 @@ impl Reads {
             in_function.extend(f.locals.iter().map(|(_, c)| c.0));
             in_function.extend(f.body.map(|c| c.0));
         }
-        let aliases = root_aliases(program);
+        let aliases = Aliases::of(program);
         let mut composite_uses: Uses = Vec::new();
         for id in 0..code.chunks.len() as u32 {
-            if in_function.contains(&id) || aliases.iter().any(|a| a.chunk.0 == id) {
+            if in_function.contains(&id) || aliases.chunks.contains(&id) {
                 continue;
             }
-            let mut on_use = |mut steps: Vec<&'p Str>| {
+            let on_use = |mut steps: Vec<&'p Str>| {
                 match first(&steps) {
                     Some("composite") => {
                         steps.remove(0);
@@ -237,12 +237,8 @@ impl Reads {
                     None => all = true,
                 }
             };
-            for_each_use(program, ChunkId(id), 0, &mut on_use);
-            for a in &aliases {
-                for_each_use(program, ChunkId(id), a.slot, |steps| {
-                    on_use(a.steps.iter().copied().chain(steps).collect());
-                });
-            }
+            // `req` and the aliases of its parts, in one pass over the chunk.
+            uses_in(program, ChunkId(id), |s| aliases.prefix(s), on_use);
         }
         let mut own_uses = HashMap::new();
         group(program, &program.root, &mut bases, &mut own_uses);
@@ -252,8 +248,8 @@ impl Reads {
             .collect();
         let mut composite = (!composite_uses.is_empty()).then(|| Paths::build(composite_uses));
         // Each alias is evaluated whatever its uses read: what it names must be there.
-        for a in &aliases {
-            match a.steps.as_slice() {
+        for steps in aliases.by_local.iter().flatten() {
+            match steps.as_slice() {
                 [c, rest @ ..] if &***c == "composite" => composite
                     .get_or_insert_with(|| Paths::Attrs(Vec::new()))
                     .touch(rest),
@@ -280,50 +276,67 @@ impl Reads {
     }
 }
 
-/// A top-level local that names a part of `req` and nothing else (`xr = req.composite`,
-/// `params = xr.spec.parameters`): a use of it is a use of `req` with `steps` first.
+/// The top-level locals that name a part of `req` and nothing else (`xr = req.composite`,
+/// `params = xr.spec.parameters`): a use of one is a use of `req` with its steps first.
 /// Only the root's locals: their frame slots are never reused by another block's.
-struct Alias<'p> {
-    slot: u32,
-    /// The local's own chunk (its read of `req` is counted at the alias's uses).
-    chunk: ChunkId,
-    steps: Vec<&'p Str>,
+struct Aliases<'p> {
+    /// The slot of the first root local.
+    base: u32,
+    /// Each root local's steps from `req`, when it is an alias.
+    by_local: Vec<Option<Vec<&'p Str>>>,
+    /// The aliases' own chunks (their read of `req` is counted at the aliases' uses).
+    chunks: HashSet<u32>,
 }
 
-/// The root locals that are [`Alias`]es, in order (a local can only name one before it).
-fn root_aliases(program: &Program) -> Vec<Alias<'_>> {
-    let code = &program.code;
-    let locals = &program.root.locals;
-    let mut out: Vec<Alias<'_>> = Vec::new();
-    for (i, def) in locals.defs.iter().enumerate() {
-        let chunk = def.expr.chunk;
-        let Some(info) = code.chunks.get(chunk.0 as usize) else {
-            continue;
+/// How many steps from `req` an alias may name: a longer chain of locals is not followed
+/// (the local past it reads what it names whole), so a program of many chained locals
+/// costs linear time and memory here.
+const MAX_ALIAS_STEPS: usize = 16;
+
+impl<'p> Aliases<'p> {
+    /// The root locals that are aliases, found in order (a local can only name one before
+    /// it), each looked up by slot.
+    fn of(program: &'p Program) -> Self {
+        let code = &program.code;
+        let locals = &program.root.locals;
+        let mut out = Aliases {
+            base: locals.base,
+            by_local: Vec::with_capacity(locals.defs.len()),
+            chunks: HashSet::new(),
         };
-        let at = info.start as usize;
-        let prefix: Vec<&Str> = match code.code.get(at) {
-            Some(Op::Slot(0)) => Vec::new(),
-            Some(Op::Slot(s)) => match out.iter().find(|a| a.slot == *s) {
-                Some(a) => a.steps.clone(),
-                None => continue,
-            },
-            _ => continue,
-        };
-        let mut steps = prefix;
-        let mut pc = at + 1;
-        while let Some(name) = step(code, code.code.get(pc)) {
-            steps.push(name);
-            pc += 1;
-        }
-        if matches!(code.code.get(pc), Some(Op::Return)) {
-            out.push(Alias {
-                slot: locals.base + i as u32,
-                chunk,
-                steps,
+        for def in &locals.defs {
+            let chunk = def.expr.chunk;
+            let alias = code.chunks.get(chunk.0 as usize).and_then(|info| {
+                let at = info.start as usize;
+                let Some(Op::Slot(s)) = code.code.get(at) else {
+                    return None;
+                };
+                let mut steps = out.prefix(*s)?.to_vec();
+                let mut pc = at + 1;
+                while let Some(name) = step(code, code.code.get(pc)) {
+                    steps.push(name);
+                    pc += 1;
+                }
+                let whole = matches!(code.code.get(pc), Some(Op::Return));
+                (whole && steps.len() <= MAX_ALIAS_STEPS).then_some(steps)
             });
+            if alias.is_some() {
+                out.chunks.insert(chunk.0);
+            }
+            out.by_local.push(alias);
         }
+        out
     }
-    out
+
+    /// The steps from `req` that frame slot `slot` of a root chunk holds: none for `req`
+    /// itself, an alias's, or `None` for any other slot.
+    fn prefix(&self, slot: u32) -> Option<&[&'p Str]> {
+        if slot == 0 {
+            return Some(&[]);
+        }
+        let i = slot.checked_sub(self.base)?;
+        self.by_local.get(i as usize)?.as_deref()
+    }
 }
 
 /// The name of a use's first step.
@@ -470,12 +483,20 @@ fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'
 /// Calls `f(steps)` for every read of frame slot `slot` in the chunk: the names of the
 /// constant steps that follow it, up to the first instruction that is not one (the value
 /// reached there is used whole).
-fn for_each_use<'p>(
+fn for_each_use<'p>(program: &'p Program, chunk: ChunkId, slot: u32, f: impl FnMut(Vec<&'p Str>)) {
+    uses_in(program, chunk, |s| (s == slot).then_some(&[][..]), f);
+}
+
+/// [`for_each_use`] for every slot `prefix` knows, each use's steps after the prefix
+/// the slot stands for.
+fn uses_in<'p, 'a>(
     program: &'p Program,
     chunk: ChunkId,
-    slot: u32,
+    prefix: impl Fn(u32) -> Option<&'a [&'p Str]>,
     mut f: impl FnMut(Vec<&'p Str>),
-) {
+) where
+    'p: 'a,
+{
     let code = &program.code;
     let Some(info) = code.chunks.get(chunk.0 as usize) else {
         return;
@@ -485,12 +506,16 @@ fn for_each_use<'p>(
     while let Some(op) = ops.get(i) {
         match op {
             Op::Return => break,
-            Op::Slot(s) if *s == slot => {
-                let mut steps = Vec::new();
-                while let Some(name) = step(code, ops.get(i + 1 + steps.len())) {
-                    steps.push(name);
+            Op::Slot(s) => {
+                if let Some(p) = prefix(*s) {
+                    let mut steps = p.to_vec();
+                    let mut next = i + 1;
+                    while let Some(name) = step(code, ops.get(next)) {
+                        steps.push(name);
+                        next += 1;
+                    }
+                    f(steps);
                 }
-                f(steps);
             }
             _ => {}
         }
@@ -625,6 +650,23 @@ mod tests {
         }
         let r = reads("locals {\n  xr = req.composite\n}\nresource a {\n  body = { x = xr }\n}");
         assert_eq!(r.composite_paths(), Some(&Paths::Whole));
+        // A long chain of aliases is followed for MAX_ALIAS_STEPS steps: the first local
+        // past them reads what it names whole (and the analysis stays linear).
+        let mut chain = "locals {\n  l0 = req.composite\n".to_string();
+        for i in 1..2_000 {
+            chain.push_str(&format!("  l{i} = l{}.a\n", i - 1));
+        }
+        chain.push_str("}\nresource r {\n  body = { v = l1999 }\n}\n");
+        let r = reads(&chain);
+        // (`composite` is the first of an alias's steps from `req`)
+        let mut p = r.composite_paths().expect("read");
+        for _ in 0..MAX_ALIAS_STEPS {
+            p = match p {
+                Paths::Attrs(a) if a.len() == 1 && &*a[0].0 == "a" => &a[0].1,
+                other => panic!("{other:?}"),
+            };
+        }
+        assert_eq!(p, &Paths::Whole);
         // A block's own locals are not followed (their slots are reused by other blocks):
         // the local reads what it names whole.
         let r = reads(
