@@ -153,6 +153,15 @@ fn invoke_refusing_a_shared_value_charges_the_type_it_prints() {
         "{m}"
     );
     assert!(u.elements <= 2_300_000, "{u:?}");
+    // Only the refusal that prints the type is charged: an unknown function is "not
+    // found" whatever its argument.
+    let (out, _) = run_output(
+        &(chain(6) + f + &resource("invoke(\"g\", l6)")),
+        "{}",
+        budget,
+    );
+    let out = format!("{:?}", out.expect("no Fatal"));
+    assert!(out.contains("user function 'g' not found"), "{out}");
     // Within the budget: Go's refusal, the type printed whole (the resource is discarded
     // with it).
     let (out, _) = run_output(

@@ -551,11 +551,19 @@ impl<'p> Vm<'p> {
                 _ => false,
             };
             if shared {
-                let size = expanded_size(v, self.left());
-                self.alloc(size.elements, size.bytes)?;
+                self.charge_expanded(v, 0)?;
             }
         }
         self.alloc(0, 0)
+    }
+
+    /// Charges `v` its expanded size (measured no further than what is left of the
+    /// budgets), and `bytes_per_element` more bytes for each element: for work that
+    /// writes a value out, before it is done.
+    fn charge_expanded(&mut self, v: &Value, bytes_per_element: u64) -> Result<(), Stop> {
+        let size = expanded_size(v, self.left());
+        let extra = size.elements.saturating_mul(bytes_per_element);
+        self.alloc(size.elements, size.bytes.saturating_add(extra))
     }
 
     /// Whether the wall budget is spent; asked every 64th instruction. The clock is read

@@ -3,7 +3,7 @@
 //! limit.
 
 use super::calls::{call_failed, invalid_argument};
-use super::{DYN, Step, Stop, Vm, VmError, has_errors_since};
+use super::{DYN, Step, Stop, Vm, has_errors_since};
 use crate::bytecode::code::UserFn;
 use crate::syntax::diag::{Diagnostic, has_errors, plain_all};
 use crate::text::quote::go_quote;
@@ -25,7 +25,7 @@ const STACK_RED_ZONE: usize = 1 << 20;
 const STACK_SEGMENT_BYTES: usize = 16 << 20;
 
 /// What running a user function gave: its value, or the message `invoke` fails with.
-type Invoked = Result<Result<Value, String>, VmError>;
+type Invoked = Result<Result<Value, String>, Stop>;
 
 impl<'p> Vm<'p> {
     /// [`crate::bytecode::code::Op::Invoke`]
@@ -64,13 +64,6 @@ impl<'p> Vm<'p> {
         if args.is_unknown() || self.type_only > 0 {
             return Ok(DYN);
         }
-        // Arguments that are not an object are refused with their whole type printed (Go's
-        // message), which is as large as the value written out: a shared value describes
-        // far more than it holds, so that text is charged first, like any string built.
-        if !matches!(args, Value::Object(_)) {
-            let size = crate::value::meter::expanded_size(&args, self.left());
-            self.alloc(size.elements, size.bytes)?;
-        }
         self.invocations += 1;
         if self.invocations > self.limits.max_invocations {
             return Err(Stop::Limit(super::LimitKind::Invocations));
@@ -106,6 +99,10 @@ impl<'p> Vm<'p> {
             return Ok(Err(format!("user function '{name}' not found")));
         };
         let Value::Object(given) = args else {
+            // Go's message prints the argument's whole type, a text as large as the value
+            // written out (a shared value describes far more than it holds): charged first,
+            // each element's type name (`cty.String, `) as 16 bytes.
+            self.charge_expanded(args, 16)?;
             return Ok(Err(format!(
                 "arguments to user function '{}' is not an object, found {}",
                 f.name,
