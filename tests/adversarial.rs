@@ -301,6 +301,19 @@ fn the_clock_is_read_after_an_instruction_that_walked_a_large_value() {
         );
         assert!(u.instructions < 200, "{e}: {u:?}");
     }
+    // Inside one builtin call: `contains` and `index` compare each element with `==`,
+    // which walks the other argument whole (its million strings, for each of ten
+    // elements here; a longer list multiplies it). Their loops look at the clock once
+    // enough was walked, not only after the call.
+    for (e, site) in [("contains(l2, l6)", "contains"), ("index(l2, l6)", "index")] {
+        let (m, u) = run(
+            &(locals.clone() + &resource(&format!("length([{e}])"))),
+            "{}",
+            spent,
+        );
+        let m = m.unwrap_or_else(|| panic!("{e}: no Fatal ({u:?})"));
+        assert!(m.ends_with(&format!("(in {site})")), "{e}: {m}");
+    }
 }
 
 #[test]

@@ -287,6 +287,7 @@ fn contains(args: &[Value]) -> Result<Value, FuncError> {
     }
     let mut unknown = false;
     for x in items(list) {
+        crate::value::meter::tick("contains")?;
         match equals(v, x) {
             Value::Bool(true) => return Ok(Value::Bool(true)),
             Value::Bool(false) => {}
@@ -400,6 +401,7 @@ fn index(args: &[Value]) -> Result<Value, FuncError> {
         return Err(FuncError::general("cannot search an empty list"));
     }
     for (i, x) in xs.iter().enumerate() {
+        crate::value::meter::tick("index")?;
         match equals(x, v) {
             Value::Bool(true) => return Ok(Value::int(i64::try_from(i).unwrap_or(i64::MAX))),
             Value::Bool(false) => {}
@@ -584,6 +586,7 @@ fn matchkeys(args: &[Value]) -> Result<Value, FuncError> {
     let mut out = Vec::new();
     for (i, k) in items(&keys).iter().enumerate() {
         for sv in items(&search) {
+            crate::value::meter::tick("matchkeys")?;
             match equals(k, sv) {
                 Value::Bool(true) => {
                     if let Some(v) = items(values).get(i) {

@@ -64,6 +64,8 @@ pub struct Meter {
     /// The first budget exceeded, if any (later charges fail too).
     pub exceeded: Option<Exceeded>,
     ticks: u32,
+    /// [`walked_so_far`] when [`tick`] last read the clock.
+    walk_mark: u64,
 }
 
 impl Meter {
@@ -77,6 +79,7 @@ impl Meter {
             bytes_used: 0,
             exceeded: None,
             ticks: 0,
+            walk_mark: walked_so_far(),
         }
     }
 
@@ -88,6 +91,7 @@ impl Meter {
         bytes_used: 0,
         exceeded: None,
         ticks: 0,
+        walk_mark: 0,
     };
 }
 
@@ -144,15 +148,20 @@ pub fn bytes(site: &'static str, n: u64) -> Result<(), Exceeded> {
     })
 }
 
-/// A unit of work of a loop: every 1024th call compares the clock with the deadline.
+/// A unit of work of a loop: every 1024th call, or once [`WALK_CLOCK`] elements were
+/// [`walked`] since the last look (one unit may walk a large value: `contains` compares
+/// with `==`), compares the clock with the deadline.
 pub fn tick(site: &'static str) -> Result<(), Exceeded> {
     update(site, |m| {
         m.ticks = m.ticks.wrapping_add(1);
-        if m.ticks & 0x3ff == 0
+        let walked = walked_so_far();
+        if (m.ticks & 0x3ff == 0 || walked.wrapping_sub(m.walk_mark) >= WALK_CLOCK)
             && let Some(d) = m.deadline
-            && Instant::now() > d
         {
-            return Some(Resource::Time);
+            m.walk_mark = walked;
+            if Instant::now() > d {
+                return Some(Resource::Time);
+            }
         }
         None
     })
