@@ -554,13 +554,7 @@ pub fn json_to_struct(j: &Json, path: &str) -> Result<prost_types::Struct, Strin
 
 /// Any JSON value as a `google.protobuf.Value` (nested at most [`MAX_JSON_DEPTH`] deep).
 pub fn json_to_proto_value(j: &Json) -> Result<prost_types::Value, String> {
-    json_to_value_within(j, MAX_JSON_DEPTH)
-}
-
-/// [`json_to_proto_value`] with another nesting bound (`usize::MAX`: none, for a tree a
-/// program built, whose depth its own budgets bound).
-pub fn json_to_value_within(j: &Json, max_depth: usize) -> Result<prost_types::Value, String> {
-    json_to_value(j, 0, max_depth)
+    json_to_value(j, 0, MAX_JSON_DEPTH)
 }
 
 fn json_to_value(j: &Json, depth: usize, max: usize) -> Result<prost_types::Value, String> {

@@ -113,7 +113,7 @@ fn fields_to_struct(
 /// A number as the float64 of a `google.protobuf.Value`: an infinity, or a number past
 /// float64's range, is an error.
 #[inline]
-fn proto_number(n: &crate::value::number::Number) -> Result<f64, ValueError> {
+pub(crate) fn proto_number(n: &crate::value::number::Number) -> Result<f64, ValueError> {
     if n.is_infinite() {
         return Err(ValueError::Infinity);
     }
@@ -1196,8 +1196,8 @@ fn put_field_entry(k: &str, x: &Value, levels: usize, w: &mut Backward) -> Walk 
 
 /// The desired composite `c` with this step's status merged into its body's `status`
 /// (as [`ResponseBuilder::merge_composite_status`] merges it into the message): its
-/// `Resource` message's content, written back to front. The connection details are
-/// written sorted by key (prost writes its HashMap in no fixed order).
+/// `Resource` message's content, written back to front. The connection details are a
+/// BTreeMap (build.rs), written in key order as prost writes them.
 fn composite_with_status(c: &v1::Resource, status: &Value) -> Option<Backward> {
     let mut w = Backward::reuse();
     if c.ready != 0 {
@@ -1206,9 +1206,7 @@ fn composite_with_status(c: &v1::Resource, status: &Value) -> Option<Backward> {
         let n = 1 + wire::varint_into(&mut b[1..], c.ready as i64 as u64);
         w.put(&b[..n]);
     }
-    let mut details: Vec<(&String, &Vec<u8>)> = c.connection_details.iter().collect();
-    details.sort_unstable();
-    for (k, v) in details.into_iter().rev() {
+    for (k, v) in c.connection_details.iter().rev() {
         // prost leaves an empty key or value out of a map entry.
         let end = w.written();
         if !v.is_empty() {

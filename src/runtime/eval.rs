@@ -231,7 +231,6 @@ fn err_at(summary: impl Into<Text>, detail: impl Into<Text>, range: Span) -> Dia
     Diagnostic::error(summary, detail, range)
 }
 
-/// Per-request evaluation state.
 /// A value for the response, as [`Evaluator::eval_output`] charged it.
 struct Emitted {
     value: Value,
@@ -241,6 +240,7 @@ struct Emitted {
     json: bool,
 }
 
+/// Per-request evaluation state.
 struct Evaluator<'p, 'o> {
     program: &'p Program,
     vm: Vm<'p>,
@@ -952,7 +952,9 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         };
         let mut ds = Vec::new();
         let Emitted {
-            value: v, unknown, ..
+            value: v,
+            unknown,
+            json,
         } = self.eval_output(&c.body, &mut ds);
         if has_errors(&ds) || unknown {
             let context = self.messages(&ds);
@@ -963,7 +965,13 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         diags.extend(ds);
         if kind == DiscardType::Status {
             // Kept as a value: merged with the others and written to the response as is.
-            match go_object_check(&v) {
+            // (An object that round-trips, as the charging walk found, needs no more look.)
+            let checked = if json && matches!(v, Value::Object(_) | Value::Map(_)) {
+                Ok(true)
+            } else {
+                go_object_check(&v)
+            };
+            match checked {
                 Ok(true) => self.statuses.push(v),
                 Ok(false) => {}
                 Err(msg) => diags.push(err_at(msg, "", c.body.range)),
@@ -1053,7 +1061,9 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         };
         let mut vd = Vec::new();
         let Emitted {
-            value: v, unknown, ..
+            value: v,
+            unknown,
+            json,
         } = self.eval_output(&c.value, &mut vd);
         if has_errors(&diags) || has_errors(&vd) || unknown {
             let context = self.messages(&diags);
@@ -1062,7 +1072,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         }
         diags.extend(vd);
-        match round_trip_error(&v) {
+        match if json { None } else { round_trip_error(&v) } {
             None => self.contexts.push(Value::object_sorted(vec![(key, v)])),
             Some(e) => diags.push(err_at(
                 "cannot convert value to interface",

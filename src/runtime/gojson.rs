@@ -6,33 +6,10 @@
 //! objects on every request).
 
 use crate::protocol::doc::Json;
-use crate::protocol::response::json_f64;
+use crate::protocol::response::{ValueError, json_f64, proto_number};
 use crate::value::number::Number;
 use crate::value::{Fields, Str, Value};
 use std::collections::BTreeMap;
-
-/// encoding/json's error for a number that does not fit a float64.
-pub const GO_FLOAT_UNMARSHAL: &str = "json: cannot unmarshal number";
-
-/// Why the round trip refuses a value, as Go words it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RoundTripError {
-    /// `ctyjson.Marshal`'s error: an unknown value or an infinity.
-    Marshal(&'static str),
-    /// `json.Unmarshal`'s error for a number beyond float64 (the number's text).
-    Unmarshal(String),
-}
-
-impl std::fmt::Display for RoundTripError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RoundTripError::Marshal(m) => f.write_str(m),
-            RoundTripError::Unmarshal(n) => {
-                write!(f, "{GO_FLOAT_UNMARSHAL} {n} into Go value of type float64")
-            }
-        }
-    }
-}
 
 /// True if the round trip accepts `v` (nothing unknown, every number a finite float64):
 /// one walk, no allocation.
@@ -49,35 +26,37 @@ pub fn encodes_as_json(v: &Value) -> bool {
 /// True if the round trip accepts the number `n` (finite, and a finite float64 as Go's
 /// JSON decoder reads cty's text of it).
 pub fn number_encodes_as_json(n: &Number) -> bool {
-    !n.is_infinite() && json_f64(n).is_finite()
+    proto_number(n).is_ok()
 }
 
 /// The round trip's error for `v`, None when it converts. `ctyjson.Marshal` walks the whole
 /// value before `json.Unmarshal` reads a number, so an unknown or an infinity anywhere is
 /// reported before a number too large for a float64, wherever that is; each is the first
 /// in the order both walk (entries by key, elements in order).
-pub fn round_trip_error(v: &Value) -> Option<RoundTripError> {
+pub fn round_trip_error(v: &Value) -> Option<ValueError> {
     if encodes_as_json(v) {
         return None;
     }
-    marshal_error(v)
-        .map(RoundTripError::Marshal)
-        .or_else(|| float_range_error(v).map(RoundTripError::Unmarshal))
+    marshal_error(v).or_else(|| float_range_error(v))
 }
 
-fn marshal_error(v: &Value) -> Option<&'static str> {
+/// `ctyjson.Marshal`'s error: an unknown value or an infinity.
+fn marshal_error(v: &Value) -> Option<ValueError> {
     match v {
-        Value::Unknown(_) => Some("value is not known"),
-        Value::Number(n) if n.is_infinite() => Some("cannot serialize infinity as JSON"),
+        Value::Unknown(_) => Some(ValueError::Unknown),
+        Value::Number(n) if n.is_infinite() => Some(ValueError::Infinity),
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.items.iter().find_map(marshal_error),
         Value::Map(f) | Value::Object(f) => f.entries.iter().find_map(|(_, x)| marshal_error(x)),
         _ => None,
     }
 }
 
-fn float_range_error(v: &Value) -> Option<String> {
+/// `json.Unmarshal`'s error for a number beyond float64.
+fn float_range_error(v: &Value) -> Option<ValueError> {
     match v {
-        Value::Number(n) if !json_f64(n).is_finite() => Some(n.to_cty_string()),
+        Value::Number(n) if !json_f64(n).is_finite() => {
+            Some(ValueError::OutOfRange(n.to_cty_string()))
+        }
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
             s.items.iter().find_map(float_range_error)
         }
@@ -88,8 +67,9 @@ fn float_range_error(v: &Value) -> Option<String> {
     }
 }
 
-/// `v` as Go holds it after the round trip.
-pub fn to_json(v: &Value) -> Result<Json, RoundTripError> {
+/// `v` as Go holds it after the round trip (the tests' reference for the value paths).
+#[cfg(test)]
+pub fn to_json(v: &Value) -> Result<Json, ValueError> {
     match round_trip_error(v) {
         Some(e) => Err(e),
         None => Ok(json_of(v)),
@@ -141,10 +121,7 @@ pub fn go_object_check(v: &Value) -> Result<bool, String> {
         ));
     }
     match float_range_error(v) {
-        Some(n) => Err(format!(
-            "error unmarshaling cty value: {}",
-            RoundTripError::Unmarshal(n)
-        )),
+        Some(e) => Err(format!("error unmarshaling cty value: {e}")),
         None => Ok(true),
     }
 }
@@ -527,24 +504,24 @@ mod tests {
         let inf = Value::Number(Number::infinity(false));
         let huge = Value::Number(Number::parse("1e400").expect("parses"));
         let unknown = Value::Unknown(crate::value::Type::Number);
-        let marshal = |m: &'static str| Some(RoundTripError::Marshal(m));
+        let error = |v: &Value| round_trip_error(v).map(|e| e.to_string());
+        let marshal = |m: &str| Some(m.to_string());
         // Marshalling fails before decoding reads any number.
         let v1 = Value::object(vec![("a".into(), huge.clone()), ("b".into(), inf.clone())]);
-        assert_eq!(
-            round_trip_error(&v1),
-            marshal("cannot serialize infinity as JSON")
-        );
+        assert_eq!(error(&v1), marshal("cannot serialize infinity as JSON"));
         let v2 = Value::tuple(vec![unknown.clone(), inf.clone()]);
-        assert_eq!(round_trip_error(&v2), marshal("value is not known"));
+        assert_eq!(error(&v2), marshal("value is not known"));
         let v3 = Value::tuple(vec![Value::int(1), huge.clone()]);
         let text = Number::parse("1e400").expect("parses").to_cty_string();
         assert_eq!(
             round_trip_error(&v3),
-            Some(RoundTripError::Unmarshal(text.clone()))
+            Some(ValueError::OutOfRange(text.clone()))
         );
         assert_eq!(
-            RoundTripError::Unmarshal(text.clone()).to_string(),
-            format!("json: cannot unmarshal number {text} into Go value of type float64")
+            error(&v3),
+            Some(format!(
+                "json: cannot unmarshal number {text} into Go value of type float64"
+            ))
         );
         assert_eq!(round_trip_error(&Value::int(1)), None);
         for (x, ok) in [
