@@ -25,16 +25,7 @@ pub static FUNCS: &[FuncDef] = funcs! {
 /// Lowercase hex of a digest (at most 64 bytes: SHA-512), written on the stack so that
 /// the string value is the one allocation.
 fn hex(bytes: &[u8]) -> Str {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [0u8; 128];
-    let mut n = 0;
-    for (b, out) in bytes.iter().zip(buf.chunks_exact_mut(2)) {
-        out[0] = H[(b >> 4) as usize];
-        out[1] = H[(b & 15) as usize];
-        n += 2;
-    }
-    // Only ASCII hex digits were written.
-    Str::from(std::str::from_utf8(&buf[..n]).unwrap_or_default())
+    Str::from(crate::text::hex::hex_into(bytes, &mut [0u8; 128]))
 }
 
 fn md5(args: &[Value]) -> Result<Value, FuncError> {

@@ -319,8 +319,9 @@ fn ip_string(ip: &[u8]) -> String {
     out
 }
 
+/// An address or mask as Go's `%x` prints it (at most 16 bytes).
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    crate::text::hex::hex_into(b, &mut [0u8; 32]).to_string()
 }
 
 /// Go's `networkNumberAndMask`.

@@ -889,16 +889,21 @@ fn compile(pattern: &str) -> Result<Arc<Regex>, (String, String)> {
     let kept = builder
         .size_limit(PatternCache::COMPILED_BYTES)
         .dfa_size_limit(PatternCache::COMPILED_BYTES);
-    if cacheable && let Ok(re) = kept.build() {
-        let re = Arc::new(re);
-        if let Ok(mut c) = PATTERNS.lock() {
-            c.put(pattern, re.clone());
+    let once = match cacheable.then(|| kept.build()) {
+        Some(Ok(re)) => {
+            let re = Arc::new(re);
+            if let Ok(mut c) = PATTERNS.lock() {
+                c.put(pattern, re.clone());
+            }
+            return Ok(re);
         }
-        return Ok(re);
-    }
-    let once = regex::RegexBuilder::new(&translated)
-        .size_limit(32 << 20)
-        .build();
+        // Too large to keep: compiled for this call within the larger bound. Any other
+        // error is the pattern's own, compiled once.
+        Some(Err(regex::Error::CompiledTooBig(_))) | None => regex::RegexBuilder::new(&translated)
+            .size_limit(32 << 20)
+            .build(),
+        Some(Err(e)) => Err(e),
+    };
     once.map(Arc::new).map_err(|e| {
         let msg = match e {
             regex::Error::Syntax(s) => s.lines().last().unwrap_or("").trim().to_string(),
