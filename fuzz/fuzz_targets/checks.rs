@@ -170,15 +170,16 @@ pub fn request(data: &[u8]) -> Option<v1::RunFunctionResponse> {
 
 /// `structured`: a generated request (`structured_gen`) through the server's entry, as
 /// `fn-hcl serve` runs it: the request's wire bytes decoded lazily, then
-/// `run_function_lazy_with` under the default budgets, answered as wire bytes. Checks:
+/// `run_function_lazy_with` under `limits` (the fuzz target's: the defaults), answered as
+/// wire bytes. Checks:
 /// no panic; the answer decodes and is a success or one Fatal result, and a Fatal names a
 /// program error or an exceeded budget (never an internal error); a second evaluation
 /// (the program now cached) gives the same bytes; the eager path (`run_function`) gives
 /// the same answer. Only an answer cut by the wall-clock budget may differ between runs.
 /// Returns the response (None when prost cannot decode the generated request or the
 /// response: nesting beyond its recursion limit).
-pub fn structured(req: &v1::RunFunctionRequest) -> Option<v1::RunFunctionResponse> {
-    use fn_hcl::handler::{Options, default_limits, run_function_lazy_with};
+pub fn structured(req: &v1::RunFunctionRequest, limits: Limits) -> Option<v1::RunFunctionResponse> {
+    use fn_hcl::handler::{Options, run_function_lazy_with};
     let bytes = prost::bytes::Bytes::from(req.encode_to_vec());
     let lazy = match fn_hcl::protocol::proto::LazyRequest::decode(bytes) {
         Ok(l) => l,
@@ -192,7 +193,7 @@ pub fn structured(req: &v1::RunFunctionRequest) -> Option<v1::RunFunctionRespons
     };
     let options = Options {
         debug: false,
-        limits: default_limits(),
+        limits,
     };
     let first = run_function_lazy_with(&lazy, options).finish_encoded();
     let second = run_function_lazy_with(&lazy, options).finish_encoded();

@@ -65,7 +65,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let start = LIVE.load(Ordering::Relaxed);
     PEAK.store(start, Ordering::Relaxed);
-    let rsp = checks::structured(&case.request);
+    let rsp = checks::structured(&case.request, fn_hcl::handler::default_limits());
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(start);
     let request_bytes = prost::Message::encoded_len(&case.request);
     if std::env::var_os("FN_HCL_FUZZ_STATS").is_some() {
