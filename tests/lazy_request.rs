@@ -243,6 +243,14 @@ fn composite_paths_answer_the_same() {
         "locals {\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", s = jsonencode(xr) }\n}\n",
         "resource a {\n  body = { kind = \"A\", s = [for k, v in req.composite.status : k] }\n}\n",
         "resource a {\n  body = { kind = \"A\", s = length(req) }\n}\n",
+        // through an alias, uses that end a path: a splat, a dynamic index, a conditional,
+        // a user function's argument, a `for`; a local written before the alias it names
+        "locals {\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", n = xr.spec.resourceRefs[*].name }\n}\n",
+        "locals {\n  p = req.composite.spec.parameters\n}\nresource a {\n  body = { kind = \"A\", r = p[req.composite.kind == \"XR\" ? \"region\" : \"size\"] }\n}\n",
+        "locals {\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", r = (length(xr.spec.resourceRefs) > 0 ? xr : {}).spec.parameters.region }\n}\n",
+        "function f {\n  arg a {}\n  body = a.spec.parameters.region\n}\nlocals {\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", r = invoke(\"f\", { a = xr }) }\n}\n",
+        "locals {\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", k = [for k, v in xr.spec.parameters : \"${k}=${v}\"] }\n}\n",
+        "locals {\n  n = xr.metadata.name\n  xr = req.composite\n}\nresource a {\n  body = { kind = \"A\", n = n, l = xr.metadata.labels }\n}\n",
         // not read at all; aliases nobody uses (still evaluated: what they name is there)
         "resource a {\n  body = { kind = \"A\" }\n}\n",
         "locals {\n  u = req.composite.metadata.name\n  v = req.composite.spec.nothing\n  w = req.resource.b.kind\n}\nresource a {\n  body = { kind = \"A\" }\n}\n",

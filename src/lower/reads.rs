@@ -632,21 +632,18 @@ mod tests {
         );
         // not read at all
         assert_eq!(paths("resource a {\n  body = { x = 1 }\n}"), None);
-        // read whole: directly, through an alias used whole, or all of `req`
-        for body in [
-            "x = req.composite",
-            "x = jsonencode(req.composite)",
-            "x = req.composite[req.composite.k]",
-            "x = [for k, v in req.composite.spec : k]",
-            "x = req",
+        // read whole: directly, through an alias used whole, or all of `req`; a `for`
+        // reads what it iterates whole
+        let spec_whole = attrs(vec![("spec", Paths::Whole)]);
+        for (body, want) in [
+            ("x = req.composite", &Paths::Whole),
+            ("x = jsonencode(req.composite)", &Paths::Whole),
+            ("x = req.composite[req.composite.k]", &Paths::Whole),
+            ("x = [for k, v in req.composite.spec : k]", &spec_whole),
+            ("x = req", &Paths::Whole),
         ] {
             let r = reads(&format!("resource a {{\n  body = {{ {body} }}\n}}"));
-            let p = r.composite_paths();
-            let spec_whole = attrs(vec![("spec", Paths::Whole)]);
-            assert!(
-                p == Some(&Paths::Whole) || (body.contains("for") && p == Some(&spec_whole)),
-                "{body}: {p:?}"
-            );
+            assert_eq!(r.composite_paths(), Some(want), "{body}");
         }
         let r = reads("locals {\n  xr = req.composite\n}\nresource a {\n  body = { x = xr }\n}");
         assert_eq!(r.composite_paths(), Some(&Paths::Whole));
