@@ -162,7 +162,7 @@ impl<'a> Rd<'a> {
 
     /// The next entry of the fields of a `Struct` that [`scan_body`] accepted: its key and
     /// its value's bytes (empty, that is null, when missing), or `None` at the end.
-    fn next_entry(&mut self) -> Result<Option<(&'a str, &'a [u8])>, Reject> {
+    pub(crate) fn next_entry(&mut self) -> Result<Option<(&'a str, &'a [u8])>, Reject> {
         if self.next_field1(u32::MAX)?.is_none() {
             return Ok(None);
         }

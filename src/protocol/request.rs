@@ -547,38 +547,18 @@ fn decode_struct(b: &[u8], role: Role, depth: usize, paths: &Paths) -> Result<Va
     }
     let mut rd = Rd(b);
     let mut entries = Vec::new();
-    while !rd.done() {
-        let Ok((tag, wt)) = rd.key() else { break };
-        if tag != 1 {
-            if skip(&mut rd, wt, tag, u32::MAX).is_err() {
-                break;
-            }
-            continue;
-        }
-        let Ok(entry) = rd.bytes() else { break };
-        let mut er = Rd(entry);
-        let (mut key, mut value) = ("", None);
-        while !er.done() {
-            let Ok((t, w)) = er.key() else { break };
-            match t {
-                1 => key = er.string().unwrap_or_default(),
-                2 => value = er.bytes().ok(),
-                _ => {
-                    if skip(&mut er, w, t, u32::MAX).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
+    // Bytes the scan accepted: reading them cannot fail.
+    while let Ok(Some((key, value))) = rd.next_entry() {
         let child = match role {
             Role::Root if key == "metadata" => Role::Metadata,
             Role::Metadata if key == "managedFields" => continue,
             _ => Role::Plain,
         };
-        let v = match (value, paths.attr(key)) {
-            (Some(v), Some(p)) => decode_value(v, child, depth, p)?,
+        let v = match paths.attr(key) {
+            // A missing value (empty bytes) decodes as null.
+            Some(p) => decode_value(value, child, depth, p)?,
             // Not read: a placeholder (the key stays, for hcl's suggestions).
-            _ => Value::NULL,
+            None => Value::NULL,
         };
         entries.push((Str::from(key), v));
     }
