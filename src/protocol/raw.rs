@@ -74,14 +74,19 @@ impl<'a> Rd<'a> {
 
     #[inline(always)]
     pub(crate) fn varint(&mut self) -> Result<u64, Reject> {
-        // One byte (most keys and lengths here) inline; longer ones as prost decodes them.
-        if let Some((&b, rest)) = self.0.split_first()
-            && b < 0x80
-        {
-            self.0 = rest;
-            return Ok(u64::from(b));
+        // One or two bytes (keys, and lengths under 16 KiB) inline; longer ones as prost
+        // decodes them (which reads these the same way).
+        match self.0 {
+            [b, rest @ ..] if *b < 0x80 => {
+                self.0 = rest;
+                Ok(u64::from(*b))
+            }
+            [b0, b1, rest @ ..] if *b1 < 0x80 => {
+                self.0 = rest;
+                Ok(u64::from(b0 & 0x7f) | u64::from(*b1) << 7)
+            }
+            _ => prost::encoding::decode_varint(&mut self.0).map_err(|_| Reject),
         }
-        prost::encoding::decode_varint(&mut self.0).map_err(|_| Reject)
     }
 
     /// A field key, with prost's checks (`decode_key`): a key above u32::MAX, wire types
@@ -132,12 +137,7 @@ impl<'a> Rd<'a> {
     #[inline(always)]
     fn text(&mut self) -> Result<&'a [u8], Reject> {
         let b = self.bytes()?;
-        // ASCII (the common case, checked word by word) is UTF-8.
-        if b.is_ascii() || std::str::from_utf8(b).is_ok() {
-            Ok(b)
-        } else {
-            Err(Reject)
-        }
+        if utf8(b) { Ok(b) } else { Err(Reject) }
     }
 
     /// A string field (for the decoder, after the scan checked it).
@@ -150,7 +150,12 @@ impl<'a> Rd<'a> {
     /// reads its key: its wire type, or `None` at the end.
     #[inline(always)]
     fn next_field1(&mut self, budget: u32) -> Result<Option<WireType>, Reject> {
-        while !self.done() {
+        while let Some((&b, rest)) = self.0.split_first() {
+            // Field 1, length-delimited: the usual key.
+            if b == 0x0a {
+                self.0 = rest;
+                return Ok(Some(WireType::LengthDelimited));
+            }
             let (tag, wt) = self.key()?;
             if tag == 1 {
                 return Ok(Some(wt));
@@ -250,7 +255,8 @@ pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
     })
 }
 
-/// The fields of a `Struct` (budget: prost's, for these fields).
+/// The fields of a `Struct` with a role (the body, `metadata`, its annotations; budget:
+/// prost's, for these fields). Every other subtree goes to [`check_value`].
 fn scan_struct<'a>(
     b: &'a [u8],
     budget: u32,
@@ -268,40 +274,10 @@ fn scan_struct<'a>(
         if budget == 0 {
             return Err(Reject);
         }
-        let entry = rd.bytes()?;
         let e = budget - 1;
-        let mut er = Rd(entry);
-        let (mut key, mut keys): (&[u8], u32) = (b"", 0);
-        let (mut value, mut values) = (None, 0u32);
-        while !er.done() {
-            let (t, w) = er.key()?;
-            match t {
-                1 => {
-                    want(w, WireType::LengthDelimited)?;
-                    key = er.text()?;
-                    keys += 1;
-                }
-                2 => {
-                    want(w, WireType::LengthDelimited)?;
-                    if e == 0 {
-                        return Err(Reject);
-                    }
-                    let v = er.bytes()?;
-                    values += 1;
-                    if values > 1 {
-                        // Merged with the earlier one by prost: validate, convert exactly.
-                        st.exact = true;
-                        scan_value(v, e - 1, Role::Exempt, depth, st)?;
-                    } else {
-                        value = Some(v);
-                    }
-                }
-                _ => skip(&mut er, w, t, e)?,
-            }
-        }
-        if keys > 1 || values > 1 {
-            st.exact = true;
-        }
+        let (key, value, twice) = entry_fields(rd.bytes()?, e)?;
+        // Merged or replaced by prost: left to the exact path.
+        st.exact |= twice;
         let child = match role {
             Role::Root if key == b"metadata" => {
                 metadata += 1;
@@ -324,20 +300,15 @@ fn scan_struct<'a>(
                 };
                 Role::Annotation(which)
             }
-            Role::Exempt => Role::Exempt,
             _ => Role::Plain,
         };
-        match value {
-            Some(v) => scan_value(v, e - 1, child, depth, st)?,
+        match (value, child) {
+            (Some(v), Role::Exempt) => check_value::<false>(v, e - 1, depth).map(drop)?,
+            (Some(v), Role::Plain) => st.exact |= check_value::<true>(v, e - 1, depth)?,
+            (Some(v), _) => scan_value(v, e - 1, child, depth, st)?,
             // A missing value is null.
-            None => {
-                if matches!(
-                    child,
-                    Role::Metadata | Role::Annotations | Role::Annotation(_)
-                ) {
-                    st.exact = true;
-                }
-            }
+            (None, Role::Metadata | Role::Annotations | Role::Annotation(_)) => st.exact = true,
+            (None, _) => {}
         }
     }
     if metadata > 1 || annotations > 1 {
@@ -346,7 +317,8 @@ fn scan_struct<'a>(
     Ok(())
 }
 
-/// The fields of a `Value` (budget: prost's, for these fields).
+/// The fields of a `Value` with a role (`metadata`, its annotations, one annotation;
+/// budget: prost's, for these fields).
 fn scan_value<'a>(
     b: &'a [u8],
     budget: u32,
@@ -365,10 +337,7 @@ fn scan_value<'a>(
             }
             2 => {
                 want(wt, WireType::SixtyFourBit)?;
-                let raw = rd.fixed(8)?;
-                let mut a = [0u8; 8];
-                a.copy_from_slice(raw);
-                if !f64::from_le_bytes(a).is_finite() && role != Role::Exempt {
+                if !finite(rd.fixed(8)?) {
                     st.exact = true;
                 }
             }
@@ -390,19 +359,12 @@ fn scan_value<'a>(
                     return Err(Reject);
                 }
                 let inner = rd.bytes()?;
-                if tag == 5 {
-                    let r = match role {
-                        Role::Metadata | Role::Annotations | Role::Exempt => role,
-                        _ => Role::Plain,
-                    };
-                    scan_struct(inner, budget - 1, r, depth + 1, st)?;
+                if tag == 5 && matches!(role, Role::Metadata | Role::Annotations) {
+                    scan_struct(inner, budget - 1, role, depth + 1, st)?;
+                } else if tag == 5 {
+                    st.exact |= check_struct::<true>(inner, budget - 1, depth + 1)?;
                 } else {
-                    let r = if role == Role::Exempt {
-                        role
-                    } else {
-                        Role::Plain
-                    };
-                    scan_list(inner, budget - 1, r, depth + 1, st)?;
+                    st.exact |= check_list::<true>(inner, budget - 1, depth + 1)?;
                 }
             }
             _ => {
@@ -426,27 +388,233 @@ fn scan_value<'a>(
     Ok(())
 }
 
-/// The fields of a `ListValue` (budget: prost's, for these fields).
-fn scan_list<'a>(
-    b: &'a [u8],
-    budget: u32,
-    role: Role,
-    depth: usize,
-    st: &mut ScanState<'a>,
-) -> Result<(), Reject> {
-    if depth > MAX_DEPTH / 2 {
-        st.exact = true;
+// ---- Subtrees without a role: checked, with one bit of outcome ----
+//
+// Below the roles, a body's values need no state: only whether prost accepts them (the
+// same rules and budget as above) and, with `WATCH`, whether the fast path can trust them
+// (`Ok(true)`, irregular: a non-finite number, a field of a `Value` or map entry given
+// twice, nesting past `MAX_DEPTH / 2`). `metadata.managedFields` is checked without
+// `WATCH`: both paths drop it (`request::struct_body`, `request::decode_struct`) and no
+// reader of the bytes looks into it, so there only prost's verdict matters. The common
+// shapes (an entry of a key and a value, a value of one kind with a one-byte length) are
+// matched as bytes; anything else takes the general loops.
+
+/// Whether a float64's little-endian bytes are finite.
+#[inline(always)]
+fn finite(raw: &[u8]) -> bool {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(raw);
+    f64::from_le_bytes(a).is_finite()
+}
+
+/// Whether `b` is UTF-8, cheaply for short ASCII (most keys and strings of a body).
+#[inline(always)]
+fn utf8(b: &[u8]) -> bool {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let n = b.len();
+    let ascii = if n >= 8 {
+        if n <= 16 {
+            // Two words that overlap cover the bytes.
+            let word = |s: &[u8]| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&s[..8]);
+                u64::from_le_bytes(a)
+            };
+            (word(b) | word(&b[n - 8..])) & HI == 0
+        } else {
+            b.is_ascii()
+        }
+    } else if n >= 4 {
+        let word = |s: &[u8]| {
+            let mut a = [0u8; 4];
+            a.copy_from_slice(&s[..4]);
+            u32::from_le_bytes(a)
+        };
+        (word(b) | word(&b[n - 4..])) & 0x8080_8080 == 0
+    } else {
+        b.iter().all(|&c| c < 0x80)
+    };
+    ascii || std::str::from_utf8(b).is_ok()
+}
+
+/// The payload of `b` when `b` is one length-delimited field whose key is the byte `key`
+/// and nothing else (the usual shape of a value).
+#[inline(always)]
+fn only_field(b: &[u8], key: u8) -> Option<&[u8]> {
+    match b {
+        [k, rest @ ..] if *k == key => {
+            let mut rd = Rd(rest);
+            match rd.bytes() {
+                Ok(p) if rd.done() => Some(p),
+                _ => None,
+            }
+        }
+        _ => None,
     }
+}
+
+/// A map entry's key and value (`None` when missing: null) as prost's map reads them, and
+/// whether a field of it was given twice (merged or replaced by prost). Budget `e`:
+/// prost's, for the entry's fields; a value other than the one returned is checked here.
+#[inline(always)]
+fn entry_fields(entry: &[u8], e: u32) -> Result<(&[u8], Option<&[u8]>, bool), Reject> {
+    // The usual entry: its key (a one-byte length), then its value, nothing else.
+    if let [0x0a, kl, rest @ ..] = entry
+        && *kl < 0x80
+        && let Some((k, v)) = rest.split_at_checked(usize::from(*kl))
+        && let Some(v) = only_field(v, 0x12)
+    {
+        return if utf8(k) && e > 0 {
+            Ok((k, Some(v), false))
+        } else {
+            Err(Reject)
+        };
+    }
+    entry_fields_in_any_order(entry, e)
+}
+
+/// [`entry_fields`] for entries of another shape.
+#[inline(never)]
+fn entry_fields_in_any_order(entry: &[u8], e: u32) -> Result<(&[u8], Option<&[u8]>, bool), Reject> {
+    let mut er = Rd(entry);
+    let (mut key, mut keys): (&[u8], u32) = (b"", 0);
+    let (mut value, mut values) = (None, 0u32);
+    while !er.done() {
+        let (t, w) = er.key()?;
+        match t {
+            1 => {
+                want(w, WireType::LengthDelimited)?;
+                key = er.text()?;
+                keys += 1;
+            }
+            2 => {
+                want(w, WireType::LengthDelimited)?;
+                if e == 0 {
+                    return Err(Reject);
+                }
+                let v = er.bytes()?;
+                values += 1;
+                match value {
+                    // The value that reaches the caller is the first; prost merges the
+                    // others into it, so they must be valid too.
+                    Some(_) => {
+                        check_value::<false>(v, e - 1, 0)?;
+                    }
+                    None => value = Some(v),
+                }
+            }
+            _ => skip(&mut er, w, t, e)?,
+        }
+    }
+    Ok((key, value, keys > 1 || values > 1))
+}
+
+/// The fields of a `Value` without a role (budget: prost's, for these fields): the usual
+/// leaves here, the rest in [`check_value_fields`].
+#[inline(always)]
+fn check_value<const WATCH: bool>(b: &[u8], budget: u32, depth: usize) -> Result<bool, Reject> {
+    if let [0x2a, 0] = b
+        && budget > 0
+    {
+        // `{}`
+        return Ok(WATCH && depth + 1 > MAX_DEPTH / 2);
+    }
+    if let Some(s) = only_field(b, 0x1a) {
+        return if utf8(s) { Ok(false) } else { Err(Reject) };
+    }
+    check_value_fields::<WATCH>(b, budget, depth)
+}
+
+/// [`check_value`] for values other than a string or an empty `Struct`.
+fn check_value_fields<const WATCH: bool>(
+    b: &[u8],
+    budget: u32,
+    depth: usize,
+) -> Result<bool, Reject> {
+    if budget > 0 {
+        if let Some(inner) = only_field(b, 0x2a) {
+            return check_struct::<WATCH>(inner, budget - 1, depth + 1);
+        }
+        if let Some(inner) = only_field(b, 0x32) {
+            return check_list::<WATCH>(inner, budget - 1, depth + 1);
+        }
+    }
+    if let [0x11, rest @ ..] = b
+        && rest.len() == 8
+    {
+        return Ok(WATCH && !finite(rest));
+    }
+    let mut rd = Rd(b);
+    let (mut kinds, mut odd) = (0u32, false);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        match tag {
+            1 | 4 => {
+                want(wt, WireType::Varint)?;
+                rd.varint()?;
+            }
+            2 => {
+                want(wt, WireType::SixtyFourBit)?;
+                let raw = rd.fixed(8)?;
+                odd |= WATCH && !finite(raw);
+            }
+            3 => {
+                want(wt, WireType::LengthDelimited)?;
+                rd.text()?;
+            }
+            5 | 6 => {
+                want(wt, WireType::LengthDelimited)?;
+                if budget == 0 {
+                    return Err(Reject);
+                }
+                let inner = rd.bytes()?;
+                odd |= if tag == 5 {
+                    check_struct::<WATCH>(inner, budget - 1, depth + 1)?
+                } else {
+                    check_list::<WATCH>(inner, budget - 1, depth + 1)?
+                };
+            }
+            _ => {
+                skip(&mut rd, wt, tag, budget)?;
+                continue;
+            }
+        }
+        kinds += 1;
+    }
+    Ok(WATCH && (odd || kinds > 1))
+}
+
+/// The fields of a `Struct` without a role (budget: prost's, for these fields).
+fn check_struct<const WATCH: bool>(b: &[u8], budget: u32, depth: usize) -> Result<bool, Reject> {
+    let mut odd = WATCH && depth > MAX_DEPTH / 2;
+    let mut rd = Rd(b);
+    // A map field: prost reads a length whatever the wire type says.
+    while rd.next_field1(budget)?.is_some() {
+        if budget == 0 {
+            return Err(Reject);
+        }
+        let e = budget - 1;
+        let (_, value, twice) = entry_fields(rd.bytes()?, e)?;
+        odd |= WATCH && twice;
+        if let Some(v) = value {
+            odd |= check_value::<WATCH>(v, e - 1, depth)?;
+        }
+    }
+    Ok(odd)
+}
+
+/// The fields of a `ListValue` without a role (budget: prost's, for these fields).
+fn check_list<const WATCH: bool>(b: &[u8], budget: u32, depth: usize) -> Result<bool, Reject> {
+    let mut odd = WATCH && depth > MAX_DEPTH / 2;
     let mut rd = Rd(b);
     while let Some(wt) = rd.next_field1(budget)? {
         want(wt, WireType::LengthDelimited)?;
         if budget == 0 {
             return Err(Reject);
         }
-        let v = rd.bytes()?;
-        scan_value(v, budget - 1, role, depth, st)?;
+        odd |= check_value::<WATCH>(rd.bytes()?, budget - 1, depth)?;
     }
-    Ok(())
+    Ok(odd)
 }
 
 /// The string at `path` in the fields of a Struct that [`scan_body`] accepted without
