@@ -956,59 +956,60 @@ fn values_without_a_role_match_prost() {
     );
 }
 
-/// Nesting under `metadata.managedFields` around prost's recursion limit: structs, lists,
-/// and an unknown group at the bottom; prost's verdict flips inside the range checked.
+/// Nesting under `metadata.managedFields` (checked without roles, for prost's verdict
+/// alone) around prost's recursion limit.
 #[test]
 fn managed_fields_recursion_limit_is_prosts() {
+    nesting_matches_prost("managedFields", |v| {
+        entry("metadata", &len_field(5, &entry("managedFields", v)))
+    });
+}
+
+/// Chains of nested values in a body (`place` puts one in), around prost's recursion
+/// limit: structs, lists, an unknown field and groups at the bottom, `{}` and `[]` at the
+/// bottom (matched as bytes), a struct chain in one and two lists (so that the limit
+/// falls on each of the three places of a level: the entry, its value, the struct). The
+/// lazy decoder decides as prost at every depth, and prost's verdict flips inside the
+/// depths tried for each chain.
+fn nesting_matches_prost(at: &str, place: impl Fn(&[u8]) -> Vec<u8>) {
     let base = request(PROGRAMS[3], observed_set(None));
-    let managed = |v: &[u8]| entry("metadata", &len_field(5, &entry("managedFields", v)));
+    let in_lists =
+        |v: &[u8], n: usize| (0..n).fold(v.to_vec(), |v, _| len_field(6, &len_field(1, &v)));
+    let structs =
+        |bottom: Vec<u8>, n: usize| (0..n).fold(bottom, |v, _| len_field(5, &entry("f:x", &v)));
     let mut verdicts = std::collections::BTreeSet::new();
-    for depth in 26..52 {
-        let mut v: Vec<u8> = Vec::new();
-        for _ in 0..depth {
-            v = len_field(5, &entry("f:x", &v));
-        }
-        let mut l: Vec<u8> = Vec::new();
-        for _ in 0..depth {
-            l = len_field(6, &len_field(1, &l));
-        }
-        let mut g: Vec<u8> = [key(9, 3), key(10, 3), key(10, 4), key(9, 4)].concat();
-        for _ in 0..depth {
-            g = len_field(6, &len_field(1, &g));
-        }
-        // `{}` and `[]` at the bottom (the empty struct is matched as bytes)
-        let mut ev: Vec<u8> = len_field(5, &[]);
-        let mut el: Vec<u8> = len_field(6, &[]);
-        for _ in 0..depth {
-            ev = len_field(5, &entry("f:x", &ev));
-            el = len_field(6, &len_field(1, &el));
-        }
-        // one and two lists around a struct chain: it reaches the limit at each of the
-        // three places of a level (the entry, its value, the struct)
-        let in_lists =
-            |v: &[u8], n: usize| (0..n).fold(v.to_vec(), |v, _| len_field(6, &len_field(1, &v)));
-        let all = [
-            ("structs", v),
-            ("lists", l),
-            ("groups", g),
-            ("structs to {}", ev.clone()),
-            ("structs to {} in a list", in_lists(&ev, 1)),
-            ("structs to {} in two lists", in_lists(&ev, 2)),
-            ("lists to []", el),
+    for depth in 26..56 {
+        let unknown = [key(9, 0), vec![1]].concat();
+        let groups = [key(9, 3), key(10, 3), key(10, 4), key(9, 4)].concat();
+        let chains = [
+            ("structs", structs(Vec::new(), depth)),
+            ("lists", in_lists(&[], depth)),
+            ("lists to an unknown field", in_lists(&unknown, depth)),
+            ("lists to groups", in_lists(&groups, depth)),
+            ("structs to {}", structs(len_field(5, &[]), depth)),
+            (
+                "structs to {} in a list",
+                in_lists(&structs(len_field(5, &[]), depth), 1),
+            ),
+            (
+                "structs to {} in two lists",
+                in_lists(&structs(len_field(5, &[]), depth), 2),
+            ),
+            ("lists to []", in_lists(&len_field(6, &[]), depth)),
         ];
-        for (what, value) in all {
-            let bytes = with_raw_body(&base, &managed(&value));
+        for (what, value) in chains {
+            let bytes = with_raw_body(&base, &place(&value));
             verdicts.insert((
                 what,
                 v1::RunFunctionRequest::decode(bytes.as_slice()).is_ok(),
             ));
-            check_bytes(&bytes, &format!("managedFields {what} {depth}"));
+            check_bytes(&bytes, &format!("{at}: {what} {depth}"));
         }
     }
     assert_eq!(
         verdicts.len(),
-        14,
-        "the limit is outside the range: {verdicts:?}"
+        16,
+        "{at}: a limit outside the depths tried: {verdicts:?}"
     );
 }
 
@@ -1075,35 +1076,7 @@ fn mutated_managed_fields_match_prost() {
 /// exactly the same depth.
 #[test]
 fn recursion_limit_is_prosts() {
-    let base = request(PROGRAMS[3], observed_set(None));
-    for depth in 40..56 {
-        // depth nested structs
-        let mut v: Vec<u8> = Vec::new();
-        for _ in 0..depth {
-            v = len_field(5, &entry("x", &v));
-        }
-        let body = entry("top", &v);
-        check_bytes(&with_raw_body(&base, &body), &format!("structs {depth}"));
-        // lists
-        let mut l: Vec<u8> = Vec::new();
-        for _ in 0..depth {
-            l = len_field(6, &len_field(1, &l));
-        }
-        check_bytes(
-            &with_raw_body(&base, &entry("top", &l)),
-            &format!("lists {depth}"),
-        );
-        // an unknown field at the bottom (prost's skip_field checks the limit too)
-        let mut u: Vec<u8> = key(9, 0);
-        u.push(1);
-        for _ in 0..depth {
-            u = len_field(6, &len_field(1, &u));
-        }
-        check_bytes(
-            &with_raw_body(&base, &entry("top", &u)),
-            &format!("unknown {depth}"),
-        );
-    }
+    nesting_matches_prost("top", |v| entry("top", v));
 }
 
 #[test]

@@ -453,11 +453,17 @@ fn only_field(b: &[u8], key: u8) -> Option<&[u8]> {
     }
 }
 
+/// A map entry: its key, its value (`None` when missing: null), a field of it given twice.
+type Entry<'a> = (&'a [u8], Option<&'a [u8]>, bool);
+
+/// Field 1 of a `Struct` or `ListValue`: its key's wire type, its payload, what follows.
+type Field1<'a> = (WireType, &'a [u8], &'a [u8]);
+
 /// A map entry's key and value (`None` when missing: null) as prost's map reads them, and
 /// whether a field of it was given twice (merged or replaced by prost). Budget `e`:
 /// prost's, for the entry's fields; a value other than the one returned is checked here.
 #[inline(always)]
-fn entry_fields(entry: &[u8], e: u32) -> Result<(&[u8], Option<&[u8]>, bool), Reject> {
+fn entry_fields(entry: &[u8], e: u32) -> Result<Entry<'_>, Reject> {
     // The usual entry: its key (a one-byte length), then its value, nothing else.
     if let [0x0a, kl, rest @ ..] = entry
         && *kl < 0x80
@@ -475,7 +481,7 @@ fn entry_fields(entry: &[u8], e: u32) -> Result<(&[u8], Option<&[u8]>, bool), Re
 
 /// [`entry_fields`] for entries of another shape.
 #[inline(never)]
-fn entry_fields_in_any_order(entry: &[u8], e: u32) -> Result<(&[u8], Option<&[u8]>, bool), Reject> {
+fn entry_fields_in_any_order(entry: &[u8], e: u32) -> Result<Entry<'_>, Reject> {
     let mut er = Rd(entry);
     let (mut key, mut keys): (&[u8], u32) = (b"", 0);
     let (mut value, mut values) = (None, 0u32);
@@ -584,17 +590,49 @@ fn check_value_fields<const WATCH: bool>(
     Ok(WATCH && (odd || kinds > 1))
 }
 
+/// The next occurrence of field 1 (the repeated field of `Struct` and `ListValue`) in
+/// `b`: the wire type of its key, its payload (prost reads a length whatever the wire
+/// type) and the bytes after it; `None` at the end. Fields before it are skipped as prost
+/// skips them (with `budget`). The usual key and a one-byte length are read here.
+#[inline(always)]
+fn next_field1(b: &[u8], budget: u32) -> Result<Option<Field1<'_>>, Reject> {
+    if let [0x0a, len, rest @ ..] = b
+        && *len < 0x80
+        && let Some((payload, rest)) = rest.split_at_checked(usize::from(*len))
+    {
+        return Ok(Some((WireType::LengthDelimited, payload, rest)));
+    }
+    if b.is_empty() {
+        return Ok(None);
+    }
+    next_field1_any(b, budget)
+}
+
+/// [`next_field1`] for other keys and lengths (kept out of the callers' loops).
+#[inline(never)]
+fn next_field1_any(b: &[u8], budget: u32) -> Result<Option<Field1<'_>>, Reject> {
+    let mut rd = Rd(b);
+    match rd.next_field1(budget)? {
+        Some(wt) => {
+            let payload = rd.bytes()?;
+            Ok(Some((wt, payload, rd.0)))
+        }
+        None => Ok(None),
+    }
+}
+
 /// The fields of a `Struct` without a role (budget: prost's, for these fields).
 fn check_struct<const WATCH: bool>(b: &[u8], budget: u32, depth: usize) -> Result<bool, Reject> {
     let mut odd = WATCH && depth > MAX_DEPTH / 2;
-    let mut rd = Rd(b);
-    // A map field: prost reads a length whatever the wire type says.
-    while rd.next_field1(budget)?.is_some() {
+    let mut rest = b;
+    // A map field: its entries are read whatever the wire type says.
+    while let Some((_, entry, after)) = next_field1(rest, budget)? {
+        rest = after;
         if budget == 0 {
             return Err(Reject);
         }
         let e = budget - 1;
-        let (_, value, twice) = entry_fields(rd.bytes()?, e)?;
+        let (_, value, twice) = entry_fields(entry, e)?;
         odd |= WATCH && twice;
         if let Some(v) = value {
             odd |= check_value::<WATCH>(v, e - 1, depth)?;
@@ -606,13 +644,14 @@ fn check_struct<const WATCH: bool>(b: &[u8], budget: u32, depth: usize) -> Resul
 /// The fields of a `ListValue` without a role (budget: prost's, for these fields).
 fn check_list<const WATCH: bool>(b: &[u8], budget: u32, depth: usize) -> Result<bool, Reject> {
     let mut odd = WATCH && depth > MAX_DEPTH / 2;
-    let mut rd = Rd(b);
-    while let Some(wt) = rd.next_field1(budget)? {
+    let mut rest = b;
+    while let Some((wt, v, after)) = next_field1(rest, budget)? {
+        rest = after;
         want(wt, WireType::LengthDelimited)?;
         if budget == 0 {
             return Err(Reject);
         }
-        odd |= check_value::<WATCH>(rd.bytes()?, budget - 1, depth)?;
+        odd |= check_value::<WATCH>(v, budget - 1, depth)?;
     }
     Ok(odd)
 }
@@ -841,5 +880,72 @@ fn struct_field<'a>(s: &'a prost_types::Struct, key: &str) -> Option<&'a prost_t
     match s.fields.get(key).and_then(|v| v.kind.as_ref()) {
         Some(Kind::StructValue(x)) => Some(x),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `utf8` decides as `std::str::from_utf8` for every length around its word checks,
+    /// with a non-ASCII byte (or a whole character) at every position.
+    #[test]
+    fn utf8_is_stds() {
+        let mut tried = 0;
+        for n in 0..40 {
+            let base = vec![b'a'; n];
+            assert!(utf8(&base));
+            for at in 0..n {
+                for byte in [0x7f, 0x80, 0xbf, 0xc3, 0xe2, 0xf0, 0xff] {
+                    let mut b = base.clone();
+                    b[at] = byte;
+                    assert_eq!(utf8(&b), std::str::from_utf8(&b).is_ok(), "{b:?}");
+                    tried += 1;
+                }
+                for ch in ["é", "€", "😀"] {
+                    let mut b = base.clone();
+                    b.splice(at..at, ch.bytes());
+                    assert!(utf8(&b), "{b:?}");
+                    // cut short: no longer UTF-8
+                    b.remove(at + ch.len() - 1);
+                    assert!(!utf8(&b), "{b:?}");
+                }
+            }
+        }
+        assert!(tried > 5000);
+    }
+
+    /// `Rd::varint` reads what prost's `decode_varint` reads (value, bytes used, errors),
+    /// one- and two-byte forms included, non-canonical ones too.
+    #[test]
+    fn varint_is_prosts() {
+        let mut inputs: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0x80],
+            vec![0x80, 0x00],
+            vec![0xff, 0x7f],
+            vec![0x80, 0x80, 0x00],
+            vec![0xff; 10],
+            [vec![0xff; 9], vec![0x01]].concat(),
+            [vec![0xff; 9], vec![0x02]].concat(),
+            [vec![0x80; 10], vec![0x00]].concat(),
+        ];
+        for v in [0u64, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, u64::MAX] {
+            let mut b = Vec::new();
+            prost::encoding::encode_varint(v, &mut b);
+            inputs.push(b.clone());
+            b.push(0x05);
+            inputs.push(b);
+        }
+        for b in inputs {
+            let mut ours = Rd(&b);
+            let mut theirs: &[u8] = &b;
+            let a = ours.varint().ok();
+            let p = prost::encoding::decode_varint(&mut theirs).ok();
+            assert_eq!(a, p, "{b:?}");
+            if a.is_some() {
+                assert_eq!(ours.0.len(), theirs.len(), "{b:?}");
+            }
+        }
     }
 }
