@@ -337,14 +337,17 @@ mod tests {
                 // SAFETY: a nonzero size; every block is freed with the layout it has.
                 unsafe {
                     let p = CountingAlloc.alloc(layout);
-                    assert!(!p.is_null() && p as usize % align == 0, "{layout:?}");
+                    assert!(
+                        !p.is_null() && (p as usize).is_multiple_of(align),
+                        "{layout:?}"
+                    );
                     let z = CountingAlloc.alloc_zeroed(layout);
-                    assert!(z as usize % align == 0, "{layout:?}");
+                    assert!((z as usize).is_multiple_of(align), "{layout:?}");
                     assert!(std::slice::from_raw_parts(z, size).iter().all(|&b| b == 0));
                     let grown = size * 3;
                     let q = CountingAlloc.realloc(p, layout, grown);
                     assert!(
-                        !q.is_null() && q as usize % align == 0,
+                        !q.is_null() && (q as usize).is_multiple_of(align),
                         "{layout:?} -> {grown}"
                     );
                     CountingAlloc.dealloc(q, Layout::from_size_align(grown, align).unwrap());
