@@ -643,7 +643,7 @@ fn whole_big(n: &Number) -> Result<BigInt, String> {
 
 /// gocty's conversion of a number to a Go `int`.
 fn whole_int(n: &Number) -> Result<i64, String> {
-    n.to_bigint().and_then(|b| b.to_i64()).ok_or_else(|| {
+    n.to_i64().ok_or_else(|| {
         format!(
             "value must be a whole number, between {} and {}",
             i64::MIN,

@@ -40,12 +40,27 @@ impl CountingAlloc {
     }
 }
 
-// SAFETY: every method forwards to `MiMalloc` with the caller's arguments unchanged; the
+/// Whether a block of `size` bytes from plain `mi_malloc` is aligned to `align`: mimalloc
+/// aligns every block of 16 bytes or more to 16 (`MI_MAX_ALIGN_SIZE`) and smaller ones to
+/// 8, and a Rust layout's size is a multiple of its alignment. `mi_malloc_aligned`, which
+/// `MiMalloc` always calls, costs ~25 instructions more per allocation (measured: heavy-200 −1.8%).
+#[inline(always)]
+fn plain(align: usize, size: usize) -> bool {
+    align <= 16 && align <= size
+}
+
+// SAFETY: every method forwards to mimalloc (`MiMalloc`, or `mi_malloc`/`mi_realloc` for
+// layouts whose alignment they give) with the caller's arguments unchanged; the
 // counters are plain atomics and never allocate.
 unsafe impl GlobalAlloc for CountingAlloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         Self::note(layout.size());
+        if plain(layout.align(), layout.size()) {
+            // SAFETY: a nonzero size (GlobalAlloc's contract) whose alignment every block
+            // of that size has (see `plain`).
+            return unsafe { libmimalloc_sys::mi_malloc(layout.size()) as *mut u8 };
+        }
         // SAFETY: forwarded as is; the caller upholds `GlobalAlloc::alloc`'s contract.
         unsafe { MiMalloc.alloc(layout) }
     }
@@ -53,6 +68,10 @@ unsafe impl GlobalAlloc for CountingAlloc {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         Self::note(layout.size());
+        if plain(layout.align(), layout.size()) {
+            // SAFETY: as for `alloc`.
+            return unsafe { libmimalloc_sys::mi_zalloc(layout.size()) as *mut u8 };
+        }
         // SAFETY: as for `alloc`.
         unsafe { MiMalloc.alloc_zeroed(layout) }
     }
@@ -67,6 +86,13 @@ unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // A reallocation counts as an allocation of the new size (Go's B/op does the same).
         Self::note(new_size);
+        if plain(layout.align(), new_size) {
+            // SAFETY: `ptr` is a live mimalloc block (every path allocates with mimalloc);
+            // the new block has the alignment as in `alloc`.
+            return unsafe {
+                libmimalloc_sys::mi_realloc(ptr as *mut std::ffi::c_void, new_size) as *mut u8
+            };
+        }
         // SAFETY: as for `dealloc`; `new_size` is the caller's, unchanged.
         unsafe { MiMalloc.realloc(ptr, layout, new_size) }
     }
@@ -298,6 +324,38 @@ static TEST_ALLOC: CountingAlloc = CountingAlloc;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_layout_gets_its_alignment() {
+        // The plain mi_malloc path and the aligned one, at and around the 16-byte switch.
+        for align in [1usize, 2, 4, 8, 16, 32, 64, 4096] {
+            for size in [1usize, 2, 3, 8, 12, 16, 24, 48, 100, 4096, 70_000] {
+                let size = size.next_multiple_of(align);
+                let Ok(layout) = Layout::from_size_align(size, align) else {
+                    continue;
+                };
+                // SAFETY: a nonzero size; every block is freed with the layout it has.
+                unsafe {
+                    let p = CountingAlloc.alloc(layout);
+                    assert!(
+                        !p.is_null() && (p as usize).is_multiple_of(align),
+                        "{layout:?}"
+                    );
+                    let z = CountingAlloc.alloc_zeroed(layout);
+                    assert!((z as usize).is_multiple_of(align), "{layout:?}");
+                    assert!(std::slice::from_raw_parts(z, size).iter().all(|&b| b == 0));
+                    let grown = size * 3;
+                    let q = CountingAlloc.realloc(p, layout, grown);
+                    assert!(
+                        !q.is_null() && (q as usize).is_multiple_of(align),
+                        "{layout:?} -> {grown}"
+                    );
+                    CountingAlloc.dealloc(q, Layout::from_size_align(grown, align).unwrap());
+                    CountingAlloc.dealloc(z, layout);
+                }
+            }
+        }
+    }
 
     fn request() -> v1::RunFunctionRequest {
         let text = r#"{

@@ -95,56 +95,126 @@ impl Meter {
     };
 }
 
+/// This thread's meter, one cell per field: a charge reads and writes the two or three
+/// words it needs (a `Cell<Meter>` copied the whole meter out and back on every charge:
+/// ~85 instructions for `yamlencode`'s two charges per node, measured).
+struct Cells {
+    elements_left: Cell<u64>,
+    bytes_left: Cell<u64>,
+    deadline: Cell<Option<Instant>>,
+    elements_used: Cell<u64>,
+    bytes_used: Cell<u64>,
+    exceeded: Cell<Option<Exceeded>>,
+    ticks: Cell<u32>,
+    walk_mark: Cell<u64>,
+    /// Elements visited by walks over values on this thread (see [`walked`]); only ever
+    /// grows (wrapping). Not part of a [`Meter`]: it outlives every one.
+    walked: Cell<u64>,
+}
+
 thread_local! {
-    static METER: Cell<Meter> = const { Cell::new(Meter::UNLIMITED) };
+    static METER: Cells = const {
+        Cells {
+            elements_left: Cell::new(Meter::UNLIMITED.elements_left),
+            bytes_left: Cell::new(Meter::UNLIMITED.bytes_left),
+            deadline: Cell::new(None),
+            elements_used: Cell::new(0),
+            bytes_used: Cell::new(0),
+            exceeded: Cell::new(None),
+            ticks: Cell::new(0),
+            walk_mark: Cell::new(0),
+            walked: Cell::new(0),
+        }
+    };
+}
+
+impl Cells {
+    fn get(&self) -> Meter {
+        Meter {
+            elements_left: self.elements_left.get(),
+            bytes_left: self.bytes_left.get(),
+            deadline: self.deadline.get(),
+            elements_used: self.elements_used.get(),
+            bytes_used: self.bytes_used.get(),
+            exceeded: self.exceeded.get(),
+            ticks: self.ticks.get(),
+            walk_mark: self.walk_mark.get(),
+        }
+    }
+
+    fn set(&self, m: Meter) {
+        self.elements_left.set(m.elements_left);
+        self.bytes_left.set(m.bytes_left);
+        self.deadline.set(m.deadline);
+        self.elements_used.set(m.elements_used);
+        self.bytes_used.set(m.bytes_used);
+        self.exceeded.set(m.exceeded);
+        self.ticks.set(m.ticks);
+        self.walk_mark.set(m.walk_mark);
+    }
+
+    /// Records the first budget exceeded (by `site`) and returns it.
+    #[cold]
+    fn stop(&self, resource: Resource, site: &'static str) -> Result<(), Exceeded> {
+        let e = Exceeded { resource, site };
+        self.exceeded.set(Some(e));
+        Err(e)
+    }
+
+    /// The budget exceeded earlier, if any (later charges fail too).
+    #[inline(always)]
+    fn stopped(&self) -> Result<(), Exceeded> {
+        match self.exceeded.get() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Installs `m` as this thread's meter; the previous one is returned (give it back to
 /// [`finish`]).
 pub fn install(m: Meter) -> Meter {
-    METER.replace(m)
+    METER.with(|c| {
+        let previous = c.get();
+        c.set(m);
+        previous
+    })
 }
 
 /// Removes this thread's meter, putting `previous` back, and returns it with what was
 /// charged.
 pub fn finish(previous: Meter) -> Meter {
-    METER.replace(previous)
+    install(previous)
 }
 
 /// This thread's meter as it is now (to carry it to another thread, see [`install`]).
 pub fn current() -> Meter {
-    METER.get()
-}
-
-fn update(
-    site: &'static str,
-    f: impl FnOnce(&mut Meter) -> Option<Resource>,
-) -> Result<(), Exceeded> {
-    METER.with(|c| {
-        let mut m = c.get();
-        if let Some(e) = m.exceeded {
-            return Err(e);
-        }
-        let r = f(&mut m).map(|resource| Exceeded { resource, site });
-        m.exceeded = r;
-        c.set(m);
-        r.map_or(Ok(()), Err)
-    })
+    METER.with(Cells::get)
 }
 
 /// Charges `n` collection elements about to be allocated.
 pub fn elements(site: &'static str, n: u64) -> Result<(), Exceeded> {
-    update(site, |m| {
-        m.elements_used = m.elements_used.saturating_add(n);
-        (m.elements_used > m.elements_left).then_some(Resource::Elements)
+    METER.with(|c| {
+        c.stopped()?;
+        let used = c.elements_used.get().saturating_add(n);
+        c.elements_used.set(used);
+        if used > c.elements_left.get() {
+            return c.stop(Resource::Elements, site);
+        }
+        Ok(())
     })
 }
 
 /// Charges `n` string bytes about to be allocated.
 pub fn bytes(site: &'static str, n: u64) -> Result<(), Exceeded> {
-    update(site, |m| {
-        m.bytes_used = m.bytes_used.saturating_add(n);
-        (m.bytes_used > m.bytes_left).then_some(Resource::Bytes)
+    METER.with(|c| {
+        c.stopped()?;
+        let used = c.bytes_used.get().saturating_add(n);
+        c.bytes_used.set(used);
+        if used > c.bytes_left.get() {
+            return c.stop(Resource::Bytes, site);
+        }
+        Ok(())
     })
 }
 
@@ -152,25 +222,21 @@ pub fn bytes(site: &'static str, n: u64) -> Result<(), Exceeded> {
 /// [`walked`] since the last look (one unit may walk a large value: `contains` compares
 /// with `==`), compares the clock with the deadline.
 pub fn tick(site: &'static str) -> Result<(), Exceeded> {
-    update(site, |m| {
-        m.ticks = m.ticks.wrapping_add(1);
-        let walked = walked_so_far();
-        if (m.ticks & 0x3ff == 0 || walked.wrapping_sub(m.walk_mark) >= WALK_CLOCK)
-            && let Some(d) = m.deadline
+    METER.with(|c| {
+        c.stopped()?;
+        let ticks = c.ticks.get().wrapping_add(1);
+        c.ticks.set(ticks);
+        let walked = c.walked.get();
+        if (ticks & 0x3ff == 0 || walked.wrapping_sub(c.walk_mark.get()) >= WALK_CLOCK)
+            && let Some(d) = c.deadline.get()
         {
-            m.walk_mark = walked;
+            c.walk_mark.set(walked);
             if Instant::now() > d {
-                return Some(Resource::Time);
+                return c.stop(Resource::Time, site);
             }
         }
-        None
+        Ok(())
     })
-}
-
-thread_local! {
-    /// Elements visited by walks over values on this thread (see [`walked`]); only ever
-    /// grows (wrapping).
-    static WALKED: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Counts `n` elements visited by a walk over a value (comparing, typing, converting,
@@ -181,13 +247,13 @@ thread_local! {
 /// wall budget until the next periodic check, 4,096 instructions later.
 #[inline]
 pub fn walked(n: usize) {
-    WALKED.set(WALKED.get().wrapping_add(n as u64));
+    METER.with(|c| c.walked.set(c.walked.get().wrapping_add(n as u64)));
 }
 
 /// The elements [`walked`] on this thread so far.
 #[inline]
 pub fn walked_so_far() -> u64 {
-    WALKED.get()
+    METER.with(|c| c.walked.get())
 }
 
 /// After how many elements walked the VM reads the clock (a few tens of microseconds of

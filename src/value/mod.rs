@@ -145,13 +145,42 @@ impl Fields {
             return self
                 .entries
                 .iter()
-                .find(|(k, _)| k.len() == key.len() && **k == *key)
+                .find(|(k, _)| k.len() == key.len() && same_bytes(k.as_bytes(), key.as_bytes()))
                 .map(|(_, v)| v);
         }
         self.entries
             .binary_search_by(|(k, _)| (**k).cmp(key))
             .ok()
             .map(|i| &self.entries[i].1)
+    }
+}
+
+/// Equality of two byte strings of the same length, comparing the short ones (attribute
+/// names) inline: two overlapping words instead of a call to `memcmp`, which cost ~20
+/// instructions a lookup (measured: 1% of heavy-200 in `Fields::get`).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    fn word4(s: &[u8], at: usize) -> u32 {
+        s.get(at..at + 4)
+            .and_then(|w| w.try_into().ok())
+            .map_or(0, u32::from_ne_bytes)
+    }
+    fn word8(s: &[u8], at: usize) -> u64 {
+        s.get(at..at + 8)
+            .and_then(|w| w.try_into().ok())
+            .map_or(0, u64::from_ne_bytes)
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        // Bytes 0, n/2 and n-1 are every byte of a string of 1 to 3.
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=8 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
+        9..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -526,6 +555,21 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_bytes_is_slice_equality() {
+        // Every length around the word boundaries, each byte position changed in turn.
+        for n in 0..=40usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
+            assert!(same_bytes(&a, &a.clone()), "{n}");
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 0x20;
+                assert!(!same_bytes(&a, &b), "{n} at {i}");
+            }
+            assert!(!same_bytes(&a, &[a.as_slice(), b"x"].concat()));
+        }
+    }
 
     #[test]
     fn merge_runs_is_the_sorted_union_with_b_winning() {

@@ -115,10 +115,19 @@ fn analyze_chars(value: &str) -> Analysis {
     }
 }
 
+/// Printable ASCII without a space, quote or backslash: written double-quoted as it is
+/// (libyaml's character loop writes each as itself, and only a space may break a line).
+fn quotes_as_is(value: &str) -> bool {
+    value
+        .bytes()
+        .all(|b| (0x21..=0x7E).contains(&b) && b != b'"' && b != b'\\')
+}
+
 impl Emitter {
     fn new() -> Self {
         Emitter {
-            out: String::new(),
+            // Most documents are a few hundred bytes: one allocation instead of six.
+            out: String::with_capacity(256),
             column: 0,
             indent: -1,
             indents: Vec::new(),
@@ -239,6 +248,14 @@ impl Emitter {
                 self.emit_scalar(&text, Style::Plain);
                 Ok(())
             }
+            Value::String(s) if quotes_as_is(s) => {
+                // The common case, `emit_scalar` without its analysis: no break, so
+                // double-quoted whatever the context; no space, so no line break in it.
+                self.increase_indent(true, false);
+                self.write_double_quoted(s, false);
+                self.restore_indent();
+                Ok(())
+            }
             Value::String(s) => {
                 let style = if s.contains('\n') {
                     Style::Literal
@@ -328,11 +345,7 @@ impl Emitter {
 
     fn write_double_quoted(&mut self, value: &str, allow_breaks: bool) {
         self.write_indicator("\"", true, false, false);
-        // Printable ASCII without a space, quote or backslash is written as it is.
-        if value
-            .bytes()
-            .all(|b| (0x21..=0x7E).contains(&b) && b != b'"' && b != b'\\')
-        {
+        if quotes_as_is(value) {
             self.write_str(value);
         } else {
             self.write_double_quoted_chars(value, allow_breaks);

@@ -38,7 +38,15 @@ impl<'p> Vm<'p> {
         let Some(p) = param(def, arg as usize) else {
             return Ok(Flow::Next);
         };
-        if p.ty == ParamType::Any {
+        // Already of the parameter's primitive type (most arguments): nothing to convert.
+        let as_is = match p.ty {
+            ParamType::Any => true,
+            ParamType::String => matches!(top, Value::String(_)),
+            ParamType::Number => matches!(top, Value::Number(_)),
+            ParamType::Bool => matches!(top, Value::Bool(_)),
+            _ => false,
+        };
+        if as_is {
             return Ok(Flow::Next);
         }
         match convert(top, &p.ty.to_type()) {
