@@ -326,55 +326,28 @@ fn scan_value<'a>(
     depth: usize,
     st: &mut ScanState<'a>,
 ) -> Result<(), Reject> {
-    let mut rd = Rd(b);
-    let (mut kinds, mut last) = (0u32, 0u32);
-    while !rd.done() {
-        let (tag, wt) = rd.key()?;
+    let (kinds, last) = value_fields(b, budget, |tag, payload| {
         match tag {
-            1 | 4 => {
-                want(wt, WireType::Varint)?;
-                rd.varint()?;
-            }
-            2 => {
-                want(wt, WireType::SixtyFourBit)?;
-                if !finite(rd.fixed(8)?) {
-                    st.exact = true;
-                }
-            }
+            2 => st.exact |= !finite(payload),
             3 => {
-                want(wt, WireType::LengthDelimited)?;
-                let s = rd.text()?;
                 let seen = match role {
-                    Role::Annotation(1) => st.base.replace(s).is_some(),
-                    Role::Annotation(2) => st.index.replace(s).is_some(),
-                    Role::Annotation(3) => st.debug.replace(s).is_some(),
+                    Role::Annotation(1) => st.base.replace(payload).is_some(),
+                    Role::Annotation(2) => st.index.replace(payload).is_some(),
+                    Role::Annotation(3) => st.debug.replace(payload).is_some(),
                     _ => false,
                 };
                 // Given twice (two entries, or two strings in one value): exact path.
                 st.exact |= seen;
             }
-            5 | 6 => {
-                want(wt, WireType::LengthDelimited)?;
-                if budget == 0 {
-                    return Err(Reject);
-                }
-                let inner = rd.bytes()?;
-                if tag == 5 && matches!(role, Role::Metadata | Role::Annotations) {
-                    scan_struct(inner, budget - 1, role, depth + 1, st)?;
-                } else if tag == 5 {
-                    st.exact |= check_struct::<true>(inner, budget - 1, depth + 1)?;
-                } else {
-                    st.exact |= check_list::<true>(inner, budget - 1, depth + 1)?;
-                }
+            5 if matches!(role, Role::Metadata | Role::Annotations) => {
+                scan_struct(payload, budget - 1, role, depth + 1, st)?;
             }
-            _ => {
-                skip(&mut rd, wt, tag, budget)?;
-                continue;
-            }
+            5 => st.exact |= check_struct::<true>(payload, budget - 1, depth + 1)?,
+            6 => st.exact |= check_list::<true>(payload, budget - 1, depth + 1)?,
+            _ => {}
         }
-        kinds += 1;
-        last = tag;
-    }
+        Ok(())
+    })?;
     let expected = match role {
         Role::Metadata | Role::Annotations => Some(5),
         Role::Annotation(_) => Some(3),
@@ -386,6 +359,52 @@ fn scan_value<'a>(
         st.exact = true;
     }
     Ok(())
+}
+
+/// The fields of a `Value` (budget: prost's, for these fields) as prost reads them: each
+/// kind's wire type, varint, 8 bytes, UTF-8 string, and the budget a `Struct` or
+/// `ListValue` needs are checked here; `kind(tag, payload)` gets the number's 8 bytes
+/// (tag 2), the string (3) and the struct's or list's fields (5, 6: to check with
+/// `budget - 1`). Returns how many kinds were given and the last one's tag.
+#[inline(always)]
+fn value_fields<'a>(
+    b: &'a [u8],
+    budget: u32,
+    mut kind: impl FnMut(u32, &'a [u8]) -> Result<(), Reject>,
+) -> Result<(u32, u32), Reject> {
+    let mut rd = Rd(b);
+    let (mut kinds, mut last) = (0u32, 0u32);
+    while !rd.done() {
+        let (tag, wt) = rd.key()?;
+        match tag {
+            1 | 4 => {
+                want(wt, WireType::Varint)?;
+                rd.varint()?;
+            }
+            2 => {
+                want(wt, WireType::SixtyFourBit)?;
+                kind(tag, rd.fixed(8)?)?;
+            }
+            3 => {
+                want(wt, WireType::LengthDelimited)?;
+                kind(tag, rd.text()?)?;
+            }
+            5 | 6 => {
+                want(wt, WireType::LengthDelimited)?;
+                if budget == 0 {
+                    return Err(Reject);
+                }
+                kind(tag, rd.bytes()?)?;
+            }
+            _ => {
+                skip(&mut rd, wt, tag, budget)?;
+                continue;
+            }
+        }
+        kinds += 1;
+        last = tag;
+    }
+    Ok((kinds, last))
 }
 
 // ---- Subtrees without a role: checked, with one bit of outcome ----
@@ -407,32 +426,28 @@ fn finite(raw: &[u8]) -> bool {
     f64::from_le_bytes(a).is_finite()
 }
 
-/// Whether `b` is UTF-8, cheaply for short ASCII (most keys and strings of a body).
+/// Whether `b` is UTF-8, cheaply for short ASCII (most keys and strings of a body): two
+/// overlapping words up to 16 bytes, no call.
 #[inline(always)]
 fn utf8(b: &[u8]) -> bool {
-    const HI: u64 = 0x8080_8080_8080_8080;
+    // The bytes at `at..at + N` as a word; all high bits set when out of range (never, for
+    // the offsets below), so the ASCII test fails and `from_utf8` decides.
+    fn word4(s: &[u8], at: usize) -> u32 {
+        s.get(at..at + 4)
+            .and_then(|w| w.try_into().ok())
+            .map_or(u32::MAX, u32::from_ne_bytes)
+    }
+    fn word8(s: &[u8], at: usize) -> u64 {
+        s.get(at..at + 8)
+            .and_then(|w| w.try_into().ok())
+            .map_or(u64::MAX, u64::from_ne_bytes)
+    }
     let n = b.len();
-    let ascii = if n >= 8 {
-        if n <= 16 {
-            // Two words that overlap cover the bytes.
-            let word = |s: &[u8]| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(&s[..8]);
-                u64::from_le_bytes(a)
-            };
-            (word(b) | word(&b[n - 8..])) & HI == 0
-        } else {
-            b.is_ascii()
-        }
-    } else if n >= 4 {
-        let word = |s: &[u8]| {
-            let mut a = [0u8; 4];
-            a.copy_from_slice(&s[..4]);
-            u32::from_le_bytes(a)
-        };
-        (word(b) | word(&b[n - 4..])) & 0x8080_8080 == 0
-    } else {
-        b.iter().all(|&c| c < 0x80)
+    let ascii = match n {
+        0..=3 => b.iter().all(|&c| c < 0x80),
+        4..=8 => (word4(b, 0) | word4(b, n - 4)) & 0x8080_8080 == 0,
+        9..=16 => (word8(b, 0) | word8(b, n - 8)) & 0x8080_8080_8080_8080 == 0,
+        _ => b.is_ascii(),
     };
     ascii || std::str::from_utf8(b).is_ok()
 }
@@ -550,43 +565,16 @@ fn check_value_fields<const WATCH: bool>(
     {
         return Ok(WATCH && !finite(rest));
     }
-    let mut rd = Rd(b);
-    let (mut kinds, mut odd) = (0u32, false);
-    while !rd.done() {
-        let (tag, wt) = rd.key()?;
-        match tag {
-            1 | 4 => {
-                want(wt, WireType::Varint)?;
-                rd.varint()?;
-            }
-            2 => {
-                want(wt, WireType::SixtyFourBit)?;
-                let raw = rd.fixed(8)?;
-                odd |= WATCH && !finite(raw);
-            }
-            3 => {
-                want(wt, WireType::LengthDelimited)?;
-                rd.text()?;
-            }
-            5 | 6 => {
-                want(wt, WireType::LengthDelimited)?;
-                if budget == 0 {
-                    return Err(Reject);
-                }
-                let inner = rd.bytes()?;
-                odd |= if tag == 5 {
-                    check_struct::<WATCH>(inner, budget - 1, depth + 1)?
-                } else {
-                    check_list::<WATCH>(inner, budget - 1, depth + 1)?
-                };
-            }
-            _ => {
-                skip(&mut rd, wt, tag, budget)?;
-                continue;
-            }
-        }
-        kinds += 1;
-    }
+    let mut odd = false;
+    let (kinds, _) = value_fields(b, budget, |tag, payload| {
+        odd |= match tag {
+            2 => WATCH && !finite(payload),
+            5 => check_struct::<WATCH>(payload, budget - 1, depth + 1)?,
+            6 => check_list::<WATCH>(payload, budget - 1, depth + 1)?,
+            _ => false,
+        };
+        Ok(())
+    })?;
     Ok(WATCH && (odd || kinds > 1))
 }
 
