@@ -147,7 +147,11 @@ pub struct BenchArgs {
     /// Longest one evaluation may run, as `serve --max-evaluation-time`. Raise it to measure
     /// under a profiler: callgrind runs about 50 times slower, and the default second then
     /// ends a large workload early with a Fatal result (the failure path is measured).
-    #[arg(long, default_value = "1s", value_parser = crate::server::parse_duration)]
+    #[arg(
+        long,
+        default_value = crate::server::DEFAULT_EVALUATION_TIME,
+        value_parser = crate::server::parse_duration
+    )]
     pub max_evaluation_time: std::time::Duration,
 }
 

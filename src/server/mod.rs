@@ -70,7 +70,7 @@ pub struct ServeArgs {
     pub max_evaluation_mib: u64,
     /// Longest one evaluation may run (Go durations); it holds an evaluation slot no
     /// longer, so a hostile composite cannot starve the others.
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    #[arg(long, default_value = DEFAULT_EVALUATION_TIME, value_parser = parse_duration)]
     pub max_evaluation_time: Duration,
     /// Evaluations run at once (default: the number of CPUs); further calls wait.
     #[arg(long)]
@@ -121,6 +121,9 @@ fn any_path(s: &str) -> Result<PathBuf, String> {
 pub const DEFAULT_MAX_RECV_MIB: usize = 32;
 /// The default `--max-evaluation-mib`.
 pub const DEFAULT_EVALUATION_MIB: u64 = 64;
+/// The default `--max-evaluation-time` of `serve` and `bench` (the VM's own default,
+/// `Limits::default().max_wall`; a test holds them equal).
+pub const DEFAULT_EVALUATION_TIME: &str = "1s";
 
 /// The default `--grace-period`.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(25);
@@ -628,6 +631,14 @@ async fn wait_for_signal() -> Result<(), ServeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_evaluation_time_is_the_vms() {
+        assert_eq!(
+            parse_duration(DEFAULT_EVALUATION_TIME),
+            Ok(crate::bytecode::vm::Limits::default().max_wall)
+        );
+    }
 
     #[test]
     fn durations() {
