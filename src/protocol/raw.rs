@@ -13,7 +13,8 @@
 //! Anything unusual (a field of a `Value` or map entry given twice, where protobuf merges,
 //! a non-finite number, annotations that are not a map of strings, deep nesting) marks the
 //! body `exact`: it is then decoded with prost and converted by the eager code, so every
-//! outcome, error or not, is the eager path's.
+//! outcome, error or not, is the eager path's. Under `metadata.managedFields`, which both
+//! paths drop, only prost's verdict matters: that subtree is checked for it alone.
 
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX, DEBUG_ANNOTATION, MAX_DEPTH};
 use crate::value::{Str, Value};
