@@ -431,23 +431,16 @@ fn finite(raw: &[u8]) -> bool {
 /// overlapping words up to 16 bytes, no call.
 #[inline(always)]
 fn utf8(b: &[u8]) -> bool {
-    // The bytes at `at..at + N` as a word; all high bits set when out of range (never, for
-    // the offsets below), so the ASCII test fails and `from_utf8` decides.
-    fn word4(s: &[u8], at: usize) -> u32 {
-        s.get(at..at + 4)
-            .and_then(|w| w.try_into().ok())
-            .map_or(u32::MAX, u32::from_ne_bytes)
-    }
-    fn word8(s: &[u8], at: usize) -> u64 {
-        s.get(at..at + 8)
-            .and_then(|w| w.try_into().ok())
-            .map_or(u64::MAX, u64::from_ne_bytes)
-    }
+    use crate::text::words::{word4, word8};
+    // Out of range (never, for the offsets below) reads as all high bits: not ASCII, so
+    // `from_utf8` decides.
+    let w4 = |at| word4(b, at).unwrap_or(u32::MAX);
+    let w8 = |at| word8(b, at).unwrap_or(u64::MAX);
     let n = b.len();
     let ascii = match n {
         0..=3 => b.iter().all(|&c| c < 0x80),
-        4..=8 => (word4(b, 0) | word4(b, n - 4)) & 0x8080_8080 == 0,
-        9..=16 => (word8(b, 0) | word8(b, n - 8)) & 0x8080_8080_8080_8080 == 0,
+        4..=8 => (w4(0) | w4(n - 4)) & 0x8080_8080 == 0,
+        9..=16 => (w8(0) | w8(n - 8)) & 0x8080_8080_8080_8080 == 0,
         _ => b.is_ascii(),
     };
     ascii || std::str::from_utf8(b).is_ok()

@@ -7,3 +7,4 @@ pub mod quote;
 pub mod suggest;
 pub mod unicode;
 mod unicode15;
+pub mod words;

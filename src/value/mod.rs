@@ -160,16 +160,7 @@ impl Fields {
 /// instructions a lookup (measured: 1% of heavy-200 in `Fields::get`).
 #[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    fn word4(s: &[u8], at: usize) -> u32 {
-        s.get(at..at + 4)
-            .and_then(|w| w.try_into().ok())
-            .map_or(0, u32::from_ne_bytes)
-    }
-    fn word8(s: &[u8], at: usize) -> u64 {
-        s.get(at..at + 8)
-            .and_then(|w| w.try_into().ok())
-            .map_or(0, u64::from_ne_bytes)
-    }
+    use crate::text::words::{word4, word8};
     let n = a.len();
     if n != b.len() {
         return false;
