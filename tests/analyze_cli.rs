@@ -1,6 +1,9 @@
 //! `fn-hcl analyze` as a user runs it: txtar on stdin (`-`) and a directory of `.hcl`
 //! files; rich diagnostics, a summary line, exit 1 on errors and 0 otherwise.
 
+mod common;
+
+use common::dir::Dir;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
@@ -72,19 +75,21 @@ fn warnings_alone_exit_zero() {
 
 #[test]
 fn directory_of_hcl_files() {
-    let dir = std::env::temp_dir().join(format!("fn-hcl-analyze-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("a.hcl"), "locals {\n  a = 1\n}\n").expect("write");
-    std::fs::write(dir.join("b.hcl"), "locals {\n  b = a + c\n}\n").expect("write");
-    std::fs::write(dir.join("notes.txt"), "not hcl").expect("write");
+    let dir = Dir::new(
+        "analyze-cli",
+        &[
+            ("a.hcl", "locals {\n  a = 1\n}\n"),
+            ("b.hcl", "locals {\n  b = a + c\n}\n"),
+            ("notes.txt", "not hcl"),
+        ],
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .arg("analyze")
-        .arg(&dir)
+        .arg(&dir.0)
         .output()
         .expect("runs fn-hcl");
     let out = stdout(&o);
-    let b = dir.join("b.hcl").display().to_string();
-    let _ = std::fs::remove_dir_all(&dir);
+    let b = dir.path("b.hcl");
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(
         out.contains("error: reference to non-existent variable"),
@@ -114,21 +119,19 @@ fn composition_yaml_programs_are_analyzed() {
     assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
     assert_eq!(stdout(&ok), "no problems found\n");
 
-    let dir = std::env::temp_dir().join(format!("fn-hcl-analyze-yaml-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let bad = dir.join("composition.yaml");
-    std::fs::write(
-        &bad,
-        "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nspec:\n  pipeline:\n  - step: hcl\n    input:\n      hcl: |\n        -- main.hcl --\n        locals {\n          a = nosuch\n        }\n",
-    )
-    .expect("write");
+    let dir = Dir::new(
+        "analyze-yaml",
+        &[(
+            "composition.yaml",
+            "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nspec:\n  pipeline:\n  - step: hcl\n    input:\n      hcl: |\n        -- main.hcl --\n        locals {\n          a = nosuch\n        }\n",
+        )],
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .arg("analyze")
-        .arg(&bad)
+        .arg(dir.path("composition.yaml"))
         .output()
         .expect("runs fn-hcl");
     let out = stdout(&o);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("reference to non-existent variable"), "{out}");
 }

@@ -1,8 +1,10 @@
 //! `fn-hcl eval` end to end on recorded conformance cases whose answer does not depend on
 //! the evaluator, and request reading of a few recorded requests.
 
+mod common;
 mod txtar_cases;
 
+use common::dir::Dir;
 use txtar_cases::{request_json, sections, shared_dir};
 
 use fn_hcl::protocol::doc::{Json, parse_json};
@@ -26,14 +28,15 @@ fn eval_input_empty_hcl_prints_the_recorded_response() {
         return;
     };
     let (req, expected) = load_case(&dir, "input-empty-hcl");
-    let tmp = std::env::temp_dir().join(format!("fn-hcl-cli-eval-{}.json", std::process::id()));
-    std::fs::write(&tmp, fn_hcl::protocol::doc::to_pretty(&req)).unwrap();
+    let tmp = Dir::new(
+        "cli-eval",
+        &[("req.json", fn_hcl::protocol::doc::to_pretty(&req).as_str())],
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .args(["eval", "--request"])
-        .arg(&tmp)
+        .arg(tmp.path("req.json"))
         .output()
         .unwrap();
-    let _ = std::fs::remove_file(&tmp);
     assert!(
         out.status.success(),
         "{}",
@@ -151,12 +154,15 @@ fn deep_request(levels: usize) -> String {
 #[test]
 fn eval_takes_json_requests_nested_as_deep_as_the_documented_limit() {
     // docs/limits.md: request data up to 512 levels (serde_json alone stopped at 128).
-    let dir = std::env::temp_dir().join(format!("fn-hcl-deep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ok = dir.join("ok.json");
-    std::fs::write(&ok, deep_request(500)).unwrap();
+    let dir = Dir::new(
+        "deep",
+        &[
+            ("ok.json", deep_request(500).as_str()),
+            ("deep.json", deep_request(600).as_str()),
+        ],
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
-        .args(["eval", "--request", ok.to_str().unwrap()])
+        .args(["eval", "--request", &dir.path("ok.json")])
         .output()
         .unwrap();
     assert!(
@@ -166,14 +172,11 @@ fn eval_takes_json_requests_nested_as_deep_as_the_documented_limit() {
     );
     let rsp = String::from_utf8_lossy(&out.stdout);
     assert!(rsp.contains("\"k\": \"leaf\""), "{rsp}");
-    let deep = dir.join("deep.json");
-    std::fs::write(&deep, deep_request(600)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
-        .args(["eval", "--request", deep.to_str().unwrap()])
+        .args(["eval", "--request", &dir.path("deep.json")])
         .output()
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nested deeper than 512 levels"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

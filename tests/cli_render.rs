@@ -81,20 +81,19 @@ fn render_reports_a_fatal_step_and_foreign_functions() {
             fn_hcl::protocol::yaml::load_documents(&String::from_utf8_lossy(&out.stdout)).unwrap();
         assert!(docs.len() >= 2);
     }
-    let tmp = std::env::temp_dir().join(format!("fn-hcl-cli-render-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    std::fs::write(
-        tmp.join("comp.yaml"),
-        "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata:\n  name: c\nspec:\n  mode: Pipeline\n  pipeline:\n  - step: templ\n    functionRef:\n      name: function-go-templating\n    input:\n      kind: GoTemplate\n",
-    )
-    .unwrap();
+    let tmp = common::dir::Dir::new(
+        "cli-render",
+        &[(
+            "comp.yaml",
+            "apiVersion: apiextensions.crossplane.io/v1\nkind: Composition\nmetadata:\n  name: c\nspec:\n  mode: Pipeline\n  pipeline:\n  - step: templ\n    functionRef:\n      name: function-go-templating\n    input:\n      kind: GoTemplate\n",
+        )],
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_fn-hcl"))
         .args(["render"])
         .arg(ex.join("xr.yaml"))
-        .arg(tmp.join("comp.yaml"))
+        .arg(tmp.path("comp.yaml"))
         .output()
         .unwrap();
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
