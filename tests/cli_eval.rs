@@ -1,10 +1,12 @@
 //! `fn-hcl eval` end to end on recorded conformance cases whose answer does not depend on
 //! the evaluator, and request reading of a few recorded requests.
 
-mod common;
+#[path = "common/dir.rs"]
+#[allow(dead_code)] // only `Dir::new` and `path` here
+mod dir;
 mod txtar_cases;
 
-use common::dir::Dir;
+use dir::Dir;
 use txtar_cases::{request_json, sections, shared_dir};
 
 use fn_hcl::protocol::doc::{Json, parse_json};
