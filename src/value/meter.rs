@@ -161,6 +161,23 @@ impl Cells {
         Err(e)
     }
 
+    /// Adds `n` to what `resource` (elements or bytes) has used; past what is left, that
+    /// budget is exceeded by `site`.
+    #[inline(always)]
+    fn charge(&self, resource: Resource, n: u64, site: &'static str) -> Result<(), Exceeded> {
+        self.stopped()?;
+        let (used, left) = match resource {
+            Resource::Elements => (&self.elements_used, &self.elements_left),
+            _ => (&self.bytes_used, &self.bytes_left),
+        };
+        let total = used.get().saturating_add(n);
+        used.set(total);
+        if total > left.get() {
+            return self.stop(resource, site);
+        }
+        Ok(())
+    }
+
     /// The budget exceeded earlier, if any (later charges fail too).
     #[inline(always)]
     fn stopped(&self) -> Result<(), Exceeded> {
@@ -194,28 +211,12 @@ pub fn current() -> Meter {
 
 /// Charges `n` collection elements about to be allocated.
 pub fn elements(site: &'static str, n: u64) -> Result<(), Exceeded> {
-    METER.with(|c| {
-        c.stopped()?;
-        let used = c.elements_used.get().saturating_add(n);
-        c.elements_used.set(used);
-        if used > c.elements_left.get() {
-            return c.stop(Resource::Elements, site);
-        }
-        Ok(())
-    })
+    METER.with(|c| c.charge(Resource::Elements, n, site))
 }
 
 /// Charges `n` string bytes about to be allocated.
 pub fn bytes(site: &'static str, n: u64) -> Result<(), Exceeded> {
-    METER.with(|c| {
-        c.stopped()?;
-        let used = c.bytes_used.get().saturating_add(n);
-        c.bytes_used.set(used);
-        if used > c.bytes_left.get() {
-            return c.stop(Resource::Bytes, site);
-        }
-        Ok(())
-    })
+    METER.with(|c| c.charge(Resource::Bytes, n, site))
 }
 
 /// A unit of work of a loop: every 1024th call, or once [`WALK_CLOCK`] elements were
