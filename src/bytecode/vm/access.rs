@@ -1,6 +1,6 @@
 //! Attributes and indexing: hcl's traversal steps and `coll[key]`.
 
-use super::{DYN, Step, Stop, Vm, err_diag};
+use super::{DYN, Flow, Step, Stop, Vm, err_diag};
 use crate::bytecode::code::{SiteId, StepSite};
 use crate::syntax::diag::Diagnostic;
 use crate::value::{Value, ops};
@@ -13,11 +13,11 @@ impl Vm<'_> {
         site: SiteId<StepSite>,
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
-        let v = self.pop()?;
         let prog = self.program;
         let name = prog.names.get(name as usize);
         let name = name.ok_or(Stop::Fault("missing attribute name"))?;
-        let r = match ops::get_attr(&v, name) {
+        // The object is replaced by its attribute where it lies on the stack.
+        let r = match ops::get_attr(self.top()?, name) {
             Ok(r) => r,
             Err((summary, detail)) => {
                 let s = self.site(site)?;
@@ -25,7 +25,8 @@ impl Vm<'_> {
                 DYN
             }
         };
-        self.push(r)
+        *self.top_mut()? = r;
+        Ok(Flow::Next)
     }
 
     /// [`crate::bytecode::code::Op::IndexConst`]
