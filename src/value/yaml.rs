@@ -252,7 +252,7 @@ impl Emitter {
                 // The common case, `emit_scalar` without its analysis: no break, so
                 // double-quoted whatever the context; no space, so no line break in it.
                 self.increase_indent(true, false);
-                self.write_double_quoted(s, false);
+                self.write_double_quoted(s, false, true);
                 self.restore_indent();
                 Ok(())
             }
@@ -325,7 +325,9 @@ impl Emitter {
         self.increase_indent(true, false);
         match style {
             Style::Plain => self.write_plain(value),
-            Style::Double => self.write_double_quoted(value, !self.simple_key_context),
+            Style::Double => {
+                self.write_double_quoted(value, !self.simple_key_context, quotes_as_is(value))
+            }
             Style::Literal => self.write_literal(value),
         }
         self.restore_indent();
@@ -343,10 +345,13 @@ impl Emitter {
         }
     }
 
-    fn write_double_quoted(&mut self, value: &str, allow_breaks: bool) {
+    /// A double-quoted scalar; `as_is`: [`quotes_as_is`] holds for `value` (the caller
+    /// knows it), so its inside is itself, one column per byte.
+    fn write_double_quoted(&mut self, value: &str, allow_breaks: bool, as_is: bool) {
         self.write_indicator("\"", true, false, false);
-        if quotes_as_is(value) {
-            self.write_str(value);
+        if as_is {
+            self.out.push_str(value);
+            self.column = self.column.saturating_add(value.len() as i64);
         } else {
             self.write_double_quoted_chars(value, allow_breaks);
         }
