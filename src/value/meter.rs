@@ -161,15 +161,16 @@ impl Cells {
         Err(e)
     }
 
-    /// Adds `n` to what `resource` (elements or bytes) has used; past what is left, that
-    /// budget is exceeded by `site`.
+    /// Adds `n` to `used`; past `left`, the budget `resource` is exceeded by `site`.
     #[inline(always)]
-    fn charge(&self, resource: Resource, n: u64, site: &'static str) -> Result<(), Exceeded> {
+    fn charge(
+        &self,
+        (used, left): (&Cell<u64>, &Cell<u64>),
+        resource: Resource,
+        n: u64,
+        site: &'static str,
+    ) -> Result<(), Exceeded> {
         self.stopped()?;
-        let (used, left) = match resource {
-            Resource::Elements => (&self.elements_used, &self.elements_left),
-            _ => (&self.bytes_used, &self.bytes_left),
-        };
         let total = used.get().saturating_add(n);
         used.set(total);
         if total > left.get() {
@@ -211,12 +212,15 @@ pub fn current() -> Meter {
 
 /// Charges `n` collection elements about to be allocated.
 pub fn elements(site: &'static str, n: u64) -> Result<(), Exceeded> {
-    METER.with(|c| c.charge(Resource::Elements, n, site))
+    METER.with(|c| {
+        let cells = (&c.elements_used, &c.elements_left);
+        c.charge(cells, Resource::Elements, n, site)
+    })
 }
 
 /// Charges `n` string bytes about to be allocated.
 pub fn bytes(site: &'static str, n: u64) -> Result<(), Exceeded> {
-    METER.with(|c| c.charge(Resource::Bytes, n, site))
+    METER.with(|c| c.charge((&c.bytes_used, &c.bytes_left), Resource::Bytes, n, site))
 }
 
 /// A unit of work of a loop: every 1024th call, or once [`WALK_CLOCK`] elements were
