@@ -145,7 +145,7 @@ impl Fields {
             return self
                 .entries
                 .iter()
-                .find(|(k, _)| k.len() == key.len() && same_bytes(k.as_bytes(), key.as_bytes()))
+                .find(|(k, _)| same_bytes(k.as_bytes(), key.as_bytes()))
                 .map(|(_, v)| v);
         }
         self.entries
@@ -155,8 +155,8 @@ impl Fields {
     }
 }
 
-/// Equality of two byte strings of the same length, comparing the short ones (attribute
-/// names) inline: two overlapping words instead of a call to `memcmp`, which cost ~20
+/// Equality of two byte strings (lengths first), comparing short ones (attribute names)
+/// inline: two overlapping words instead of a call to `memcmp`, which cost ~20
 /// instructions a lookup (measured: 1% of heavy-200 in `Fields::get`).
 #[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
