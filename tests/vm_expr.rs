@@ -352,3 +352,58 @@ fn every_failure_of_an_expression_is_reported() {
         .collect();
     assert_eq!(exprs, [(13, 20), (33, 38), (64, 70), (64, 70), (83, 89)]);
 }
+
+/// `x.a.b` compiles to one `slot_path` instruction that reads the objects on the way in
+/// place; `(x).a.b` to a slot and one `attr` per step. Both must give the same value, the
+/// same diagnostics (`x  .a` keeps the columns of `(x).a`) and count the same number of
+/// instructions against the budget, whichever step fails and however.
+#[test]
+fn slot_paths_read_like_attribute_steps() {
+    use fn_hcl::bytecode::vm::Limits;
+    let str_map = |pairs: Vec<(&str, Value)>| {
+        Value::map(
+            Type::String,
+            pairs.into_iter().map(|(k, v)| (Arc::from(k), v)).collect(),
+        )
+    };
+    let x = obj(vec![
+        ("a", obj(vec![("b", s("v")), ("n", Value::NULL)])),
+        ("n", Value::NULL),
+        ("u", Value::Unknown(Type::Dynamic)),
+        (
+            "o",
+            Value::Unknown(Type::Object(Arc::from(vec![(
+                Arc::from("b"),
+                Type::String,
+            )]))),
+        ),
+        ("l", Value::list(Type::String, vec![s("p"), s("q")])),
+        ("t", Value::tuple(vec![obj(vec![("b", n(1))])])),
+        ("m", str_map(vec![("k", s("v"))])),
+        ("s", s("str")),
+    ]);
+    let vars = [("x", x)];
+    let paths = [
+        ".a", ".a.b", ".a.c", ".a.n", ".a.n.z", ".a.b.c", ".n", ".n.b", ".u.b.c", ".o.b", ".o.c",
+        ".l.b", ".t.b", ".m.k", ".m.z", ".m.z.y", ".s.x", ".z", ".z.y.w",
+    ];
+    for path in paths {
+        let fused = format!("x  {path}");
+        let steps = format!("(x){path}");
+        let listing = |src: &str| {
+            let c = compile(src, &["x"]);
+            fn_hcl::bytecode::disasm::disassemble(&c.program, c.chunk)
+        };
+        assert!(listing(&fused).contains("slot_path s0"), "{fused}");
+        assert!(!listing(&steps).contains("slot_path"), "{steps}");
+        assert_eq!(run(&fused, &vars), run(&steps, &vars), "{path}");
+        for max in 1..8 {
+            let limits = Limits {
+                max_instructions: max,
+                ..Limits::default()
+            };
+            let ok = |src: &str| eval_with(src, &vars, limits).0.is_ok();
+            assert_eq!(ok(&fused), ok(&steps), "{path} within {max} instructions");
+        }
+    }
+}

@@ -47,7 +47,8 @@ impl<T> Copy for SiteId<T> {}
 
 /// One VM instruction. Jump targets are absolute indices in the code table; `u32` operands
 /// index [`Code`]'s tables (`consts`, `names`, `diags`, `calls`, `templates`, `shapes`,
-/// `functions`) or the running frame (`Slot`) and chunk's temporaries (`Temp`, `*_temp`).
+/// `paths`, `functions`) or the running frame (`Slot`, `SlotPath`) and chunk's temporaries
+/// (`Temp`, `*_temp`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Op {
     /// Push a constant. `[..] → [.., c]`
@@ -56,6 +57,11 @@ pub(crate) enum Op {
     Slot(u32),
     /// Push a temporary (`for` or splat variable) of the running chunk. `[..] → [.., v]`
     Temp(u32),
+    /// A frame slot followed by attribute steps (`each.value.name`), one instruction: the
+    /// steps are taken by reference and only the attribute reached is cloned (a `Slot`
+    /// then `Attr`s would clone every object on the way only to drop it). `path` indexes
+    /// [`Code::paths`]. `[..] → [.., v]`
+    SlotPath { slot: u32, path: u32 },
     /// Record a prebuilt diagnostic and push `DynamicVal`. `[..] → [.., dyn]`
     Fail(u32),
     /// hcl `GetAttr`, a traversal step. `[.., v] → [.., v.name]`
@@ -261,6 +267,7 @@ impl Op {
         let v = Effect::values;
         Some(match *self {
             Op::Const(_) | Op::Slot(_) | Op::Temp(_) | Op::Fail(_) => next(v(0, 1)),
+            Op::SlotPath { .. } => next(v(0, 1)),
             Op::Attr { .. } | Op::IndexConst { .. } | Op::ConvArg { .. } => next(v(1, 1)),
             Op::TemplateJoin { .. } => next(v(1, 1)),
             Op::Index { .. } => next(v(2, 1)),
@@ -323,6 +330,9 @@ impl Op {
         })
     }
 }
+
+/// One attribute step of an [`Op::SlotPath`]: the name (in [`Code::names`]) and its site.
+pub(crate) type PathStep = (u32, SiteId<StepSite>);
 
 /// A traversal step (`.name`, `[key]`) within its traversal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -523,6 +533,8 @@ pub struct Code {
     pub(crate) calls: Vec<CallSite>,
     pub(crate) templates: Vec<TemplateSite>,
     pub(crate) shapes: Vec<ObjShape>,
+    /// The attribute steps of each [`Op::SlotPath`]: name (in `names`) and site.
+    pub(crate) paths: Vec<Box<[PathStep]>>,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) functions: Vec<UserFn>,
     pub(crate) sources: Arc<SourceMap>,

@@ -40,6 +40,20 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                     .unwrap_or_default()
             ),
             Op::Jump(t) => format!("jump {}", rel(t)),
+            Op::SlotPath { slot, path } => {
+                let names = program.paths.get(path as usize).map(|steps| {
+                    steps
+                        .iter()
+                        .map(|&(n, _)| {
+                            format!(
+                                ".{}",
+                                program.names.get(n as usize).map(|s| &**s).unwrap_or("?")
+                            )
+                        })
+                        .collect::<String>()
+                });
+                format!("slot_path s{slot}{}", names.unwrap_or_default())
+            }
             Op::MakeObjectConst(i) => format!(
                 "make_object_const {{{}}}",
                 program

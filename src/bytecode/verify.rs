@@ -112,6 +112,15 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         }
         Op::Temp(i) | Op::SplatNext { temp: i, .. } => has("temporary", i, temps as usize),
         Op::Fail(i) => has("diagnostic", i, code.diags.len()),
+        Op::SlotPath { path, .. } => {
+            let steps = code.paths.get(path as usize);
+            let steps = steps.ok_or_else(|| format!("path {path} of {}", code.paths.len()))?;
+            for &(name, s) in steps.iter() {
+                has("name", name, code.names.len())?;
+                site(code.site(s).is_some())?;
+            }
+            Ok(())
+        }
         Op::Attr { name, site: s } => {
             has("name", name, code.names.len())?;
             site(code.site(s).is_some())

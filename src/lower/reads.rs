@@ -308,10 +308,9 @@ impl<'p> Aliases<'p> {
             let chunk = def.expr.chunk;
             let alias = code.chunks.get(chunk.0 as usize).and_then(|info| {
                 let at = info.start as usize;
-                let Some(Op::Slot(s)) = code.code.get(at) else {
-                    return None;
-                };
-                let mut steps = out.prefix(*s)?.to_vec();
+                let (s, path) = root(code, code.code.get(at))?;
+                let mut steps = out.prefix(s)?.to_vec();
+                steps.extend(path);
                 let mut pc = at + 1;
                 while let Some(name) = step(code, code.code.get(pc)) {
                     steps.push(name);
@@ -468,6 +467,24 @@ fn content_chunks(c: &ResourceContent, out: &mut Vec<ChunkId>) {
     subs_chunks(subs, out);
 }
 
+/// The frame slot an instruction reads and the attribute steps it takes from it
+/// (`Slot`, `SlotPath`).
+fn root<'a>(
+    code: &'a crate::bytecode::code::Code,
+    op: Option<&Op>,
+) -> Option<(u32, impl Iterator<Item = &'a Str>)> {
+    let (slot, path) = match op? {
+        Op::Slot(s) => (*s, None),
+        Op::SlotPath { slot, path } => (*slot, Some(code.paths.get(*path as usize)?)),
+        _ => return None,
+    };
+    let names = path
+        .into_iter()
+        .flat_map(|steps| steps.iter())
+        .filter_map(|&(n, _)| code.names.get(n as usize));
+    Some((slot, names))
+}
+
 /// A constant step's name: `.name`, or `["name"]`.
 fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'a Str> {
     match op? {
@@ -504,20 +521,20 @@ fn uses_in<'p, 'a>(
     let ops = &code.code;
     let mut i = info.start as usize;
     while let Some(op) = ops.get(i) {
-        match op {
-            Op::Return => break,
-            Op::Slot(s) => {
-                if let Some(p) = prefix(*s) {
-                    let mut steps = p.to_vec();
-                    let mut next = i + 1;
-                    while let Some(name) = step(code, ops.get(next)) {
-                        steps.push(name);
-                        next += 1;
-                    }
-                    f(steps);
-                }
+        if matches!(op, Op::Return) {
+            break;
+        }
+        if let Some((s, path)) = root(code, Some(op))
+            && let Some(p) = prefix(s)
+        {
+            let mut steps = p.to_vec();
+            steps.extend(path);
+            let mut next = i + 1;
+            while let Some(name) = step(code, ops.get(next)) {
+                steps.push(name);
+                next += 1;
             }
-            _ => {}
+            f(steps);
         }
         i += 1;
     }

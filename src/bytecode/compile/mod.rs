@@ -115,6 +115,7 @@ impl CodeBuilder {
                 calls: Vec::new(),
                 templates: Vec::new(),
                 shapes: Vec::new(),
+                paths: Vec::new(),
                 diags: Vec::new(),
                 functions: Vec::new(),
                 sources,
@@ -482,27 +483,57 @@ impl CodeBuilder {
     /// A scope traversal (`a.b[0]`) or a relative one (`f(x).b`), as hcl's parser builds them.
     fn traversal(&mut self, e: &Expr, scope: &dyn Scope) {
         let (base, steps) = self.chain(e);
+        let mut rest = &steps[..];
         match &base.kind {
-            ExprKind::Variable(id) => self.load_var(id, e.span, scope),
+            ExprKind::Variable(id) => {
+                let attrs = steps
+                    .iter()
+                    .take_while(|s| matches!(s, Step::Attr(..)))
+                    .count();
+                match self.frame_slot(id, scope) {
+                    Some(slot) if attrs > 0 => {
+                        let path = steps[..attrs]
+                            .iter()
+                            .filter_map(|s| match s {
+                                Step::Attr(id, span) => Some((*id, *span)),
+                                Step::Index(..) => None,
+                            })
+                            .map(|(id, span)| {
+                                let name = self.name(&id.name);
+                                let site = self.site(StepSite {
+                                    step: span,
+                                    whole: e.span,
+                                });
+                                (name, site)
+                            })
+                            .collect();
+                        self.out.paths.push(path);
+                        let path = (self.out.paths.len() - 1) as u32;
+                        self.emit(Op::SlotPath { slot, path }, id.span);
+                        rest = &steps[attrs..];
+                    }
+                    _ => self.load_var(id, e.span, scope),
+                }
+            }
             _ => self.expr(base, scope),
         }
-        for step in steps {
+        for step in rest {
             match step {
                 Step::Attr(id, span) => {
                     let name = self.name(&id.name);
                     let site = self.site(StepSite {
-                        step: span,
+                        step: *span,
                         whole: e.span,
                     });
-                    self.emit(Op::Attr { name, site }, span);
+                    self.emit(Op::Attr { name, site }, *span);
                 }
                 Step::Index(key, span) => {
-                    let key = self.konst(key);
+                    let key = self.konst(key.clone());
                     let site = self.site(StepSite {
-                        step: span,
+                        step: *span,
                         whole: e.span,
                     });
-                    self.emit(Op::IndexConst { key, site }, span);
+                    self.emit(Op::IndexConst { key, site }, *span);
                 }
             }
         }
@@ -548,6 +579,15 @@ impl CodeBuilder {
         }
         steps.reverse();
         (e, steps)
+    }
+
+    /// The frame slot a variable reads, unless a `for` or splat variable (a temporary)
+    /// shadows it or it is unknown.
+    fn frame_slot(&self, id: &ast::Ident, scope: &dyn Scope) -> Option<u32> {
+        if self.locals.iter().any(|(n, _)| **n == *id.name) {
+            return None;
+        }
+        scope.resolve(&id.name)
     }
 
     fn load_var(&mut self, id: &ast::Ident, trav: Span, scope: &dyn Scope) {

@@ -29,6 +29,44 @@ impl Vm<'_> {
         Ok(Flow::Next)
     }
 
+    /// [`crate::bytecode::code::Op::SlotPath`]: what `Slot` then one `Attr` per step would
+    /// do (the same values, diagnostics and instruction count), with the objects on the
+    /// way read in place: only the value reached is cloned. At the first step that is not
+    /// a present attribute of a known object or map (a missing one, null, unknown, a
+    /// list), the rest is left to [`Self::op_attr`]'s general rules.
+    pub(super) fn op_slot_path(
+        &mut self,
+        slot: u32,
+        path: u32,
+        frame: &[Value],
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let prog = self.program;
+        let steps = prog.paths.get(path as usize);
+        let steps = steps.ok_or(Stop::Fault("missing attribute path"))?;
+        let v = frame.get(slot as usize);
+        let mut v = v.ok_or(Stop::Fault("frame slot out of range"))?;
+        self.steps = self.steps.saturating_add(steps.len() as u64);
+        let mut taken = 0;
+        for &(name, _) in steps.iter() {
+            let name = prog.names.get(name as usize);
+            let name = name.ok_or(Stop::Fault("missing attribute name"))?;
+            match v {
+                Value::Object(f) | Value::Map(f) => match f.get(name) {
+                    Some(x) => v = x,
+                    None => break,
+                },
+                _ => break,
+            }
+            taken += 1;
+        }
+        self.push(v.clone())?;
+        for &(name, site) in steps.iter().skip(taken) {
+            self.op_attr(name, site, diags)?;
+        }
+        Ok(Flow::Next)
+    }
+
     /// [`crate::bytecode::code::Op::IndexConst`]
     pub(super) fn op_index_const(
         &mut self,

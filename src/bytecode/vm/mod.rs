@@ -399,6 +399,7 @@ impl<'p> Vm<'p> {
             Op::Const(i) => self.op_const(i),
             Op::Slot(i) => self.op_slot(i, frame),
             Op::Temp(i) => self.op_temp(i),
+            Op::SlotPath { slot, path } => self.op_slot_path(slot, path, frame, diags),
             Op::Fail(i) => self.op_fail(i, diags),
             Op::Mark => self.op_mark(diags),
             Op::Attr { name, site } => self.op_attr(name, site, diags),
