@@ -100,8 +100,6 @@ pub(crate) enum Op {
     BranchEnd,
     /// Unify both branch results as hcl does. `[.., t, f] → [.., v]`, conds −1, marks −1
     CondMerge { site: SiteId<CondSite> },
-    /// jumps, always.
-    Jump(u32),
     /// `[.., x1 .. xn] → [.., tuple]`
     MakeTuple(u32),
     /// After an object key expression: a key whose evaluation failed becomes unknown.
@@ -139,8 +137,9 @@ pub(crate) enum Op {
     ForFilter { site: SiteId<ForSite>, next: u32 },
     /// The key of an element of a `for` object. `[.., k] → [..]`, jumps to `next` to skip it
     ForKey { site: SiteId<ForSite>, next: u32 },
-    /// Add an element's value to the result. `[.., v] → [..]`
-    ForPush { site: SiteId<ForSite> },
+    /// Add an element's value to the result, then jump to `next` (the loop's `ForNext`).
+    /// jumps: `[.., v] → [..]`
+    ForPush { site: SiteId<ForSite>, next: u32 },
     /// `[..] → [.., result]`, fors −1
     ForEnd,
     /// Start a splat over the source. `[.., src] → [..]`, marks −1, splats +1; jumps to
@@ -280,10 +279,6 @@ impl Op {
             Op::BranchBegin(_) => next(Effect::NONE.and(Regions, 1)),
             Op::BranchEnd => next(Effect::NONE.and(Regions, -1)),
             Op::CondMerge { .. } => next(v(2, 1).and(Conds, -1).and(Marks, -1)),
-            Op::Jump(t) => Effects {
-                next: None,
-                jump: Some((t, Effect::NONE)),
-            },
             Op::MakeTuple(n) => next(v(n, 1)),
             Op::ObjItem { .. } => next(v(2, 2)),
             Op::MakeObject(n) => next(v(n.checked_mul(2)?, 1)),
@@ -299,7 +294,10 @@ impl Op {
             Op::ForFilter { next: to, .. } | Op::ForKey { next: to, .. } => {
                 either(v(1, 0), to, v(1, 0))
             }
-            Op::ForPush { .. } => next(v(1, 0)),
+            Op::ForPush { next: to, .. } => Effects {
+                next: None,
+                jump: Some((to, v(1, 0))),
+            },
             Op::ForEnd => next(v(0, 1).and(Fors, -1)),
             Op::SplatBegin { end, .. } => either(
                 v(1, 0).and(Marks, -1).and(Splats, 1),

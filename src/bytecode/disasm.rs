@@ -39,7 +39,6 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                     .map(show)
                     .unwrap_or_default()
             ),
-            Op::Jump(t) => format!("jump {}", rel(t)),
             Op::SlotPath { slot, path } => {
                 let names = program.paths.get(path as usize).map(|steps| {
                     steps
@@ -75,6 +74,7 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
             Op::ForPreCheck { end, .. } => format!("for_precheck end={}", rel(end)),
             Op::ForNext { exit } => format!("for_next exit={}", rel(exit)),
             Op::ForFilter { next, .. } => format!("for_filter next={}", rel(next)),
+            Op::ForPush { next, .. } => format!("for_push next={}", rel(next)),
             Op::ForKey { next, .. } => format!("for_key next={}", rel(next)),
             Op::SplatBegin { end, .. } => format!("splat_begin end={}", rel(end)),
             Op::SplatNext { temp, exit } => format!("splat_next t{temp} exit={}", rel(exit)),

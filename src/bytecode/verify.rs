@@ -144,7 +144,7 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         Op::ForPreCheck { site: s, .. }
         | Op::ForFilter { site: s, .. }
         | Op::ForKey { site: s, .. }
-        | Op::ForPush { site: s } => site(code.site(s).is_some()),
+        | Op::ForPush { site: s, .. } => site(code.site(s).is_some()),
         Op::SplatBegin { site: s, .. } => site(code.site(s).is_some()),
         Op::MakeObjectConst(i) => has("object shape", i, code.shapes.len()),
         Op::Template { site: s, .. } => has("template site", s, code.templates.len()),
@@ -160,7 +160,6 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         | Op::CondSelect
         | Op::BranchBegin(_)
         | Op::BranchEnd
-        | Op::Jump(_)
         | Op::MakeTuple(_)
         | Op::KeyDone
         | Op::MakeObject(_)

@@ -233,8 +233,7 @@ impl CodeBuilder {
     fn patch(&mut self, at: u32) {
         let target = self.here();
         if let Some(
-            Op::Jump(t)
-            | Op::ForBegin { end: t, .. }
+            Op::ForBegin { end: t, .. }
             | Op::ForPreCheck { end: t, .. }
             | Op::ForNext { exit: t }
             | Op::SplatBegin { end: t, .. }
@@ -834,8 +833,7 @@ impl CodeBuilder {
             self.emit(Op::ForKey { site, next: top }, k.span);
         }
         self.branch(f.value, scope);
-        self.emit(Op::ForPush { site }, f.value.span());
-        self.emit(Op::Jump(top), f.whole);
+        self.emit(Op::ForPush { site, next: top }, f.value.span());
         self.patch(next);
         self.emit(Op::ForEnd, f.whole);
         self.patch(begin);

@@ -254,10 +254,11 @@ impl Vm<'_> {
         Ok(Flow::Jump(next))
     }
 
-    /// [`crate::bytecode::code::Op::ForPush`]
+    /// [`crate::bytecode::code::Op::ForPush`]: back to the loop's `ForNext` after it.
     pub(super) fn op_for_push(
         &mut self,
         site: SiteId<ForSite>,
+        next: u32,
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
         let v = self.pop()?;
@@ -267,14 +268,14 @@ impl Vm<'_> {
         let st = self.for_state()?;
         if !st.object {
             st.tuple.push(v);
-            return Ok(Flow::Next);
+            return Ok(Flow::Jump(next));
         }
         let Some(k) = st.pending_key.take() else {
-            return Ok(Flow::Next);
+            return Ok(Flow::Jump(next));
         };
         if st.group {
             st.groups.entry(k).or_default().push(v);
-            return Ok(Flow::Next);
+            return Ok(Flow::Jump(next));
         }
         match st.fields.entry(k) {
             Entry::Occupied(o) => {
@@ -293,7 +294,7 @@ impl Vm<'_> {
                 slot.insert(v);
             }
         }
-        Ok(Flow::Next)
+        Ok(Flow::Jump(next))
     }
 
     /// [`crate::bytecode::code::Op::ForEnd`]

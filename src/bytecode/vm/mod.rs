@@ -395,7 +395,6 @@ impl<'p> Vm<'p> {
     fn exec(&mut self, op: Op, frame: &[Value], diags: &mut Vec<Diagnostic>) -> Step {
         match op {
             Op::Return => Ok(Flow::Return),
-            Op::Jump(t) => Ok(Flow::Jump(t)),
             Op::Const(i) => self.op_const(i),
             Op::Slot(i) => self.op_slot(i, frame),
             Op::Temp(i) => self.op_temp(i),
@@ -435,7 +434,7 @@ impl<'p> Vm<'p> {
             Op::ForNext { exit } => self.op_for_next(exit),
             Op::ForFilter { site, next } => self.op_for_filter(site, next, diags),
             Op::ForKey { site, next } => self.op_for_key(site, next, diags),
-            Op::ForPush { site } => self.op_for_push(site, diags),
+            Op::ForPush { site, next } => self.op_for_push(site, next, diags),
             Op::ForEnd => self.op_for_end(),
             Op::SplatBegin { site, end } => self.op_splat_begin(site, end, diags),
             Op::SplatNext { temp, exit } => self.op_splat_next(temp, exit),
