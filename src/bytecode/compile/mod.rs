@@ -1009,12 +1009,35 @@ impl CodeBuilder {
         self.patch(begin);
     }
 
-    /// Arguments of a builtin call, each converted to its parameter's type.
+    /// Arguments of a builtin call, each converted to its parameter's type. No conversion
+    /// is emitted where it would leave every value as it is: a parameter of any type (or
+    /// none: an argument past the parameters, which the call rejects), a literal already
+    /// of its parameter's primitive type (`format("%s", ...)`, `substr(x, 0, 16)`).
     fn args_converted(&mut self, call: u32, args: &[Expr], scope: &dyn Scope) {
+        let def = match self.out.calls.get(call as usize).map(|c| &c.callee) {
+            Some(Callee::Builtin(id)) => Some(builtins::get(*id)),
+            _ => None,
+        };
         for (i, a) in args.iter().enumerate() {
             self.expr(a, scope);
-            let arg = i as u32;
-            self.emit(Op::ConvArg { call, arg }, a.span);
+            let param = def.and_then(|d| d.params.get(i).or(d.var_param.as_ref()));
+            let as_is = match param.map(|p| p.ty) {
+                None | Some(builtins::ParamType::Any) => true,
+                Some(builtins::ParamType::String) => {
+                    matches!(self.const_value(a), Some(Value::String(_)))
+                }
+                Some(builtins::ParamType::Number) => {
+                    matches!(self.const_value(a), Some(Value::Number(_)))
+                }
+                Some(builtins::ParamType::Bool) => {
+                    matches!(self.const_value(a), Some(Value::Bool(_)))
+                }
+                Some(_) => false,
+            };
+            if !as_is {
+                let arg = i as u32;
+                self.emit(Op::ConvArg { call, arg }, a.span);
+            }
         }
     }
 
@@ -1271,5 +1294,32 @@ mod tests {
             ("b".into(), Value::int(2)),
         ]);
         assert!(v.raw_equals(&expected));
+    }
+
+    #[test]
+    fn arguments_are_converted_only_where_a_conversion_can_change_them() {
+        let conv_args = |src: &str, x: Value| {
+            let (p, chunk, v, d) = run(src, x);
+            let listing = crate::bytecode::disasm::disassemble(&p, chunk);
+            let args: Vec<String> = listing
+                .lines()
+                .filter_map(|l| l.split_once("conv_arg").map(|(_, a)| a.trim().to_string()))
+                .collect();
+            let texts: Vec<String> = d.iter().map(|d| d.plain(p.sources())).collect();
+            (args, v, texts)
+        };
+        // Literals of the parameter's type, and parameters of any type: nothing to emit.
+        let (args, v, d) = conv_args(r#"substr("abcdef", 1, 3)"#, Value::NULL);
+        assert_eq!((args, d), (Vec::<String>::new(), vec![]));
+        assert!(v.raw_equals(&Value::string("bcd")));
+        let (args, _, _) = conv_args("coalesce(x, 1)", Value::NULL);
+        assert!(args.is_empty(), "{args:?}");
+        // A variable, or a literal of another type, is converted (and may fail) as before.
+        let (args, v, _) = conv_args(r#"substr(x, "1", true)"#, Value::string("abc"));
+        assert_eq!(args, ["#0", "#1", "#2"]);
+        assert!(v.is_unknown());
+        let (args, v, d) = conv_args(r#"upper(2)"#, Value::NULL);
+        assert_eq!((args, d), (vec!["#0".to_string()], vec![]));
+        assert!(v.raw_equals(&Value::string("2")));
     }
 }
