@@ -60,6 +60,7 @@ impl std::error::Error for RequestError {}
 /// The attribute names of the objects every request builds (`req`, `self`), allocated
 /// once per process rather than once per request.
 pub(crate) struct Keys {
+    pub basename: Str,
     pub composite: Str,
     pub composite_connection: Str,
     pub connection: Str,
@@ -75,6 +76,7 @@ pub(crate) struct Keys {
 pub(crate) fn keys() -> &'static Keys {
     static KEYS: std::sync::OnceLock<Keys> = std::sync::OnceLock::new();
     KEYS.get_or_init(|| Keys {
+        basename: Str::from("basename"),
         composite: Str::from("composite"),
         composite_connection: Str::from("composite_connection"),
         connection: Str::from("connection"),

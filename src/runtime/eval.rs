@@ -247,15 +247,15 @@ struct Evaluator<'p, 'o> {
     inputs: &'p Inputs,
     frame: Vec<Value>,
     desired: Vec<(Str, Value)>,
-    desired_index: HashMap<Str, usize>,
-    ready: HashMap<Str, Readiness>,
+    desired_index: HashMap<Str, usize, ahash::RandomState>,
+    ready: HashMap<Str, Readiness, ahash::RandomState>,
     /// The objects of the `composite status` blocks, checked as Go converts them.
     statuses: Vec<Value>,
     connections: Vec<BTreeMap<String, Vec<u8>>>,
     /// Each `context` block's key and value as a one-key object, checked.
     contexts: Vec<Value>,
     requirements: Vec<(Str, Selector)>,
-    requirement_names: HashSet<Str>,
+    requirement_names: HashSet<Str, ahash::RandomState>,
     discards: Vec<Discard>,
     budget_error: Option<String>,
     /// What [`evaluate_traced`] records (none for [`evaluate`]).
@@ -340,19 +340,22 @@ fn evaluate_with(
     Option<Trace>,
     crate::bytecode::vm::Usage,
 ) {
+    // One random state for the three tables keyed by names from the request (seeded: no
+    // crafted names can make them collide), made once: making one costs ~100 instructions.
+    let hasher = ahash::RandomState::new();
     let mut e = Evaluator {
         program,
         vm: Vm::new(&program.code, limits),
         inputs,
         frame: Vec::with_capacity(program.frame_size as usize),
         desired: Vec::new(),
-        desired_index: HashMap::new(),
-        ready: HashMap::new(),
+        desired_index: HashMap::with_hasher(hasher.clone()),
+        ready: HashMap::with_hasher(hasher.clone()),
         statuses: Vec::new(),
         connections: Vec::new(),
         contexts: Vec::new(),
         requirements: Vec::new(),
-        requirement_names: HashSet::new(),
+        requirement_names: HashSet::with_hasher(hasher),
         discards: Vec::new(),
         budget_error: None,
         trace,
@@ -651,7 +654,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         &self,
         name: &Str,
         own_body: Option<&crate::lower::reads::Paths>,
-    ) -> Vec<(Str, Value)> {
+    ) -> [(Str, Value); 3] {
         let res = if let Some(paths) = own_body {
             self.inputs.observed_body(name, paths)
         } else {
@@ -668,7 +671,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             .cloned()
             .unwrap_or_default();
         let k = crate::protocol::request::keys();
-        vec![
+        [
             (k.connection.clone(), conn),
             (k.name.clone(), Value::string(name.clone())),
             (k.resource.clone(), res),
@@ -677,8 +680,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
 
     fn resource(&mut self, r: &Resource) -> Diags {
         debug_assert_eq!(self.frame.len() as u32, r.self_slot);
-        let self_obj =
-            Value::object(self.self_object(&r.name, self.program.reads.own_paths(&r.content)));
+        let self_obj = Value::object_sorted(
+            self.self_object(&r.name, self.program.reads.own_paths(&r.content))
+                .into(),
+        );
         self.observed(r.content.span, None, |e| {
             e.with_scope(|e| e.add_resource(&r.name, &r.content, self_obj, None))
         })
@@ -808,12 +813,13 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             .get_attr(base_name)
             .cloned()
             .unwrap_or_default();
-        let coll_self = vec![
-            ("basename".into(), Value::string(base_name.clone())),
-            ("connections".into(), connections),
-            ("resources".into(), resources),
+        let k = crate::protocol::request::keys();
+        let coll_self = [
+            (k.basename.clone(), Value::string(base_name.clone())),
+            (k.connections.clone(), connections),
+            (k.resources.clone(), resources),
         ];
-        self.frame.push(Value::object(coll_self.clone()));
+        self.frame.push(Value::object_sorted(coll_self.to_vec()));
         let mut diags = match self.locals(&c.locals) {
             Ok(d) => d,
             Err(d) => return d,
@@ -885,12 +891,19 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 }
             };
             let own = self.self_object(&name, own_body);
-            let each = self.frame.last().cloned().unwrap_or_default();
-            let ds = self.observed(c.template.span, Some((i, each, name.clone())), |e| {
+            let item = match self.observer {
+                Some(_) => Some((
+                    i,
+                    self.frame.last().cloned().unwrap_or_default(),
+                    name.clone(),
+                )),
+                None => None,
+            };
+            let ds = self.observed(c.template.span, item, |e| {
                 e.add_resource(
                     &name,
                     &c.template,
-                    object_from_runs(&coll_self, own),
+                    member_self(&coll_self, own),
                     Some((base_name.clone(), item_index(i))),
                 )
             });
@@ -1538,45 +1551,45 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
         return Some(body);
     };
     // The body, its metadata and their annotations are objects just built (not shared):
-    // they are changed in place, each key inserted at its sorted position.
+    // they are changed where they lie, each key found or inserted at its sorted position.
     static METADATA: LazyLock<Str> = LazyLock::new(|| Str::from("metadata"));
     static ANNOTATIONS: LazyLock<Str> = LazyLock::new(|| Str::from("annotations"));
     static BASE_NAME: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_BASE_NAME));
     static INDEX: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_INDEX));
     let mut body = object_fields(Some(body));
-    let fields = Arc::make_mut(&mut body);
-    let mut meta = object_fields(take_entry(&mut fields.entries, "metadata"));
+    let body_fields = Arc::make_mut(&mut body);
+    let meta_slot = entry_mut(body_fields, &METADATA);
+    let mut meta = object_fields(Some(std::mem::take(meta_slot)));
     let meta_fields = Arc::make_mut(&mut meta);
-    let mut ann = object_fields(take_entry(&mut meta_fields.entries, "annotations"));
+    let ann_slot = entry_mut(meta_fields, &ANNOTATIONS);
+    let mut ann = object_fields(Some(std::mem::take(ann_slot)));
     let ann_fields = Arc::make_mut(&mut ann);
-    ann_fields
-        .entries
-        .retain(|(k, _)| &**k != ANNOTATION_BASE_NAME && &**k != ANNOTATION_INDEX);
-    put_entry(
-        &mut ann_fields.entries,
-        BASE_NAME.clone(),
-        Value::String(base),
-    );
-    put_entry(&mut ann_fields.entries, INDEX.clone(), Value::string(index));
-    put_entry(
-        &mut meta_fields.entries,
-        ANNOTATIONS.clone(),
-        Value::Object(ann),
-    );
-    put_entry(&mut fields.entries, METADATA.clone(), Value::Object(meta));
+    *entry_mut(ann_fields, &BASE_NAME) = Value::String(base);
+    // `item_index` is ASCII: in normal form already.
+    *entry_mut(ann_fields, &INDEX) = Value::String(index);
+    *ann_slot = Value::Object(ann);
+    *meta_slot = Value::Object(meta);
     Some(Value::Object(body))
 }
 
 /// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
 /// on the stack and allocated once.
 fn item_index(i: usize) -> Str {
-    use std::io::Write as _;
-    let mut buf = [0u8; 32];
-    let mut w = &mut buf[..];
-    let _ = write!(w, "s{i:06}");
-    let n = 32 - w.len();
+    // 's', then the digits right-aligned in 20 places (usize::MAX has 20), zero-padded.
+    let mut buf = [b'0'; 21];
+    let (mut n, mut at) = (i, buf.len());
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = at.min(buf.len() - 6);
+    buf[start - 1] = b's';
     // Only 's' and ASCII digits were written.
-    Str::from(std::str::from_utf8(&buf[..n]).unwrap_or_default())
+    Str::from(std::str::from_utf8(&buf[start - 1..]).unwrap_or_default())
 }
 
 /// The entries of a map or object as an object's (anything else: none).
@@ -1594,32 +1607,31 @@ fn object_fields(v: Option<Value>) -> Arc<Fields> {
     }
 }
 
+/// The value of `key` in sorted entries, inserted (null) at its sorted position if absent.
+fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> &'f mut Value {
+    let entries = &mut fields.entries;
+    let i = match entries.binary_search_by(|(k, _)| (**k).cmp(&**key)) {
+        Ok(i) => i,
+        Err(i) => {
+            entries.insert(i, (key.clone(), Value::NULL));
+            i
+        }
+    };
+    &mut entries[i].1
+}
+
 /// The attribute names of a collection item's `each`.
 static KEY: LazyLock<Str> = LazyLock::new(|| Str::from("key"));
 static VALUE: LazyLock<Str> = LazyLock::new(|| Str::from("value"));
 
-/// `Value::object` of `a` followed by `b` (so `b` wins on a shared key), merged in one pass
-/// when both runs are sorted with distinct keys, as a collection item's `self` parts are.
-fn object_from_runs(a: &[(Str, Value)], b: Vec<(Str, Value)>) -> Value {
-    let sorted = |r: &[(Str, Value)]| r.windows(2).all(|w| w[0].0 < w[1].0);
-    if !sorted(a) || !sorted(&b) {
-        return Value::object(a.iter().cloned().chain(b).collect());
-    }
-    Value::object_sorted(crate::value::merge_runs(a.iter().cloned(), b.into_iter()))
-}
-
-/// Removes the entry `key` from sorted entries, returning its value.
-fn take_entry(entries: &mut Vec<(Str, Value)>, key: &str) -> Option<Value> {
-    let i = entries.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
-    Some(entries.remove(i).1)
-}
-
-/// Puts `key` into sorted entries (replacing an entry of the same key).
-fn put_entry(entries: &mut Vec<(Str, Value)>, key: Str, v: Value) {
-    match entries.binary_search_by(|(k, _)| (**k).cmp(&*key)) {
-        Ok(i) => entries[i].1 = v,
-        Err(i) => entries.insert(i, (key, v)),
-    }
+/// A collection member's `self`: the collection's entries (`basename`, `connections`,
+/// `resources`) and the member's own (`connection`, `name`, `resource`), in key order.
+fn member_self(coll: &[(Str, Value); 3], own: [(Str, Value); 3]) -> Value {
+    let [basename, connections, resources] = coll.clone();
+    let [connection, name, resource] = own;
+    let entries = vec![basename, connection, connections, name, resource, resources];
+    debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+    Value::object_sorted(entries)
 }
 
 /// function-hcl's `findUnknownPaths` and `path2String`: where the unknowns inside a value are,
@@ -1733,33 +1745,28 @@ mod tests {
     }
 
     #[test]
-    fn object_from_runs_is_object_of_the_concatenation() {
-        let e = |ks: &[&str], tag: i64| -> Vec<(Str, Value)> {
-            ks.iter()
-                .map(|k| (Str::from(*k), Value::int(tag)))
-                .collect()
-        };
-        let cases: [(&[&str], &[&str]); 5] = [
-            (
-                &["basename", "connections", "resources"],
-                &["connection", "name", "resource"],
-            ),
-            (&["a", "c"], &["a", "b", "c", "d"]),
-            (&[], &["x"]),
-            (&["y"], &[]),
-            (&["b", "a"], &["a"]),
+    fn member_self_is_the_object_of_both_parts() {
+        let k = crate::protocol::request::keys();
+        let coll = [
+            (k.basename.clone(), Value::string("b")),
+            (k.connections.clone(), Value::int(1)),
+            (k.resources.clone(), Value::int(2)),
         ];
-        for (a, b) in cases {
-            let (a, b) = (e(a, 1), e(b, 2));
-            let want = Value::object(a.iter().cloned().chain(b.iter().cloned()).collect());
-            assert!(object_from_runs(&a, b).raw_equals(&want));
-        }
+        let own = [
+            (k.connection.clone(), Value::int(3)),
+            (k.name.clone(), Value::string("n")),
+            (k.resource.clone(), Value::int(4)),
+        ];
+        let want = Value::object(coll.iter().cloned().chain(own.iter().cloned()).collect());
+        assert!(member_self(&coll, own).raw_equals(&want));
     }
 
     #[test]
     fn item_indexes_have_six_digits_at_least() {
         assert_eq!(&*item_index(0), "s000000");
         assert_eq!(&*item_index(42), "s000042");
+        assert_eq!(&*item_index(999_999), "s999999");
+        assert_eq!(&*item_index(1_000_000), "s1000000");
         assert_eq!(&*item_index(1_234_567), "s1234567");
         assert_eq!(&*item_index(usize::MAX), format!("s{}", usize::MAX));
     }
