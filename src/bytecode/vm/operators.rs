@@ -34,6 +34,13 @@ impl Vm<'_> {
         let r = self.pop()?;
         let l = self.pop()?;
         let mark = self.pop_mark()?;
+        // Operands that did not fail, already of the operator's type: no conversion or
+        // diagnostic can arise but the operation's own (which the general path makes).
+        if diags.len() <= mark
+            && let Some(v) = primitive_binary(op, &l, &r)
+        {
+            return self.push(v);
+        }
         let s = self.site(site)?;
         let v = binary(op, l, r, &s, mark, diags);
         self.push(v)
@@ -120,15 +127,8 @@ fn binary(
     if has_errors_since(diags, mark) {
         return Value::Unknown(result);
     }
-    match op {
-        BinaryOp::Eq => return ops::equals(&l, &r),
-        BinaryOp::Ne => {
-            return match ops::equals(&l, &r) {
-                Value::Bool(b) => Value::Bool(!b),
-                other => other,
-            };
-        }
-        _ => {}
+    if matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+        return equality(op, &l, &r);
     }
     if l.is_null() || r.is_null() {
         diags.push(op_failed("argument must not be null", s.whole));
@@ -155,6 +155,44 @@ fn binary(
             diags.push(op_failed(&e.to_string(), s.whole));
             Value::Unknown(result)
         }
+    }
+}
+
+/// [`binary`] of two known, non-null operands the operator takes as they are (numbers for
+/// arithmetic and comparison; strings, numbers or bools for equality), when it succeeds:
+/// `None` sends everything else (conversions, nulls, unknowns, an arithmetic error and its
+/// diagnostic) down the general path.
+#[inline]
+fn primitive_binary(op: BinaryOp, l: &Value, r: &Value) -> Option<Value> {
+    match (l, r) {
+        (Value::Number(a), Value::Number(b)) => {
+            let n = match op {
+                BinaryOp::Add => a.add(b),
+                BinaryOp::Sub => a.sub(b),
+                BinaryOp::Mul => a.mul(b),
+                BinaryOp::Gt => return Some(Value::Bool(a > b)),
+                BinaryOp::Ge => return Some(Value::Bool(a >= b)),
+                BinaryOp::Lt => return Some(Value::Bool(a < b)),
+                BinaryOp::Le => return Some(Value::Bool(a <= b)),
+                BinaryOp::Eq | BinaryOp::Ne => return Some(equality(op, l, r)),
+                _ => return None,
+            };
+            n.ok().map(Value::Number)
+        }
+        (Value::String(_), Value::String(_)) | (Value::Bool(_), Value::Bool(_))
+            if matches!(op, BinaryOp::Eq | BinaryOp::Ne) =>
+        {
+            Some(equality(op, l, r))
+        }
+        _ => None,
+    }
+}
+
+/// `==` or `!=` of two values, as [`binary`] answers it once the operands are converted.
+fn equality(op: BinaryOp, l: &Value, r: &Value) -> Value {
+    match (op, ops::equals(l, r)) {
+        (BinaryOp::Ne, Value::Bool(b)) => Value::Bool(!b),
+        (_, v) => v,
     }
 }
 
