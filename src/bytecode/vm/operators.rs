@@ -170,6 +170,8 @@ fn primitive_binary(op: BinaryOp, l: &Value, r: &Value) -> Option<Value> {
                 BinaryOp::Add => a.add(b),
                 BinaryOp::Sub => a.sub(b),
                 BinaryOp::Mul => a.mul(b),
+                BinaryOp::Div => a.div(b),
+                BinaryOp::Mod => a.rem(b),
                 BinaryOp::Gt => return Some(Value::Bool(a > b)),
                 BinaryOp::Ge => return Some(Value::Bool(a >= b)),
                 BinaryOp::Lt => return Some(Value::Bool(a < b)),

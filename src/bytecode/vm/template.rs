@@ -38,6 +38,23 @@ impl Vm<'_> {
         let mut out = std::mem::take(&mut self.text);
         out.clear();
         for (i, v) in self.stack[at..].iter().enumerate() {
+            // Strings, numbers and bools are written as they are (a number or bool as
+            // `convert` to string writes it); the rest takes hcl's checks below.
+            match v {
+                Value::String(s) => {
+                    out.push_str(s);
+                    continue;
+                }
+                Value::Number(n) => {
+                    n.push_cty_string(&mut out);
+                    continue;
+                }
+                Value::Bool(b) => {
+                    out.push_str(if *b { "true" } else { "false" });
+                    continue;
+                }
+                _ => {}
+            }
             let span = ts.parts.get(i).copied().flatten().unwrap_or(ts.whole);
             if v.is_null() {
                 diags.push(
@@ -53,10 +70,6 @@ impl Vm<'_> {
             }
             if v.is_unknown() {
                 known = false;
-                continue;
-            }
-            if let Value::String(s) = v {
-                out.push_str(s);
                 continue;
             }
             match convert(v, &Type::String) {
