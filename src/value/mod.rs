@@ -140,6 +140,7 @@ pub struct Fields {
 impl Fields {
     /// Lookup by key: a scan comparing lengths first for a small object (most attribute
     /// names differ in length, so few bytes are compared), a binary search otherwise.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Value> {
         if self.entries.len() <= 8 {
             return self
