@@ -47,6 +47,27 @@ pub fn convert(v: &Value, want: &Type) -> Result<Value, ConvertError> {
     apply(v, &got, want, true)
 }
 
+/// [`convert`] to a list type done in place, when `v` is a tuple held nowhere else whose
+/// elements all have the list's element type (a `[for ...]` passed where `list(string)` is
+/// wanted): it becomes that list without its elements being copied. False (and `v`
+/// unchanged) otherwise.
+pub fn tuple_to_list_in_place(v: &mut Value, want: &Type) -> bool {
+    let (Value::Tuple(s), Type::List(we)) = (&mut *v, want) else {
+        return false;
+    };
+    let Some(seq) = Arc::get_mut(s) else {
+        return false;
+    };
+    if seq.items.is_empty() || !we.is_known_type() || !seq.items.iter().all(|x| x.has_type(we)) {
+        return false;
+    }
+    seq.elem = (**we).clone();
+    if let Value::Tuple(s) = std::mem::take(v) {
+        *v = Value::List(s);
+    }
+    true
+}
+
 /// A non-empty tuple whose elements all have the wanted list or set element type (a
 /// `[for ...]` or a literal passed where `list(string)` is wanted): cty's conversion finds
 /// that type as the target and converts no element, so the result is a list (set) of
@@ -1052,6 +1073,27 @@ mod tests {
             }
         }
         assert_eq!(fast, 9, "the fast path is taken where it applies");
+        // In place: the same answer as `convert` for a tuple held nowhere else; a shared
+        // one, or one `convert` changes, is left as it is.
+        let mut in_place = 0;
+        for v in &tuples {
+            for w in &wants {
+                let mut owned = Value::tuple(v.as_seq().unwrap_or(&[]).to_vec());
+                if tuple_to_list_in_place(&mut owned, w) {
+                    in_place += 1;
+                    let c = convert(v, w).expect("converts");
+                    assert!(
+                        owned.raw_equals(&c) && owned.type_of() == c.type_of(),
+                        "{v:?} to {w}"
+                    );
+                } else {
+                    assert!(owned.raw_equals(v), "{v:?} to {w}: unchanged");
+                }
+                let mut shared = v.clone();
+                assert!(!tuple_to_list_in_place(&mut shared, w), "{v:?} is shared");
+            }
+        }
+        assert_eq!(in_place, 5, "lists, not sets");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::bytecode::code::{CallSite, Callee};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
-use crate::value::convert::convert;
+use crate::value::convert::{convert, tuple_to_list_in_place};
 use crate::value::number::Number;
 use crate::value::{Kind, Value};
 use std::sync::Arc;
@@ -49,7 +49,11 @@ impl<'p> Vm<'p> {
         if as_is {
             return Ok(Flow::Next);
         }
-        match convert(top, &p.ty.to_type()) {
+        let want = p.ty.to_type();
+        if tuple_to_list_in_place(top, &want) {
+            return Ok(Flow::Next);
+        }
+        match convert(top, &want) {
             Ok(v) => *top = v,
             Err(e) => {
                 let subject = c.arg_starts.get(arg as usize).copied().unwrap_or(c.range);
