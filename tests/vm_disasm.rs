@@ -30,6 +30,11 @@ fn golden_disassembly() {
         listing("[for k, v in m: v.name if k != \"x\"]", &["m"])
     );
     insta::assert_snapshot!("splat_and_try", listing("try(xs[*].id, [])", &["xs"]));
+    // An argument that is one traversal is evaluated once, as its own probe.
+    insta::assert_snapshot!(
+        "try_of_a_traversal",
+        listing("try(r.status.arn, r.name, \"pending\")", &["r"])
+    );
 }
 
 #[test]

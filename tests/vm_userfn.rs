@@ -312,6 +312,28 @@ fn try_and_can() {
         run("try(nosuch)", &[]),
         "unknown(dynamic)\nmain.hcl:1,1-5: Error in function call; Call to function \"try\" failed: no expression succeeded:\n- Unknown variable (at main.hcl:1,5-11)\n  There is no variable named \"nosuch\".\n\nAt least one expression must produce a successful result."
     );
+    // An argument that is one traversal is evaluated once, as its own probe (hcl's
+    // `dependsOnUnknowns` traverses it, then the argument is evaluated). Probed as the
+    // traversal `o` when parenthesized, the unknown `o.u` makes the whole result unknown.
+    let o = Value::object(vec![
+        ("a".into(), Value::NULL),
+        ("b".into(), Value::object(vec![("c".into(), Value::int(1))])),
+        ("u".into(), u.clone()),
+    ]);
+    let with_o = |src: &str| run(src, &[("o", o.clone())]);
+    assert_eq!(with_o("try(o.b.c, \"d\")"), "1");
+    assert_eq!(with_o("try((o).b.c, \"d\")"), "unknown(dynamic)");
+    assert_eq!(with_o("try(o.a.x, \"d\")"), "\"d\"");
+    assert_eq!(with_o("try(o.zz, o.b.c)"), "1");
+    assert_eq!(with_o("try(o.u, \"d\")"), "unknown(dynamic)");
+    assert_eq!(with_o("try(o.b, \"d\")"), "object{c = 1}");
+    assert_eq!(with_o("can(o.b.c)"), "true");
+    assert_eq!(with_o("can(o.a.x)"), "false");
+    assert_eq!(with_o("can(o.u)"), "unknown(bool)");
+    assert_eq!(
+        with_o("try(o.a.x)"),
+        "unknown(dynamic)\nmain.hcl:1,1-5: Error in function call; Call to function \"try\" failed: no expression succeeded:\n- Attempt to get attribute from null value (at main.hcl:1,8-10)\n  This value is null, so it does not have any attributes.\n\nAt least one expression must produce a successful result."
+    );
     assert_eq!(
         run("try()", &[]),
         "unknown(dynamic)\nmain.hcl:1,1-5: Error in function call; Call to function \"try\" failed: at least one argument is required."

@@ -175,6 +175,11 @@ pub(crate) enum Op {
     /// After a `try` argument: `[.., v] → [..]`, marks −1; jumps to `end` if it had no
     /// errors: `[.., v] → [.., r]`, marks −1, tries −1
     TryArg { end: u32, can: bool },
+    /// After a `try` argument that is one traversal, evaluated once as its own probe
+    /// (`Probe`, `TryDepCheck` and `TryArg` of a second evaluation, in one): `[.., v] → [..]`,
+    /// marks −1, when it had errors; jumps to `end` when it depends on an unknown value or
+    /// had no errors: `[.., v] → [.., r]`, marks −1, tries −1
+    TryTraversal { end: u32, can: bool },
     /// No argument succeeded. `[..] → [.., r]`, tries −1
     TryFail { call: u32, can: bool },
     /// End of a chunk: the value on top of the stack, the only one the chunk left, is the
@@ -318,7 +323,7 @@ impl Op {
             Op::TryBegin => next(Effect::NONE.and(Tries, 1)),
             Op::Probe => next(v(1, 0).and(Marks, -1)),
             Op::TryDepCheck { end, .. } => either(Effect::NONE, end, v(0, 1).and(Tries, -1)),
-            Op::TryArg { end, .. } => either(
+            Op::TryArg { end, .. } | Op::TryTraversal { end, .. } => either(
                 v(1, 0).and(Marks, -1),
                 end,
                 v(1, 1).and(Marks, -1).and(Tries, -1),

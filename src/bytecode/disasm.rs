@@ -82,6 +82,9 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
             Op::ExpandBegin { end, .. } => format!("expand_begin end={}", rel(end)),
             Op::TryDepCheck { end, can } => format!("try_dep_check end={} can={can}", rel(end)),
             Op::TryArg { end, can } => format!("try_arg end={} can={can}", rel(end)),
+            Op::TryTraversal { end, can } => {
+                format!("try_traversal end={} can={can}", rel(end))
+            }
             Op::Call { call, argc } => format!(
                 "call {}/{argc}",
                 program

@@ -171,6 +171,7 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         | Op::Probe
         | Op::TryDepCheck { .. }
         | Op::TryArg { .. }
+        | Op::TryTraversal { .. }
         | Op::Return => Ok(()),
     }
 }

@@ -240,7 +240,8 @@ impl CodeBuilder {
             | Op::SplatNext { exit: t, .. }
             | Op::ExpandBegin { end: t, .. }
             | Op::TryDepCheck { end: t, .. }
-            | Op::TryArg { end: t, .. },
+            | Op::TryArg { end: t, .. }
+            | Op::TryTraversal { end: t, .. },
         ) = self.out.code.get_mut(at as usize)
         {
             *t = target;
@@ -1065,12 +1066,21 @@ impl CodeBuilder {
 
     /// `try(a, b, ...)` / `can(a)`: each argument's traversals are probed first (one that
     /// depends on an unknown value makes the result unknown), then the argument runs; the
-    /// first without errors is the result.
+    /// first without errors is the result. An argument that is itself one traversal (the
+    /// usual `try(self.resource.status.x, ...)`) is evaluated once, as its own probe.
     fn call_try(&mut self, call: u32, can: bool, c: &CallParts<'_>, scope: &dyn Scope) {
         self.emit(Op::TryBegin, c.whole);
         let mut ends = Vec::new();
         for a in c.args {
             let travs = traversals(a);
+            if let [t] = travs[..]
+                && std::ptr::eq(t, a)
+            {
+                self.emit(Op::Mark, a.span);
+                self.expr(a, scope);
+                ends.push(self.emit(Op::TryTraversal { end: 0, can }, a.span));
+                continue;
+            }
             if !travs.is_empty() {
                 for t in travs {
                     self.emit(Op::Mark, t.span);

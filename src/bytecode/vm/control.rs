@@ -258,6 +258,35 @@ impl Vm<'_> {
         Ok(Flow::Jump(end))
     }
 
+    /// [`crate::bytecode::code::Op::TryTraversal`]: what `Probe` and `TryDepCheck` then
+    /// `TryArg` do when the argument is the traversal probed (its second evaluation would
+    /// give the same value and diagnostics).
+    pub(super) fn op_try_traversal(
+        &mut self,
+        end: u32,
+        can: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let v = self.pop()?;
+        let mark = self.pop_mark()?;
+        if has_errors_since(diags, mark) {
+            self.try_state()?;
+            let failed = diags.drain(mark.min(diags.len())..);
+            self.try_failed.extend(failed);
+            return Ok(Flow::Next);
+        }
+        diags.truncate(mark);
+        self.end_try();
+        let r = match (v.contains_unknown(), can) {
+            (true, true) => Value::Unknown(Type::Bool),
+            (true, false) => DYN,
+            (false, true) => Value::Bool(true),
+            (false, false) => v,
+        };
+        self.stack.push(r);
+        Ok(Flow::Jump(end))
+    }
+
     /// [`crate::bytecode::code::Op::TryFail`]
     pub(super) fn op_try_fail(
         &mut self,

@@ -416,6 +416,7 @@ impl<'p> Vm<'p> {
             Op::Probe => self.op_probe(diags),
             Op::TryDepCheck { end, can } => self.op_try_dep_check(end, can),
             Op::TryArg { end, can } => self.op_try_arg(end, can, diags),
+            Op::TryTraversal { end, can } => self.op_try_traversal(end, can, diags),
             Op::TryFail { call, can } => self.op_try_fail(call, can, diags),
             Op::MakeTuple(n) => self.op_make_tuple(n),
             Op::KeyDone => self.op_key_done(diags),
