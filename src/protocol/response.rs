@@ -1027,7 +1027,9 @@ impl Backward {
 /// Struct's (BTreeMap) fields in. Values keep this invariant; anything else is written
 /// in the order prost would write it (see [`struct_order`]).
 fn sorted_unique(entries: &[(crate::value::Str, Value)]) -> bool {
-    entries.windows(2).all(|w| w[0].0 < w[1].0)
+    entries
+        .windows(2)
+        .all(|w| crate::value::cmp_str(&w[0].0, &w[1].0) == std::cmp::Ordering::Less)
 }
 
 /// The entries a BTreeMap built from `entries` would hold (later duplicates win), in its

@@ -492,10 +492,10 @@ pub fn merge_runs(
     let mut out = Vec::with_capacity(a.len() + b.len());
     let mut b = b.peekable();
     for e in a {
-        while let Some(x) = b.next_if(|x| x.0 < e.0) {
+        while let Some(x) = b.next_if(|x| cmp_str(&x.0, &e.0) == Ordering::Less) {
             out.push(x);
         }
-        match b.next_if(|x| x.0 == e.0) {
+        match b.next_if(|x| same_bytes(x.0.as_bytes(), e.0.as_bytes())) {
             Some(x) => out.push(x),
             None => out.push(e),
         }
@@ -507,14 +507,17 @@ pub fn merge_runs(
 /// Sorts entries by key, keeping the last of equal keys (Go's map assignment order): the
 /// one way maps, objects and object types are built from entries in any order.
 pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
-    if entries.windows(2).all(|w| w[0].0 < w[1].0) {
+    if entries
+        .windows(2)
+        .all(|w| cmp_str(&w[0].0, &w[1].0) == Ordering::Less)
+    {
         return;
     }
     // Stable sort keeps source order among equal keys; keep the last of each run, in place.
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.sort_by(|a, b| cmp_str(&a.0, &b.0));
     let mut w = 0;
     for r in 0..entries.len() {
-        if w > 0 && entries[w - 1].0 == entries[r].0 {
+        if w > 0 && same_bytes(entries[w - 1].0.as_bytes(), entries[r].0.as_bytes()) {
             entries.swap(w - 1, r);
         } else {
             entries.swap(w, r);
@@ -524,9 +527,15 @@ pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
     entries.truncate(w);
 }
 
-/// Orders two strings the way cty orders set elements and map keys: by bytes.
+/// Orders two strings the way cty orders set elements and map keys: by bytes. Keys most
+/// often differ in their first byte, which is compared inline (the rest is `memcmp`).
+#[inline]
 pub fn cmp_str(a: &str, b: &str) -> Ordering {
-    a.as_bytes().cmp(b.as_bytes())
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.first().cmp(&b.first()) {
+        Ordering::Equal => a.cmp(b),
+        other => other,
+    }
 }
 
 /// Helpers for unit tests of this layer and the ones above it.
@@ -560,6 +569,33 @@ mod tests {
                 assert!(!same_bytes(&a, &b), "{n} at {i}");
             }
             assert!(!same_bytes(&a, &[a.as_slice(), b"x"].concat()));
+        }
+    }
+
+    #[test]
+    fn cmp_str_orders_by_bytes() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "b",
+            "ba",
+            "\u{e9}",
+            "e",
+            "\u{e9}t\u{e9}",
+            "Z",
+            "a\0",
+            "metadata",
+            "metadatb",
+            "meta",
+            "example.org/tier",
+            "example.org/hash",
+        ];
+        for x in words {
+            for y in words {
+                assert_eq!(cmp_str(x, y), x.as_bytes().cmp(y.as_bytes()), "{x:?} {y:?}");
+            }
         }
     }
 
