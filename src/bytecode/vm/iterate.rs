@@ -23,9 +23,63 @@ pub(super) struct ForState {
     object: bool,
     group: bool,
     tuple: Vec<Value>,
-    fields: BTreeMap<Str, Value>,
+    fields: Entries,
     groups: BTreeMap<Str, Vec<Value>>,
     pending_key: Option<Str>,
+}
+
+/// The entries of a `for` object, by key: appended while the keys come in increasing order
+/// (`{ for x in xs : x.name => x }` over sorted names), in a tree from the first key out of
+/// order (each insertion in O(log n), whatever the order).
+enum Entries {
+    Sorted(Vec<(Str, Value)>),
+    Tree(BTreeMap<Str, Value>),
+}
+
+impl Entries {
+    /// Adds an entry; a key already present is refused (the first value stays) and given
+    /// back.
+    fn insert(&mut self, k: Str, v: Value) -> Option<Str> {
+        match self {
+            Entries::Sorted(entries) => {
+                let order = match entries.last() {
+                    Some((last, _)) => crate::value::cmp_str(last, &k),
+                    None => std::cmp::Ordering::Less,
+                };
+                match order {
+                    std::cmp::Ordering::Less => entries.push((k, v)),
+                    std::cmp::Ordering::Equal => return Some(k),
+                    std::cmp::Ordering::Greater => {
+                        let mut tree: BTreeMap<Str, Value> =
+                            std::mem::take(entries).into_iter().collect();
+                        let dup = Entries::tree_insert(&mut tree, k, v);
+                        *self = Entries::Tree(tree);
+                        return dup;
+                    }
+                }
+                None
+            }
+            Entries::Tree(tree) => Entries::tree_insert(tree, k, v),
+        }
+    }
+
+    fn tree_insert(tree: &mut BTreeMap<Str, Value>, k: Str, v: Value) -> Option<Str> {
+        match tree.entry(k) {
+            Entry::Occupied(o) => Some(o.key().clone()),
+            Entry::Vacant(slot) => {
+                slot.insert(v);
+                None
+            }
+        }
+    }
+
+    /// The entries in key order.
+    fn into_sorted(self) -> Vec<(Str, Value)> {
+        match self {
+            Entries::Sorted(entries) => entries,
+            Entries::Tree(tree) => tree.into_iter().collect(),
+        }
+    }
 }
 
 /// A running splat.
@@ -85,7 +139,7 @@ impl Vm<'_> {
             } else {
                 Vec::with_capacity(len)
             },
-            fields: BTreeMap::new(),
+            fields: Entries::Sorted(Vec::new()),
             groups: BTreeMap::new(),
             pending_key: None,
         });
@@ -277,22 +331,17 @@ impl Vm<'_> {
             st.groups.entry(k).or_default().push(v);
             return Ok(Flow::Jump(next));
         }
-        match st.fields.entry(k) {
-            Entry::Occupied(o) => {
-                let s = prog.site(site).ok_or(Stop::Fault("missing site"))?;
-                diags.push(
-                    err_diag(
-                        "Duplicate object key",
-                        format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", go_quote(o.key())),
-                        s.key,
-                    )
-                    .with_context(s.whole)
-                    .with_expression(s.key),
-                );
-            }
-            Entry::Vacant(slot) => {
-                slot.insert(v);
-            }
+        if let Some(k) = st.fields.insert(k, v) {
+            let s = prog.site(site).ok_or(Stop::Fault("missing site"))?;
+            diags.push(
+                err_diag(
+                    "Duplicate object key",
+                    format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", go_quote(&k)),
+                    s.key,
+                )
+                .with_context(s.whole)
+                .with_expression(s.key),
+            );
         }
         Ok(Flow::Jump(next))
     }
@@ -312,7 +361,7 @@ impl Vm<'_> {
                     .collect(),
             )
         } else {
-            Value::object_sorted(st.fields.into_iter().collect())
+            Value::object_sorted(st.fields.into_sorted())
         };
         self.push(v)
     }
@@ -527,4 +576,38 @@ fn splat_result(st: SplatState, s: SplatSite, diags: &mut Vec<Diagnostic>) -> Va
         elem,
         items: st.out,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_keep_the_first_of_a_key_in_key_order_whatever_the_insertion_order() {
+        // Sorted input, reversed, shuffled, with duplicates at each place.
+        let orders: [&[&str]; 6] = [
+            &["a", "b", "c", "d"],
+            &["d", "c", "b", "a"],
+            &["b", "d", "a", "c", "b"],
+            &["a", "a", "b"],
+            &["a", "b", "c", "a", "d", "c"],
+            &[],
+        ];
+        for keys in orders {
+            let mut e = Entries::Sorted(Vec::new());
+            let mut want: BTreeMap<Str, Value> = BTreeMap::new();
+            for (i, k) in keys.iter().enumerate() {
+                let dup = e.insert(Str::from(*k), Value::int(i as i64));
+                let first = !want.contains_key(*k);
+                want.entry(Str::from(*k)).or_insert(Value::int(i as i64));
+                assert_eq!(dup.is_none(), first, "{keys:?} at {i}");
+            }
+            let got = e.into_sorted();
+            let want: Vec<(Str, Value)> = want.into_iter().collect();
+            assert_eq!(got.len(), want.len(), "{keys:?}");
+            for ((gk, gv), (wk, wv)) in got.iter().zip(&want) {
+                assert!(gk == wk && gv.raw_equals(wv), "{keys:?}");
+            }
+        }
+    }
 }
