@@ -48,6 +48,8 @@ struct Emitter {
     root_context: bool,
     mapping_context: bool,
     simple_key_context: bool,
+    /// A number's text, reused from one number to the next.
+    scratch: String,
 }
 
 /// What libyaml's `yaml_emitter_analyze_scalar` finds out about a scalar.
@@ -137,6 +139,7 @@ impl Emitter {
             root_context: false,
             mapping_context: false,
             simple_key_context: false,
+            scratch: String::new(),
         }
     }
 
@@ -224,10 +227,8 @@ impl Emitter {
                 f.entries.iter().map(|(k, _)| k.len() + 4).sum::<usize>() + 4
             }
             _ => 8,
-        } + self.indent.max(0) as usize;
-        crate::value::meter::bytes("yamlencode", n as u64)
-            .and_then(|()| crate::value::meter::tick("yamlencode"))
-            .map_err(|e| e.to_string())?;
+        };
+        self.charge(n)?;
         match v {
             Value::Null(_) => {
                 self.emit_scalar("null", Style::Plain);
@@ -239,21 +240,20 @@ impl Emitter {
                 Ok(())
             }
             Value::Number(n) => {
-                let text = if n.is_infinite() {
+                let mut text = std::mem::take(&mut self.scratch);
+                text.clear();
+                if n.is_infinite() {
                     // big.Float.Text('f', -1), not YAML's .inf spelling.
-                    if n.is_negative() { "-Inf" } else { "+Inf" }.to_string()
+                    text.push_str(if n.is_negative() { "-Inf" } else { "+Inf" });
                 } else {
-                    n.to_cty_string()
-                };
+                    n.push_cty_string(&mut text);
+                }
                 self.emit_scalar(&text, Style::Plain);
+                self.scratch = text;
                 Ok(())
             }
             Value::String(s) if quotes_as_is(s) => {
-                // The common case, `emit_scalar` without its analysis: no break, so
-                // double-quoted whatever the context; no space, so no line break in it.
-                self.increase_indent(true, false);
-                self.write_double_quoted(s, false, true);
-                self.restore_indent();
+                self.write_as_is(s);
                 Ok(())
             }
             Value::String(s) => {
@@ -294,6 +294,15 @@ impl Emitter {
                 self.increase_indent(false, false);
                 for (k, item) in &f.entries {
                     self.write_indent();
+                    if k.len() <= 128 && quotes_as_is(k) {
+                        // `emit_node` of the key as a simple key, its case known.
+                        self.set_context(false, true, true);
+                        self.charge(k.len() + 4)?;
+                        self.write_as_is(k);
+                        self.write_indicator(":", false, false, false);
+                        self.emit_node(item, false, true, false)?;
+                        continue;
+                    }
                     let simple = !analyze(k).multiline && k.len() <= 128;
                     let key = Value::String(k.clone());
                     if simple {
@@ -311,6 +320,22 @@ impl Emitter {
                 Ok(())
             }
         }
+    }
+
+    /// Charges a node of `n` bytes, and its indentation, before it is written.
+    fn charge(&self, n: usize) -> Result<(), String> {
+        let n = n + self.indent.max(0) as usize;
+        crate::value::meter::bytes("yamlencode", n as u64)
+            .and_then(|()| crate::value::meter::tick("yamlencode"))
+            .map_err(|e| e.to_string())
+    }
+
+    /// A string [`quotes_as_is`] holds for, in any context: `emit_scalar` without its
+    /// analysis (no break, so double-quoted; no space, so no line break in it).
+    fn write_as_is(&mut self, s: &str) {
+        self.increase_indent(true, false);
+        self.write_double_quoted(s, false, true);
+        self.restore_indent();
     }
 
     fn emit_scalar(&mut self, value: &str, requested: Style) {
