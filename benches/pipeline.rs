@@ -38,7 +38,8 @@ fn write_workloads(dir: &str) {
     if let Err(e) = std::fs::create_dir_all(dir) {
         panic!("cannot create {dir}: {e}");
     }
-    for w in workloads::all() {
+    for w in workloads::all().into_iter().chain(workloads::constructs()) {
+        check(&w);
         let path = format!("{dir}/{}.json", w.name);
         if let Err(e) = std::fs::write(&path, &w.text) {
             panic!("cannot write {path}: {e}");

@@ -15,6 +15,8 @@
 //!   items do real work (locals built with `for`, a user function per item, string
 //!   builtins, a status entry per item), cold and in steady state with all 201 resources
 //!   observed, each carrying ~1.4 KB of `managedFields`.
+//! - `construct-*` ([`constructs`], not in [`all`]): a 200-member collection and the same
+//!   with one construct added to its template, to price each construct per member.
 //!
 //! Shared by `benches/pipeline.rs` through `#[path]`; `FN_HCL_WRITE_WORKLOADS=DIR cargo
 //! bench --bench pipeline` writes every request to `DIR/<name>.json`.
@@ -886,4 +888,122 @@ pub fn services(teams: usize, per_team: usize) -> Workload {
         "desired": {},
     });
     Workload::new(&format!("services-{n}"), services_program(), json)
+}
+
+/// The members of a construct workload's collection.
+pub const CONSTRUCT_ITEMS: usize = 200;
+
+/// Programs that differ from `construct-base` (a 200-member collection with a three-field
+/// body) by one construct in the collection's template: what one member pays for that
+/// construct is the difference of their instructions divided by 200
+/// (`benches/constructs.sh`). The XR is `heavy-200`'s. Not in [`all`]: they say where a
+/// heavy workload's cost comes from, construct by construct.
+pub fn constructs() -> Vec<Workload> {
+    let head = r#"-- main.hcl --
+locals {
+  xr     = req.composite
+  xrName = xr.metadata.name
+  params = xr.spec.parameters
+  conf   = { a = "x", b = "y", c = "z", d = "w", e = "v" }
+  base   = { team = params.team, env = params.env, "managed-by" = "fn-hcl" }
+  items  = [for i in range(params.count) : { index = i, name = format("svc-%03d", i) }]
+}
+
+function settings {
+  arg base {}
+  arg item {}
+  arg extra { default = {} }
+  body = merge(base, { name = item.name }, extra)
+}
+"#;
+    // (name, template locals, extra body fields, template blocks)
+    let cases: [(&str, &str, &str, &str); 12] = [
+        ("base", "", "", ""),
+        ("local", "it = each.value", "", ""),
+        ("template", "", r#"t = "${xrName}/${each.value.name}""#, ""),
+        (
+            "template-number",
+            "",
+            r#"t = "${each.value.name}/${each.value.index}""#,
+            "",
+        ),
+        ("upper", "", "u = upper(each.value.name)", ""),
+        (
+            "sha256",
+            "",
+            "h = substr(sha256(each.value.name), 0, 16)",
+            "",
+        ),
+        (
+            "merge",
+            "",
+            "l = merge(base, { tier = each.value.name })",
+            "",
+        ),
+        (
+            "for-tuple",
+            "",
+            "p = [for p in [80, 443, 8080] : p + each.value.index]",
+            "",
+        ),
+        (
+            "for-join",
+            "",
+            r#"s = join(",", [for k, v in conf : "${k}=${v}"])"#,
+            "",
+        ),
+        ("compare", "", r#"c = each.value.name != "bronze""#, ""),
+        (
+            "invoke",
+            "",
+            r#"c = invoke("settings", { base = { region = params.region }, item = each.value, extra = { owner = params.team } }).region"#,
+            "",
+        ),
+        (
+            "status",
+            "",
+            "",
+            r#"composite status {
+      body = { arns = { (self.name) = try(self.resource.status.atProvider.arn, "pending") } }
+    }"#,
+        ),
+    ];
+    cases
+        .iter()
+        .map(|(name, locals, field, blocks)| {
+            let locals = if locals.is_empty() {
+                String::new()
+            } else {
+                format!("    locals {{\n      {locals}\n    }}\n")
+            };
+            let hcl = format!(
+                r#"{head}
+resources svc {{
+  for_each = items
+  name     = each.value.name
+  template {{
+{locals}    body = {{
+      apiVersion = "v1"
+      kind       = "Service"
+      metadata   = {{ name = each.value.name }}
+      spec       = {{ {field} }}
+    }}
+    {blocks}
+  }}
+}}
+"#
+            );
+            let json = json!({
+                "observed": {
+                    "composite": { "resource": xr("heavy", json!({
+                        "parameters": { "team": "platform", "env": "prod",
+                                        "region": "eu-west-1", "count": CONSTRUCT_ITEMS }
+                    })) },
+                    "resources": {},
+                },
+                "desired": {},
+            });
+            Workload::new(&format!("construct-{name}"), hcl, json)
+        })
+        .collect()
 }
