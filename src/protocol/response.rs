@@ -1172,6 +1172,33 @@ impl Fill<'_> {
 /// One `fields` map entry: key (omitted when empty, as prost does) and Value. An entry
 /// holding a scalar (most of a body's) is written front to back in one piece.
 fn put_field_entry(k: &str, x: &Value, levels: usize, w: &mut Backward) -> Walk {
+    // The usual leaf: a named string whose entry is shorter than 128 bytes, so that every
+    // length in it is one byte: written at once (what the general path below writes).
+    if let Value::String(s) = x
+        && !k.is_empty()
+    {
+        let (kl, sl) = (k.len(), s.len());
+        let inner = 6 + kl + sl;
+        if inner < 0x80 {
+            let out = w.front(2 + inner);
+            out[..4].copy_from_slice(&[
+                wire::key(1, wire::LEN),
+                inner as u8,
+                wire::key(1, wire::LEN),
+                kl as u8,
+            ]);
+            let (key, rest) = out[4..].split_at_mut(kl);
+            key.copy_from_slice(k.as_bytes());
+            rest[..4].copy_from_slice(&[
+                wire::key(2, wire::LEN),
+                (2 + sl) as u8,
+                wire::key(kind::STRING, wire::LEN),
+                sl as u8,
+            ]);
+            rest[4..].copy_from_slice(s.as_bytes());
+            return Ok(());
+        }
+    }
     if let Some(vlen) = scalar_len(x) {
         let inner = wire::map_key_len(k) + wire::delimited_len(vlen);
         let mut f = Fill {
@@ -1597,6 +1624,28 @@ mod tests {
     fn bodies_are_byte_identical_to_prost() {
         for v in sample_bodies() {
             assert_eq!(direct_bytes(&v).unwrap(), prost_bytes(&v).unwrap(), "{v:?}");
+        }
+    }
+
+    /// String leaves whose entry is just under, at and over 128 bytes (one-byte lengths
+    /// or not), with keys and values of every split of that size, ASCII and not.
+    #[test]
+    fn string_leaves_around_one_byte_lengths_are_prosts() {
+        for total in [0usize, 1, 60, 119, 120, 121, 122, 127, 128, 129, 200] {
+            for kl in [1usize, 2, total / 2, total.saturating_sub(1), total] {
+                let sl = total.saturating_sub(kl);
+                for (k, s) in [
+                    ("k".repeat(kl), "v".repeat(sl)),
+                    ("é".repeat(kl.div_ceil(2)), "ü".repeat(sl / 2)),
+                ] {
+                    let v = Value::object(vec![(k.as_str().into(), Value::string(s.as_str()))]);
+                    assert_eq!(
+                        direct_bytes(&v).unwrap(),
+                        prost_bytes(&v).unwrap(),
+                        "{kl} {sl}"
+                    );
+                }
+            }
         }
     }
 
