@@ -150,7 +150,7 @@ impl Fields {
                 .map(|(_, v)| v);
         }
         self.entries
-            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .binary_search_by(|(k, _)| cmp_str(k, key))
             .ok()
             .map(|i| &self.entries[i].1)
     }
