@@ -257,7 +257,7 @@ impl Unifier {
             }
         }
         // Stable: within a key, the objects stay in order.
-        all.sort_by(|a, b| a.0.cmp(b.0));
+        all.sort_by(|a, b| crate::value::cmp_str(a.0, b.0));
         let mut out: Vec<(Str, Value)> = Vec::new();
         for group in all.chunk_by(|a, b| a.0 == b.0) {
             // An object holding a key twice (values do not) keeps the later, as Go's map.

@@ -568,6 +568,14 @@ mod tests {
     use super::*;
     use crate::value::test_util::strs;
 
+    /// The VM answers an attribute of `DynamicVal` without calling `get_attr`
+    /// (`bytecode::vm::access`): this is the answer it gives.
+    #[test]
+    fn an_attribute_of_dynamic_val_is_dynamic_val_without_a_diagnostic() {
+        let r = get_attr(&Value::Unknown(Type::Dynamic), "any");
+        assert!(matches!(r, Ok(Value::Unknown(Type::Dynamic))));
+    }
+
     fn s(x: &str) -> Value {
         Value::string(x)
     }
