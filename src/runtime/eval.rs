@@ -1575,21 +1575,16 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
 /// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
 /// on the stack and allocated once.
 fn item_index(i: usize) -> Str {
-    // 's', then the digits right-aligned in 20 places (usize::MAX has 20), zero-padded.
-    let mut buf = [b'0'; 21];
-    let (mut n, mut at) = (i, buf.len());
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let start = at.min(buf.len() - 6);
-    buf[start - 1] = b's';
+    let mut digits = [0u8; 20];
+    let digits = crate::value::number::decimal_u64(i as u64, &mut digits).as_bytes();
+    // 's', zeros up to six digits, the digits: 27 bytes at most.
+    let mut buf = [b'0'; 27];
+    buf[0] = b's';
+    let start = 1 + 6usize.saturating_sub(digits.len());
+    let end = start + digits.len();
+    buf[start..end].copy_from_slice(digits);
     // Only 's' and ASCII digits were written.
-    Str::from(std::str::from_utf8(&buf[start - 1..]).unwrap_or_default())
+    Str::from(std::str::from_utf8(&buf[..end]).unwrap_or_default())
 }
 
 /// The entries of a map or object as an object's (anything else: none).

@@ -242,41 +242,45 @@ impl Vm<'_> {
         Ok(Flow::Jump(end))
     }
 
-    /// [`crate::bytecode::code::Op::TryArg`]
-    pub(super) fn op_try_arg(&mut self, end: u32, can: bool, diags: &mut Vec<Diagnostic>) -> Step {
+    /// The end of a `try` argument: its value, and the diagnostics since its mark. With
+    /// errors, they are kept for `try`'s message and the next argument runs (`None`);
+    /// otherwise the `try` ends, and the value is its result.
+    fn try_argument(&mut self, diags: &mut Vec<Diagnostic>) -> Result<Option<Value>, Stop> {
         let v = self.pop()?;
         let mark = self.pop_mark()?;
         if has_errors_since(diags, mark) {
             self.try_state()?;
             let failed = diags.drain(mark.min(diags.len())..);
             self.try_failed.extend(failed);
-            return Ok(Flow::Next);
+            return Ok(None);
         }
         diags.truncate(mark);
         self.end_try();
+        Ok(Some(v))
+    }
+
+    /// [`crate::bytecode::code::Op::TryArg`]
+    pub(super) fn op_try_arg(&mut self, end: u32, can: bool, diags: &mut Vec<Diagnostic>) -> Step {
+        let Some(v) = self.try_argument(diags)? else {
+            return Ok(Flow::Next);
+        };
         self.stack.push(if can { Value::Bool(true) } else { v });
         Ok(Flow::Jump(end))
     }
 
     /// [`crate::bytecode::code::Op::TryTraversal`]: what `Probe` and `TryDepCheck` then
     /// `TryArg` do when the argument is the traversal probed (its second evaluation would
-    /// give the same value and diagnostics).
+    /// give the same value and diagnostics): a value that holds an unknown makes the
+    /// result unknown.
     pub(super) fn op_try_traversal(
         &mut self,
         end: u32,
         can: bool,
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
-        let v = self.pop()?;
-        let mark = self.pop_mark()?;
-        if has_errors_since(diags, mark) {
-            self.try_state()?;
-            let failed = diags.drain(mark.min(diags.len())..);
-            self.try_failed.extend(failed);
+        let Some(v) = self.try_argument(diags)? else {
             return Ok(Flow::Next);
-        }
-        diags.truncate(mark);
-        self.end_try();
+        };
         let r = match (v.contains_unknown(), can) {
             (true, true) => Value::Unknown(Type::Bool),
             (true, false) => DYN,
