@@ -354,8 +354,9 @@ fn every_failure_of_an_expression_is_reported() {
 }
 
 /// `x.a.b` compiles to one `slot_path` instruction that reads the objects on the way in
-/// place; `(x).a.b` to a slot and one `attr` per step. Both must give the same value, the
-/// same diagnostics (`x  .a` keeps the columns of `(x).a`) and count the same number of
+/// place (a chunk of only that is read without a run when every step is present);
+/// `(x).a.b` to a slot and one `attr` per step. Both must give the same value, the same
+/// diagnostics (`x  .a` keeps the columns of `(x).a`) and count the same number of
 /// instructions against the budget, whichever step fails and however.
 #[test]
 fn slot_paths_read_like_attribute_steps() {

@@ -316,6 +316,9 @@ impl<'p> Vm<'p> {
         frame: &[Value],
         diags: &mut Vec<Diagnostic>,
     ) -> Result<Value, VmError> {
+        if let Some(v) = self.slot_read(chunk, frame) {
+            return Ok(v);
+        }
         let r = self.run(chunk, frame, diags);
         if r.is_err() {
             self.stack.clear();
@@ -334,6 +337,38 @@ impl<'p> Vm<'p> {
             self.depth = 0;
         }
         r
+    }
+
+    /// The value of a chunk that only reads a slot, or a slot's attribute chain
+    /// (`each.value.name`, a local `it = each.value`), when every step is a present
+    /// attribute: what [`Vm::run`] gives for it, the same instructions counted, without
+    /// setting up a run. `None` leaves the chunk to [`Vm::run`] (a step that fails, the
+    /// instruction budget about to run out, any other chunk).
+    fn slot_read(&mut self, chunk: ChunkId, frame: &[Value]) -> Option<Value> {
+        let prog = self.program;
+        let start = prog.chunks.get(chunk.0 as usize)?.start as usize;
+        let (slot, steps) = match (prog.code.get(start)?, prog.code.get(start + 1)?) {
+            (Op::Slot(slot), Op::Return) => (*slot, &[][..]),
+            (Op::SlotPath { slot, path }, Op::Return) => {
+                (*slot, &prog.paths.get(*path as usize)?[..])
+            }
+            _ => return None,
+        };
+        // `run` counts the read (one per step besides) and the `Return`.
+        let counted = self.steps.checked_add(2 + steps.len() as u64)?;
+        if counted > self.limits.max_instructions {
+            return None;
+        }
+        let mut v = frame.get(slot as usize)?;
+        for &(name, _) in steps {
+            let name = prog.names.get(name as usize)?;
+            v = match v {
+                Value::Object(f) | Value::Map(f) => f.get(name)?,
+                _ => return None,
+            };
+        }
+        self.steps = counted;
+        Some(v.clone())
     }
 
     /// Run one chunk to its `Return`, on top of whatever the caller has on the stacks.
