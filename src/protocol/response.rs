@@ -1023,15 +1023,6 @@ impl Backward {
     }
 }
 
-/// True if the entries are in strictly increasing key order, the order prost writes a
-/// Struct's (BTreeMap) fields in. Values keep this invariant; anything else is written
-/// in the order prost would write it (see [`struct_order`]).
-fn sorted_unique(entries: &[(crate::value::Str, Value)]) -> bool {
-    entries
-        .windows(2)
-        .all(|w| crate::value::cmp_str(&w[0].0, &w[1].0) == std::cmp::Ordering::Less)
-}
-
 /// The entries a BTreeMap built from `entries` would hold (later duplicates win), in its
 /// key order: only for entries that break the sorted invariant.
 fn struct_order(entries: &[(crate::value::Str, Value)]) -> Vec<usize> {
@@ -1087,7 +1078,9 @@ fn put_struct(entries: &[(crate::value::Str, Value)], levels: usize, w: &mut Bac
     let Some(inner) = levels.checked_sub(1) else {
         return Err(Refused);
     };
-    if sorted_unique(entries) {
+    // Values keep their entries sorted, the order prost writes a Struct's (BTreeMap)
+    // fields in; anything else is written in that order (see [`struct_order`]).
+    if crate::value::sorted_unique(entries) {
         for (k, x) in entries.iter().rev() {
             put_field_entry(k, x, inner, w)?;
         }
@@ -1263,7 +1256,7 @@ fn put_merged_struct(
     add: &[(crate::value::Str, Value)],
     w: &mut Backward,
 ) -> Walk {
-    let order: Vec<usize> = if sorted_unique(add) {
+    let order: Vec<usize> = if crate::value::sorted_unique(add) {
         (0..add.len()).collect()
     } else {
         struct_order(add)

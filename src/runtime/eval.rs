@@ -1625,7 +1625,7 @@ fn member_self(coll: &[(Str, Value); 3], own: [(Str, Value); 3]) -> Value {
     let [basename, connections, resources] = coll.clone();
     let [connection, name, resource] = own;
     let entries = vec![basename, connection, connections, name, resource, resources];
-    debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+    debug_assert!(crate::value::sorted_unique(&entries));
     Value::object_sorted(entries)
 }
 

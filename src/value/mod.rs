@@ -241,7 +241,7 @@ impl Value {
 
     /// An object from entries already sorted by key with no duplicates.
     pub fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
-        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+        debug_assert!(sorted_unique(&entries));
         Value::Object(Arc::new(Fields {
             elem: Type::Dynamic,
             entries,
@@ -504,13 +504,18 @@ pub fn merge_runs(
     out
 }
 
+/// True if the entries are in strictly increasing key order ([`cmp_str`]): the invariant
+/// of a map's or object's entries.
+pub fn sorted_unique<V>(entries: &[(Str, V)]) -> bool {
+    entries
+        .windows(2)
+        .all(|w| cmp_str(&w[0].0, &w[1].0) == Ordering::Less)
+}
+
 /// Sorts entries by key, keeping the last of equal keys (Go's map assignment order): the
 /// one way maps, objects and object types are built from entries in any order.
 pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
-    if entries
-        .windows(2)
-        .all(|w| cmp_str(&w[0].0, &w[1].0) == Ordering::Less)
-    {
+    if sorted_unique(entries) {
         return;
     }
     // Stable sort keeps source order among equal keys; keep the last of each run, in place.
