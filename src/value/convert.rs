@@ -58,7 +58,7 @@ pub fn tuple_to_list_in_place(v: &mut Value, want: &Type) -> bool {
     let Some(seq) = Arc::get_mut(s) else {
         return false;
     };
-    if seq.items.is_empty() || !we.is_known_type() || !seq.items.iter().all(|x| x.has_type(we)) {
+    if !all_of_element_type(&seq.items, we) {
         return false;
     }
     seq.elem = (**we).clone();
@@ -76,7 +76,7 @@ fn tuple_of_the_element_type(v: &Value, want: &Type) -> Option<Value> {
     let (Value::Tuple(s), Type::List(we) | Type::Set(we)) = (v, want) else {
         return None;
     };
-    if s.items.is_empty() || !we.is_known_type() || !s.items.iter().all(|x| x.has_type(we)) {
+    if !all_of_element_type(&s.items, we) {
         return None;
     }
     let (elem, items) = ((**we).clone(), s.items.clone());
@@ -85,6 +85,12 @@ fn tuple_of_the_element_type(v: &Value, want: &Type) -> Option<Value> {
     } else {
         Value::list(elem, items)
     })
+}
+
+/// Elements a tuple converts to a list or set of `elem` without converting any: at least
+/// one, each of that (known) type.
+fn all_of_element_type(items: &[Value], elem: &Type) -> bool {
+    !items.is_empty() && elem.is_known_type() && items.iter().all(|x| x.has_type(elem))
 }
 
 /// Whether `v.type_of() == *t`, computed without allocating.
