@@ -483,6 +483,11 @@ fn object_attr(obj: &Value, name: &str, aty: &Type) -> Value {
 
 /// hcl's `GetAttr(obj, name)`: `obj.name` with hcl's rules and messages.
 pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
+    // `DynamicVal` (what a failed step leaves: every later step meets it) answers itself
+    // before anything is looked up.
+    if let Value::Unknown(Type::Dynamic) = obj {
+        return Ok(Value::Unknown(Type::Dynamic));
+    }
     if obj.is_null() {
         return Err((
             "Attempt to get attribute from null value",
@@ -568,8 +573,6 @@ mod tests {
     use super::*;
     use crate::value::test_util::strs;
 
-    /// The VM answers an attribute of `DynamicVal` without calling `get_attr`
-    /// (`bytecode::vm::access`): this is the answer it gives.
     #[test]
     fn an_attribute_of_dynamic_val_is_dynamic_val_without_a_diagnostic() {
         let r = get_attr(&Value::Unknown(Type::Dynamic), "any");

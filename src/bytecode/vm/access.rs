@@ -3,7 +3,7 @@
 use super::{DYN, Flow, Step, Stop, Vm, err_diag};
 use crate::bytecode::code::{SiteId, StepSite};
 use crate::syntax::diag::Diagnostic;
-use crate::value::{Type, Value, ops};
+use crate::value::{Value, ops};
 
 impl Vm<'_> {
     /// [`crate::bytecode::code::Op::Attr`]
@@ -13,11 +13,6 @@ impl Vm<'_> {
         site: SiteId<StepSite>,
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
-        // An attribute of `DynamicVal` is `DynamicVal`, without a diagnostic (`get_attr`'s
-        // answer, given at once: the steps after a failed one all meet it).
-        if matches!(self.top()?, Value::Unknown(Type::Dynamic)) {
-            return Ok(Flow::Next);
-        }
         let prog = self.program;
         let name = prog.names.get(name as usize);
         let name = name.ok_or(Stop::Fault("missing attribute name"))?;
