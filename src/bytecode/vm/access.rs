@@ -1,7 +1,7 @@
 //! Attributes and indexing: hcl's traversal steps and `coll[key]`.
 
 use super::{DYN, Flow, Step, Stop, Vm, err_diag};
-use crate::bytecode::code::{SiteId, StepSite};
+use crate::bytecode::code::{Code, PathStep, SiteId, StepSite};
 use crate::syntax::diag::Diagnostic;
 use crate::value::{Value, ops};
 
@@ -45,21 +45,9 @@ impl Vm<'_> {
         let steps = prog.paths.get(path as usize);
         let steps = steps.ok_or(Stop::Fault("missing attribute path"))?;
         let v = frame.get(slot as usize);
-        let mut v = v.ok_or(Stop::Fault("frame slot out of range"))?;
+        let v = v.ok_or(Stop::Fault("frame slot out of range"))?;
         self.steps = self.steps.saturating_add(steps.len() as u64);
-        let mut taken = 0;
-        for &(name, _) in steps.iter() {
-            let name = prog.names.get(name as usize);
-            let name = name.ok_or(Stop::Fault("missing attribute name"))?;
-            match v {
-                Value::Object(f) | Value::Map(f) => match f.get(name) {
-                    Some(x) => v = x,
-                    None => break,
-                },
-                _ => break,
-            }
-            taken += 1;
-        }
+        let (v, taken) = present_attrs(prog, v, steps)?;
         self.push(v.clone())?;
         for &(name, site) in steps.iter().skip(taken) {
             self.op_attr(name, site, diags)?;
@@ -105,4 +93,26 @@ impl Vm<'_> {
             }
         })
     }
+}
+
+/// Follows `steps` from `v` while each is a present attribute of a known object or map, by
+/// reference: the value reached and how many steps were taken (the rest, if any, is for
+/// `Attr`'s general rules).
+pub(super) fn present_attrs<'v>(
+    prog: &Code,
+    mut v: &'v Value,
+    steps: &[PathStep],
+) -> Result<(&'v Value, usize), Stop> {
+    for (taken, &(name, _)) in steps.iter().enumerate() {
+        let name = prog.names.get(name as usize);
+        let name = name.ok_or(Stop::Fault("missing attribute name"))?;
+        v = match v {
+            Value::Object(f) | Value::Map(f) => match f.get(name) {
+                Some(x) => x,
+                None => return Ok((v, taken)),
+            },
+            _ => return Ok((v, taken)),
+        };
+    }
+    Ok((v, steps.len()))
 }

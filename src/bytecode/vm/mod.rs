@@ -359,13 +359,9 @@ impl<'p> Vm<'p> {
         if counted > self.limits.max_instructions {
             return None;
         }
-        let mut v = frame.get(slot as usize)?;
-        for &(name, _) in steps {
-            let name = prog.names.get(name as usize)?;
-            v = match v {
-                Value::Object(f) | Value::Map(f) => f.get(name)?,
-                _ => return None,
-            };
+        let (v, taken) = access::present_attrs(prog, frame.get(slot as usize)?, steps).ok()?;
+        if taken < steps.len() {
+            return None;
         }
         self.steps = counted;
         Some(v.clone())
