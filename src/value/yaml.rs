@@ -294,26 +294,22 @@ impl Emitter {
                 self.increase_indent(false, false);
                 for (k, item) in &f.entries {
                     self.write_indent();
-                    if k.len() <= 128 && quotes_as_is(k) {
+                    // A key that needs no analysis (`quotes_as_is`: no break) is simple.
+                    let as_is = k.len() <= 128 && quotes_as_is(k);
+                    let simple = as_is || (k.len() <= 128 && !analyze(k).multiline);
+                    if simple && as_is {
                         // `emit_node` of the key as a simple key, its case known.
                         self.set_context(false, true, true);
                         self.charge(k.len() + 4)?;
                         self.write_as_is(k);
-                        self.write_indicator(":", false, false, false);
-                        self.emit_node(item, false, true, false)?;
-                        continue;
-                    }
-                    let simple = !analyze(k).multiline && k.len() <= 128;
-                    let key = Value::String(k.clone());
-                    if simple {
-                        self.emit_node(&key, false, true, true)?;
-                        self.write_indicator(":", false, false, false);
+                    } else if simple {
+                        self.emit_node(&Value::String(k.clone()), false, true, true)?;
                     } else {
                         self.write_indicator("?", true, false, true);
-                        self.emit_node(&key, false, true, false)?;
+                        self.emit_node(&Value::String(k.clone()), false, true, false)?;
                         self.write_indent();
-                        self.write_indicator(":", true, false, true);
                     }
+                    self.write_indicator(":", !simple, false, !simple);
                     self.emit_node(item, false, true, false)?;
                 }
                 self.restore_indent();
