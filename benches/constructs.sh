@@ -22,6 +22,10 @@ per_request() { # request
   a=$(instr "$1" 1); b=$(instr "$1" 4)
   echo $(( (b - a) / 3 ))
 }
+if [ ! -f "$dir/construct-base.json" ]; then
+  echo "no $dir/construct-base.json: write the workloads first (see above)" >&2
+  exit 1
+fi
 base=$(per_request "$dir/construct-base.json")
 printf '%-28s %12s %14s\n' workload "instr/request" "per member"
 printf '%-28s %12d %14s\n' construct-base "$base" "(base)"
