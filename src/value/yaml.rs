@@ -297,19 +297,22 @@ impl Emitter {
                     // A key that needs no analysis (`quotes_as_is`: no break) is simple.
                     let as_is = k.len() <= 128 && quotes_as_is(k);
                     let simple = as_is || (k.len() <= 128 && !analyze(k).multiline);
-                    if simple && as_is {
-                        // `emit_node` of the key as a simple key, its case known.
-                        self.set_context(false, true, true);
-                        self.charge(k.len() + 4)?;
-                        self.write_as_is(k);
-                    } else if simple {
-                        self.emit_node(&Value::String(k.clone()), false, true, true)?;
+                    if simple {
+                        if as_is {
+                            // `emit_node` of the key as a simple key, its case known.
+                            self.set_context(false, true, true);
+                            self.charge(k.len() + 4)?;
+                            self.write_as_is(k);
+                        } else {
+                            self.emit_node(&Value::String(k.clone()), false, true, true)?;
+                        }
+                        self.write_indicator(":", false, false, false);
                     } else {
                         self.write_indicator("?", true, false, true);
                         self.emit_node(&Value::String(k.clone()), false, true, false)?;
                         self.write_indent();
+                        self.write_indicator(":", true, false, true);
                     }
-                    self.write_indicator(":", !simple, false, !simple);
                     self.emit_node(item, false, true, false)?;
                 }
                 self.restore_indent();
