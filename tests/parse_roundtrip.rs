@@ -8,8 +8,8 @@ mod common;
 use common::{parse_expr, print_expr, sexp};
 use fn_hcl::syntax::ast::*;
 use fn_hcl::syntax::span::Span;
+use fn_hcl::text::Str;
 use proptest::prelude::*;
-use std::sync::Arc;
 
 fn mk(kind: ExprKind) -> Expr {
     Expr {
@@ -20,7 +20,7 @@ fn mk(kind: ExprKind) -> Expr {
 
 fn id(name: &str) -> Ident {
     Ident {
-        name: Arc::from(name),
+        name: Str::from(name),
         span: Span::default(),
     }
 }
@@ -121,11 +121,11 @@ fn leaf() -> impl Strategy<Value = Expr> {
     prop_oneof![
         Just(mk(ExprKind::Null)),
         any::<bool>().prop_map(|b| mk(ExprKind::Bool(b))),
-        prop::sample::select(NUMBERS).prop_map(|n| mk(ExprKind::Number(Arc::from(n)))),
+        prop::sample::select(NUMBERS).prop_map(|n| mk(ExprKind::Number(Str::from(n)))),
         prop::sample::select(NAMES).prop_map(|n| mk(ExprKind::Variable(id(n)))),
         literal_text().prop_map(|t| mk(ExprKind::Template(Template {
             parts: vec![TemplatePart::Literal {
-                text: Arc::from(t),
+                text: Str::from(t),
                 span: Span::default(),
             }],
         }))),
@@ -139,7 +139,7 @@ fn literal_text() -> impl Strategy<Value = String> {
 /// Template parts with no two literals in a row and no empty literal.
 fn template_parts(inner: BoxedStrategy<Expr>, depth: u32) -> BoxedStrategy<Vec<TemplatePart>> {
     let lit = literal_text().prop_map(|t| TemplatePart::Literal {
-        text: Arc::from(t),
+        text: Str::from(t),
         span: Span::default(),
     });
     let interp = inner.clone().prop_map(TemplatePart::Interp);
@@ -208,7 +208,7 @@ fn apply(e: Expr, step: Step) -> Expr {
         }),
         Step::Legacy(n) => mk(ExprKind::Index {
             obj: Box::new(e),
-            key: Box::new(mk(ExprKind::Number(Arc::from(n)))),
+            key: Box::new(mk(ExprKind::Number(Str::from(n)))),
             legacy: true,
         }),
         Step::Index(k) => mk(ExprKind::Index {
@@ -329,13 +329,13 @@ fn expr() -> impl Strategy<Value = Expr> {
                 // A lone interpolation is a TemplateWrap, and "" is one empty literal.
                 let parts = match parts.as_slice() {
                     [] => vec![TemplatePart::Literal {
-                        text: Arc::from(""),
+                        text: Str::from(""),
                         span: Span::default(),
                     }],
                     [TemplatePart::Interp(_)] => {
                         let mut p = parts;
                         p.push(TemplatePart::Literal {
-                            text: Arc::from("!"),
+                            text: Str::from("!"),
                             span: Span::default(),
                         });
                         p

@@ -11,10 +11,9 @@ mod common;
 use common::expr::eval_expr;
 use fn_hcl::value::number::Number;
 use fn_hcl::value::ops::make_set;
-use fn_hcl::value::{Type, Value};
+use fn_hcl::value::{Str, Type, Value};
 use serde_json::Value as J;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 fn dir() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/upstream")
@@ -33,11 +32,11 @@ fn ty(j: &J) -> Type {
             "set" => Type::set(ty(&a[1])),
             "map" => Type::map(ty(&a[1])),
             "object" => {
-                let mut f: Vec<(Arc<str>, Type)> = a[1]
+                let mut f: Vec<(Str, Type)> = a[1]
                     .as_object()
                     .map(|m| {
                         m.iter()
-                            .map(|(k, v)| (Arc::from(k.as_str()), ty(v)))
+                            .map(|(k, v)| (Str::from(k.as_str()), ty(v)))
                             .collect()
                     })
                     .unwrap_or_default();
@@ -68,7 +67,7 @@ fn val(j: &J) -> Value {
         v.as_object()
             .map(|m| {
                 m.iter()
-                    .map(|(k, x)| (Arc::from(k.as_str()), val(x)))
+                    .map(|(k, x)| (Str::from(k.as_str()), val(x)))
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default()

@@ -226,12 +226,12 @@ fn splats() {
     assert_eq!(run("x[*].a", &[("x", obj(vec![("a", n(1))]))]), "tuple[1]");
     assert_eq!(run("x[*].a", &[("x", Value::NULL)]), "tuple[]");
     let list = Value::list(
-        Type::Object(vec![(Arc::from("a"), Type::Number)].into()),
+        Type::Object(vec![(fn_hcl::value::Str::from("a"), Type::Number)].into()),
         vec![obj(vec![("a", n(3))])],
     );
     assert_eq!(run("l[*].a", &[("l", list)]), "list[3]");
     let empty = Value::list(
-        Type::Object(vec![(Arc::from("a"), Type::Number)].into()),
+        Type::Object(vec![(fn_hcl::value::Str::from("a"), Type::Number)].into()),
         vec![],
     );
     assert_eq!(run("l[*].a", &[("l", empty)]), "list[]");
@@ -364,7 +364,10 @@ fn slot_paths_read_like_attribute_steps() {
     let str_map = |pairs: Vec<(&str, Value)>| {
         Value::map(
             Type::String,
-            pairs.into_iter().map(|(k, v)| (Arc::from(k), v)).collect(),
+            pairs
+                .into_iter()
+                .map(|(k, v)| (fn_hcl::value::Str::from(k), v))
+                .collect(),
         )
     };
     let x = obj(vec![
@@ -374,7 +377,7 @@ fn slot_paths_read_like_attribute_steps() {
         (
             "o",
             Value::Unknown(Type::Object(Arc::from(vec![(
-                Arc::from("b"),
+                fn_hcl::value::Str::from("b"),
                 Type::String,
             )]))),
         ),

@@ -60,7 +60,7 @@ fn program(funcs: &[Func], main: &str) -> (Code, ChunkId) {
         for (a, d) in &f.args {
             let def = d.map(|_| b.compile_expr(parse(next), &Names(vec![])));
             next += 1;
-            args.push((Arc::from(*a), def));
+            args.push((fn_hcl::value::Str::from(*a), def));
         }
         decls.push((b.declare_function(f.name, args), next));
         next += f.locals.len() + 1;

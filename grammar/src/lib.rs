@@ -30,10 +30,10 @@ use fn_hcl::syntax::ast::{self, *};
 use fn_hcl::syntax::lexer::{self, Token, TokenKind as K};
 use fn_hcl::syntax::parser::{MAX_EXPR_DEPTH, MAX_INPUT_BYTES, MAX_NESTING};
 use fn_hcl::syntax::span::{FileId, SourceMap, Span};
+use fn_hcl::text::Str;
 use fn_hcl::text::unicode::graphemes;
 use lalrpop_util::ParseError;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 lalrpop_util::lalrpop_mod!(
     #[allow(
@@ -428,7 +428,7 @@ impl<'s> Cx<'s> {
 
     fn ident(&self, t: Tk) -> Ident {
         Ident {
-            name: Arc::from(self.text(t)),
+            name: Str::from(self.text(t)),
             span: t.span,
         }
     }
@@ -481,7 +481,7 @@ impl<'s> Cx<'s> {
 
     pub fn label_ident(&self, t: Tk) -> Label {
         Label {
-            value: Arc::from(self.text(t)),
+            value: Str::from(self.text(t)),
             quoted: false,
             span: t.span,
         }
@@ -496,7 +496,7 @@ impl<'s> Cx<'s> {
             }
         }
         Ok(Label {
-            value: Arc::from(value),
+            value: Str::from(value),
             quoted: true,
             span: o.span.to(c.span),
         })
@@ -601,7 +601,7 @@ impl<'s> Cx<'s> {
             return fail();
         }
         Ok(Expr {
-            kind: ExprKind::Number(Arc::from(text)),
+            kind: ExprKind::Number(Str::from(text)),
             span: n.span,
         })
     }
@@ -732,7 +732,7 @@ impl<'s> Cx<'s> {
         if !valid_number(text) {
             return fail();
         }
-        self.mk(ExprKind::Number(Arc::from(text)), n.span, 1, 0)
+        self.mk(ExprKind::Number(Str::from(text)), n.span, 1, 0)
     }
 
     pub fn ident_term(&self, i: Tk) -> X {
@@ -766,7 +766,7 @@ impl<'s> Cx<'s> {
         self.mk(
             ExprKind::Call {
                 name: Ident {
-                    name: Arc::from(name.0),
+                    name: Str::from(name.0),
                     span: name.1,
                 },
                 args: args.into_iter().map(|x| x.e).collect(),
@@ -1115,7 +1115,7 @@ impl<'s> Cx<'s> {
             let k = stack.len() as u32;
             let part = match f {
                 Flat::Lit(l) => Some(TemplatePart::Literal {
-                    text: Arc::from(l.text),
+                    text: Str::from(l.text),
                     span: l.span,
                 }),
                 Flat::Interp(x) => {
@@ -1214,7 +1214,7 @@ impl<'s> Cx<'s> {
 
 fn key_ident(name: &str, span: Span) -> ObjectKey {
     ObjectKey::Ident(Ident {
-        name: Arc::from(name),
+        name: Str::from(name),
         span,
     })
 }

@@ -358,7 +358,7 @@ impl Scopes {
     }
 
     fn declare(&mut self, name: &str) -> u32 {
-        self.declare_str(Arc::from(name))
+        self.declare_str(Str::from(name))
     }
 
     /// `declare` of a name the caller already holds as a shared string (no copy).
@@ -415,7 +415,7 @@ impl Scope for Scopes {
         self.by_name.get(name).copied()
     }
 
-    fn visible_names(&self) -> Vec<Arc<str>> {
+    fn visible_names(&self) -> Vec<Str> {
         // Enough to tell whether a suggestion is looked for at all (see `suggest`): a
         // program with many names and many mistakes must not copy all names per mistake.
         self.entries
@@ -517,7 +517,7 @@ fn default_name_expr(file: FileId) -> Expr {
     let sp = |a: u32, b: u32| Span::new(file, pos(a), pos(b));
     let var = |name: &str, a: u32, b: u32| Expr {
         kind: ExprKind::Variable(ast::Ident {
-            name: Arc::from(name),
+            name: Str::from(name),
             span: sp(a, b),
         }),
         span: sp(a, b),
@@ -527,7 +527,7 @@ fn default_name_expr(file: FileId) -> Expr {
         kind: ExprKind::GetAttr {
             obj: Box::new(obj),
             name: ast::Ident {
-                name: Arc::from(name),
+                name: Str::from(name),
                 span: sp(a, b),
             },
         },
@@ -542,7 +542,7 @@ fn default_name_expr(file: FileId) -> Expr {
             parts: vec![
                 TemplatePart::Interp(basename),
                 TemplatePart::Literal {
-                    text: Arc::from("-"),
+                    text: Str::from("-"),
                     span: sp(17, 18),
                 },
                 TemplatePart::Interp(key),
@@ -897,7 +897,7 @@ impl<'a> Lowerer<'a> {
     fn analyze_expr(&mut self, e: &Expr) {
         for v in variables(e) {
             if !self.scopes.has(&v.name) {
-                let names: Vec<Arc<str>> = self.scopes.visible_names();
+                let names: Vec<Str> = self.scopes.visible_names();
                 let names: Vec<&str> = names.iter().map(|n| &**n).collect();
                 let hint = match special_hint(&v.name) {
                     Some(h) => format!(" {h}"),
@@ -1592,7 +1592,7 @@ impl<'a> Lowerer<'a> {
                     dr,
                 )]);
             }
-            args.push((Arc::from(arg_name.as_str()), default));
+            args.push((Str::from(arg_name.as_str()), default));
         }
         if self.functions.contains_key(&fn_name) {
             let dr = schema::def_range(b);
@@ -1673,7 +1673,7 @@ impl<'a> Lowerer<'a> {
         }
         self.user_functions.push(UserFunction {
             args: self.fn_args.get(&name).cloned().unwrap_or_default(),
-            name: Arc::from(name.as_str()),
+            name: Str::from(name.as_str()),
             frame_size: frame,
             locals,
             body,
@@ -2016,7 +2016,7 @@ fn self_type(attrs: &[&str]) -> SType {
                 } else {
                     SType::Dynamic
                 };
-                (Arc::from(*a), t)
+                (Str::from(*a), t)
             })
             .collect(),
     )

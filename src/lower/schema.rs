@@ -219,7 +219,7 @@ pub fn block_content<'a>(
 
 /// A block's first label (its name: `resource NAME`), empty when it has none, and the
 /// range to report it at (the block type's when it has none).
-pub fn first_label(b: &Block) -> (std::sync::Arc<str>, Span) {
+pub fn first_label(b: &Block) -> (crate::value::Str, Span) {
     match b.labels.first() {
         Some(l) => (l.value.clone(), l.span),
         None => (Default::default(), b.kind.span),

@@ -484,7 +484,7 @@ impl Inferer<'_> {
                             k.span,
                         );
                     }
-                    object_key_literal(k).map(Arc::from)
+                    object_key_literal(k).map(Str::from)
                 }
             };
             let vt = self.expr(&it.value);

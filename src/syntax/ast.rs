@@ -3,7 +3,7 @@
 //! evaluation results and error ranges. Every node carries its [`Span`].
 
 use crate::syntax::span::Span;
-use std::sync::Arc;
+use crate::text::Str;
 
 /// One parsed file.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,7 +51,7 @@ pub struct Block {
 /// A block label: an identifier or a quoted string (without escapes or templates).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Label {
-    pub value: Arc<str>,
+    pub value: Str,
     pub quoted: bool,
     pub span: Span,
 }
@@ -59,7 +59,7 @@ pub struct Label {
 /// An identifier (may contain dashes, like hcl's).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
-    pub name: Arc<str>,
+    pub name: Str,
     pub span: Span,
 }
 
@@ -76,7 +76,7 @@ pub enum ExprKind {
     Null,
     Bool(bool),
     /// A number literal, kept as its source text (parsed exactly later).
-    Number(Arc<str>),
+    Number(Str),
     /// A quoted string or heredoc with more than a lone interpolation.
     Template(Template),
     /// A quoted string or heredoc that is exactly one interpolation (`"${x}"`):
@@ -230,7 +230,7 @@ pub struct Template {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TemplatePart {
     Literal {
-        text: Arc<str>,
+        text: Str,
         span: Span,
     },
     Interp(Expr),

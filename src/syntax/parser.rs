@@ -19,8 +19,8 @@ use crate::syntax::ast::*;
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::lexer::{self, Token, TokenKind as K};
 use crate::syntax::span::{FileId, Pos, RangeDisplay, SourceMap, Span};
+use crate::text::Str;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Maximum nesting of brackets, parentheses, blocks, templates and unary operators.
 pub const MAX_NESTING: u32 = 256;
@@ -348,7 +348,7 @@ impl<'a> Parser<'a> {
 
     fn ident(&self, tok: Token) -> Ident {
         Ident {
-            name: Arc::from(self.text(tok)),
+            name: Str::from(self.text(tok)),
             span: tok.span,
         }
     }
@@ -537,7 +537,7 @@ impl<'a> Parser<'a> {
         let mut items = Vec::new();
         // Attribute names seen, for "Attribute redefined"; only used (`by_map`) once the
         // body has SMALL_BODY items.
-        let mut attrs: HashMap<Arc<str>, Span, ahash::RandomState> = HashMap::default();
+        let mut attrs: HashMap<Str, Span, ahash::RandomState> = HashMap::default();
         let mut by_map = false;
         let start_range = self.prev_range();
         let end_range;
@@ -774,7 +774,7 @@ impl<'a> Parser<'a> {
                 K::OQuote => {
                     let (value, span) = self.parse_quoted_string_literal();
                     labels.push(Label {
-                        value: Arc::from(value),
+                        value: Str::from(value),
                         quoted: true,
                         span,
                     });
@@ -782,7 +782,7 @@ impl<'a> Parser<'a> {
                 K::Ident => {
                     let t = self.read();
                     labels.push(Label {
-                        value: Arc::from(self.text(t)),
+                        value: Str::from(self.text(t)),
                         quoted: false,
                         span: t.span,
                     });
@@ -1146,7 +1146,7 @@ impl<'a> Parser<'a> {
                     kind: ExprKind::Index {
                         obj: Box::new(ret),
                         key: Box::new(Expr {
-                            kind: ExprKind::Number(Arc::from(text)),
+                            kind: ExprKind::Number(Str::from(text)),
                             span: num.span,
                         }),
                         legacy: true,
@@ -1191,7 +1191,7 @@ impl<'a> Parser<'a> {
                             kind: ExprKind::Index {
                                 obj: Box::new(each),
                                 key: Box::new(Expr {
-                                    kind: ExprKind::Number(Arc::from(text)),
+                                    kind: ExprKind::Number(Str::from(text)),
                                     span: num.span,
                                 }),
                                 legacy: true,
@@ -1377,7 +1377,7 @@ impl<'a> Parser<'a> {
         let tok = self.read();
         self.number_check(tok);
         Expr {
-            kind: ExprKind::Number(Arc::from(self.text(tok))),
+            kind: ExprKind::Number(Str::from(self.text(tok))),
             span: tok.span,
         }
     }
@@ -1590,7 +1590,7 @@ impl<'a> Parser<'a> {
         Expr {
             kind: ExprKind::Call {
                 name: Ident {
-                    name: Arc::from(name_str),
+                    name: Str::from(name_str),
                     span: name_span,
                 },
                 args,
@@ -2400,7 +2400,7 @@ impl<'a> Parser<'a> {
         let tok = it.next()?;
         match tok {
             TT::Lit { text, span } => Some(TemplatePart::Literal {
-                text: Arc::from(text),
+                text: Str::from(text),
                 span,
             }),
             TT::Interp { expr } => Some(TemplatePart::Interp(expr)),
@@ -2656,9 +2656,9 @@ fn object_key(key: Expr, force_non_literal: bool) -> ObjectKey {
     if !force_non_literal {
         let name = match &key.kind {
             ExprKind::Variable(i) => Some(i.name.clone()),
-            ExprKind::Null => Some(Arc::from("null")),
-            ExprKind::Bool(true) => Some(Arc::from("true")),
-            ExprKind::Bool(false) => Some(Arc::from("false")),
+            ExprKind::Null => Some(Str::from("null")),
+            ExprKind::Bool(true) => Some(Str::from("true")),
+            ExprKind::Bool(false) => Some(Str::from("false")),
             _ => None,
         };
         if let Some(name) = name {

@@ -4,9 +4,8 @@
 
 use crate::syntax::ast::{self, Expr, ExprKind, Template, TemplatePart, UnaryOp};
 use crate::syntax::span::Span;
-use std::sync::Arc;
 
-type Str = Arc<str>;
+use crate::text::Str;
 
 /// One root traversal of an expression (hcl `Variables()`): its root name and ranges.
 #[derive(Clone, Debug)]

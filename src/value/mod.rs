@@ -16,8 +16,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
-/// Shared immutable string.
-pub type Str = Arc<str>;
+pub use crate::text::Str;
 
 /// A cty type. Object attributes are sorted by name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -153,6 +152,18 @@ impl Fields {
             .binary_search_by(|(k, _)| cmp_str(k, key))
             .ok()
             .map(|i| &self.entries[i].1)
+    }
+}
+
+impl Fields {
+    /// [`Fields::get`] by a key that is already a [`Str`] (a compiled attribute name): a
+    /// small object's keys are compared as two words each when the key is inline.
+    #[inline]
+    pub fn get_key(&self, key: &Str) -> Option<&Value> {
+        if self.entries.len() <= 8 {
+            return self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        }
+        self.get(key)
     }
 }
 

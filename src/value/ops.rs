@@ -3,7 +3,7 @@
 
 use crate::text::quote::go_quote;
 use crate::value::convert::convert;
-use crate::value::{Seq, Type, Value, meter};
+use crate::value::{Seq, Str, Type, Value, meter};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -482,7 +482,7 @@ fn object_attr(obj: &Value, name: &str, aty: &Type) -> Value {
 }
 
 /// hcl's `GetAttr(obj, name)`: `obj.name` with hcl's rules and messages.
-pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
+pub fn get_attr(obj: &Value, name: &Str) -> Result<Value, OpError> {
     // `DynamicVal` (what a failed step leaves: every later step meets it) answers itself
     // before anything is looked up.
     if let Value::Unknown(Type::Dynamic) = obj {
@@ -498,7 +498,7 @@ pub fn get_attr(obj: &Value, name: &str) -> Result<Value, OpError> {
     // its type, which walks the whole value (`req.composite.x` would cost the size of the
     // XR on every access). Everything else, errors included, takes the typed path below.
     if let Value::Object(f) | Value::Map(f) = obj
-        && let Some(v) = f.get(name)
+        && let Some(v) = f.get_key(name)
     {
         return Ok(v.clone());
     }
@@ -575,7 +575,7 @@ mod tests {
 
     #[test]
     fn an_attribute_of_dynamic_val_is_dynamic_val_without_a_diagnostic() {
-        let r = get_attr(&Value::Unknown(Type::Dynamic), "any");
+        let r = get_attr(&Value::Unknown(Type::Dynamic), &Str::from("any"));
         assert!(matches!(r, Ok(Value::Unknown(Type::Dynamic))));
     }
 
@@ -707,22 +707,29 @@ mod tests {
     #[test]
     fn attributes() {
         let o = Value::object(vec![("a".into(), Value::int(1))]);
-        assert!(get_attr(&o, "a").unwrap().raw_equals(&Value::int(1)));
+        assert!(
+            get_attr(&o, &Str::from("a"))
+                .unwrap()
+                .raw_equals(&Value::int(1))
+        );
         assert_eq!(
-            get_attr(&o, "x").unwrap_err(),
+            get_attr(&o, &Str::from("x")).unwrap_err(),
             (
                 "Unsupported attribute",
                 "This object does not have an attribute named \"x\".".into()
             )
         );
         let m = Value::map(Type::Number, vec![("a".into(), Value::int(1))]);
-        assert_eq!(get_attr(&m, "b").unwrap_err().0, "Missing map element");
         assert_eq!(
-            get_attr(&Value::int(1), "b").unwrap_err().1,
+            get_attr(&m, &Str::from("b")).unwrap_err().0,
+            "Missing map element"
+        );
+        assert_eq!(
+            get_attr(&Value::int(1), &Str::from("b")).unwrap_err().1,
             "Can't access attributes on a primitive-typed value (number)."
         );
         assert_eq!(
-            get_attr(&Value::NULL, "b").unwrap_err().0,
+            get_attr(&Value::NULL, &Str::from("b")).unwrap_err().0,
             "Attempt to get attribute from null value"
         );
     }

@@ -9,7 +9,7 @@ use fn_hcl::bytecode::vm::{Limits, Vm, VmError};
 use fn_hcl::syntax::diag::Diagnostic;
 use fn_hcl::syntax::parser::parse_expression;
 use fn_hcl::syntax::span::SourceMap;
-use fn_hcl::value::Value;
+use fn_hcl::value::{Str, Value};
 use std::sync::Arc;
 
 /// A scope over named slots, in order.
@@ -19,8 +19,8 @@ impl Scope for Names<'_> {
     fn resolve(&self, name: &str) -> Option<u32> {
         self.0.iter().position(|n| *n == name).map(|i| i as u32)
     }
-    fn visible_names(&self) -> Vec<Arc<str>> {
-        self.0.iter().map(|n| Arc::from(*n)).collect()
+    fn visible_names(&self) -> Vec<Str> {
+        self.0.iter().map(|n| Str::from(*n)).collect()
     }
 }
 

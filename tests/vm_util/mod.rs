@@ -9,7 +9,6 @@ use fn_hcl::bytecode::vm::{Limits, VmError};
 use fn_hcl::syntax::diag::Diagnostic;
 use fn_hcl::syntax::span::SourceMap;
 use fn_hcl::value::Value;
-use std::sync::Arc;
 
 #[allow(unused_imports)]
 pub use expr::{Compiled, Names};
@@ -72,7 +71,7 @@ fn seq(items: &[Value]) -> String {
     )
 }
 
-fn fields(entries: &[(Arc<str>, Value)]) -> String {
+fn fields(entries: &[(fn_hcl::value::Str, Value)]) -> String {
     format!(
         "{{{}}}",
         entries
@@ -96,7 +95,12 @@ pub fn run(src: &str, vars: &[(&str, Value)]) -> String {
 
 /// Build an object value from pairs.
 pub fn obj(pairs: Vec<(&str, Value)>) -> Value {
-    Value::object(pairs.into_iter().map(|(k, v)| (Arc::from(k), v)).collect())
+    Value::object(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (fn_hcl::value::Str::from(k), v))
+            .collect(),
+    )
 }
 
 pub fn s(x: &str) -> Value {

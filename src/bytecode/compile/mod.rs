@@ -33,7 +33,7 @@ pub trait Scope {
     fn resolve(&self, name: &str) -> Option<u32>;
     /// Every name visible here, for hcl's "Did you mean" suggestions (more than
     /// [`crate::text::suggest::MAX_CANDIDATES`] need not be listed: none is suggested).
-    fn visible_names(&self) -> Vec<Arc<str>>;
+    fn visible_names(&self) -> Vec<Str>;
 }
 
 /// Deepest expression nesting the compiler accepts (hostile input must not overflow the stack).
@@ -153,7 +153,7 @@ impl CodeBuilder {
     /// Declare a user function so that bodies compiled later can `invoke` it (mutual
     /// recursion). Args get frame slots 0..n in this order; defaults are chunks evaluated
     /// with an empty frame.
-    pub fn declare_function(&mut self, name: &str, args: Vec<(Arc<str>, Option<ChunkId>)>) -> FnId {
+    pub fn declare_function(&mut self, name: &str, args: Vec<(Str, Option<ChunkId>)>) -> FnId {
         let id = FnId(self.out.functions.len() as u32);
         let frame_size = args.len() as u32;
         self.out.functions.push(UserFn {
@@ -599,7 +599,7 @@ impl CodeBuilder {
             self.emit(Op::Slot(slot), id.span);
             return;
         }
-        let mut names: Vec<Arc<str>> = scope.visible_names();
+        let mut names: Vec<Str> = scope.visible_names();
         names.extend(
             self.locals
                 .iter()
@@ -1250,8 +1250,8 @@ mod tests {
         fn resolve(&self, name: &str) -> Option<u32> {
             (name == "x").then_some(0)
         }
-        fn visible_names(&self) -> Vec<Arc<str>> {
-            vec![Arc::from("x")]
+        fn visible_names(&self) -> Vec<Str> {
+            vec![Str::from("x")]
         }
     }
 

@@ -98,6 +98,7 @@ impl Vm<'_> {
 /// Follows `steps` from `v` while each is a present attribute of a known object or map, by
 /// reference: the value reached and how many steps were taken (the rest, if any, is for
 /// `Attr`'s general rules).
+#[inline]
 pub(super) fn present_attrs<'v>(
     prog: &Code,
     mut v: &'v Value,
@@ -107,7 +108,7 @@ pub(super) fn present_attrs<'v>(
         let name = prog.names.get(name as usize);
         let name = name.ok_or(Stop::Fault("missing attribute name"))?;
         v = match v {
-            Value::Object(f) | Value::Map(f) => match f.get(name) {
+            Value::Object(f) | Value::Map(f) => match f.get_key(name) {
                 Some(x) => x,
                 None => return Ok((v, taken)),
             },

@@ -36,7 +36,7 @@ use crate::bytecode::code::{ChunkId, Code, Op, SiteId, SiteKind};
 use crate::syntax::diag::{Diagnostic, Text};
 use crate::syntax::span::Span;
 use crate::value::meter::{self, Facts, Size, expanded_size, output_facts};
-use crate::value::{Type, Value};
+use crate::value::{Str, Type, Value};
 use control::{CondState, Region, TryState};
 use iterate::{ForState, SplatState};
 use std::fmt;
@@ -571,7 +571,7 @@ impl<'p> Vm<'p> {
         for v in vals {
             let shared = match v {
                 Value::String(x) => {
-                    if std::sync::Arc::strong_count(x) > 1 {
+                    if Str::strong_count(x) > 1 {
                         self.bytes = self.bytes.saturating_add(x.len() as u64);
                     }
                     false

@@ -1,0 +1,574 @@
+//! [`Str`]: the crate's immutable string of names, keys and values, in 16 bytes like the
+//! `Arc<str>` it replaces. Most strings a composition makes are short (keys, names,
+//! labels, hashes cut to 16): up to [`Str::INLINE`] bytes live inside the value itself, so
+//! making one allocates nothing and cloning or dropping one is a copy, with no reference
+//! count to touch. Longer strings are an `Arc<str>`, shared as before, and
+//! [`Str::strong_count`] still tells a budget whether a string is shared.
+//!
+//! Layout: sixteen bytes, the last a tag. An inline string is its bytes in the first
+//! fifteen and `0x80 | len` in the tag; a heap string is the `Arc<str>`'s data pointer in
+//! the first eight, its length in the next seven (little-endian: no string reaches 2^56
+//! bytes) and tag 0. The tag's unused values are a niche, so `Option<Str>` and enums of
+//! strings stay as small as they were with `Arc<str>`.
+
+use std::borrow::{Borrow, Cow};
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// An immutable string: inline up to 15 bytes, a shared `Arc<str>` beyond.
+#[repr(C)]
+pub struct Str {
+    head: Head,
+    rest: [u8; 7],
+    tag: Tag,
+}
+
+/// The first eight bytes: a heap string's data pointer (kept a pointer, with its
+/// provenance) or an inline string's first eight bytes.
+#[derive(Clone, Copy)]
+#[repr(C)]
+union Head {
+    ptr: *const u8,
+    bytes: [u8; 8],
+}
+
+/// `Heap`, or `0x80 | len` for an inline string of `len` bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+#[rustfmt::skip]
+enum Tag {
+    Heap = 0,
+    I0 = 0x80, I1, I2, I3, I4, I5, I6, I7, I8, I9, I10, I11, I12, I13, I14, I15,
+}
+
+const LIMIT: usize = 15;
+
+const INLINE_TAGS: [Tag; 16] = [
+    Tag::I0,
+    Tag::I1,
+    Tag::I2,
+    Tag::I3,
+    Tag::I4,
+    Tag::I5,
+    Tag::I6,
+    Tag::I7,
+    Tag::I8,
+    Tag::I9,
+    Tag::I10,
+    Tag::I11,
+    Tag::I12,
+    Tag::I13,
+    Tag::I14,
+    Tag::I15,
+];
+
+const _: () = assert!(std::mem::size_of::<Str>() == 16);
+const _: () = assert!(std::mem::size_of::<Option<Str>>() == 16);
+const _: () = assert!(std::mem::align_of::<Str>() == 8);
+
+// SAFETY: a Str is either plain bytes or an Arc<str>, which is Send and Sync.
+unsafe impl Send for Str {}
+// SAFETY: as above; nothing is mutated through a shared reference.
+unsafe impl Sync for Str {}
+
+impl Str {
+    /// The longest string kept inline.
+    pub const INLINE: usize = LIMIT;
+
+    /// The empty string.
+    pub const EMPTY: Str = Str::inline("");
+
+    /// A string of at most [`Str::INLINE`] bytes, in a `const` or `static` (a longer one
+    /// fails to compile there, or panics elsewhere: use `Str::from`).
+    pub const fn inline(s: &str) -> Str {
+        let b = s.as_bytes();
+        assert!(b.len() <= LIMIT, "Str::inline: longer than Str::INLINE");
+        let mut all = [0u8; 16];
+        let mut i = 0;
+        while i < b.len() {
+            all[i] = b[i];
+            i += 1;
+        }
+        let [
+            a0,
+            a1,
+            a2,
+            a3,
+            a4,
+            a5,
+            a6,
+            a7,
+            r0,
+            r1,
+            r2,
+            r3,
+            r4,
+            r5,
+            r6,
+            _,
+        ] = all;
+        Str {
+            head: Head {
+                bytes: [a0, a1, a2, a3, a4, a5, a6, a7],
+            },
+            rest: [r0, r1, r2, r3, r4, r5, r6],
+            tag: INLINE_TAGS[b.len()],
+        }
+    }
+
+    #[inline]
+    fn is_inline(&self) -> bool {
+        self.tag != Tag::Heap
+    }
+
+    /// The second eight bytes as one number: a heap string's length (its tag, the top
+    /// byte, is 0), or an inline string's tag in the top byte.
+    #[inline]
+    fn tail(&self) -> u64 {
+        // SAFETY: `rest` and `tag` are the eight initialized bytes at offset 8 of a
+        // `repr(C)` struct aligned to 8 (it holds a pointer); one load instead of eight.
+        let word = unsafe { (self as *const Str).cast::<u64>().add(1).read() };
+        u64::from_le(word)
+    }
+
+    /// The first eight bytes as one number (an inline string's first bytes).
+    #[inline]
+    fn head_word(&self) -> u64 {
+        // SAFETY: only read for inline strings, whose head is eight initialized bytes.
+        u64::from_ne_bytes(unsafe { self.head.bytes })
+    }
+
+    #[inline]
+    fn heap_len(&self) -> usize {
+        self.tail() as usize
+    }
+
+    /// The string.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        let tail = self.tail();
+        // SAFETY: an inline string's first `len` bytes (head and rest are contiguous,
+        // `repr(C)` with no padding) were copied from a str; a heap string's pointer and
+        // length are those of a live Arc<str> this Str owns.
+        unsafe {
+            let (ptr, len) = if tail >> 63 != 0 {
+                (
+                    (self as *const Str).cast::<u8>(),
+                    (tail >> 56) as usize & 0x7f,
+                )
+            } else {
+                (self.head.ptr, tail as usize)
+            };
+            std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len))
+        }
+    }
+
+    /// How many values share this string's bytes: 1 for an inline string (a clone is a
+    /// copy, so nothing is shared), the `Arc`'s strong count for a heap one.
+    pub fn strong_count(this: &Str) -> usize {
+        if this.is_inline() {
+            return 1;
+        }
+        // SAFETY: a heap Str owns one strong reference of the Arc its parts came from; the
+        // ManuallyDrop gives it back untouched.
+        let arc = ManuallyDrop::new(unsafe { this.arc() });
+        Arc::strong_count(&arc)
+    }
+
+    /// The raw `Arc<str>` pointer of a heap string.
+    #[inline]
+    fn raw(&self) -> *const str {
+        // SAFETY: only called on heap strings, whose head is the pointer.
+        let ptr = unsafe { self.head.ptr };
+        std::ptr::slice_from_raw_parts(ptr, self.heap_len()) as *const str
+    }
+
+    /// The Arc a heap string holds. Safety: `self` is not inline, and the caller must not
+    /// let the returned Arc drop unless it takes over `self`'s reference.
+    unsafe fn arc(&self) -> Arc<str> {
+        // SAFETY: the caller's contract; the parts are those Arc::into_raw gave.
+        unsafe { Arc::from_raw(self.raw()) }
+    }
+
+    /// A heap string of `s` (longer than [`Str::INLINE`]), kept out of line so that the
+    /// inline case of `Str::from` inlines where it is called.
+    #[inline(never)]
+    fn from_long(s: &str) -> Str {
+        Str::from_arc(Arc::from(s))
+    }
+
+    fn from_arc(arc: Arc<str>) -> Str {
+        let len = arc.len() as u64;
+        assert!(len < 1 << 56, "Str: a string of 2^56 bytes");
+        let ptr = Arc::into_raw(arc) as *const u8;
+        let l = len.to_le_bytes();
+        Str {
+            head: Head { ptr },
+            rest: [l[0], l[1], l[2], l[3], l[4], l[5], l[6]],
+            tag: Tag::Heap,
+        }
+    }
+
+    /// An inline string of `s` (at most 15 bytes), copied in at most two overlapping
+    /// words instead of a call to `memcpy`.
+    #[inline]
+    fn from_short(s: &str) -> Str {
+        let b = s.as_bytes();
+        let n = b.len();
+        debug_assert!(n <= LIMIT);
+        let mut all = [0u8; 16];
+        if n >= 8 {
+            all[..8].copy_from_slice(&b[..8]);
+            all[n - 8..n].copy_from_slice(&b[n - 8..]);
+        } else if n >= 4 {
+            all[..4].copy_from_slice(&b[..4]);
+            all[n - 4..n].copy_from_slice(&b[n - 4..]);
+        } else {
+            for (d, c) in all.iter_mut().zip(b) {
+                *d = *c;
+            }
+        }
+        let [
+            a0,
+            a1,
+            a2,
+            a3,
+            a4,
+            a5,
+            a6,
+            a7,
+            r0,
+            r1,
+            r2,
+            r3,
+            r4,
+            r5,
+            r6,
+            _,
+        ] = all;
+        Str {
+            head: Head {
+                bytes: [a0, a1, a2, a3, a4, a5, a6, a7],
+            },
+            rest: [r0, r1, r2, r3, r4, r5, r6],
+            tag: INLINE_TAGS[n & 15],
+        }
+    }
+}
+
+impl Drop for Str {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.is_inline() {
+            // SAFETY: a heap Str owns one strong reference; this gives it back.
+            drop(unsafe { self.arc() });
+        }
+    }
+}
+
+impl Clone for Str {
+    #[inline]
+    fn clone(&self) -> Str {
+        if !self.is_inline() {
+            // SAFETY: self holds a strong reference, so the Arc is alive; the clone owns
+            // the new one.
+            unsafe { Arc::increment_strong_count(self.raw()) };
+        }
+        Str {
+            head: self.head,
+            rest: self.rest,
+            tag: self.tag,
+        }
+    }
+}
+
+impl Deref for Str {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Default for Str {
+    fn default() -> Str {
+        Str::EMPTY
+    }
+}
+
+impl From<&str> for Str {
+    #[inline]
+    fn from(s: &str) -> Str {
+        if s.len() <= LIMIT {
+            Str::from_short(s)
+        } else {
+            Str::from_long(s)
+        }
+    }
+}
+
+impl From<&String> for Str {
+    fn from(s: &String) -> Str {
+        Str::from(s.as_str())
+    }
+}
+
+impl From<String> for Str {
+    fn from(s: String) -> Str {
+        Str::from(s.as_str())
+    }
+}
+
+impl From<Box<str>> for Str {
+    fn from(s: Box<str>) -> Str {
+        Str::from(&*s)
+    }
+}
+
+impl From<Cow<'_, str>> for Str {
+    fn from(s: Cow<'_, str>) -> Str {
+        Str::from(&*s)
+    }
+}
+
+impl From<Arc<str>> for Str {
+    fn from(s: Arc<str>) -> Str {
+        if s.len() <= LIMIT {
+            Str::from_short(&s)
+        } else {
+            Str::from_arc(s)
+        }
+    }
+}
+
+impl From<char> for Str {
+    fn from(c: char) -> Str {
+        Str::from(c.encode_utf8(&mut [0; 4]) as &str)
+    }
+}
+
+impl From<&Str> for String {
+    fn from(s: &Str) -> String {
+        s.as_str().to_owned()
+    }
+}
+
+impl From<Str> for String {
+    fn from(s: Str) -> String {
+        s.as_str().to_owned()
+    }
+}
+
+impl FromIterator<char> for Str {
+    fn from_iter<I: IntoIterator<Item = char>>(iter: I) -> Str {
+        Str::from(iter.into_iter().collect::<String>())
+    }
+}
+
+impl PartialEq for Str {
+    /// Two inline strings are equal exactly when their sixteen bytes are (the tag holds
+    /// the length, unused bytes are zero, and no string of 15 bytes or less is ever on
+    /// the heap): two word compares, the common case of attribute names.
+    #[inline]
+    fn eq(&self, other: &Str) -> bool {
+        let tail = self.tail();
+        if tail >> 63 != 0 {
+            // Equal tails make `other` inline too: both heads are bytes.
+            return tail == other.tail() && self.head_word() == other.head_word();
+        }
+        other.tail() >> 63 == 0 && self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Str {}
+
+impl PartialEq<str> for Str {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Str {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<String> for Str {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<Str> for str {
+    fn eq(&self, other: &Str) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Str> for &str {
+    fn eq(&self, other: &Str) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialOrd for Str {
+    fn partial_cmp(&self, other: &Str) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Str {
+    fn cmp(&self, other: &Str) -> Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Hash for Str {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl Borrow<str> for Str {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Str {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<[u8]> for Str {
+    fn as_ref(&self) -> &[u8] {
+        self.as_str().as_bytes()
+    }
+}
+
+impl fmt::Debug for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Str {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings around the inline limit, empty, multi-byte: each reads back, compares,
+    /// hashes and orders as its str, and is inline exactly when it fits.
+    #[test]
+    fn round_trips_at_every_length() {
+        let samples: Vec<String> = (0..40)
+            .map(|n| "abcdefghijklmnopqrstuvwxyz0123456789ABCD"[..n].to_string())
+            .chain([
+                "é".repeat(7),
+                "é".repeat(8),
+                "日本語テキスト".into(),
+                "🙂".repeat(4),
+            ])
+            .collect();
+        for s in &samples {
+            let x = Str::from(s.as_str());
+            assert_eq!(x.as_str(), s);
+            assert_eq!(x.len(), s.len());
+            assert_eq!(x.is_inline(), s.len() <= Str::INLINE, "{s:?}");
+            let y = x.clone();
+            assert_eq!(x, y);
+            assert_eq!(y.as_str(), s);
+            assert_eq!(Str::from(s.clone()), x);
+            assert_eq!(Str::from(Arc::<str>::from(s.as_str())), x);
+            let h = |v: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+                let mut st = std::collections::hash_map::DefaultHasher::new();
+                v(&mut st);
+                st.finish()
+            };
+            assert_eq!(h(&|st| x.hash(st)), h(&|st| s.as_str().hash(st)));
+        }
+        for a in &samples {
+            for b in &samples {
+                assert_eq!(Str::from(a.as_str()).cmp(&Str::from(b.as_str())), a.cmp(b));
+            }
+        }
+    }
+
+    /// Equality of two Strs agrees with their strs whichever way each was made (a heap
+    /// string is never 15 bytes or less, so the representation is canonical).
+    #[test]
+    fn equality_is_the_strs() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abcdefgh",
+            "abcdefghijklmno",
+            "abcdefghijklmnop",
+            "é",
+        ];
+        for a in texts {
+            for b in texts {
+                let made = [
+                    Str::from(a),
+                    Str::from(a.to_string()),
+                    Str::from(Arc::<str>::from(a)),
+                ];
+                let y = Str::from(b);
+                for x in &made {
+                    assert_eq!(x.eq(&y), a == b, "{a:?} {b:?}");
+                }
+            }
+        }
+        assert_eq!(Str::inline("abc"), Str::from("abc"));
+    }
+
+    /// A heap string's count follows its clones and drops; an inline one is never shared.
+    #[test]
+    fn strong_count_follows_clones_of_heap_strings() {
+        let long = Str::from("a string longer than fifteen bytes");
+        assert_eq!(Str::strong_count(&long), 1);
+        let c = long.clone();
+        assert_eq!(Str::strong_count(&long), 2);
+        drop(c);
+        assert_eq!(Str::strong_count(&long), 1);
+        let short = Str::from("short");
+        let _copy = short.clone();
+        assert_eq!(Str::strong_count(&short), 1);
+    }
+
+    #[test]
+    fn constants_are_inline() {
+        const K: Str = Str::inline("annotations");
+        assert_eq!(K, "annotations");
+        assert_eq!(Str::EMPTY.as_str(), "");
+        assert_eq!(Str::default(), Str::EMPTY);
+    }
+
+    /// Clones dropped on other threads leave the count right (the Arc's atomics).
+    #[test]
+    fn heap_strings_cross_threads() {
+        let long = Str::from("x".repeat(100));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let c = long.clone();
+                std::thread::spawn(move || c.len())
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().ok(), Some(100));
+        }
+        assert_eq!(Str::strong_count(&long), 1);
+    }
+}
