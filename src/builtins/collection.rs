@@ -317,18 +317,21 @@ fn distinct(args: &[Value]) -> Result<Value, FuncError> {
 
 fn element(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
-    let lt = list.type_of();
-    if !matches!(lt, Type::List(_) | Type::Tuple(_)) {
-        return Err(FuncError::general(format!(
-            "cannot read elements from {}",
-            lt.friendly_name()
-        )));
-    }
+    // The kind alone decides (`type_of` would build a tuple's whole type on every call:
+    // quadratic for `element(xs, i)` in a `for` over `xs`).
+    let elem = match list {
+        Value::List(s) => Some(&s.elem),
+        Value::Null(Type::List(e)) | Value::Unknown(Type::List(e)) => Some(&**e),
+        Value::Tuple(_) | Value::Null(Type::Tuple(_)) | Value::Unknown(Type::Tuple(_)) => None,
+        _ => {
+            return Err(FuncError::general(format!(
+                "cannot read elements from {}",
+                list.type_of().friendly_name()
+            )));
+        }
+    };
     if any_unknown(args) {
-        return Ok(Value::Unknown(match &lt {
-            Type::List(e) => (**e).clone(),
-            _ => Type::Dynamic,
-        }));
+        return Ok(Value::Unknown(elem.cloned().unwrap_or(Type::Dynamic)));
     }
     let idx =
         to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid index: {e}")))?;
