@@ -1,6 +1,7 @@
 //! Runtime values with cty's observable semantics: typed nulls, lists vs tuples, maps vs
-//! objects, sets in cty order, and exact numbers. Strings and collections are shared
-//! (`Arc`), so a constant of a compiled program or a part of a request is never copied.
+//! objects, sets in cty order, and exact numbers. Collections and long strings are shared
+//! (`Arc`), so a constant of a compiled program or a part of a request is never copied;
+//! short strings live inside the value ([`Str`]).
 
 pub mod convert;
 pub mod gofmt;
