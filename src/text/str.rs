@@ -93,6 +93,13 @@ impl Str {
             all[i] = b[i];
             i += 1;
         }
+        Str::assemble(all, b.len())
+    }
+
+    /// The inline string of the first `len` (at most 15) bytes of `all`, whose other
+    /// bytes are zero (equality compares all sixteen).
+    #[inline]
+    const fn assemble(all: [u8; 16], len: usize) -> Str {
         let [
             a0,
             a1,
@@ -116,7 +123,7 @@ impl Str {
                 bytes: [a0, a1, a2, a3, a4, a5, a6, a7],
             },
             rest: [r0, r1, r2, r3, r4, r5, r6],
-            tag: INLINE_TAGS[b.len()],
+            tag: INLINE_TAGS[len & 15],
         }
     }
 
@@ -232,31 +239,7 @@ impl Str {
                 *d = *c;
             }
         }
-        let [
-            a0,
-            a1,
-            a2,
-            a3,
-            a4,
-            a5,
-            a6,
-            a7,
-            r0,
-            r1,
-            r2,
-            r3,
-            r4,
-            r5,
-            r6,
-            _,
-        ] = all;
-        Str {
-            head: Head {
-                bytes: [a0, a1, a2, a3, a4, a5, a6, a7],
-            },
-            rest: [r0, r1, r2, r3, r4, r5, r6],
-            tag: INLINE_TAGS[n & 15],
-        }
+        Str::assemble(all, n)
     }
 }
 
