@@ -517,6 +517,28 @@ mod tests {
         assert_eq!(Str::inline("abc"), Str::from("abc"));
     }
 
+    proptest::proptest! {
+        /// Any text (ASCII, multi-byte, long or short) reads back, and two Strs compare,
+        /// order and hash as their strs do, whether made from a str, a String or an Arc.
+        #[test]
+        fn behaves_as_its_str(a in "\\PC{0,40}", b in "\\PC{0,40}") {
+            use std::collections::hash_map::DefaultHasher;
+            let hash = |x: &dyn Fn(&mut DefaultHasher)| {
+                let mut h = DefaultHasher::new();
+                x(&mut h);
+                h.finish()
+            };
+            let (x, y) = (Str::from(a.as_str()), Str::from(Arc::<str>::from(b.as_str())));
+            proptest::prop_assert_eq!(x.as_str(), a.as_str());
+            let y2 = y.clone();
+            proptest::prop_assert_eq!(y2.as_str(), b.as_str());
+            proptest::prop_assert_eq!(x == y, a == b);
+            proptest::prop_assert_eq!(x.cmp(&y), a.cmp(&b));
+            proptest::prop_assert_eq!(hash(&|h| x.hash(h)), hash(&|h| a.as_str().hash(h)));
+            proptest::prop_assert!(Str::from(a.clone()).eq(&x));
+        }
+    }
+
     /// A heap string's count follows its clones and drops; an inline one is never shared.
     #[test]
     fn strong_count_follows_clones_of_heap_strings() {
