@@ -679,9 +679,9 @@ fn cidrsubnet(args: &[Value]) -> Result<Value, FuncError> {
     let num = num_arg(args, 2)?;
     let network = parse_cidr(str_arg(args, 0)?);
     if let (Ok(net), Some(n)) = (&network, num.to_i64())
-        && let Some(s) = subnet_v4(net, new_bits, n)
+        && let Some(v) = subnet_v4(net, new_bits, n)
     {
-        return Ok(Value::string(s.as_str()));
+        return Ok(v);
     }
     let net_num = whole_big(num).map_err(FuncError::General)?;
     let network = network.map_err(|e| FuncError::General(invalid_cidr(e)))?;
@@ -693,7 +693,7 @@ fn cidrsubnet(args: &[Value]) -> Result<Value, FuncError> {
 /// range, in 32-bit arithmetic (the usual call: `cidrsubnet("10.0.0.0/8", 16, i)`); `None`
 /// for anything else (IPv6, an error to report, a negative or huge number), which the
 /// general path answers. Tested equal to it.
-fn subnet_v4(net: &IpNet, new_bits: i64, num: i64) -> Option<String> {
+fn subnet_v4(net: &IpNet, new_bits: i64, num: i64) -> Option<Value> {
     let ip = to4(&net.ip)?;
     let mask = to4(&net.mask).filter(|_| net.mask.len() == 4)?;
     let parent = simple_mask_length(mask);
@@ -712,11 +712,28 @@ fn subnet_v4(net: &IpNet, new_bits: i64, num: i64) -> Option<String> {
         (num as u32) << host_bits
     };
     let addr = (base | sub).to_be_bytes();
-    let mut out = String::with_capacity(18);
-    push_ip4(&mut out, &addr);
-    out.push('/');
-    push_u8(&mut out, prefix as u8);
-    Some(out)
+    // "255.255.255.255/32" is 18 bytes: written on the stack, a string value at once.
+    let mut buf = [0u8; 18];
+    let mut n = 0;
+    let mut put = |b: u8| {
+        if let Some(slot) = buf.get_mut(n) {
+            *slot = b;
+            n += 1;
+        }
+    };
+    for (i, octet) in addr.iter().chain(&[prefix as u8]).enumerate() {
+        if i > 0 {
+            put(if i < 4 { b'.' } else { b'/' });
+        }
+        if *octet >= 100 {
+            put(b'0' + octet / 100);
+        }
+        if *octet >= 10 {
+            put(b'0' + octet / 10 % 10);
+        }
+        put(b'0' + octet % 10);
+    }
+    std::str::from_utf8(&buf[..n]).ok().map(Value::string)
 }
 
 fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
