@@ -677,14 +677,17 @@ fn cidrnetmask(args: &[Value]) -> Result<Value, FuncError> {
 fn cidrsubnet(args: &[Value]) -> Result<Value, FuncError> {
     let new_bits = whole_int(num_arg(args, 1)?).map_err(FuncError::General)?;
     let num = num_arg(args, 2)?;
-    let network = parse_cidr(str_arg(args, 0)?);
-    if let (Ok(net), Some(n)) = (&network, num.to_i64())
-        && let Some(v) = subnet_v4(net, new_bits, n)
+    // The fast path reports nothing: whatever it declines, errors included, the general
+    // path below answers in its own order of checks.
+    if let Some(n) = num.to_i64()
+        && let Ok(text) = str_arg(args, 0)
+        && let Ok(net) = parse_cidr(text)
+        && let Some(v) = subnet_v4(&net, new_bits, n)
     {
         return Ok(v);
     }
     let net_num = whole_big(num).map_err(FuncError::General)?;
-    let network = network.map_err(|e| FuncError::General(invalid_cidr(e)))?;
+    let network = parse_cidr(str_arg(args, 0)?).map_err(|e| FuncError::General(invalid_cidr(e)))?;
     let subnet = subnet_big(&network, new_bits, &net_num)?;
     Ok(Value::string(net_string(&subnet)))
 }
