@@ -567,6 +567,8 @@ impl<'p> Vm<'p> {
     /// shared with another value (a local used twice, ten copies of a tuple) is a copy when
     /// the result is written out, so it costs its expanded size; a fresh value was charged
     /// when it was made. Measuring stops at the budget, so it costs no more than it charges.
+    /// A string of up to 15 bytes is never shared (it lives in its element, copied with
+    /// it): its copies are bounded by the element budget, at 15 bytes each.
     fn charge_shared<'v>(&mut self, vals: impl Iterator<Item = &'v Value>) -> Result<(), Stop> {
         for v in vals {
             let shared = match v {
