@@ -863,10 +863,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         let iter_base = self.frame.len();
         for (i, (key, value)) in iters.into_iter().enumerate() {
             self.frame.truncate(iter_base);
-            self.frame.push(Value::object_sorted(vec![
-                (KEY.clone(), key),
-                (VALUE.clone(), value),
-            ]));
+            self.frame
+                .push(Value::object_sorted(vec![(KEY, key), (VALUE, value)]));
             let Some(name_val) = self.eval_checked(&c.name, &mut diags) else {
                 diags.push(err_at(
                     format!(
@@ -1552,8 +1550,8 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
     };
     // The body, its metadata and their annotations are objects just built (not shared):
     // they are changed where they lie, each key found or inserted at its sorted position.
-    static METADATA: LazyLock<Str> = LazyLock::new(|| Str::from("metadata"));
-    static ANNOTATIONS: LazyLock<Str> = LazyLock::new(|| Str::from("annotations"));
+    const METADATA: Str = Str::inline("metadata");
+    const ANNOTATIONS: Str = Str::inline("annotations");
     static BASE_NAME: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_BASE_NAME));
     static INDEX: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_INDEX));
     let mut body = object_fields(Some(body));
@@ -1616,8 +1614,8 @@ fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> &'f mut Value {
 }
 
 /// The attribute names of a collection item's `each`.
-static KEY: LazyLock<Str> = LazyLock::new(|| Str::from("key"));
-static VALUE: LazyLock<Str> = LazyLock::new(|| Str::from("value"));
+const KEY: Str = Str::inline("key");
+const VALUE: Str = Str::inline("value");
 
 /// A collection member's `self`: the collection's entries (`basename`, `connections`,
 /// `resources`) and the member's own (`connection`, `name`, `resource`), in key order.
