@@ -366,6 +366,13 @@ fn push_ip4(out: &mut String, p4: &[u8]) {
     }
 }
 
+/// An IPv4 network in CIDR notation (`10.1.0.0/16`): at most 18 bytes.
+fn push_cidr4(out: &mut String, p4: &[u8], prefix: u8) {
+    push_ip4(out, p4);
+    out.push('/');
+    push_u8(out, prefix);
+}
+
 fn push_u8(out: &mut String, b: u8) {
     if b >= 100 {
         out.push(char::from(b'0' + b / 100));
@@ -383,9 +390,7 @@ fn net_string(n: &IpNet) -> String {
     let l = simple_mask_length(&m);
     if let (Some(p4), 0..=32) = (to4(&nn).filter(|_| nn.len() == 4 || nn.len() == 16), l) {
         let mut out = String::with_capacity(18);
-        push_ip4(&mut out, p4);
-        out.push('/');
-        push_u8(&mut out, l as u8);
+        push_cidr4(&mut out, p4, l as u8);
         return out;
     }
     if l == -1 {
@@ -677,17 +682,16 @@ fn cidrnetmask(args: &[Value]) -> Result<Value, FuncError> {
 fn cidrsubnet(args: &[Value]) -> Result<Value, FuncError> {
     let new_bits = whole_int(num_arg(args, 1)?).map_err(FuncError::General)?;
     let num = num_arg(args, 2)?;
-    // The fast path reports nothing: whatever it declines, errors included, the general
-    // path below answers in its own order of checks.
-    if let Some(n) = num.to_i64()
-        && let Ok(text) = str_arg(args, 0)
-        && let Ok(net) = parse_cidr(text)
-        && let Some(v) = subnet_v4(&net, new_bits, n)
+    // Parsed once; its errors are reported below, after the number's, as before the fast
+    // path: whatever the fast path declines, errors included, the general path answers.
+    let network = str_arg(args, 0).map(parse_cidr);
+    if let (Some(n), Ok(Ok(net))) = (num.to_i64(), &network)
+        && let Some(v) = subnet_v4(net, new_bits, n)
     {
         return Ok(v);
     }
     let net_num = whole_big(num).map_err(FuncError::General)?;
-    let network = parse_cidr(str_arg(args, 0)?).map_err(|e| FuncError::General(invalid_cidr(e)))?;
+    let network = network?.map_err(|e| FuncError::General(invalid_cidr(e)))?;
     let subnet = subnet_big(&network, new_bits, &net_num)?;
     Ok(Value::string(net_string(&subnet)))
 }
@@ -715,28 +719,12 @@ fn subnet_v4(net: &IpNet, new_bits: i64, num: i64) -> Option<Value> {
         (num as u32) << host_bits
     };
     let addr = (base | sub).to_be_bytes();
-    // "255.255.255.255/32" is 18 bytes: written on the stack, a string value at once.
-    let mut buf = [0u8; 18];
-    let mut n = 0;
-    let mut put = |b: u8| {
-        if let Some(slot) = buf.get_mut(n) {
-            *slot = b;
-            n += 1;
-        }
-    };
-    for (i, octet) in addr.iter().chain(&[prefix as u8]).enumerate() {
-        if i > 0 {
-            put(if i < 4 { b'.' } else { b'/' });
-        }
-        if *octet >= 100 {
-            put(b'0' + octet / 100);
-        }
-        if *octet >= 10 {
-            put(b'0' + octet / 10 % 10);
-        }
-        put(b'0' + octet % 10);
-    }
-    std::str::from_utf8(&buf[..n]).ok().map(Value::string)
+    // Written in the builtins' reused buffer: the value is made from it at once.
+    super::string_in_buffer(|out| {
+        push_cidr4(out, &addr, prefix as u8);
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .ok()
 }
 
 fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
