@@ -154,9 +154,7 @@ impl Fields {
             .ok()
             .map(|i| &self.entries[i].1)
     }
-}
 
-impl Fields {
     /// [`Fields::get`] by a key that is already a [`Str`] (a compiled attribute name): a
     /// small object's keys are compared as two words each when the key is inline.
     #[inline]
@@ -507,7 +505,7 @@ pub fn merge_runs(
         while let Some(x) = b.next_if(|x| cmp_str(&x.0, &e.0) == Ordering::Less) {
             out.push(x);
         }
-        match b.next_if(|x| same_bytes(x.0.as_bytes(), e.0.as_bytes())) {
+        match b.next_if(|x| x.0 == e.0) {
             Some(x) => out.push(x),
             None => out.push(e),
         }
@@ -534,7 +532,7 @@ pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
     entries.sort_by(|a, b| cmp_str(&a.0, &b.0));
     let mut w = 0;
     for r in 0..entries.len() {
-        if w > 0 && same_bytes(entries[w - 1].0.as_bytes(), entries[r].0.as_bytes()) {
+        if w > 0 && entries[w - 1].0 == entries[r].0 {
             entries.swap(w - 1, r);
         } else {
             entries.swap(w, r);

@@ -379,7 +379,7 @@ pub fn index(collection: &Value, key: &Value) -> Result<Value, OpError> {
             }
         }
         (Value::Map(f) | Value::Object(f), Value::String(k)) => {
-            if let Some(v) = f.get(k) {
+            if let Some(v) = f.get_key(k) {
                 return Ok(v.clone());
             }
         }
@@ -409,7 +409,7 @@ pub fn index(collection: &Value, key: &Value) -> Result<Value, OpError> {
                 });
             }
             match (collection, &key) {
-                (Value::Map(f), Value::String(k)) => f.get(k).cloned().ok_or_else(|| {
+                (Value::Map(f), Value::String(k)) => f.get_key(k).cloned().ok_or_else(|| {
                     invalid_index(
                         "The given key does not identify an element in this collection value.",
                     )
