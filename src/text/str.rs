@@ -11,7 +11,7 @@
 //! bytes) and tag 0. The tag's unused values are a niche, so `Option<Str>` and enums of
 //! strings stay as small as they were with `Arc<str>`.
 
-use std::borrow::{Borrow, Cow};
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -294,27 +294,9 @@ impl From<&str> for Str {
     }
 }
 
-impl From<&String> for Str {
-    fn from(s: &String) -> Str {
-        Str::from(s.as_str())
-    }
-}
-
 impl From<String> for Str {
     fn from(s: String) -> Str {
         Str::from(s.as_str())
-    }
-}
-
-impl From<Box<str>> for Str {
-    fn from(s: Box<str>) -> Str {
-        Str::from(&*s)
-    }
-}
-
-impl From<Cow<'_, str>> for Str {
-    fn from(s: Cow<'_, str>) -> Str {
-        Str::from(&*s)
     }
 }
 
@@ -325,30 +307,6 @@ impl From<Arc<str>> for Str {
         } else {
             Str::from_arc(s)
         }
-    }
-}
-
-impl From<char> for Str {
-    fn from(c: char) -> Str {
-        Str::from(c.encode_utf8(&mut [0; 4]) as &str)
-    }
-}
-
-impl From<&Str> for String {
-    fn from(s: &Str) -> String {
-        s.as_str().to_owned()
-    }
-}
-
-impl From<Str> for String {
-    fn from(s: Str) -> String {
-        s.as_str().to_owned()
-    }
-}
-
-impl FromIterator<char> for Str {
-    fn from_iter<I: IntoIterator<Item = char>>(iter: I) -> Str {
-        Str::from(iter.into_iter().collect::<String>())
     }
 }
 
@@ -369,33 +327,9 @@ impl PartialEq for Str {
 
 impl Eq for Str {}
 
-impl PartialEq<str> for Str {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for Str {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl PartialEq<String> for Str {
-    fn eq(&self, other: &String) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
 impl PartialEq<Str> for str {
     fn eq(&self, other: &Str) -> bool {
         self == other.as_str()
-    }
-}
-
-impl PartialEq<Str> for &str {
-    fn eq(&self, other: &Str) -> bool {
-        *self == other.as_str()
     }
 }
 
@@ -426,12 +360,6 @@ impl Borrow<str> for Str {
 impl AsRef<str> for Str {
     fn as_ref(&self) -> &str {
         self.as_str()
-    }
-}
-
-impl AsRef<[u8]> for Str {
-    fn as_ref(&self) -> &[u8] {
-        self.as_str().as_bytes()
     }
 }
 
@@ -556,7 +484,7 @@ mod tests {
     #[test]
     fn constants_are_inline() {
         const K: Str = Str::inline("annotations");
-        assert_eq!(K, "annotations");
+        assert_eq!(K.as_str(), "annotations");
         assert_eq!(Str::EMPTY.as_str(), "");
         assert_eq!(Str::default(), Str::EMPTY);
     }
