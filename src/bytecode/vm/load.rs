@@ -7,23 +7,28 @@ use crate::value::Value;
 impl Vm<'_> {
     /// [`crate::bytecode::code::Op::Const`]
     pub(super) fn op_const(&mut self, i: u32) -> Step {
-        let v = self.program.consts.get(i as usize);
-        let v = v.cloned().ok_or(Stop::Fault("missing constant"))?;
-        self.push(v)
+        // Cloned straight onto the stack: through an `Option` and a `Result` the value
+        // was moved piece by piece on the way (a stall reading it back).
+        let Some(v) = self.program.consts.get(i as usize) else {
+            return Err(Stop::Fault("missing constant"));
+        };
+        self.push(v.clone())
     }
 
     /// [`crate::bytecode::code::Op::Slot`]
     pub(super) fn op_slot(&mut self, i: u32, frame: &[Value]) -> Step {
-        let v = frame.get(i as usize);
-        let v = v.cloned().ok_or(Stop::Fault("frame slot out of range"))?;
-        self.push(v)
+        let Some(v) = frame.get(i as usize) else {
+            return Err(Stop::Fault("frame slot out of range"));
+        };
+        self.push(v.clone())
     }
 
     /// [`crate::bytecode::code::Op::Temp`]
     pub(super) fn op_temp(&mut self, i: u32) -> Step {
-        let v = self.temps.get(self.temp_base + i as usize);
-        let v = v.cloned().ok_or(Stop::Fault("temporary out of range"))?;
-        self.push(v)
+        let Some(v) = self.temps.get(self.temp_base + i as usize) else {
+            return Err(Stop::Fault("temporary out of range"));
+        };
+        self.push(v.clone())
     }
 
     /// [`crate::bytecode::code::Op::Fail`]
