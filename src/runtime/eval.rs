@@ -1562,6 +1562,8 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
     let ann_slot = entry_mut(meta_fields, &ANNOTATIONS);
     let mut ann = object_fields(Some(std::mem::take(ann_slot)));
     let ann_fields = Arc::make_mut(&mut ann);
+    // Room for both at once (the object was built to its size): one growth, not two.
+    ann_fields.entries.reserve(2);
     *entry_mut(ann_fields, &BASE_NAME) = Value::String(base);
     // `item_index` is ASCII: in normal form already.
     *entry_mut(ann_fields, &INDEX) = Value::String(index);
