@@ -179,6 +179,12 @@ pub struct Vm<'p> {
     limits: Limits,
     started: Instant,
     steps: u64,
+    /// When `steps` reaches this, [`Vm::run`] asks the budgets ([`Vm::budget_check`]): at
+    /// the next multiple of 64 or just past the instruction budget, whichever is first,
+    /// so each instruction costs one comparison.
+    next_check: u64,
+    /// When `steps` reaches this (a multiple of 4,096), the budget check reads the clock.
+    next_clock: u64,
     /// When [`meter::walked_so_far`] reaches this, the clock is read after the instruction.
     walk_clock: u64,
     elements: u64,
@@ -233,6 +239,8 @@ impl<'p> Vm<'p> {
             limits,
             started: Instant::now(),
             steps: 0,
+            next_check: 64u64.min(limits.max_instructions.saturating_add(1)),
+            next_clock: 4096,
             walk_clock: meter::walked_so_far().saturating_add(meter::WALK_CLOCK),
             elements: 0,
             bytes: 0,
@@ -386,11 +394,10 @@ impl<'p> Vm<'p> {
         let mut pc = info.start as usize;
         loop {
             self.steps += 1;
-            if self.steps > self.limits.max_instructions {
-                return Err(self.limit_error(LimitKind::Instructions, self.span_at(pc)));
-            }
-            if self.steps & 0x3f == 0 && self.out_of_time() {
-                return Err(self.limit_error(LimitKind::WallTime, self.span_at(pc)));
+            if self.steps >= self.next_check
+                && let Some(kind) = self.budget_check()
+            {
+                return Err(self.limit_error(kind, self.span_at(pc)));
             }
             let Some(op) = prog.code.get(pc).copied() else {
                 return Err(self.fault("ran past the end of the code", chunk, None));
@@ -600,21 +607,30 @@ impl<'p> Vm<'p> {
         self.alloc(size.elements, size.bytes.saturating_add(extra))
     }
 
-    /// Whether the wall budget is spent; asked every 64th instruction. The clock is read
-    /// every 4,096th, and sooner when walks over values visited [`meter::WALK_CLOCK`]
-    /// elements since it last was ([`meter::walked`]): comparing, typing or converting a
-    /// large or shared value takes one instruction (or one builtin call) however long it
-    /// walks, and a few thousand of them ran for minutes before the 4,096th instruction.
-    /// Asking here costs no more per instruction than reading the clock every 4,096th did.
+    /// The budget [`Vm::run`] has spent, if any; asked every 64th instruction and past
+    /// the instruction budget. The wall clock is read every 4,096th instruction, and
+    /// sooner when walks over values visited [`meter::WALK_CLOCK`] elements since it last
+    /// was ([`meter::walked`]): comparing, typing or converting a large or shared value
+    /// takes one instruction (or one builtin call) however long it walks, and a few
+    /// thousand of them ran for minutes before the 4,096th instruction. Asking here costs
+    /// no more per instruction than reading the clock every 4,096th did.
     #[cold]
     #[inline(never)]
-    fn out_of_time(&mut self) -> bool {
-        let walked = meter::walked_so_far();
-        if self.steps & 0xfff != 0 && walked < self.walk_clock {
-            return false;
+    fn budget_check(&mut self) -> Option<LimitKind> {
+        if self.steps > self.limits.max_instructions {
+            return Some(LimitKind::Instructions);
         }
+        // Instructions that count several (an attribute path) may step over a multiple.
+        self.next_check = (self.steps | 0x3f)
+            .saturating_add(1)
+            .min(self.limits.max_instructions.saturating_add(1));
+        let walked = meter::walked_so_far();
+        if self.steps < self.next_clock && walked < self.walk_clock {
+            return None;
+        }
+        self.next_clock = (self.steps | 0xfff).saturating_add(1);
         self.walk_clock = walked.saturating_add(meter::WALK_CLOCK);
-        self.started.elapsed() > self.limits.max_wall
+        (self.started.elapsed() > self.limits.max_wall).then_some(LimitKind::WallTime)
     }
 
     fn span_at(&self, pc: usize) -> Option<Span> {
