@@ -220,26 +220,54 @@ impl Str {
         }
     }
 
-    /// An inline string of `s` (at most 15 bytes), copied in at most two overlapping
-    /// words instead of a call to `memcpy`.
+    /// An inline string of `s` (at most 15 bytes), its two words put together in
+    /// registers from at most two overlapping loads: built in memory (a byte array, then
+    /// its fields) it was read back wider than it was written, and each read stalled.
     #[inline]
     fn from_short(s: &str) -> Str {
         let b = s.as_bytes();
         let n = b.len();
         debug_assert!(n <= LIMIT);
-        let mut all = [0u8; 16];
-        if n >= 8 {
-            all[..8].copy_from_slice(&b[..8]);
-            all[n - 8..n].copy_from_slice(&b[n - 8..]);
+        let u64_at = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        let u32_at = |i: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&b[i..i + 4]);
+            u64::from(u32::from_le_bytes(w))
+        };
+        let (head, rest) = if n >= 8 {
+            // Bytes 8.. are the top `n - 8` of the last eight.
+            let rest = if n == 8 {
+                0
+            } else {
+                u64_at(n - 8) >> (8 * (16 - n))
+            };
+            (u64_at(0), rest)
         } else if n >= 4 {
-            all[..4].copy_from_slice(&b[..4]);
-            all[n - 4..n].copy_from_slice(&b[n - 4..]);
+            (u32_at(0) | u32_at(n - 4) << (8 * (n - 4)), 0)
         } else {
-            for (d, c) in all.iter_mut().zip(b) {
-                *d = *c;
-            }
+            let w = b.iter().rev().fold(0, |w, &c| w << 8 | u64::from(c));
+            (w, 0)
+        };
+        let tag = INLINE_TAGS[n & 15] as u64;
+        // SAFETY: `repr(C)` of two 8-byte words (head; rest and tag), little-endian: the
+        // string's bytes, zeros after them, and a valid tag in the last byte. The head is
+        // only ever read as bytes, never as the pointer, for an inline string.
+        unsafe { std::mem::transmute::<[u64; 2], Str>([head.to_le(), (rest | tag << 56).to_le()]) }
+    }
+
+    /// Whether every byte is ASCII: for an inline string, a test of its two words.
+    #[inline]
+    pub fn is_ascii(&self) -> bool {
+        let tail = self.tail();
+        if tail >> 63 != 0 {
+            const HIGH: u64 = 0x8080_8080_8080_8080;
+            return (self.head_word() | (tail & !(0xff << 56))) & HIGH == 0;
         }
-        Str::assemble(all, n)
+        self.as_str().is_ascii()
     }
 }
 
@@ -385,6 +413,10 @@ mod tests {
         let samples: Vec<String> = (0..40)
             .map(|n| "abcdefghijklmnopqrstuvwxyz0123456789ABCD"[..n].to_string())
             .chain([
+                "abcdefghijklmné".into(),
+                "éabcdefghijklmn".into(),
+                "abcdeéfghi".into(),
+                "aé".into(),
                 "é".repeat(7),
                 "é".repeat(8),
                 "日本語テキスト".into(),
@@ -396,6 +428,7 @@ mod tests {
             assert_eq!(x.as_str(), s);
             assert_eq!(x.len(), s.len());
             assert_eq!(x.is_inline(), s.len() <= Str::INLINE, "{s:?}");
+            assert_eq!(x.is_ascii(), s.is_ascii(), "{s:?}");
             let y = x.clone();
             assert_eq!(x, y);
             assert_eq!(y.as_str(), s);
@@ -457,6 +490,7 @@ mod tests {
             };
             let (x, y) = (Str::from(a.as_str()), Str::from(Arc::<str>::from(b.as_str())));
             proptest::prop_assert_eq!(x.as_str(), a.as_str());
+            proptest::prop_assert_eq!(x.is_ascii(), a.is_ascii());
             let y2 = y.clone();
             proptest::prop_assert_eq!(y2.as_str(), b.as_str());
             proptest::prop_assert_eq!(x == y, a == b);
