@@ -16,6 +16,7 @@
 
 use crate::protocol::MAX_DEPTH;
 use crate::protocol::proto::v1;
+use crate::text::words::copy_short;
 use crate::value::Value;
 use prost_types::value::Kind;
 use std::collections::HashMap;
@@ -1003,7 +1004,7 @@ impl Backward {
     }
 
     fn put(&mut self, bytes: &[u8]) {
-        self.front(bytes.len()).copy_from_slice(bytes);
+        copy_short(self.front(bytes.len()), bytes);
     }
 
     /// The key and length of a length-delimited field whose `len` content bytes were just
@@ -1125,7 +1126,7 @@ impl Fill<'_> {
     #[inline(always)]
     fn bytes(&mut self, b: &[u8]) {
         if let Some(dst) = self.out.get_mut(self.at..self.at + b.len()) {
-            dst.copy_from_slice(b);
+            copy_short(dst, b);
         }
         self.at += b.len();
     }
@@ -1181,14 +1182,14 @@ fn put_field_entry(k: &str, x: &Value, levels: usize, w: &mut Backward) -> Walk 
                 kl as u8,
             ]);
             let (key, rest) = out[4..].split_at_mut(kl);
-            key.copy_from_slice(k.as_bytes());
+            copy_short(key, k.as_bytes());
             rest[..4].copy_from_slice(&[
                 wire::key(2, wire::LEN),
                 (2 + sl) as u8,
                 wire::key(kind::STRING, wire::LEN),
                 sl as u8,
             ]);
-            rest[4..].copy_from_slice(s.as_bytes());
+            copy_short(&mut rest[4..], s.as_bytes());
             return Ok(());
         }
     }
