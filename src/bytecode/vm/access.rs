@@ -48,7 +48,7 @@ impl Vm<'_> {
         let v = v.ok_or(Stop::Fault("frame slot out of range"))?;
         self.steps = self.steps.saturating_add(steps.len() as u64);
         let (v, taken) = present_attrs(prog, v, steps)?;
-        self.push(v.clone())?;
+        self.push(v.clone_for_push())?;
         for &(name, site) in steps.iter().skip(taken) {
             self.op_attr(name, site, diags)?;
         }

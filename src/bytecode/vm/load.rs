@@ -12,7 +12,7 @@ impl Vm<'_> {
         let Some(v) = self.program.consts.get(i as usize) else {
             return Err(Stop::Fault("missing constant"));
         };
-        self.push(v.clone())
+        self.push(v.clone_for_push())
     }
 
     /// [`crate::bytecode::code::Op::Slot`]
@@ -20,7 +20,7 @@ impl Vm<'_> {
         let Some(v) = frame.get(i as usize) else {
             return Err(Stop::Fault("frame slot out of range"));
         };
-        self.push(v.clone())
+        self.push(v.clone_for_push())
     }
 
     /// [`crate::bytecode::code::Op::Temp`]
@@ -28,7 +28,7 @@ impl Vm<'_> {
         let Some(v) = self.temps.get(self.temp_base + i as usize) else {
             return Err(Stop::Fault("temporary out of range"));
         };
-        self.push(v.clone())
+        self.push(v.clone_for_push())
     }
 
     /// [`crate::bytecode::code::Op::Fail`]
