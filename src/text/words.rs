@@ -22,7 +22,7 @@ pub fn word8(s: &[u8], at: usize) -> Option<u64> {
 /// Copies `src` to the start of `dst` (which must be as long), a string of up to 16
 /// bytes in two overlapping loads and stores instead of a call to `memcpy`: the many
 /// short keys and strings written into a response.
-#[inline(always)]
+#[inline]
 pub fn copy_short(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     let Some(dst) = dst.get_mut(..n) else {
