@@ -11,6 +11,7 @@
 //! bytes) and tag 0. The tag's unused values are a niche, so `Option<Str>` and enums of
 //! strings stay as small as they were with `Arc<str>`.
 
+use crate::text::words::{word4, word8};
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::fmt;
@@ -228,16 +229,9 @@ impl Str {
         let b = s.as_bytes();
         let n = b.len();
         debug_assert!(n <= LIMIT);
-        let u64_at = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&b[i..i + 8]);
-            u64::from_le_bytes(w)
-        };
-        let u32_at = |i: usize| {
-            let mut w = [0u8; 4];
-            w.copy_from_slice(&b[i..i + 4]);
-            u64::from(u32::from_le_bytes(w))
-        };
+        // Little-endian words of `b` (in range for the lengths each is read at below).
+        let u64_at = |i| u64::from_le(word8(b, i).unwrap_or(0));
+        let u32_at = |i| u64::from(u32::from_le(word4(b, i).unwrap_or(0)));
         let (head, rest) = if n >= 8 {
             // Bytes 8.. are the top `n - 8` of the last eight.
             let rest = if n == 8 {
