@@ -304,7 +304,8 @@ pub fn unknown_function_detail(name: &str) -> String {
 }
 
 /// A string value built by `f` in a reused per-thread buffer, so the result is allocated
-/// once at its final size (not grown, then copied from a `String` into an `Arc<str>`).
+/// once at its final size, or not at all when it fits inline in a [`crate::value::Str`]
+/// (not grown in a `String`, then copied into the value).
 pub(crate) fn string_in_buffer<E>(
     f: impl FnOnce(&mut String) -> Result<(), E>,
 ) -> Result<Value, E> {
