@@ -9,9 +9,15 @@
 # profiles another binary. Needs perf (Debian: linux-perf) and a release build.
 set -eu  # no pipefail: `head` ends the pipelines below early on purpose
 cd "$(dirname "$0")/.."
+if [ $# -lt 2 ]; then
+  echo "usage: bash benches/perf.sh WORKLOAD_DIR WORKLOAD [N] [SYMBOL]" >&2
+  exit 2
+fi
 dir="$1"; w="$2"; n="${3:-2000}"; sym="${4:-fn_hcl::bytecode::vm::Vm::run}"
 B="${FN_HCL_BIN:-target/release/fn-hcl}"
-data="$(mktemp -d)/perf.data"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+data="$tmp/perf.data"
 perf record -q -e cpu-clock -F 20000 -o "$data" "$B" bench --request "$dir/$w.json" --n "$n" >/dev/null
 echo "== functions by their own samples"
 perf report -i "$data" --no-children --sort symbol --stdio 2>/dev/null | grep '%' | head -30 | cut -c1-140
