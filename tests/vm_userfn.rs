@@ -465,6 +465,37 @@ fn budgets_stop_pathological_expressions() {
     assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::WallTime));
 }
 
+/// The wall clock is read even when no step count lands on a multiple of 64: each inner
+/// iteration here counts 64 steps (`ForNext`, the 62 of a 61-attribute path, `ForPush`),
+/// so a check of "steps a multiple of 64" met the same residue a thousand times in a
+/// row. With the budget spent from the start, the VM stops at the first clock reading
+/// (4,096 steps and less than a path more), not at the instruction budget.
+#[test]
+fn wall_budget_is_read_when_paths_step_over_the_check() {
+    let path = ".a".repeat(61);
+    let nested = (0..61).fold("1".to_string(), |v, _| format!("{{ a = {v} }}"));
+    let body = format!("[for i in range(1000) : [for j in range(1000) : x{path}]]");
+    let main = format!("invoke(\"f\", {{ x = {nested} }})");
+    let f = Func {
+        name: "f",
+        args: vec![("x", None)],
+        locals: vec![],
+        body: Box::leak(body.into_boxed_str()),
+    };
+    let (p, c) = program(&[f], &main);
+    let mut vm = Vm::new(
+        &p,
+        Limits {
+            max_wall: Duration::ZERO,
+            ..Limits::default()
+        },
+    );
+    let e = vm.eval(c, &[], &mut Vec::new()).expect_err("wall");
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::WallTime));
+    let used = vm.usage().instructions;
+    assert!((4096..4096 + 200).contains(&used), "{used} instructions");
+}
+
 #[test]
 fn budget_stops_string_doubling() {
     // A string doubled 60 times through nested user-function calls.
