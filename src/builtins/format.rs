@@ -322,7 +322,7 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
                 // An exact i64 (the common case) without a big integer.
                 if let Some(i) = n.to_i64() {
                     let m = i.unsigned_abs();
-                    let mut buf = [0u8; 20];
+                    let mut buf = itoa::Buffer::new();
                     let digits = match verb.mode {
                         'b' => format!("{m:b}"),
                         'o' => format!("{m:o}"),

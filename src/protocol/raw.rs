@@ -143,7 +143,7 @@ impl<'a> Rd<'a> {
 
     /// A string field (for the decoder, after the scan checked it).
     pub(crate) fn string(&mut self) -> Result<&'a str, Reject> {
-        std::str::from_utf8(self.bytes()?).map_err(|_| Reject)
+        crate::text::words::str_of(self.bytes()?).ok_or(Reject)
     }
 
     /// Moves past the fields before the next occurrence of field 1 (the repeated field of
@@ -431,19 +431,7 @@ fn finite(raw: &[u8]) -> bool {
 /// overlapping words up to 16 bytes, no call.
 #[inline(always)]
 fn utf8(b: &[u8]) -> bool {
-    use crate::text::words::{word4, word8};
-    // Out of range (never, for the offsets below) reads as all high bits: not ASCII, so
-    // `from_utf8` decides.
-    let w4 = |at| word4(b, at).unwrap_or(u32::MAX);
-    let w8 = |at| word8(b, at).unwrap_or(u64::MAX);
-    let n = b.len();
-    let ascii = match n {
-        0..=3 => b.iter().all(|&c| c < 0x80),
-        4..=8 => (w4(0) | w4(n - 4)) & 0x8080_8080 == 0,
-        9..=16 => (w8(0) | w8(n - 8)) & 0x8080_8080_8080_8080 == 0,
-        _ => b.is_ascii(),
-    };
-    ascii || std::str::from_utf8(b).is_ok()
+    crate::text::words::is_ascii(b) || std::str::from_utf8(b).is_ok()
 }
 
 /// The payload of `b` when `b` is one length-delimited field whose key is the byte `key`

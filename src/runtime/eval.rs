@@ -1575,7 +1575,7 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
 /// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
 /// on the stack and allocated once.
 fn item_index(i: usize) -> Str {
-    let mut digits = [0u8; 20];
+    let mut digits = itoa::Buffer::new();
     let digits = crate::value::number::decimal_u64(i as u64, &mut digits).as_bytes();
     // 's', zeros up to six digits, the digits: 27 bytes at most.
     let mut buf = [b'0'; 27];
@@ -1584,7 +1584,7 @@ fn item_index(i: usize) -> Str {
     let end = start + digits.len();
     buf[start..end].copy_from_slice(digits);
     // Only 's' and ASCII digits were written.
-    Str::from(std::str::from_utf8(&buf[..end]).unwrap_or_default())
+    Str::from(crate::text::words::str_of(&buf[..end]).unwrap_or_default())
 }
 
 /// The entries of a map or object as an object's (anything else: none).

@@ -13,7 +13,7 @@ pub fn hex_into<'b>(bytes: &[u8], buf: &'b mut [u8]) -> &'b str {
         n += 2;
     }
     // Only ASCII hex digits were written.
-    std::str::from_utf8(&buf[..n]).unwrap_or_default()
+    crate::text::words::str_of(&buf[..n]).unwrap_or_default()
 }
 
 #[cfg(test)]

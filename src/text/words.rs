@@ -19,6 +19,34 @@ pub fn word8(s: &[u8], at: usize) -> Option<u64> {
         .map(u64::from_ne_bytes)
 }
 
+/// Whether `b` is all ASCII, a short one (most keys and strings of a body) in two
+/// overlapping words and no loop.
+#[inline(always)]
+pub fn is_ascii(b: &[u8]) -> bool {
+    // Out of range (never, for the offsets below) reads as all high bits: not ASCII.
+    let w4 = |at| word4(b, at).unwrap_or(u32::MAX);
+    let w8 = |at| word8(b, at).unwrap_or(u64::MAX);
+    let n = b.len();
+    match n {
+        0..=3 => b.iter().all(|&c| c < 0x80),
+        4..=8 => (w4(0) | w4(n - 4)) & 0x8080_8080 == 0,
+        9..=16 => (w8(0) | w8(n - 8)) & 0x8080_8080_8080_8080 == 0,
+        _ => b.is_ascii(),
+    }
+}
+
+/// `b` as a str if it is UTF-8: short ASCII (most keys and strings of a request) is
+/// recognised by [`is_ascii`] without the call to `from_utf8`, which cost ~50
+/// instructions a string of a few bytes.
+#[inline(always)]
+pub fn str_of(b: &[u8]) -> Option<&str> {
+    if is_ascii(b) {
+        // SAFETY: every byte is ASCII (checked just above), and ASCII is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(b) });
+    }
+    std::str::from_utf8(b).ok()
+}
+
 /// Copies `src` to the start of `dst` (which must be as long), a string of up to 16
 /// bytes in two overlapping loads and stores instead of a call to `memcpy`: the many
 /// short keys and strings written into a response.
@@ -66,6 +94,27 @@ mod tests {
             copy_short(&mut dst, &src[..n]);
             assert_eq!(&dst[..n], &src[..n], "{n}");
             assert!(dst[n..].iter().all(|&b| b == 0xee), "{n}");
+        }
+    }
+
+    /// `str_of` is `from_utf8` for every length around the word sizes, with a non-ASCII
+    /// or invalid byte at each position.
+    #[test]
+    fn str_of_is_from_utf8() {
+        for n in 0..=40usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
+            assert_eq!(str_of(&a), std::str::from_utf8(&a).ok(), "{n}");
+            for i in 0..n {
+                for bad in [0x80u8, 0xff, 0xc3] {
+                    let mut b = a.clone();
+                    b[i] = bad;
+                    assert_eq!(str_of(&b), std::str::from_utf8(&b).ok(), "{n} at {i}");
+                    assert!(!is_ascii(&b));
+                }
+                let mut b = a.clone();
+                b.splice(i..i + 1, "\u{e9}".bytes());
+                assert_eq!(str_of(&b), std::str::from_utf8(&b).ok(), "{n} at {i}");
+            }
         }
     }
 
