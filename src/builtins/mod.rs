@@ -28,7 +28,14 @@ macro_rules! funcs {
         funcs!(@params [stringify!($name), $imp] [] $($sig)*)
     };
     (@params [$name:expr, $imp:expr] [$($p:expr,)*]) => {
-        $crate::builtins::FuncDef { name: $name, params: &[$($p),*], var_param: None, imp: $imp }
+        $crate::builtins::FuncDef {
+            name: $name,
+            params: &[$($p),*],
+            var_param: None,
+            imp: $imp,
+            nested_unknowns: false,
+            is_range: false,
+        }
     };
     (@params [$name:expr, $imp:expr] [$($p:expr,)*] .. $($rest:tt)+) => {
         $crate::builtins::FuncDef {
@@ -36,6 +43,8 @@ macro_rules! funcs {
             params: &[$($p),*],
             var_param: Some(funcs!(@param $($rest)+)),
             imp: $imp,
+            nested_unknowns: false,
+            is_range: false,
         }
     };
     (@params $f:tt [$($p:expr,)*] $n:ident ? : $t:ident $(($($i:tt)*))? $(, $($rest:tt)*)?) => {
@@ -198,6 +207,11 @@ pub struct FuncDef {
     /// The variadic parameter, if any (cty's `VarParam`).
     pub var_param: Option<Param>,
     pub imp: Impl,
+    /// Takes arguments that hold unknowns inside them (see [`passes_nested_unknowns`]);
+    /// set by [`all`], so that a call reads a flag instead of comparing names.
+    pub nested_unknowns: bool,
+    /// `range`, whose result's size the caller checks before the call; set by [`all`].
+    pub is_range: bool,
 }
 
 /// Index of a function in [`all`].
@@ -226,6 +240,10 @@ pub fn all() -> &'static [FuncDef] {
     ALL.get_or_init(|| {
         let mut v: Vec<FuncDef> = tables().iter().flat_map(|t| t.iter().copied()).collect();
         v.sort_by_key(|f| f.name);
+        for f in &mut v {
+            f.nested_unknowns = passes_nested_unknowns(f.name);
+            f.is_range = f.name == "range";
+        }
         v
     })
 }
@@ -241,6 +259,29 @@ pub fn lookup(name: &str) -> Option<FuncId> {
 /// The definition of a resolved function.
 pub fn get(id: FuncId) -> &'static FuncDef {
     &all()[id.0 as usize]
+}
+
+/// Built-ins whose implementations only move elements of their collection arguments, so
+/// an unknown element stays where it is and the rest of the result is known (cty's
+/// behaviour for them). Every other builtin is called only with wholly known arguments
+/// (an argument holding an unknown anywhere gives an unknown result).
+fn passes_nested_unknowns(name: &str) -> bool {
+    matches!(
+        name,
+        "merge"
+            | "length"
+            | "keys"
+            | "values"
+            | "lookup"
+            | "element"
+            | "concat"
+            | "slice"
+            | "reverse"
+            | "coalesce"
+            | "coalescelist"
+            | "tolist"
+            | "tomap"
+    )
 }
 
 /// Functions the DSL deliberately leaves out, with why: a call of one is still

@@ -260,15 +260,15 @@ impl<'p> Vm<'p> {
             }
         }
         // cty returns an unknown result for an unknown argument; an argument that only
-        // contains unknowns is passed on, and the function decides. The functions listed
-        // in `passes_nested_unknowns` move elements around without looking into them (so a
-        // known part stays known: `merge(a, {x = unknown}).y`, `length(...)`); every other
-        // function here treats such an argument as unknown, which is what cty's
-        // implementations of them do with a value that is not wholly known.
-        // Whether the function takes nested unknowns is asked first, once: only for the
-        // others is an argument walked (`contains_unknown` visits the whole value, which
-        // made a call inside a `for` over a large collection cost its size).
-        let walk = !passes_nested_unknowns(def.name);
+        // contains unknowns is passed on, and the function decides. The functions that
+        // take nested unknowns (`FuncDef::nested_unknowns`) move elements around without
+        // looking into them (so a known part stays known: `merge(a, {x = unknown}).y`,
+        // `length(...)`); every other function here treats such an argument as unknown,
+        // which is what cty's implementations of them do with a value that is not wholly
+        // known. Whether the function takes nested unknowns is asked first, once: only for
+        // the others is an argument walked (`contains_unknown` visits the whole value,
+        // which made a call inside a `for` over a large collection cost its size).
+        let walk = !def.nested_unknowns;
         if result.is_none()
             && args
                 .iter()
@@ -276,7 +276,7 @@ impl<'p> Vm<'p> {
         {
             return Ok(DYN);
         }
-        if result.is_none() && def.name == "range" {
+        if result.is_none() && def.is_range {
             self.check_range(args)?;
         }
         let argc = args.len();
@@ -421,26 +421,4 @@ pub(super) fn call_failed(name: &str, msg: &str, start: Span, range: Span) -> Di
     )
     .with_context(range)
     .with_expression(range)
-}
-
-/// Built-ins whose implementations only move elements of their collection arguments, so
-/// an unknown element stays where it is and the rest of the result is known (cty's
-/// behaviour for them).
-fn passes_nested_unknowns(name: &str) -> bool {
-    matches!(
-        name,
-        "merge"
-            | "length"
-            | "keys"
-            | "values"
-            | "lookup"
-            | "element"
-            | "concat"
-            | "slice"
-            | "reverse"
-            | "coalesce"
-            | "coalescelist"
-            | "tolist"
-            | "tomap"
-    )
 }
