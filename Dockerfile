@@ -11,8 +11,9 @@ ARG RUST_VERSION=1.95
 FROM rust:${RUST_VERSION}-bookworm AS build
 WORKDIR /src
 COPY . .
-# The release binary, stripped; its debug info kept apart in /out/fn-hcl.debug.
-RUN cargo build --release --locked \
+# The release binary, optimized with the committed profile (pgo/build), stripped; its
+# debug info kept apart in /out/fn-hcl.debug.
+RUN pgo/build \
  && package/split-debug target/release/fn-hcl /out
 
 # distroless cc: glibc and libgcc_s (what the binary links), no shell, user nonroot (65532).

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-target/bench-results}"
 mkdir -p "$out"
-cargo build --release --bin fn-hcl
+pgo/build --bin fn-hcl
 FN_HCL_WRITE_WORKLOADS="$out/workloads" cargo bench --bench pipeline
 { date -u; nproc; grep -m1 "model name" /proc/cpuinfo || true; uptime; } > "$out/machine.txt"
 B=target/release/fn-hcl
