@@ -565,3 +565,45 @@ fn nested_calls_run_on_small_stacks() {
         );
     }
 }
+
+/// `range` charges each value it makes before keeping it, as every builtin charges what
+/// it allocates: over the budget it stops there, naming itself; within the budget, a
+/// range past cty's 1,024 values gets cty's error, as the Go implementation gives it.
+#[test]
+fn range_charges_its_values_as_it_makes_them() {
+    let e = budget(
+        "range(5000)",
+        Limits {
+            max_alloc_elements: 100,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::AllocElements));
+    assert!(e.message.ends_with("(in range)"), "{}", e.message);
+    let (r, diags) = eval_with(
+        "range(0, 1000000)",
+        &[],
+        Limits {
+            max_alloc_elements: 5_000,
+            ..Limits::default()
+        },
+    );
+    assert!(r.is_ok(), "{r:?}");
+    assert!(
+        texts(&diags)
+            .iter()
+            .any(|t| t.contains("more than 1024 values were generated")),
+        "{diags:?}"
+    );
+    // Within both, the values are charged once (by range as it makes them, not again
+    // for its result): 1,000 elements fit a budget of exactly 1,000.
+    let (r, diags) = eval_with(
+        "range(1000)",
+        &[],
+        Limits {
+            max_alloc_elements: 1_000,
+            ..Limits::default()
+        },
+    );
+    assert!(r.is_ok() && diags.is_empty(), "{r:?} {diags:?}");
+}

@@ -802,6 +802,9 @@ fn range(args: &[Value]) -> Result<Value, FuncError> {
         let next = num
             .add(&step)
             .map_err(|e| FuncError::general(e.to_string()))?;
+        // Charged before it is kept, as every builtin's elements are: past the budget the
+        // call stops here, naming `range`.
+        crate::value::meter::elements("range", 1)?;
         vals.push(Value::Number(num));
         num = next;
     }

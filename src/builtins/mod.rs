@@ -34,7 +34,6 @@ macro_rules! funcs {
             var_param: None,
             imp: $imp,
             nested_unknowns: false,
-            is_range: false,
         }
     };
     (@params [$name:expr, $imp:expr] [$($p:expr,)*] .. $($rest:tt)+) => {
@@ -44,7 +43,6 @@ macro_rules! funcs {
             var_param: Some(funcs!(@param $($rest)+)),
             imp: $imp,
             nested_unknowns: false,
-            is_range: false,
         }
     };
     (@params $f:tt [$($p:expr,)*] $n:ident ? : $t:ident $(($($i:tt)*))? $(, $($rest:tt)*)?) => {
@@ -210,8 +208,6 @@ pub struct FuncDef {
     /// Takes arguments that hold unknowns inside them (see [`passes_nested_unknowns`]);
     /// set by [`all`], so that a call reads a flag instead of comparing names.
     pub nested_unknowns: bool,
-    /// `range`, whose result's size the caller checks before the call; set by [`all`].
-    pub is_range: bool,
 }
 
 /// Index of a function in [`all`].
@@ -242,7 +238,6 @@ pub fn all() -> &'static [FuncDef] {
         v.sort_by_key(|f| f.name);
         for f in &mut v {
             f.nested_unknowns = passes_nested_unknowns(f.name);
-            f.is_range = f.name == "range";
         }
         v
     })

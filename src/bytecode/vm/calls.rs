@@ -8,7 +8,6 @@ use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
 use crate::value::convert::{convert, tuple_to_list_in_place};
-use crate::value::number::Number;
 use crate::value::{Kind, Value};
 use std::sync::Arc;
 
@@ -276,9 +275,6 @@ impl<'p> Vm<'p> {
         {
             return Ok(DYN);
         }
-        if result.is_none() && def.is_range {
-            self.check_range(args)?;
-        }
         let argc = args.len();
         let (result, charged) = match result {
             Some(r) => (r, (0, 0)),
@@ -365,29 +361,6 @@ impl<'p> Vm<'p> {
             size.elements.saturating_sub(charged.0),
             size.bytes.saturating_sub(charged.1),
         )
-    }
-
-    /// `range(...)` would allocate its whole result: refuse before it does, if too large.
-    fn check_range(&self, args: &[Value]) -> Result<(), Stop> {
-        let nums: Vec<f64> = args
-            .iter()
-            .filter_map(|a| a.as_number().map(Number::to_f64))
-            .collect();
-        let (start, limit, step) = match nums.as_slice() {
-            [l] => (0.0, *l, 1.0),
-            [s, l] => (*s, *l, if l >= s { 1.0 } else { -1.0 }),
-            [s, l, st] => (*s, *l, *st),
-            _ => return Ok(()),
-        };
-        if step == 0.0 || !step.is_finite() || !start.is_finite() || !limit.is_finite() {
-            return Ok(());
-        }
-        let n = ((limit - start) / step).ceil();
-        let remaining = self.limits.max_alloc_elements.saturating_sub(self.elements) as f64;
-        if n > remaining {
-            return Err(Stop::Limit(super::LimitKind::AllocElements));
-        }
-        Ok(())
     }
 }
 
