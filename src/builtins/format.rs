@@ -8,7 +8,7 @@ use crate::text::quote::{go_quote, go_quote_rune};
 use crate::text::unicode::{clusters_prefix_len, grapheme_count};
 use crate::value::convert::convert;
 use crate::value::json::{encode as json_encode, push_json_string};
-use crate::value::number::{Number, decimal_u64};
+use crate::value::number::Number;
 use crate::value::{Type, Value};
 use num_bigint::BigInt;
 use num_traits::Signed;
@@ -328,7 +328,7 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
                         'o' => format!("{m:o}"),
                         'x' | 'X' => format!("{m:x}"),
                         _ => {
-                            append_int_digits(verb, out, i < 0, decimal_u64(m, &mut buf));
+                            append_int_digits(verb, out, i < 0, buf.format(m));
                             return Ok(());
                         }
                     };

@@ -427,11 +427,11 @@ fn finite(raw: &[u8]) -> bool {
     f64::from_le_bytes(a).is_finite()
 }
 
-/// Whether `b` is UTF-8, cheaply for short ASCII (most keys and strings of a body): two
-/// overlapping words up to 16 bytes, no call.
+/// Whether `b` is UTF-8, cheaply for short ASCII (most keys and strings of a body): see
+/// [`crate::text::words::str_of`].
 #[inline(always)]
 fn utf8(b: &[u8]) -> bool {
-    crate::text::words::is_ascii(b) || std::str::from_utf8(b).is_ok()
+    crate::text::words::str_of(b).is_some()
 }
 
 /// The payload of `b` when `b` is one length-delimited field whose key is the byte `key`

@@ -1576,7 +1576,7 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
 /// on the stack and allocated once.
 fn item_index(i: usize) -> Str {
     let mut digits = itoa::Buffer::new();
-    let digits = crate::value::number::decimal_u64(i as u64, &mut digits).as_bytes();
+    let digits = digits.format(i).as_bytes();
     // 's', zeros up to six digits, the digits: 27 bytes at most.
     let mut buf = [b'0'; 27];
     buf[0] = b's';

@@ -164,14 +164,6 @@ const LIM_GO: Lim = Lim {
 /// Not-a-number marker from a Go operation that would panic with `ErrNaN`.
 struct NaNErr;
 
-/// `m` in decimal, in `buf` (`itoa`: two digits a step, and no UTF-8 check of digits it
-/// wrote, which had cost more than writing them: ~50 of ~117 instructions a number);
-/// the digits written.
-#[inline]
-pub fn decimal_u64(m: u64, buf: &mut itoa::Buffer) -> &str {
-    buf.format(m)
-}
-
 fn bitlen_u64(x: u64) -> u32 {
     64 - x.leading_zeros()
 }
