@@ -571,23 +571,14 @@ fn nested_calls_run_on_small_stacks() {
 /// range past cty's 1,024 values gets cty's error, as the Go implementation gives it.
 #[test]
 fn range_charges_its_values_as_it_makes_them() {
-    let e = budget(
-        "range(5000)",
-        Limits {
-            max_alloc_elements: 100,
-            ..Limits::default()
-        },
-    );
+    let elements = |n| Limits {
+        max_alloc_elements: n,
+        ..Limits::default()
+    };
+    let e = budget("range(5000)", elements(100));
     assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::AllocElements));
     assert!(e.message.ends_with("(in range)"), "{}", e.message);
-    let (r, diags) = eval_with(
-        "range(0, 1000000)",
-        &[],
-        Limits {
-            max_alloc_elements: 5_000,
-            ..Limits::default()
-        },
-    );
+    let (r, diags) = eval_with("range(0, 1000000)", &[], elements(5_000));
     assert!(r.is_ok(), "{r:?}");
     assert!(
         texts(&diags)
@@ -597,13 +588,6 @@ fn range_charges_its_values_as_it_makes_them() {
     );
     // Within both, the values are charged once (by range as it makes them, not again
     // for its result): 1,000 elements fit a budget of exactly 1,000.
-    let (r, diags) = eval_with(
-        "range(1000)",
-        &[],
-        Limits {
-            max_alloc_elements: 1_000,
-            ..Limits::default()
-        },
-    );
+    let (r, diags) = eval_with("range(1000)", &[], elements(1_000));
     assert!(r.is_ok() && diags.is_empty(), "{r:?} {diags:?}");
 }
