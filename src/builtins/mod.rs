@@ -194,7 +194,9 @@ impl FuncError {
 }
 
 /// The implementation of a function. Arguments have already been checked for arity and
-/// null-ness and converted to their parameter types by [`prepare_args`].
+/// null-ness and converted to their parameter types by [`prepare_args`], and hold no
+/// unknown ([`unknown_result`]) unless the function takes nested unknowns
+/// ([`FuncDef::nested_unknowns`]): no other implementation looks for unknowns.
 pub type Impl = fn(&[Value]) -> Result<Value, FuncError>;
 
 /// A built-in function.
@@ -385,6 +387,21 @@ pub fn prepare_args(def: &FuncDef, args: &mut [Value]) -> Result<(), FuncError> 
     Ok(())
 }
 
+/// cty's rule for unknown arguments, applied before an implementation runs: an unknown
+/// argument gives an unknown result, and so does an argument holding an unknown anywhere
+/// inside it, except for the functions that move such values around without looking into
+/// them ([`FuncDef::nested_unknowns`]), which decide for themselves. Whether the function
+/// takes nested unknowns is asked first: only for the others is an argument walked
+/// (`contains_unknown` visits the whole value, which made a call inside a `for` over a
+/// large collection cost its size).
+#[inline]
+pub fn unknown_result(def: &FuncDef, args: &[Value]) -> Option<Value> {
+    let walk = !def.nested_unknowns;
+    args.iter()
+        .any(|a| a.is_unknown() || (walk && a.contains_unknown()))
+        .then_some(Value::Unknown(crate::value::Type::Dynamic))
+}
+
 /// Call a function with arguments of the right arity (the VM checks arity first, to
 /// report hcl's "Not enough/Too many function arguments" with its ranges).
 pub fn call(id: FuncId, mut args: Vec<Value>) -> Result<Value, FuncError> {
@@ -395,6 +412,9 @@ pub fn call(id: FuncId, mut args: Vec<Value>) -> Result<Value, FuncError> {
 pub fn call_in_place(id: FuncId, args: &mut [Value]) -> Result<Value, FuncError> {
     let def = get(id);
     prepare_args(def, args)?;
+    if let Some(v) = unknown_result(def, args) {
+        return Ok(v);
+    }
     (def.imp)(args)
 }
 

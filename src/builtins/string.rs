@@ -256,9 +256,6 @@ fn indent(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn join(args: &[Value]) -> Result<Value, FuncError> {
-    if any_unknown(args) || args.iter().any(Value::contains_unknown) {
-        return Ok(Value::Unknown(Type::String));
-    }
     let sep = str_arg(args, 0)?;
     let lists = &args[1..];
     if lists.is_empty() {

@@ -258,22 +258,13 @@ impl<'p> Vm<'p> {
                 break;
             }
         }
-        // cty returns an unknown result for an unknown argument; an argument that only
-        // contains unknowns is passed on, and the function decides. The functions that
-        // take nested unknowns (`FuncDef::nested_unknowns`) move elements around without
-        // looking into them (so a known part stays known: `merge(a, {x = unknown}).y`,
-        // `length(...)`); every other function here treats such an argument as unknown,
-        // which is what cty's implementations of them do with a value that is not wholly
-        // known. Whether the function takes nested unknowns is asked first, once: only for
-        // the others is an argument walked (`contains_unknown` visits the whole value,
-        // which made a call inside a `for` over a large collection cost its size).
-        let walk = !def.nested_unknowns;
+        // Unknown arguments give an unknown result (`builtins::unknown_result`: the
+        // functions that take nested unknowns move them around without looking, so a
+        // known part stays known: `merge(a, {x = unknown}).y`, `length(...)`).
         if result.is_none()
-            && args
-                .iter()
-                .any(|a| a.is_unknown() || (walk && a.contains_unknown()))
+            && let Some(v) = builtins::unknown_result(def, args)
         {
-            return Ok(DYN);
+            return Ok(v);
         }
         let argc = args.len();
         let (result, charged) = match result {
