@@ -312,14 +312,13 @@ impl<'p> Vm<'p> {
     ) -> Result<(Result<Value, FuncError>, (u64, u64)), Stop> {
         use crate::value::meter;
         let left = self.left();
-        let deadline = self.started.checked_add(self.limits.max_wall);
-        let prev = meter::install(meter::Meter::new(left.elements, left.bytes, deadline));
+        meter::begin(left.elements, left.bytes, self.deadline);
         // Each argument went through `ConvArg` (or the expansion's conversion) and nulls
         // were checked by the caller: the implementation runs on them as they are.
         let r = builtins::call_converted(id, &self.stack[at..]);
-        let used = meter::finish(prev);
-        self.elements = self.elements.saturating_add(used.elements_used);
-        self.bytes = self.bytes.saturating_add(used.bytes_used);
+        let used = meter::end();
+        self.elements = self.elements.saturating_add(used.elements);
+        self.bytes = self.bytes.saturating_add(used.bytes);
         if let Some(e) = used.exceeded {
             let kind = match e.resource {
                 meter::Resource::Elements => LimitKind::AllocElements,
@@ -328,7 +327,7 @@ impl<'p> Vm<'p> {
             };
             return Err(Stop::LimitIn(kind, name));
         }
-        Ok((r, (used.elements_used, used.bytes_used)))
+        Ok((r, (used.elements, used.bytes)))
     }
 
     /// Charges a builtin's result: a new collection costs its expanded size (its parts may

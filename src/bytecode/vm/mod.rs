@@ -178,6 +178,9 @@ pub struct Vm<'p> {
     program: &'p Code,
     limits: Limits,
     started: Instant,
+    /// `started` plus the wall-time budget, for the builtins' meter (`None` past the
+    /// clock's range: no deadline).
+    deadline: Option<Instant>,
     steps: u64,
     /// When `steps` reaches this, [`Vm::run`] asks the budgets ([`Vm::budget_check`]): at
     /// the next multiple of 64 or just past the instruction budget, whichever is first,
@@ -234,10 +237,12 @@ fn err_diag(summary: &'static str, detail: impl Into<Text>, subject: Span) -> Di
 
 impl<'p> Vm<'p> {
     pub fn new(program: &'p Code, limits: Limits) -> Self {
+        let started = Instant::now();
         Vm {
             program,
             limits,
-            started: Instant::now(),
+            started,
+            deadline: started.checked_add(limits.max_wall),
             steps: 0,
             next_check: 64u64.min(limits.max_instructions.saturating_add(1)),
             next_clock: 4096,
@@ -270,6 +275,7 @@ impl<'p> Vm<'p> {
     /// together, and each by the wall time alone.
     pub fn restart_clock(&mut self) {
         self.started = Instant::now();
+        self.deadline = self.started.checked_add(self.limits.max_wall);
     }
 
     /// Instructions executed so far (for tests and metrics).
