@@ -591,3 +591,26 @@ fn range_charges_its_values_as_it_makes_them() {
     let (r, diags) = eval_with("range(1000)", &[], elements(1_000));
     assert!(r.is_ok() && diags.is_empty(), "{r:?} {diags:?}");
 }
+
+#[test]
+fn a_templates_literal_text_counts_toward_its_bytes() {
+    // The literal text stays in the template's site (not pushed with the values): it is
+    // charged with them, before the join.
+    let long = "a".repeat(300);
+    let src = format!("\"${{x}}-{long}\"");
+    let vars = [("x", Value::string("y"))];
+    let bytes = |n| Limits {
+        max_alloc_bytes: n,
+        ..Limits::default()
+    };
+    let e = eval_with(&src, &vars, bytes(250))
+        .0
+        .expect_err("over the budget");
+    assert_eq!(e.kind, VmErrorKind::Limit(LimitKind::AllocBytes));
+    let (r, diags) = eval_with(&src, &vars, bytes(1000));
+    let v = r.expect("within the budget");
+    assert_eq!(v.as_str(), Some(format!("y-{long}").as_str()), "{diags:?}");
+    // Literal text between values of every kind, in order.
+    let (v, _) = eval("\"<${1}|${true}|${\"s\"}>${2.5}.\"", &[]);
+    assert_eq!(v.as_str(), Some("<1|true|s>2.5."));
+}

@@ -113,7 +113,9 @@ pub(crate) enum Op {
     /// keys and where each one's value is). `[.., v1 .. vn] → [.., object]`, n = the
     /// shape's `values`
     MakeObjectConst(u32),
-    /// Join template parts; `site` indexes [`Code::templates`]. `[.., p1 .. pn] → [.., s]`
+    /// Join a template's parts: its literal text from the site (indexing
+    /// [`Code::templates`]) and the values of the other `n` parts.
+    /// `[.., p1 .. pn] → [.., s]`
     Template { n: u32, site: u32 },
     /// Join the tuple a template `%{for}` produced. `[.., tuple] → [.., s]`
     TemplateJoin { site: SiteId<JoinSite> },
@@ -467,11 +469,23 @@ pub(crate) struct CallSite {
     pub expand: Option<Span>,
 }
 
-/// Ranges of a template's parts (`None` for literal text).
+/// A template's parts in order: its literal text, kept here (not pushed as constants
+/// for every join), and the ranges of the parts whose values are on the stack.
 #[derive(Clone, Debug)]
 pub(crate) struct TemplateSite {
-    pub parts: Vec<Option<Span>>,
+    pub parts: Vec<Piece>,
+    /// Bytes of the literal parts, charged with the interpolated strings before a join.
+    pub literal_len: u64,
     pub whole: Span,
+}
+
+/// One part of a template.
+#[derive(Clone, Debug)]
+pub(crate) enum Piece {
+    /// Literal text.
+    Text(Str),
+    /// The next value on the stack: an interpolation or a directive, at this range.
+    Value(Span),
 }
 
 /// Where a chunk starts in the code table and how many temporaries it uses.

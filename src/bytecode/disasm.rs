@@ -1,6 +1,6 @@
 //! A readable listing of compiled chunks, for tests and debugging (`fn-hcl analyze`).
 
-use crate::bytecode::code::{ChunkId, Code, Op};
+use crate::bytecode::code::{ChunkId, Code, Op, Piece};
 use crate::value::Value;
 use std::fmt::Write as _;
 
@@ -64,6 +64,23 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                         .map(|(k, _)| &**k)
                         .collect::<Vec<_>>()
                         .join(", "))
+                    .unwrap_or_default()
+            ),
+            // The parts as the template reads: literal text, and `${}` for each value
+            // taken from the stack.
+            Op::Template { n, site } => format!(
+                "template {n} {:?}",
+                program
+                    .templates
+                    .get(site as usize)
+                    .map(|t| t
+                        .parts
+                        .iter()
+                        .map(|p| match p {
+                            Piece::Text(s) => s.to_string(),
+                            Piece::Value(_) => "${}".to_string(),
+                        })
+                        .collect::<String>())
                     .unwrap_or_default()
             ),
             Op::ForBegin {
@@ -132,7 +149,7 @@ fn operand_suffix(op: &Op) -> String {
             format!(" {}", op.symbol())
         }
         Op::BranchBegin(b) => format!(" {b}"),
-        Op::MakeTuple(n) | Op::MakeObject(n) | Op::Template { n, .. } => format!(" {n}"),
+        Op::MakeTuple(n) | Op::MakeObject(n) => format!(" {n}"),
         Op::ConvArg { arg, .. } => format!(" #{arg}"),
         Op::CallExpanded { nstatic, .. } => format!(" static={nstatic}"),
         _ => String::new(),

@@ -12,8 +12,8 @@
 use crate::builtins;
 use crate::bytecode::code::{
     CallSite, Callee, ChunkId, ChunkInfo, Code, CondSite, FnId, ForSite, ItemSite, JoinSite,
-    ObjShape, Op, OperatorSite, SiteId, SiteKind, SplatSite, StepSite, TemplateSite, UnarySite,
-    UserFn,
+    ObjShape, Op, OperatorSite, Piece, SiteId, SiteKind, SplatSite, StepSite, TemplateSite,
+    UnarySite, UserFn,
 };
 use crate::syntax::ast::{
     self, BinaryOp, Expr, ExprKind, ObjectKey, Template, TemplatePart, UnaryOp,
@@ -659,16 +659,16 @@ impl CodeBuilder {
             return;
         }
         let mut parts = Vec::with_capacity(t.parts.len());
+        let mut literal_len = 0u64;
         for p in &t.parts {
             match p {
-                TemplatePart::Literal { text, span } => {
-                    let k = self.konst(Value::string(text.clone()));
-                    self.emit(Op::Const(k), *span);
-                    parts.push(None);
+                TemplatePart::Literal { text, .. } => {
+                    literal_len += text.len() as u64;
+                    parts.push(Piece::Text(text.clone()));
                 }
                 TemplatePart::Interp(e) => {
                     self.expr(e, scope);
-                    parts.push(Some(e.span));
+                    parts.push(Piece::Value(e.span));
                 }
                 TemplatePart::If {
                     cond,
@@ -681,7 +681,7 @@ impl CodeBuilder {
                         None => Branch::Empty(*span),
                     };
                     self.conditional(cond, Branch::Tmpl(then, *span), other, *span, scope);
-                    parts.push(Some(*span));
+                    parts.push(Piece::Value(*span));
                 }
                 TemplatePart::For {
                     key_var,
@@ -705,19 +705,21 @@ impl CodeBuilder {
                     );
                     let site = self.site(JoinSite { directive: *span });
                     self.emit(Op::TemplateJoin { site }, *span);
-                    parts.push(Some(*span));
+                    parts.push(Piece::Value(*span));
                 }
             }
         }
-        self.out.templates.push(TemplateSite { parts, whole });
-        let site = (self.out.templates.len() - 1) as u32;
-        self.emit(
-            Op::Template {
-                n: t.parts.len() as u32,
-                site,
-            },
+        let n = parts
+            .iter()
+            .filter(|p| matches!(p, Piece::Value(_)))
+            .count() as u32;
+        self.out.templates.push(TemplateSite {
+            parts,
+            literal_len,
             whole,
-        );
+        });
+        let site = (self.out.templates.len() - 1) as u32;
+        self.emit(Op::Template { n, site }, whole);
     }
 
     // ---- objects ----

@@ -1,7 +1,7 @@
 //! Templates: joining interpolated parts, and the results of a `%{for}` directive.
 
 use super::{Step, Stop, Vm, err_diag};
-use crate::bytecode::code::{JoinSite, SiteId};
+use crate::bytecode::code::{JoinSite, Piece, SiteId};
 use crate::syntax::diag::Diagnostic;
 use crate::value::convert::convert;
 use crate::value::{Kind, Str, Type, Value};
@@ -15,7 +15,8 @@ impl Vm<'_> {
         self.push(v?)
     }
 
-    /// Join the template parts at `self.stack[at..]` (the caller removes them).
+    /// Join the template's literal text and the values of its other parts at
+    /// `self.stack[at..]` (the caller removes them).
     fn template(
         &mut self,
         at: usize,
@@ -30,14 +31,26 @@ impl Vm<'_> {
         let parts: u64 = self.stack[at..]
             .iter()
             .map(|v| v.as_str().map_or(0, str::len) as u64)
-            .sum();
+            .sum::<u64>()
+            .saturating_add(ts.literal_len);
         if parts > self.left().bytes {
             return Err(Stop::Limit(super::LimitKind::AllocBytes));
         }
         let mut known = true;
         let mut out = std::mem::take(&mut self.text);
         out.clear();
-        for (i, v) in self.stack[at..].iter().enumerate() {
+        let mut values = self.stack[at..].iter();
+        for piece in &ts.parts {
+            let (v, span) = match piece {
+                Piece::Text(text) => {
+                    out.push_str(text);
+                    continue;
+                }
+                Piece::Value(span) => match values.next() {
+                    Some(v) => (v, *span),
+                    None => return Err(Stop::Fault("a template with fewer values than parts")),
+                },
+            };
             // Strings, numbers and bools are written as they are (a number or bool as
             // `convert` to string writes it); the rest takes hcl's checks below.
             match v {
@@ -55,7 +68,6 @@ impl Vm<'_> {
                 }
                 _ => {}
             }
-            let span = ts.parts.get(i).copied().flatten().unwrap_or(ts.whole);
             if v.is_null() {
                 diags.push(
                     err_diag(
