@@ -295,8 +295,23 @@ impl Value {
         matches!(self, Value::Unknown(_))
     }
 
-    /// True if the value or anything inside it is unknown.
+    /// True if the value or anything inside it is unknown. A value that is not a
+    /// collection (most arguments of most builtin calls) is answered here; only a
+    /// collection is walked, out of line.
+    #[inline]
     pub fn contains_unknown(&self) -> bool {
+        match self {
+            Value::Unknown(_) => true,
+            Value::List(_) | Value::Set(_) | Value::Tuple(_) | Value::Map(_) | Value::Object(_) => {
+                self.collection_contains_unknown()
+            }
+            _ => false,
+        }
+    }
+
+    /// [`Value::contains_unknown`] of a collection.
+    #[inline(never)]
+    fn collection_contains_unknown(&self) -> bool {
         // Counted once per call, not per collection: this runs on every argument of most
         // builtin calls, mostly small values.
         fn walk(v: &Value, walked: &mut usize) -> bool {
