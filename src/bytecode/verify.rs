@@ -6,7 +6,7 @@
 //! The compiler runs it on each chunk it finishes in debug builds, so a compiler/VM
 //! disagreement fails at compile time, where it is made; the fuzzers run it too.
 
-use crate::bytecode::code::{Aux, ChunkId, Code, Op};
+use crate::bytecode::code::{Aux, ChunkId, Code, Op, Piece};
 
 /// The depth of the value stack and of each bookkeeping stack.
 type Depths = (u32, [u32; 7]);
@@ -147,7 +147,19 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         | Op::ForPush { site: s, .. } => site(code.site(s).is_some()),
         Op::SplatBegin { site: s, .. } => site(code.site(s).is_some()),
         Op::MakeObjectConst(i) => has("object shape", i, code.shapes.len()),
-        Op::Template { site: s, .. } => has("template site", s, code.templates.len()),
+        Op::Template { n, site: s } => {
+            has("template site", s, code.templates.len())?;
+            let values = code.templates[s as usize]
+                .parts
+                .iter()
+                .filter(|p| matches!(p, Piece::Value(_)))
+                .count();
+            if values == n as usize {
+                Ok(())
+            } else {
+                Err(format!("joins {n} values for a site of {values}"))
+            }
+        }
         Op::ConvArg { call: c, .. }
         | Op::Call { call: c, .. }
         | Op::ExpandBegin { call: c, .. }

@@ -1273,6 +1273,25 @@ mod tests {
     }
 
     #[test]
+    fn a_template_joins_its_literal_text_from_the_site_and_the_verifier_counts_its_values() {
+        let (mut p, chunk, v, d) = run(r#""<${x}-${x}>""#, Value::string("a"));
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(v.as_str(), Some("<a-a>"));
+        let listing = crate::bytecode::disasm::disassemble(&p, chunk);
+        assert!(listing.contains(r#"template 2 "<${}-${}>""#), "{listing}");
+        assert!(!listing.contains("const"), "{listing}");
+        assert_eq!(crate::bytecode::verify::verify(&p, chunk), Ok(()));
+        // A join of more values than the site has places for is refused.
+        for op in &mut p.code {
+            if let Op::Template { n, .. } = op {
+                *n = 3;
+            }
+        }
+        let e = crate::bytecode::verify::verify(&p, chunk).expect_err("refused");
+        assert!(e.contains("joins 3 values for a site of 2"), "{e}");
+    }
+
+    #[test]
     fn constant_keys_build_a_sorted_object_and_the_last_duplicate_wins() {
         let shape = ObjShape::new(vec!["b".into(), "a".into(), "b".into(), "c".into()]);
         assert_eq!(shape.values, 4);
