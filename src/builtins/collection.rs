@@ -6,18 +6,13 @@
 use super::{FuncDef, FuncError};
 use crate::text::quote::go_quote;
 use crate::text::unicode::grapheme_count;
-use crate::value::convert::{convert, has_type, unify_unsafe};
+use crate::value::convert::{convert, unify_unsafe};
 use crate::value::number::Number;
 use crate::value::ops::{Members, equals, make_set};
-use crate::value::{Fields, Kind, Str, Type, Value, merge_runs, sort_dedup_entries};
+use crate::value::{Fields, Kind, Str, Type, Value, merge_runs};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
-
-/// True if any argument is itself unknown (cty then skips the implementation).
-pub(crate) fn any_unknown(args: &[Value]) -> bool {
-    args.iter().any(Value::is_unknown)
-}
 
 /// gocty's conversion of a number to a Go `int`.
 pub(crate) fn to_int(n: &Number) -> Result<i64, String> {
@@ -91,9 +86,6 @@ pub static FUNCS: &[FuncDef] = funcs! {
 
 fn alltrue(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
-    if list.is_unknown() {
-        return Ok(Value::Unknown(Type::Bool));
-    }
     for v in items(list) {
         match v {
             Value::Unknown(_) => return Ok(Value::Unknown(Type::Bool)),
@@ -116,9 +108,6 @@ fn false_unless_unknown(unknown: bool) -> Value {
 
 fn anytrue(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
-    if list.is_unknown() {
-        return Ok(Value::Unknown(Type::Bool));
-    }
     let mut unknown = false;
     for v in items(list) {
         match v {
@@ -132,10 +121,6 @@ fn anytrue(args: &[Value]) -> Result<Value, FuncError> {
 
 fn chunklist(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
-    let ret = Type::list(list.type_of());
-    if any_unknown(args) {
-        return Ok(Value::Unknown(ret));
-    }
     let xs = items(list);
     let lt = list.type_of();
     let size =
@@ -165,9 +150,6 @@ fn coalesce(args: &[Value]) -> Result<Value, FuncError> {
     };
     for a in args {
         let v = convert(a, &ret).unwrap_or_else(|_| a.clone());
-        if v.is_unknown() {
-            return Ok(Value::Unknown(ret));
-        }
         if v.is_null() {
             continue;
         }
@@ -185,34 +167,14 @@ fn coalescelist(args: &[Value]) -> Result<Value, FuncError> {
     if args.is_empty() {
         return Err(FuncError::general("at least one argument is required"));
     }
-    let mut ret: Option<Type> = None;
-    let mut mixed = false;
     for a in args {
-        if a.is_unknown() {
-            mixed = true;
-            continue;
-        }
-        let t = a.type_of();
-        if !matches!(t, Type::List(_) | Type::Tuple(_)) {
+        if !matches!(a.type_of(), Type::List(_) | Type::Tuple(_)) {
             return Err(FuncError::general(
                 "coalescelist arguments must be lists or tuples",
             ));
         }
-        match &ret {
-            None => ret = Some(t),
-            Some(r) if *r != t => mixed = true,
-            _ => {}
-        }
     }
-    let ret = if mixed {
-        Type::Dynamic
-    } else {
-        ret.unwrap_or(Type::Dynamic)
-    };
     for a in args {
-        if a.is_unknown() {
-            return Ok(Value::Unknown(ret));
-        }
         if a.length().is_some_and(|l| l > 0) {
             return Ok(a.clone());
         }
@@ -233,9 +195,6 @@ fn compact(args: &[Value]) -> Result<Value, FuncError> {
 fn concat(args: &[Value]) -> Result<Value, FuncError> {
     if args.is_empty() {
         return Err(FuncError::general("at least one argument is required"));
-    }
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::Dynamic));
     }
     let tys: Vec<Type> = args.iter().map(Value::type_of).collect();
     if tys.iter().all(|t| matches!(t, Type::List(_)))
@@ -273,14 +232,8 @@ fn contains(args: &[Value]) -> Result<Value, FuncError> {
     if !list.kind().is_sequence() {
         return Err(FuncError::general("argument must be list, tuple, or set"));
     }
-    if list.is_unknown() {
-        return Ok(Value::Unknown(Type::Bool));
-    }
     if items(list).is_empty() {
         return Ok(Value::Bool(false));
-    }
-    if v.is_unknown() {
-        return Ok(Value::Unknown(Type::Bool));
     }
     let mut unknown = false;
     for x in items(list) {
@@ -313,19 +266,14 @@ fn element(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
     // The kind alone decides (`type_of` would build a tuple's whole type on every call:
     // quadratic for `element(xs, i)` in a `for` over `xs`).
-    let elem = match list {
-        Value::List(s) => Some(&s.elem),
-        Value::Null(Type::List(e)) | Value::Unknown(Type::List(e)) => Some(&**e),
-        Value::Tuple(_) | Value::Null(Type::Tuple(_)) | Value::Unknown(Type::Tuple(_)) => None,
-        _ => {
-            return Err(FuncError::general(format!(
-                "cannot read elements from {}",
-                list.type_of().friendly_name()
-            )));
-        }
-    };
-    if any_unknown(args) {
-        return Ok(Value::Unknown(elem.cloned().unwrap_or(Type::Dynamic)));
+    if !matches!(
+        list,
+        Value::List(_) | Value::Null(Type::List(_)) | Value::Tuple(_) | Value::Null(Type::Tuple(_))
+    ) {
+        return Err(FuncError::general(format!(
+            "cannot read elements from {}",
+            list.type_of().friendly_name()
+        )));
     }
     let idx =
         to_int(num_arg(args, 1)?).map_err(|e| FuncError::general(format!("invalid index: {e}")))?;
@@ -387,9 +335,6 @@ fn index(args: &[Value]) -> Result<Value, FuncError> {
     if !matches!(list.kind(), Kind::List | Kind::Tuple) {
         return Err(FuncError::general("argument must be a list or tuple"));
     }
-    if list.is_unknown() {
-        return Ok(Value::Unknown(Type::Number));
-    }
     let xs = items(list);
     if xs.is_empty() {
         return Err(FuncError::general("cannot search an empty list"));
@@ -420,9 +365,6 @@ fn keys(args: &[Value]) -> Result<Value, FuncError> {
                 .collect(),
         )),
         Type::Map(_) => {
-            if m.is_unknown() {
-                return Ok(Value::Unknown(Type::list(Type::String)));
-            }
             let ks = m
                 .as_fields()
                 .unwrap_or(&[])
@@ -449,9 +391,6 @@ fn length(args: &[Value]) -> Result<Value, FuncError> {
         Type::Tuple(ts) => Ok(count(ts.len())),
         Type::Object(attrs) => Ok(count(attrs.len())),
         Type::Dynamic => Ok(Value::Unknown(Type::Number)),
-        Type::String | Type::List(_) | Type::Set(_) | Type::Map(_) if v.is_unknown() => {
-            Ok(Value::Unknown(Type::Number))
-        }
         Type::String => Ok(count(grapheme_count(v.as_str().unwrap_or("")))),
         Type::List(_) | Type::Set(_) | Type::Map(_) => Ok(count(v.length().unwrap_or(0))),
         _ => Err(FuncError::general(
@@ -521,7 +460,7 @@ fn lookup(args: &[Value]) -> Result<Value, FuncError> {
             ));
         }
     };
-    if m.contains_unknown() || key.is_unknown() {
+    if m.contains_unknown() {
         return Ok(Value::Unknown(ret));
     }
     let k = key.as_str().unwrap_or("");
@@ -545,12 +484,6 @@ fn matchkeys(args: &[Value]) -> Result<Value, FuncError> {
         ));
     };
     let ety = elem_type(&ret);
-    if values.is_unknown() {
-        return Ok(Value::Unknown(ret));
-    }
-    if keys.is_unknown() || search.is_unknown() {
-        return Ok(Value::Unknown(ret));
-    }
     if items(values).len() != items(keys).len() {
         return Err(FuncError::general(
             "length of keys and values should be equal",
@@ -561,38 +494,16 @@ fn matchkeys(args: &[Value]) -> Result<Value, FuncError> {
     if items(&search).is_empty() {
         return Ok(Value::list(ety, Vec::new()));
     }
-    if values.contains_unknown() || keys.contains_unknown() {
-        return Ok(Value::Unknown(ret));
-    }
-    if !search.contains_unknown() {
-        // Every comparison is known: a hashed membership test gives what the scan below
-        // gives, without its cost of keys times searchset (minutes for 100,000 each).
-        let m = Members::new(items(&search));
-        let out = items(&keys)
-            .iter()
-            .zip(items(values))
-            .filter(|(k, _)| m.contains(k))
-            .map(|(_, v)| v.clone())
-            .collect();
-        return Ok(Value::list(ety, out));
-    }
-    // cty's scan, which returns an empty list at the first comparison that is unknown.
-    let mut out = Vec::new();
-    for (i, k) in items(&keys).iter().enumerate() {
-        for sv in items(&search) {
-            crate::value::meter::tick("matchkeys")?;
-            match equals(k, sv) {
-                Value::Bool(true) => {
-                    if let Some(v) = items(values).get(i) {
-                        out.push(v.clone());
-                    }
-                    break;
-                }
-                Value::Bool(false) => {}
-                _ => return Ok(Value::list(ety, Vec::new())),
-            }
-        }
-    }
+    // A hashed membership test: what cty's scan of keys times searchset gives, without
+    // its cost (minutes for 100,000 each). The arguments are wholly known
+    // (`unknown_result`).
+    let m = Members::new(items(&search));
+    let out = items(&keys)
+        .iter()
+        .zip(items(values))
+        .filter(|(k, _)| m.contains(k))
+        .map(|(_, v)| v.clone())
+        .collect();
     Ok(Value::list(ety, out))
 }
 
@@ -619,20 +530,6 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
                 go_quote(&a.type_of().friendly_name())
             )));
         }
-    }
-    if any_unknown(args) {
-        let first = args[0].type_of();
-        let matching = !dynamic && args.iter().all(|a| has_type(a, &first));
-        let attrs_known = !args
-            .iter()
-            .any(|a| matches!(a, Value::Unknown(Type::Map(_))));
-        return Ok(Value::Unknown(if matching {
-            first
-        } else if dynamic || !attrs_known {
-            Type::Dynamic
-        } else {
-            merged_attr_types(args)
-        }));
     }
     // A map result when every argument has the first one's map type.
     let map_elem = match &args[0] {
@@ -693,25 +590,6 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::object_sorted(out))
 }
 
-fn merged_attr_types(args: &[Value]) -> Type {
-    // Every argument's attributes in order, then sorted with the last of equal names
-    // winning (a scan per attribute was quadratic in their number).
-    let mut attrs: Vec<(Str, Type)> = Vec::new();
-    for a in args {
-        match (a, a.type_of()) {
-            (Value::Null(_), _) => {}
-            (_, Type::Object(at)) => attrs.extend(at.iter().cloned()),
-            (_, Type::Map(e)) => {
-                let fields = a.as_fields().unwrap_or(&[]);
-                attrs.extend(fields.iter().map(|(k, _)| (k.clone(), (*e).clone())));
-            }
-            _ => {}
-        }
-    }
-    sort_dedup_entries(&mut attrs);
-    Type::Object(Arc::from(attrs))
-}
-
 fn one(args: &[Value]) -> Result<Value, FuncError> {
     let v = arg(args, 0)?;
     let bad = || {
@@ -729,9 +607,6 @@ fn one(args: &[Value]) -> Result<Value, FuncError> {
         },
         _ => return Err(bad()),
     };
-    if v.is_unknown() {
-        return Ok(Value::Unknown(ret));
-    }
     match items(v) {
         [] => Ok(Value::Null(ret)),
         [x] => Ok(x.clone()),
@@ -740,9 +615,6 @@ fn one(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn range(args: &[Value]) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::list(Type::Number)));
-    }
     let nums: Vec<&Number> = (0..args.len())
         .map(|i| num_arg(args, i))
         .collect::<Result<_, _>>()?;
@@ -818,9 +690,6 @@ fn reverse(args: &[Value]) -> Result<Value, FuncError> {
             ));
         }
     };
-    if v.is_unknown() {
-        return Ok(Value::Unknown(ret));
-    }
     let out: Vec<Value> = items(v).iter().rev().cloned().collect();
     Ok(match ret {
         Type::Tuple(_) => Value::tuple(out),
@@ -839,7 +708,7 @@ fn set_op(args: &[Value], op: SetOp) -> Result<Value, FuncError> {
     let mut etys = Vec::new();
     for a in args {
         let e = elem_type(&a.type_of());
-        if !a.is_unknown() && items(a).is_empty() && e == Type::Dynamic {
+        if items(a).is_empty() && e == Type::Dynamic {
             continue;
         }
         etys.push(e);
@@ -852,13 +721,9 @@ fn set_op(args: &[Value], op: SetOp) -> Result<Value, FuncError> {
         })?
     };
     let ret = Type::set(ety.clone());
-    let all_known = op != SetOp::Intersection;
     let mut acc: Option<Vec<Value>> = None;
     for (i, a) in args.iter().enumerate() {
         let s = convert(a, &ret).map_err(|e| FuncError::arg(i, e.to_string()))?;
-        if s.is_unknown() || (all_known && s.contains_unknown()) {
-            return Ok(Value::Unknown(ret));
-        }
         let xs = items(&s);
         acc = Some(match acc {
             None => xs.to_vec(),
@@ -978,14 +843,10 @@ fn slice(args: &[Value]) -> Result<Value, FuncError> {
     }
     let length = match (&t, list) {
         (Type::Tuple(ts), _) => Some(ts.len()),
-        (_, Value::Unknown(_)) => None,
         _ => Some(items(list).len()),
     };
     let idx = |i: usize, what: &str| -> Result<Option<usize>, FuncError> {
         let v = arg(args, i)?;
-        if v.is_unknown() {
-            return Ok(None);
-        }
         let n = v
             .as_number()
             .ok_or_else(|| FuncError::arg(i, "number required"))?;
@@ -1019,9 +880,6 @@ fn slice(args: &[Value]) -> Result<Value, FuncError> {
             "start index must not be greater than end index",
         ));
     }
-    if list.is_unknown() {
-        return Ok(Value::Unknown(t));
-    }
     let out = items(list)[start..end].to_vec();
     Ok(match t {
         Type::Tuple(_) => Value::tuple(out),
@@ -1052,9 +910,6 @@ fn sort(args: &[Value]) -> Result<Value, FuncError> {
 fn sum(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
     let t = list.type_of();
-    if list.is_unknown() {
-        return Ok(Value::Unknown(Type::Number));
-    }
     let n = match list.length() {
         Some(n) => n,
         None => return Err(FuncError::arg(0, "cannot sum noniterable")),
@@ -1136,9 +991,6 @@ fn values(args: &[Value]) -> Result<Value, FuncError> {
             ));
         }
     };
-    if m.is_unknown() {
-        return Ok(Value::Unknown(ret));
-    }
     let vals: Vec<Value> = m
         .as_fields()
         .unwrap_or(&[])
@@ -1177,9 +1029,6 @@ fn zipmap(args: &[Value]) -> Result<Value, FuncError> {
                 "keys list has null value at index {i}"
             )));
         }
-    }
-    if vals.is_unknown() {
-        return Ok(Value::Unknown(Type::Dynamic));
     }
     let vs = items(vals);
     if ks.len() != vs.len() {
@@ -1546,14 +1395,12 @@ mod tests {
             general("argument must be a string, a collection type, or a structural type"),
         );
         // A call answers an unknown argument before the implementation runs
-        // (`unknown_result`); the implementation's own answer is cty's typed unknown.
+        // (`unknown_result`).
         ok(
             "length",
             vec![Value::Unknown(Type::Dynamic)],
             Value::Unknown(Type::Dynamic),
         );
-        let typed = length(&[Value::Unknown(Type::Dynamic)]).expect("unknown");
-        assert!(typed.raw_equals(&Value::Unknown(Type::Number)));
     }
 
     #[test]
@@ -1664,31 +1511,13 @@ mod tests {
             strs(&["b"]),
         );
         // An unknown in the searchset: a call answers it before the implementation runs
-        // (`unknown_result`: matchkeys does not take nested unknowns). The implementation
-        // itself scans as cty does, giving an empty list at the first comparison that is
-        // unknown, and the matches when each key matches before it.
-        let unknown = Value::Unknown(Type::String);
-        let args = |keys: Vec<Value>| {
-            let search = tup(vec![s("y"), unknown.clone()]);
-            vec![tup(vec![s("a"), s("b")]), tup(keys), search]
-        };
+        // (`unknown_result`: matchkeys does not take nested unknowns, as in Terraform).
+        let search = tup(vec![s("y"), Value::Unknown(Type::String)]);
         ok(
             "matchkeys",
-            args(vec![s("x"), s("y")]),
+            vec![tup(vec![s("a"), s("b")]), tup(vec![s("x"), s("y")]), search],
             Value::Unknown(Type::Dynamic),
         );
-        let direct = |keys| {
-            let mut a = args(keys);
-            crate::builtins::prepare_args(
-                crate::builtins::get(crate::builtins::lookup("matchkeys").expect("exists")),
-                &mut a,
-            )
-            .and_then(|()| matchkeys(&a))
-        };
-        let none = direct(vec![s("x"), s("y")]).expect("a list");
-        assert!(none.raw_equals(&strs(&[])), "{none:?}");
-        let both = direct(vec![s("y"), s("y")]).expect("a list");
-        assert!(both.raw_equals(&strs(&["a", "b"])), "{both:?}");
     }
 
     #[test]

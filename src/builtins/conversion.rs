@@ -56,9 +56,6 @@ fn to(args: &[Value], want: Type) -> Result<Value, FuncError> {
         };
         return Err(FuncError::arg(0, msg));
     }
-    if v.is_unknown() {
-        return Ok(Value::Unknown(want));
-    }
     convert(v, &want).map_err(|e| {
         let what = || match v {
             Value::String(s) => go_quote(s),

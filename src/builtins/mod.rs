@@ -194,9 +194,10 @@ impl FuncError {
 }
 
 /// The implementation of a function. Arguments have already been checked for arity and
-/// null-ness and converted to their parameter types by [`prepare_args`], and hold no
-/// unknown ([`unknown_result`]) unless the function takes nested unknowns
-/// ([`FuncDef::nested_unknowns`]): no other implementation looks for unknowns.
+/// null-ness and converted to their parameter types by [`prepare_args`]. None is unknown,
+/// and none holds an unknown inside unless the function takes nested unknowns
+/// ([`FuncDef::nested_unknowns`]): [`unknown_result`] answers such calls first, so only
+/// those functions look for unknowns, and only inside their arguments.
 pub type Impl = fn(&[Value]) -> Result<Value, FuncError>;
 
 /// A built-in function.

@@ -3,7 +3,7 @@
 //! mapping; regular expressions are RE2 (Go `regexp`) run on the `regex` crate, with Go's
 //! ASCII meaning of `\d \w \s \b` and Go's error texts.
 
-use super::collection::{any_unknown, to_int};
+use super::collection::to_int;
 use super::{FuncDef, FuncError, str_arg};
 use crate::text::unicode::{self, graphemes};
 use crate::value::{Str, Type, Value};
@@ -51,42 +51,35 @@ pub static FUNCS: &[FuncDef] = funcs! {
 };
 
 fn map_str(args: &[Value], f: impl Fn(&str) -> String) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::String));
-    }
     Ok(Value::string(f(str_arg(args, 0)?)))
 }
 
 fn str2(
     args: &[Value],
-    ret: Type,
     f: impl Fn(&str, &str) -> Result<Value, FuncError>,
 ) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(ret));
-    }
     f(str_arg(args, 0)?, str_arg(args, 1)?)
 }
 
 fn str_pred(args: &[Value], f: impl Fn(&str, &str) -> bool) -> Result<Value, FuncError> {
-    str2(args, Type::Bool, |a, b| Ok(Value::Bool(f(a, b))))
+    str2(args, |a, b| Ok(Value::Bool(f(a, b))))
 }
 
 fn trim(args: &[Value]) -> Result<Value, FuncError> {
-    str2(args, Type::String, |s, cut| {
+    str2(args, |s, cut| {
         let set: Vec<char> = cut.chars().collect();
         Ok(Value::string(s.trim_matches(set.as_slice())))
     })
 }
 
 fn trimprefix(args: &[Value]) -> Result<Value, FuncError> {
-    str2(args, Type::String, |s, p| {
+    str2(args, |s, p| {
         Ok(Value::string(s.strip_prefix(p).unwrap_or(s)))
     })
 }
 
 fn trimsuffix(args: &[Value]) -> Result<Value, FuncError> {
-    str2(args, Type::String, |s, p| {
+    str2(args, |s, p| {
         Ok(Value::string(s.strip_suffix(p).unwrap_or(s)))
     })
 }
@@ -94,9 +87,6 @@ fn trimsuffix(args: &[Value]) -> Result<Value, FuncError> {
 /// A string function whose result may be its argument unchanged (`Cow::Borrowed` of the
 /// whole argument): the argument's value is then returned as is, without a copy.
 fn map_cow(args: &[Value], f: impl Fn(&str) -> Cow<'_, str>) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::String));
-    }
     let s = str_arg(args, 0)?;
     Ok(match f(s) {
         // Only ASCII comes back borrowed, and ASCII is its own normal form.
@@ -228,9 +218,6 @@ pub fn strrev_general(s: &str) -> String {
 }
 
 fn indent(args: &[Value]) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::String));
-    }
     let n = args
         .first()
         .and_then(Value::as_number)
@@ -306,9 +293,6 @@ fn join(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn split(args: &[Value]) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::list(Type::String)));
-    }
     let sep = str_arg(args, 0)?;
     let s = str_arg(args, 1)?;
     let parts: Vec<Value> = if sep.is_empty() {
@@ -320,9 +304,6 @@ fn split(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn substr(args: &[Value]) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::String));
-    }
     let s = str_arg(args, 0)?;
     let num = |i: usize| {
         args.get(i)
@@ -1002,9 +983,6 @@ fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
         return Ok(Value::Unknown(Type::Dynamic));
     }
     let (re, shape) = pattern_shape(str_arg(args, 0)?)?;
-    if any_unknown(args) {
-        return Ok(Value::Unknown(shape_type(&shape)));
-    }
     let s = str_arg(args, 1)?;
     match re.captures(s) {
         Some(caps) => capture_value("regex", &caps, &shape),
@@ -1020,9 +998,6 @@ fn regexall(args: &[Value]) -> Result<Value, FuncError> {
     }
     let (re, shape) = pattern_shape(str_arg(args, 0)?)?;
     let ety = shape_type(&shape);
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::list(ety)));
-    }
     let s = str_arg(args, 1)?;
     // Each match is one element of the list, and its value (charged by capture_value).
     let items: Vec<Value> = re
@@ -1036,9 +1011,6 @@ fn regexall(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn replace(args: &[Value]) -> Result<Value, FuncError> {
-    if any_unknown(args) {
-        return Ok(Value::Unknown(Type::String));
-    }
     let s = str_arg(args, 0)?;
     let sub = str_arg(args, 1)?;
     let rep = str_arg(args, 2)?;
