@@ -479,6 +479,32 @@ pub(crate) struct TemplateSite {
     pub whole: Span,
 }
 
+impl TemplateSite {
+    /// A site of these parts; the literal bytes are counted here, once.
+    pub(crate) fn new(parts: Vec<Piece>, whole: Span) -> Self {
+        let literal_len = parts
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.len() as u64,
+                Piece::Value(_) => 0,
+            })
+            .sum();
+        TemplateSite {
+            parts,
+            literal_len,
+            whole,
+        }
+    }
+
+    /// How many values the join takes from the stack (the `n` of its `Op::Template`).
+    pub(crate) fn values(&self) -> usize {
+        self.parts
+            .iter()
+            .filter(|p| matches!(p, Piece::Value(_)))
+            .count()
+    }
+}
+
 /// One part of a template.
 #[derive(Clone, Debug)]
 pub(crate) enum Piece {

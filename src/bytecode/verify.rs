@@ -6,7 +6,7 @@
 //! The compiler runs it on each chunk it finishes in debug builds, so a compiler/VM
 //! disagreement fails at compile time, where it is made; the fuzzers run it too.
 
-use crate::bytecode::code::{Aux, ChunkId, Code, Op, Piece};
+use crate::bytecode::code::{Aux, ChunkId, Code, Op};
 
 /// The depth of the value stack and of each bookkeeping stack.
 type Depths = (u32, [u32; 7]);
@@ -149,11 +149,7 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         Op::MakeObjectConst(i) => has("object shape", i, code.shapes.len()),
         Op::Template { n, site: s } => {
             has("template site", s, code.templates.len())?;
-            let values = code.templates[s as usize]
-                .parts
-                .iter()
-                .filter(|p| matches!(p, Piece::Value(_)))
-                .count();
+            let values = code.templates[s as usize].values();
             if values == n as usize {
                 Ok(())
             } else {

@@ -659,13 +659,9 @@ impl CodeBuilder {
             return;
         }
         let mut parts = Vec::with_capacity(t.parts.len());
-        let mut literal_len = 0u64;
         for p in &t.parts {
             match p {
-                TemplatePart::Literal { text, .. } => {
-                    literal_len += text.len() as u64;
-                    parts.push(Piece::Text(text.clone()));
-                }
+                TemplatePart::Literal { text, .. } => parts.push(Piece::Text(text.clone())),
                 TemplatePart::Interp(e) => {
                     self.expr(e, scope);
                     parts.push(Piece::Value(e.span));
@@ -709,15 +705,9 @@ impl CodeBuilder {
                 }
             }
         }
-        let n = parts
-            .iter()
-            .filter(|p| matches!(p, Piece::Value(_)))
-            .count() as u32;
-        self.out.templates.push(TemplateSite {
-            parts,
-            literal_len,
-            whole,
-        });
+        let site = TemplateSite::new(parts, whole);
+        let n = site.values() as u32;
+        self.out.templates.push(site);
         let site = (self.out.templates.len() - 1) as u32;
         self.emit(Op::Template { n, site }, whole);
     }
