@@ -181,8 +181,10 @@ impl Emitter {
         if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
             self.put_break();
         }
-        while self.column < indent {
-            self.put(' ');
+        if self.column < indent {
+            let pad = (indent - self.column) as usize;
+            self.out.extend(std::iter::repeat_n(' ', pad));
+            self.column = indent;
         }
         self.whitespace = true;
         self.indention = true;
@@ -331,10 +333,22 @@ impl Emitter {
 
     /// A string [`quotes_as_is`] holds for, in any context: `emit_scalar` without its
     /// analysis (no break, so double-quoted; no space, so no line break in it).
+    /// (`emit_scalar` raises the indentation around the scalar and restores it; a scalar
+    /// written as it is never reads it, so neither happens here.)
     fn write_as_is(&mut self, s: &str) {
-        self.increase_indent(true, false);
-        self.write_double_quoted(s, false, true);
-        self.restore_indent();
+        if !self.whitespace {
+            self.out.push(' ');
+        }
+        self.out.push('"');
+        self.out.push_str(s);
+        self.out.push('"');
+        // The optional space, two quotes and the bytes, one column each.
+        self.column = self
+            .column
+            .saturating_add(s.len() as i64 + 2 + i64::from(!self.whitespace));
+        self.whitespace = false;
+        self.indention = false;
+        self.open_ended = false;
     }
 
     fn emit_scalar(&mut self, value: &str, requested: Style) {
