@@ -181,11 +181,11 @@ mod tests {
                 .map(|i| (x >> (i % 8 * 8)) as u8 ^ i as u8)
                 .collect();
             let mut coded = base64_encode(&data).into_bytes();
-            if !coded.is_empty() && x % 3 != 0 {
+            if !coded.is_empty() && !x.is_multiple_of(3) {
                 let at = (x >> 20) as usize % coded.len();
                 coded[at] = SYMS[(x >> 40) as usize % SYMS.len()];
             }
-            if x % 5 == 0 {
+            if x.is_multiple_of(5) {
                 coded.truncate(coded.len().saturating_sub(1));
             }
             assert_eq!(
