@@ -1366,15 +1366,20 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         if !self.connections.is_empty() {
             let mut merged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
             for c in self.connections {
+                // One search per key: the entry either takes the value or holds an equal one.
                 for (k, v) in c {
-                    if let Some(old) = merged.get(&k)
-                        && *old != v
-                    {
-                        return Err(Fatal(format!(
-                            "evaluate hcl: unify composite connection: values for key {k} not equal"
-                        )));
+                    match merged.entry(k) {
+                        std::collections::btree_map::Entry::Vacant(e) => {
+                            e.insert(v);
+                        }
+                        std::collections::btree_map::Entry::Occupied(e) if *e.get() != v => {
+                            return Err(Fatal(format!(
+                                "evaluate hcl: unify composite connection: values for key {} not equal",
+                                e.key()
+                            )));
+                        }
+                        std::collections::btree_map::Entry::Occupied(_) => {}
                     }
-                    merged.insert(k, v);
                 }
             }
             out.connection = Some(merged);
