@@ -1520,6 +1520,36 @@ mod tests {
         );
     }
 
+    /// Two arguments are merged run by run, more are sorted at once: both give what
+    /// assigning every argument's entries in turn gives (the last of equal keys wins).
+    #[test]
+    fn merge_of_many_arguments_is_assignment_in_order() {
+        let mut x: u32 = 0x2545_f491;
+        for count in 2..=7 {
+            for _ in 0..50 {
+                let mut want = std::collections::BTreeMap::new();
+                let args: Vec<Value> = (0..count)
+                    .map(|i| {
+                        x ^= x << 13;
+                        x ^= x >> 17;
+                        x ^= x << 5;
+                        let keys = ["a", "b", "c", "d", "e", "f", "g"];
+                        let entries: Vec<(&str, Value)> = keys
+                            .iter()
+                            .filter(|k| x >> (k.as_bytes()[0] - b'a') & 1 == 1)
+                            .map(|k| (*k, n(i)))
+                            .collect();
+                        for (k, _) in &entries {
+                            want.insert(*k, n(i));
+                        }
+                        obj(entries)
+                    })
+                    .collect();
+                ok("merge", args, obj(want.into_iter().collect()));
+            }
+        }
+    }
+
     #[test]
     fn merge_cases() {
         ok(
