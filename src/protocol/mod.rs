@@ -16,6 +16,7 @@ pub mod protojson;
 pub mod raw;
 pub mod request;
 pub mod response;
+pub(crate) mod scan_cache;
 pub mod yaml;
 
 /// Annotation naming the collection (`resources` block) a composed resource belongs to

@@ -173,7 +173,7 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
                     return Err(reject());
                 }
                 let piece = buf.copy_to_bytes(len as usize);
-                self.body.push(piece, BUDGET).map_err(|_| reject())
+                self.body.push_resource(piece, BUDGET).map_err(|_| reject())
             }
             2 => btree_map::merge(
                 string::merge,

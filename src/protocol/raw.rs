@@ -711,6 +711,25 @@ impl RawBody {
     /// `budget` is prost's recursion budget for the Struct's fields at this position.
     pub(crate) fn push(&mut self, piece: prost::bytes::Bytes, budget: u32) -> Result<(), Reject> {
         let scan = scan_body(&piece, budget)?;
+        self.push_scanned(piece, scan);
+        Ok(())
+    }
+
+    /// [`RawBody::push`] of a resource's body, whose scan is remembered by its bytes
+    /// ([`crate::protocol::scan_cache`]: observed resources come again unchanged on every
+    /// reconcile). The step's input is not: it is mostly the program's text, whose check
+    /// costs less than hashing it.
+    pub(crate) fn push_resource(
+        &mut self,
+        piece: prost::bytes::Bytes,
+        budget: u32,
+    ) -> Result<(), Reject> {
+        let scan = crate::protocol::scan_cache::scan_body(&piece, budget)?;
+        self.push_scanned(piece, scan);
+        Ok(())
+    }
+
+    fn push_scanned(&mut self, piece: prost::bytes::Bytes, scan: BodyScan) {
         if !self.present {
             self.bytes = piece;
             self.scan = scan;
@@ -726,7 +745,6 @@ impl RawBody {
                 debug: false,
             };
         }
-        Ok(())
     }
 
     /// A body from a decoded `Struct` (encoded again; for requests that arrive decoded,
