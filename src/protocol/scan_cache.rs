@@ -3,10 +3,11 @@
 //! In steady state Crossplane sends every observed resource again on every reconcile,
 //! byte for byte the same until the resource changes; checking a body's bytes (prost's
 //! verdict, the annotations the eager path reads) costs ~8 instructions a byte, hashing
-//! them well under one. A scan's result is a function of the bytes and prost's budget
-//! alone, so it is remembered under a 128-bit hash of the bytes keyed at random per
-//! process (two independently keyed 64-bit hashes: no one can aim at a collision without
-//! the keys), with the length and the budget. Rejections are not remembered (they end
+//! them under one (foldhash: six independent multiply lanes over 96-byte blocks). A
+//! scan's result is a function of the bytes and prost's budget alone, so it is remembered
+//! under a 128-bit hash of the bytes keyed at random per process (two independently
+//! keyed 64-bit hashes: no one can aim at a collision without the keys), with the length
+//! and the budget. Rejections are not remembered (they end
 //! the request, and are rare).
 //!
 //! Memory is bounded: at most [`ENTRIES`] results, each at most a few hundred bytes (a
@@ -21,7 +22,7 @@ use std::sync::{LazyLock, Mutex};
 
 /// Bodies shorter than this are scanned every time: the scan costs about what hashing
 /// and a lookup would.
-pub(crate) const MIN_BYTES: usize = 256;
+pub(crate) const MIN_BYTES: usize = 128;
 /// Results kept at most (over all shards).
 pub(crate) const ENTRIES: usize = 1 << 16;
 /// Collection annotation bytes a kept result may name.
@@ -32,8 +33,16 @@ const SHARDS: usize = 16;
 type Key = (u64, u64, u32, u32);
 
 struct Cache {
-    hashes: (ahash::RandomState, ahash::RandomState),
+    /// The two hashes' random keys: a shared seed and a per-hasher seed each.
+    keys: [(foldhash::SharedSeed, u64); 2],
     shards: Vec<Mutex<HashMap<Key, BodyScan, ahash::RandomState>>>,
+}
+
+impl Cache {
+    fn hash(&'static self, i: usize, bytes: &[u8]) -> u64 {
+        let (shared, seed) = &self.keys[i];
+        foldhash::fast::SeedableRandomState::with_seed(*seed, shared).hash_one(bytes)
+    }
 }
 
 static CACHE: LazyLock<Cache> = LazyLock::new(|| {
@@ -41,10 +50,10 @@ static CACHE: LazyLock<Cache> = LazyLock::new(|| {
     let std_keys = std::hash::RandomState::new();
     let seed = |i: u64| std_keys.hash_one(i);
     Cache {
-        hashes: (
-            ahash::RandomState::with_seeds(seed(0), seed(1), seed(2), seed(3)),
-            ahash::RandomState::with_seeds(seed(4), seed(5), seed(6), seed(7)),
-        ),
+        keys: [
+            (foldhash::SharedSeed::from_u64(seed(0)), seed(1)),
+            (foldhash::SharedSeed::from_u64(seed(2)), seed(3)),
+        ],
         shards: (0..SHARDS)
             .map(|_| Mutex::new(HashMap::with_hasher(ahash::RandomState::new())))
             .collect(),
@@ -59,13 +68,8 @@ pub(crate) fn scan_body(bytes: &[u8], budget: u32) -> Result<BodyScan, Reject> {
     if bytes.len() < MIN_BYTES {
         return raw::scan_body(bytes, budget);
     }
-    let cache = &*CACHE;
-    let key = (
-        cache.hashes.0.hash_one(bytes),
-        cache.hashes.1.hash_one(bytes),
-        len,
-        budget,
-    );
+    let cache: &'static Cache = &CACHE;
+    let key = (cache.hash(0, bytes), cache.hash(1, bytes), len, budget);
     let shard = &cache.shards[(key.0 % SHARDS as u64) as usize];
     if let Some(found) = lock(shard).get(&key) {
         return Ok(found.clone());
