@@ -8,6 +8,7 @@
 //! [`observed`] assembles the observed state `render` and the language server's sample
 //! requests describe.
 
+pub(crate) mod body_cache;
 pub mod doc;
 pub mod input;
 pub mod observed;
@@ -16,7 +17,6 @@ pub mod protojson;
 pub mod raw;
 pub mod request;
 pub mod response;
-pub(crate) mod scan_cache;
 pub mod yaml;
 
 /// Annotation naming the collection (`resources` block) a composed resource belongs to

@@ -703,6 +703,9 @@ pub struct RawBody {
     /// Whether the request had the field at all (`resource` unset vs an empty Struct).
     present: bool,
     scan: BodyScan,
+    /// Who the bytes are, for a resource's body long enough to remember what they gave
+    /// ([`crate::protocol::body_cache`]).
+    digest: Option<crate::protocol::body_cache::Digest>,
 }
 
 impl RawBody {
@@ -715,17 +718,21 @@ impl RawBody {
         Ok(())
     }
 
-    /// [`RawBody::push`] of a resource's body, whose scan is remembered by its bytes
-    /// ([`crate::protocol::scan_cache`]: observed resources come again unchanged on every
-    /// reconcile). The step's input is not: it is mostly the program's text, whose check
-    /// costs less than hashing it.
+    /// [`RawBody::push`] of a resource's body, whose scan and values are remembered by
+    /// its bytes ([`crate::protocol::body_cache`]: the composite and observed resources
+    /// come again unchanged on every reconcile). The step's input is not: it is mostly
+    /// the program's text, whose check costs less than hashing it.
     pub(crate) fn push_resource(
         &mut self,
         piece: prost::bytes::Bytes,
         budget: u32,
     ) -> Result<(), Reject> {
-        let scan = crate::protocol::scan_cache::scan_body(&piece, budget)?;
+        let digest = crate::protocol::body_cache::digest(&piece);
+        let scan = crate::protocol::body_cache::scan_body(&piece, budget, digest)?;
+        let first = !self.present;
         self.push_scanned(piece, scan);
+        // A body given in pieces is joined and left to the exact path: no digest.
+        self.digest = digest.filter(|_| first);
         Ok(())
     }
 
@@ -752,6 +759,7 @@ impl RawBody {
     pub(crate) fn set_decoded(&mut self, s: prost_types::Struct) {
         use prost::Message as _;
         let bytes = s.encode_to_vec();
+        self.digest = None;
         self.scan = scan_body(&bytes, u32::MAX / 2).unwrap_or(BodyScan {
             exact: true,
             collection: None,
@@ -783,6 +791,11 @@ impl RawBody {
     /// What the scan found.
     pub(crate) fn scan(&self) -> &BodyScan {
         &self.scan
+    }
+
+    /// Who the bytes are, when what they give is remembered (see [`RawBody::push_resource`]).
+    pub(crate) fn digest(&self) -> Option<crate::protocol::body_cache::Digest> {
+        self.digest
     }
 
     /// Whether the body's `metadata.annotations[DEBUG_ANNOTATION]` is the string

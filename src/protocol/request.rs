@@ -15,6 +15,7 @@
 //! index, into `req.resources`/`req.connections` and stay in `req.resource` too.
 
 use crate::lower::reads::{Paths, Reads, WHOLE};
+use crate::protocol::body_cache;
 use crate::protocol::proto::v1;
 use crate::protocol::raw::{RawBody, Rd, Role, skip};
 use crate::protocol::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX, MAX_DEPTH};
@@ -622,11 +623,18 @@ fn decode_value(b: &[u8], role: Role, depth: usize, paths: &Paths) -> Result<Val
 /// A body as a value, exactly as `Request::from_proto` makes it.
 fn body_value(raw: &RawBody) -> Result<Value, RequestError> {
     if !raw.scan().exact {
-        return decode_body(raw.bytes());
+        return body_cache::decoded(raw.digest(), &WHOLE, || decode_body(raw.bytes()));
     }
     // The scan accepted these bytes with a smaller budget than a fresh decode has.
     let s = raw.to_struct().ok().flatten();
     struct_body(s.as_ref())
+}
+
+/// [`decode_body_paths`] of a body the scan accepted, remembered by its bytes.
+fn body_paths(raw: &RawBody, paths: &Paths) -> Result<Value, RequestError> {
+    body_cache::decoded(raw.digest(), paths, || {
+        decode_body_paths(raw.bytes(), paths)
+    })
 }
 
 /// A body's collection annotations, as `collection_annotations` finds them (`value`: the
@@ -681,7 +689,7 @@ impl ObservedBodies {
         if *paths == Paths::Whole || raw.scan().exact {
             return self.get(name);
         }
-        Some(decode_body_paths(raw.bytes(), paths).unwrap_or_default())
+        Some(body_paths(raw, paths).unwrap_or_default())
     }
 
     /// How many bodies have been turned into values so far (for tests and benchmarks).
@@ -712,7 +720,7 @@ impl Request {
             match reads.composite_paths() {
                 _ if req.composite.scan().exact => body_value(&req.composite)?,
                 Some(Paths::Whole) => body_value(&req.composite)?,
-                Some(paths) => decode_body_paths(req.composite.bytes(), paths)?,
+                Some(paths) => body_paths(&req.composite, paths)?,
                 None => empty_object(),
             }
         } else {

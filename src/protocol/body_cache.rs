@@ -1,0 +1,350 @@
+//! What a resource body's bytes gave before: the scan's result and decoded values,
+//! remembered by the bytes.
+//!
+//! In steady state Crossplane sends the composite and every observed resource again on
+//! every reconcile, byte for byte the same until the resource changes. Checking a body's
+//! bytes (prost's verdict, the annotations the eager path reads) costs ~8 instructions a
+//! byte and decoding what a program reads of it more; hashing them costs under one
+//! (foldhash: six independent multiply lanes over 96-byte blocks). Both results are
+//! functions of the bytes alone (and of prost's budget, or of the paths read), so they
+//! are remembered under a 128-bit hash of the bytes keyed at random per process (two
+//! independently keyed 64-bit hashes: no one can aim at a collision without the keys)
+//! with the length. Rejections and decoding errors are not remembered (they end the
+//! request, and are rare).
+//!
+//! Memory is bounded: each cache charges every entry its size (a scan's collection
+//! annotations, a value's expanded size, and a fixed overhead) against [`MAX_BYTES`],
+//! and a full shard is emptied, so a working set larger than a cache costs a hash per
+//! body and finds nothing, never more memory.
+
+use super::raw::{self, BodyScan, Reject};
+use crate::lower::reads::Paths;
+use crate::value::Value;
+use crate::value::meter::{Size, expanded_size};
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::{LazyLock, Mutex};
+
+/// Bodies shorter than this are checked and decoded every time: that costs about what
+/// hashing and a lookup would.
+pub(crate) const MIN_BYTES: usize = 128;
+/// What each cache may hold, in charged bytes (over all its shards).
+pub(crate) const MAX_BYTES: usize = 16 << 20;
+/// The charge of an entry besides its contents: its key, its place in the map, a value's
+/// paths.
+const ENTRY_BYTES: usize = 128;
+const SHARDS: usize = 16;
+
+/// Who a body's bytes are: both hashes and the length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Digest(u64, u64, u32);
+
+/// The hashes' random keys: a shared seed and a per-hasher seed each.
+static KEYS: LazyLock<[(foldhash::SharedSeed, u64); 2]> = LazyLock::new(|| {
+    // From the standard library's per-process random hash keys.
+    let std_keys = std::hash::RandomState::new();
+    let seed = |i: u64| std_keys.hash_one(i);
+    [
+        (foldhash::SharedSeed::from_u64(seed(0)), seed(1)),
+        (foldhash::SharedSeed::from_u64(seed(2)), seed(3)),
+    ]
+});
+
+/// The digest of a body's bytes, when it is long enough to be remembered.
+pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
+    let len = u32::try_from(bytes.len()).ok()?;
+    if bytes.len() < MIN_BYTES {
+        return None;
+    }
+    let keys: &'static [(foldhash::SharedSeed, u64); 2] = &KEYS;
+    let hash = |(shared, seed): &'static (foldhash::SharedSeed, u64)| {
+        foldhash::fast::SeedableRandomState::with_seed(*seed, shared).hash_one(bytes)
+    };
+    Some(Digest(hash(&keys[0]), hash(&keys[1]), len))
+}
+
+/// Maps in shards, each emptied when what it holds would exceed its share of
+/// [`MAX_BYTES`].
+struct Shards<K, V> {
+    shards: Vec<Mutex<Shard<K, V>>>,
+}
+
+struct Shard<K, V> {
+    map: HashMap<K, V, ahash::RandomState>,
+    bytes: usize,
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
+    fn new() -> Self {
+        Shards {
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Mutex::new(Shard {
+                        map: HashMap::with_hasher(ahash::RandomState::new()),
+                        bytes: 0,
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    fn shard(&self, d: &Digest) -> std::sync::MutexGuard<'_, Shard<K, V>> {
+        let m = &self.shards[(d.0 % SHARDS as u64) as usize];
+        // A map of finished results is never left half-written by a panic.
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, d: &Digest, k: &K) -> Option<V> {
+        self.shard(d).map.get(k).cloned()
+    }
+
+    /// Keeps `v` under `k`, charged `bytes` (nothing when that exceeds a shard's share).
+    fn insert(&self, d: &Digest, k: K, v: V, bytes: usize) {
+        let share = MAX_BYTES / SHARDS;
+        if bytes > share {
+            return;
+        }
+        let mut s = self.shard(d);
+        if s.bytes + bytes > share {
+            s.map.clear();
+            s.bytes = 0;
+        }
+        s.bytes += bytes;
+        if let Some(_old) = s.map.insert(k, v) {
+            // Another thread kept the same result meanwhile: charged twice until the
+            // shard is next emptied, which only makes it empty sooner.
+        }
+    }
+
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|m| m.lock().map_or(0, |s| s.bytes))
+            .sum()
+    }
+}
+
+static SCANS: LazyLock<Shards<(Digest, u32), BodyScan>> = LazyLock::new(Shards::new);
+
+/// [`raw::scan_body`] of `bytes` (whose digest is `d`), remembered.
+pub(crate) fn scan_body(bytes: &[u8], budget: u32, d: Option<Digest>) -> Result<BodyScan, Reject> {
+    let Some(d) = d else {
+        return raw::scan_body(bytes, budget);
+    };
+    if let Some(found) = SCANS.get(&d, &(d, budget)) {
+        return Ok(found);
+    }
+    let scan = raw::scan_body(bytes, budget)?;
+    let names = scan
+        .collection
+        .as_ref()
+        .map_or(0, |(base, index)| base.len() + index.len());
+    SCANS.insert(&d, (d, budget), scan.clone(), ENTRY_BYTES + names);
+    Ok(scan)
+}
+
+static VALUES: LazyLock<Shards<Digest, Vec<(Paths, Value)>>> = LazyLock::new(Shards::new);
+
+/// The value `decode` makes of the bytes whose digest is `d` for a reader of `paths`,
+/// remembered: values are immutable and shared, so a request gets the one decoded for an
+/// earlier one.
+pub(crate) fn decoded<E>(
+    d: Option<Digest>,
+    paths: &Paths,
+    decode: impl FnOnce() -> Result<Value, E>,
+) -> Result<Value, E> {
+    let Some(d) = d else {
+        return decode();
+    };
+    let found = VALUES.get(&d, &d);
+    if let Some(v) = found
+        .iter()
+        .flatten()
+        .find_map(|(p, v)| (p == paths).then_some(v))
+    {
+        return Ok(v.clone());
+    }
+    let v = decode()?;
+    // Its size as it is written out (shared parts counted each time), capped at what a
+    // shard holds: anything larger is not kept.
+    let cap = (MAX_BYTES / SHARDS) as u64;
+    let size = expanded_size(
+        &v,
+        Size {
+            elements: cap / 32,
+            bytes: cap,
+        },
+    );
+    let bytes = size.bytes.saturating_add(size.elements.saturating_mul(32));
+    let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+    let mut entry = found.unwrap_or_default();
+    entry.push((paths.clone(), v.clone()));
+    VALUES.insert(&d, d, entry, bytes.saturating_add(ENTRY_BYTES));
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message as _;
+    use prost_types::value::Kind;
+    use prost_types::{Struct, Value as PValue};
+
+    fn s(x: &str) -> PValue {
+        PValue {
+            kind: Some(Kind::StringValue(x.into())),
+        }
+    }
+
+    fn body(name: &str, filler: usize, base: &str) -> Vec<u8> {
+        let annotations = Struct {
+            fields: [
+                (crate::protocol::ANNOTATION_BASE_NAME.to_string(), s(base)),
+                (crate::protocol::ANNOTATION_INDEX.to_string(), s("3")),
+            ]
+            .into(),
+        };
+        let metadata = Struct {
+            fields: [
+                ("name".to_string(), s(name)),
+                (
+                    "annotations".to_string(),
+                    PValue {
+                        kind: Some(Kind::StructValue(annotations)),
+                    },
+                ),
+            ]
+            .into(),
+        };
+        Struct {
+            fields: [
+                (
+                    "metadata".to_string(),
+                    PValue {
+                        kind: Some(Kind::StructValue(metadata)),
+                    },
+                ),
+                ("data".to_string(), s(&"x".repeat(filler))),
+            ]
+            .into(),
+        }
+        .encode_to_vec()
+    }
+
+    fn scan(b: &[u8], budget: u32) -> Result<BodyScan, Reject> {
+        scan_body(b, budget, digest(b))
+    }
+
+    #[test]
+    fn short_bodies_have_no_digest() {
+        assert_eq!(digest(&[0; MIN_BYTES - 1]), None);
+        assert!(digest(&[0; MIN_BYTES]).is_some());
+        assert_ne!(digest(&[0; MIN_BYTES]), digest(&[1; MIN_BYTES]));
+        assert_eq!(digest(&[7; 300]), digest(&[7; 300]));
+    }
+
+    #[test]
+    fn a_remembered_scan_is_the_scan() {
+        for (filler, base) in [(10, "svc"), (600, "svc"), (600, &*"b".repeat(700))] {
+            let b = body("one", filler, base);
+            let want = raw::scan_body(&b, raw::BODY_BUDGET);
+            assert!(want.as_ref().is_ok_and(|s| s.collection.is_some()));
+            // First (scanned and kept) and second (found) answers are the scan's.
+            assert_eq!(scan(&b, raw::BODY_BUDGET), want);
+            assert_eq!(scan(&b, raw::BODY_BUDGET), want);
+        }
+    }
+
+    #[test]
+    fn a_changed_byte_or_budget_is_scanned_again() {
+        let b = body("two", 600, "svc");
+        assert!(scan(&b, raw::BODY_BUDGET).is_ok());
+        // The same bytes with the last string's last byte made invalid UTF-8: rejected,
+        // not served from the cache.
+        let mut bad = b.clone();
+        let last = bad.len() - 1;
+        bad[last] = 0xff;
+        assert_eq!(scan(&bad, raw::BODY_BUDGET), Err(Reject));
+        // The same bytes with too little budget left: prost's verdict at that depth.
+        assert_eq!(scan(&b, 1), raw::scan_body(&b, 1));
+        assert_eq!(scan(&b, 1), Err(Reject));
+    }
+
+    #[test]
+    fn a_remembered_value_is_the_one_for_its_paths() {
+        let b = body("three", 600, "svc");
+        let d = digest(&b);
+        let whole = Paths::Whole;
+        let name_only = Paths::Attrs(vec![(
+            "metadata".into(),
+            Paths::Attrs(vec![("name".into(), Paths::Whole)]),
+        )]);
+        // Values compared as their debug text (`Value` has no `==`: cty's equality is
+        // an operation with unknowns).
+        let text = |v: Value| format!("{v:?}");
+        let decode = |p: &Paths| {
+            crate::protocol::request::decode_body_paths(&b, p).map_or_else(|e| format!("{e}"), text)
+        };
+        let mut calls = 0;
+        let mut get = |p: &Paths| {
+            let v = decoded(d, p, || {
+                calls += 1;
+                crate::protocol::request::decode_body_paths(&b, p)
+            });
+            v.map_or_else(|e| format!("{e}"), text)
+        };
+        let w1 = get(&whole);
+        let n1 = get(&name_only);
+        let (w2, n2) = (get(&whole), get(&name_only));
+        assert_eq!(calls, 2, "each paths decoded once");
+        assert_eq!(w1, decode(&whole));
+        assert_eq!(n1, decode(&name_only));
+        assert_eq!((&w1, &n1), (&w2, &n2));
+        assert_ne!(w1, n1);
+        // Errors are not kept.
+        let e = digest(&[9; 200]);
+        let failed: Result<Value, &str> = decoded(e, &whole, || Err("bad"));
+        assert_eq!(failed.err(), Some("bad"));
+        let ok: Result<Value, &str> = decoded(e, &whole, || Ok(Value::NULL));
+        assert!(ok.is_ok_and(|v| v.is_null()));
+    }
+
+    /// On a cache of its own (the global ones serve the other tests meanwhile).
+    #[test]
+    fn a_cache_stays_within_its_bytes() {
+        let cache: Shards<Digest, u32> = Shards::new();
+        let mut kept = 0;
+        for i in 0..(MAX_BYTES / ENTRY_BYTES) * 3 / 2 {
+            let Some(d) = digest(format!("{i:0200}").as_bytes()) else {
+                panic!("200 bytes have a digest");
+            };
+            cache.insert(&d, d, 1, ENTRY_BYTES);
+            if cache.get(&d, &d).is_some() {
+                kept += 1;
+            }
+            assert!(cache.bytes() <= MAX_BYTES, "{} bytes", cache.bytes());
+        }
+        assert_eq!(
+            kept,
+            (MAX_BYTES / ENTRY_BYTES) * 3 / 2,
+            "each kept when inserted"
+        );
+        let held: usize = cache.shards.iter().map(|m| lock_len(m)).sum();
+        assert!(held * ENTRY_BYTES <= MAX_BYTES);
+        assert!(
+            held * ENTRY_BYTES >= MAX_BYTES / 4,
+            "emptied shard by shard, not all at once"
+        );
+        // An entry larger than a shard's share is not kept.
+        let d = digest(&[3; 200]).map(|d| (d, d));
+        if let Some((d, k)) = d {
+            cache.insert(&d, k, 2, MAX_BYTES / SHARDS + 1);
+            assert_eq!(cache.get(&d, &k), None);
+        }
+    }
+
+    fn lock_len<K, V>(m: &Mutex<Shard<K, V>>) -> usize {
+        m.lock().map_or(0, |s| s.map.len())
+    }
+}
