@@ -330,7 +330,7 @@ mod tests {
             (MAX_BYTES / ENTRY_BYTES) * 3 / 2,
             "each kept when inserted"
         );
-        let held: usize = cache.shards.iter().map(|m| lock_len(m)).sum();
+        let held: usize = cache.shards.iter().map(lock_len).sum();
         assert!(held * ENTRY_BYTES <= MAX_BYTES);
         assert!(
             held * ENTRY_BYTES >= MAX_BYTES / 4,
