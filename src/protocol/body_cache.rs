@@ -74,7 +74,7 @@ struct Shard<K, V> {
     bytes: usize,
 }
 
-impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
+impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
     fn new() -> Self {
         Shards {
             shards: (0..SHARDS)
@@ -94,12 +94,21 @@ impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
         m.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn get(&self, d: &Digest, k: &K) -> Option<V> {
-        self.shard(d).map.get(k).cloned()
+    /// What `f` finds in the entry of `k`, taken while the shard is locked (no copy of
+    /// the entry).
+    fn find<R>(&self, d: &Digest, k: &K, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
+        self.shard(d).map.get(k).and_then(f)
     }
 
-    /// Keeps `v` under `k`, charged `bytes` (nothing when that exceeds a shard's share).
-    fn insert(&self, d: &Digest, k: K, v: V, bytes: usize) {
+    /// Charges `bytes` to the shard of `d` (emptying it first when it would hold more
+    /// than its share of [`MAX_BYTES`]) and lets `f` change its map; nothing when `bytes`
+    /// exceeds a shard's share.
+    fn charge(
+        &self,
+        d: &Digest,
+        bytes: usize,
+        f: impl FnOnce(&mut HashMap<K, V, ahash::RandomState>),
+    ) {
         let share = MAX_BYTES / SHARDS;
         if bytes > share {
             return;
@@ -110,10 +119,16 @@ impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
             s.bytes = 0;
         }
         s.bytes += bytes;
-        if let Some(_old) = s.map.insert(k, v) {
-            // Another thread kept the same result meanwhile: charged twice until the
-            // shard is next emptied, which only makes it empty sooner.
-        }
+        f(&mut s.map);
+    }
+
+    /// Keeps `v` under `k`, charged `bytes`. (Another thread may have kept the same
+    /// result meanwhile: it is then charged twice until the shard is next emptied, which
+    /// only empties it sooner.)
+    fn insert(&self, d: &Digest, k: K, v: V, bytes: usize) {
+        self.charge(d, bytes, |m| {
+            m.insert(k, v);
+        });
     }
 
     #[cfg(test)]
@@ -122,6 +137,12 @@ impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
             .iter()
             .map(|m| m.lock().map_or(0, |s| s.bytes))
             .sum()
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
+    fn get(&self, d: &Digest, k: &K) -> Option<V> {
+        self.find(d, k, |v| Some(v.clone()))
     }
 }
 
@@ -146,6 +167,13 @@ pub(crate) fn scan_body(bytes: &[u8], budget: u32, d: Option<Digest>) -> Result<
 
 static VALUES: LazyLock<Shards<Digest, Vec<(Paths, Value)>>> = LazyLock::new(Shards::new);
 
+impl<K: std::hash::Hash + Eq, T> Shards<K, Vec<T>> {
+    /// Adds `item` to the entry of `k`, charged `bytes` (as [`Shards::insert`]).
+    fn add(&self, d: &Digest, k: K, item: T, bytes: usize) {
+        self.charge(d, bytes, |m| m.entry(k).or_default().push(item));
+    }
+}
+
 /// The value `decode` makes of the bytes whose digest is `d` for a reader of `paths`,
 /// remembered: values are immutable and shared, so a request gets the one decoded for an
 /// earlier one.
@@ -157,13 +185,14 @@ pub(crate) fn decoded<E>(
     let Some(d) = d else {
         return decode();
     };
-    let found = VALUES.get(&d, &d);
-    if let Some(v) = found
-        .iter()
-        .flatten()
-        .find_map(|(p, v)| (p == paths).then_some(v))
-    {
-        return Ok(v.clone());
+    let found = VALUES.find(&d, &d, |entry| {
+        entry
+            .iter()
+            .find(|(p, _)| p == paths)
+            .map(|(_, v)| v.clone())
+    });
+    if let Some(v) = found {
+        return Ok(v);
     }
     let v = decode()?;
     // Its size as it is written out (shared parts counted each time), capped at what a
@@ -178,9 +207,12 @@ pub(crate) fn decoded<E>(
     );
     let bytes = size.bytes.saturating_add(size.elements.saturating_mul(32));
     let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
-    let mut entry = found.unwrap_or_default();
-    entry.push((paths.clone(), v.clone()));
-    VALUES.insert(&d, d, entry, bytes.saturating_add(ENTRY_BYTES));
+    VALUES.add(
+        &d,
+        d,
+        (paths.clone(), v.clone()),
+        bytes.saturating_add(ENTRY_BYTES),
+    );
     Ok(v)
 }
 
