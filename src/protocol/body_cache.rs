@@ -12,10 +12,11 @@
 //! with the length. Rejections and decoding errors are not remembered (they end the
 //! request, and are rare).
 //!
-//! Memory is bounded: each cache charges every entry its size (a scan's collection
-//! annotations, a value's expanded size, and a fixed overhead) against [`MAX_BYTES`],
-//! and a full shard is emptied, so a working set larger than a cache costs a hash per
-//! body and finds nothing, never more memory.
+//! Memory is bounded: each of the two caches charges every entry its size (a scan's
+//! collection annotations, a value's expanded size, and a fixed overhead) against half of
+//! [`max_bytes`] (`fn-hcl serve --body-cache-mib`; 0 turns both off), and a full shard
+//! is emptied, so a working set larger than a cache costs a hash per body and finds
+//! nothing, never more memory.
 
 use super::raw::{self, BodyScan, Reject};
 use crate::lower::reads::Paths;
@@ -23,13 +24,32 @@ use crate::value::Value;
 use crate::value::meter::{Size, expanded_size};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 /// Bodies shorter than this are checked and decoded every time: that costs about what
 /// hashing and a lookup would.
 pub(crate) const MIN_BYTES: usize = 128;
-/// What each cache may hold, in charged bytes (over all its shards).
-pub(crate) const MAX_BYTES: usize = 16 << 20;
+/// What both caches may hold together by default, in charged bytes.
+pub const DEFAULT_MAX_BYTES: usize = 32 << 20;
+static MAX_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_BYTES);
+
+/// Sets what both caches may hold together, in bytes (0: nothing is remembered). Set
+/// once, before serving: a cache already fuller than its new share empties shard by
+/// shard as entries come.
+pub fn set_max_bytes(bytes: usize) {
+    MAX_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+/// What both caches may hold together, in bytes.
+pub fn max_bytes() -> usize {
+    MAX_BYTES.load(Ordering::Relaxed)
+}
+
+/// What one shard of one cache may hold.
+fn shard_share() -> usize {
+    max_bytes() / 2 / SHARDS
+}
 /// The charge of an entry besides its contents: its key, its place in the map, a value's
 /// paths.
 const ENTRY_BYTES: usize = 128;
@@ -53,7 +73,7 @@ static KEYS: LazyLock<[(foldhash::SharedSeed, u64); 2]> = LazyLock::new(|| {
 /// The digest of a body's bytes, when it is long enough to be remembered.
 pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
     let len = u32::try_from(bytes.len()).ok()?;
-    if bytes.len() < MIN_BYTES {
+    if bytes.len() < MIN_BYTES || max_bytes() == 0 {
         return None;
     }
     let keys: &'static [(foldhash::SharedSeed, u64); 2] = &KEYS;
@@ -64,7 +84,7 @@ pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
 }
 
 /// Maps in shards, each emptied when what it holds would exceed its share of
-/// [`MAX_BYTES`].
+/// [`max_bytes`].
 struct Shards<K, V> {
     shards: Vec<Mutex<Shard<K, V>>>,
 }
@@ -101,7 +121,7 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
     }
 
     /// Charges `bytes` to the shard of `d` (emptying it first when it would hold more
-    /// than its share of [`MAX_BYTES`]) and lets `f` change its map; nothing when `bytes`
+    /// than its share of [`max_bytes`]) and lets `f` change its map; nothing when `bytes`
     /// exceeds a shard's share.
     fn charge(
         &self,
@@ -109,7 +129,7 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
         bytes: usize,
         f: impl FnOnce(&mut HashMap<K, V, ahash::RandomState>),
     ) {
-        let share = MAX_BYTES / SHARDS;
+        let share = shard_share();
         if bytes > share {
             return;
         }
@@ -197,7 +217,7 @@ pub(crate) fn decoded<E>(
     let v = decode()?;
     // Its size as it is written out (shared parts counted each time), capped at what a
     // shard holds: anything larger is not kept.
-    let cap = (MAX_BYTES / SHARDS) as u64;
+    let cap = shard_share() as u64;
     let size = expanded_size(
         &v,
         Size {
@@ -345,9 +365,10 @@ mod tests {
     /// On a cache of its own (the global ones serve the other tests meanwhile).
     #[test]
     fn a_cache_stays_within_its_bytes() {
+        let limit = max_bytes() / 2;
         let cache: Shards<Digest, u32> = Shards::new();
         let mut kept = 0;
-        for i in 0..(MAX_BYTES / ENTRY_BYTES) * 3 / 2 {
+        for i in 0..(limit / ENTRY_BYTES) * 3 / 2 {
             let Some(d) = digest(format!("{i:0200}").as_bytes()) else {
                 panic!("200 bytes have a digest");
             };
@@ -355,23 +376,23 @@ mod tests {
             if cache.get(&d, &d).is_some() {
                 kept += 1;
             }
-            assert!(cache.bytes() <= MAX_BYTES, "{} bytes", cache.bytes());
+            assert!(cache.bytes() <= limit, "{} bytes", cache.bytes());
         }
         assert_eq!(
             kept,
-            (MAX_BYTES / ENTRY_BYTES) * 3 / 2,
+            (limit / ENTRY_BYTES) * 3 / 2,
             "each kept when inserted"
         );
         let held: usize = cache.shards.iter().map(lock_len).sum();
-        assert!(held * ENTRY_BYTES <= MAX_BYTES);
+        assert!(held * ENTRY_BYTES <= limit);
         assert!(
-            held * ENTRY_BYTES >= MAX_BYTES / 4,
+            held * ENTRY_BYTES >= limit / 4,
             "emptied shard by shard, not all at once"
         );
         // An entry larger than a shard's share is not kept.
         let d = digest(&[3; 200]).map(|d| (d, d));
         if let Some((d, k)) = d {
-            cache.insert(&d, k, 2, MAX_BYTES / SHARDS + 1);
+            cache.insert(&d, k, 2, limit / SHARDS + 1);
             assert_eq!(cache.get(&d, &k), None);
         }
     }

@@ -8,7 +8,7 @@
 //! [`observed`] assembles the observed state `render` and the language server's sample
 //! requests describe.
 
-pub(crate) mod body_cache;
+pub mod body_cache;
 pub mod doc;
 pub mod input;
 pub mod observed;

@@ -81,6 +81,11 @@ pub struct ServeArgs {
     /// Most memory the program cache may hold, in MiB (estimated from the programs).
     #[arg(long, default_value_t = CacheLimits::default().max_bytes >> 20)]
     pub cache_max_mib: usize,
+    /// Most memory, in MiB, for what observed bodies gave before (their checks and the
+    /// values a program read of them), remembered by their bytes: in steady state
+    /// Crossplane sends them again unchanged on every reconcile. 0 turns it off.
+    #[arg(long, default_value_t = crate::protocol::body_cache::DEFAULT_MAX_BYTES >> 20)]
+    pub body_cache_mib: usize,
     /// How long in-flight calls may take to finish after SIGTERM/SIGINT (Go durations:
     /// `25s`, `1m30s`, `500ms`). Keep it plus one second under the pod's
     /// terminationGracePeriodSeconds (30 by default), or the kubelet kills the calls.
@@ -106,6 +111,7 @@ impl Default for ServeArgs {
             max_concurrent_evaluations: None,
             cache_max_programs: CacheLimits::default().max_entries,
             cache_max_mib: CacheLimits::default().max_bytes >> 20,
+            body_cache_mib: crate::protocol::body_cache::DEFAULT_MAX_BYTES >> 20,
             grace_period: DEFAULT_GRACE_PERIOD,
             enable_test_hooks: false,
         }
@@ -578,6 +584,7 @@ pub fn init_logging(debug: bool) {
 /// Runs `fn-hcl serve` until SIGTERM or SIGINT; `Ok` once the server has stopped.
 pub fn serve(args: ServeArgs) -> Result<(), ServeError> {
     init_logging(args.debug);
+    crate::protocol::body_cache::set_max_bytes(args.body_cache_mib.saturating_mul(1 << 20));
     let limits = CacheLimits {
         max_entries: args.cache_max_programs.max(1),
         max_bytes: args.cache_max_mib.max(1).saturating_mul(1 << 20),
@@ -690,6 +697,7 @@ mod tests {
             "--grace-period=1m30s",
             "--cache-max-programs=64",
             "--cache-max-mib=32",
+            "--body-cache-mib=0",
             "--max-evaluation-mib=8",
             "--max-evaluation-time=250ms",
         ])
@@ -705,8 +713,10 @@ mod tests {
             (c.serve.cache_max_programs, c.serve.cache_max_mib),
             (64, 32)
         );
+        assert_eq!(c.serve.body_cache_mib, 0);
         let c = Cmd::try_parse_from(["fn-hcl", "--tls-server-certs-dir", "/x"]).expect("ours");
         assert_eq!(c.serve.tls_server_certs_dir, Some(PathBuf::from("/x")));
+        assert_eq!(c.serve.body_cache_mib, 32);
     }
 
     #[tokio::test]
