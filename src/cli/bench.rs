@@ -168,6 +168,12 @@ pub struct BenchArgs {
         value_parser = crate::server::parse_duration
     )]
     pub max_evaluation_time: std::time::Duration,
+    /// Memory for observed bodies remembered between requests, as `serve
+    /// --body-cache-mib`. Every iteration sends the same bodies, so by default this
+    /// measures the steady state, where they are found; 0 measures requests whose bodies
+    /// are all new (without the hashing a miss adds).
+    #[arg(long, default_value_t = crate::protocol::body_cache::DEFAULT_MAX_BYTES >> 20)]
+    pub body_cache_mib: usize,
 }
 
 /// What a run measured, per iteration.
@@ -191,6 +197,7 @@ impl std::fmt::Display for Report {
 
 /// `fn-hcl bench`: read the request, check that it runs, measure it; returns the line to print.
 pub fn run(args: &BenchArgs) -> Result<String, String> {
+    crate::protocol::body_cache::set_max_bytes(args.body_cache_mib.saturating_mul(1 << 20));
     let req = crate::cli::read_request(&args.request)?;
     let limits = Limits {
         max_wall: args.max_evaluation_time,
@@ -463,6 +470,7 @@ mod tests {
             mode: Mode::Wire,
             cold: false,
             max_evaluation_time: Duration::from_secs(1),
+            body_cache_mib: crate::protocol::body_cache::DEFAULT_MAX_BYTES >> 20,
         };
         assert!(run(&args).is_err());
     }
@@ -482,6 +490,7 @@ mod tests {
             mode: Mode::Wire,
             cold: false,
             max_evaluation_time: t,
+            body_cache_mib: crate::protocol::body_cache::DEFAULT_MAX_BYTES >> 20,
         };
         let short = run(&args(Duration::from_nanos(1))).expect("runs");
         let long = run(&args(Duration::from_secs(600))).expect("runs");
