@@ -979,9 +979,6 @@ fn capture_value(
 }
 
 fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
-    if args.first().is_some_and(Value::is_unknown) {
-        return Ok(Value::Unknown(Type::Dynamic));
-    }
     let (re, shape) = pattern_shape(str_arg(args, 0)?)?;
     let s = str_arg(args, 1)?;
     match re.captures(s) {
@@ -993,9 +990,6 @@ fn regex_fn(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn regexall(args: &[Value]) -> Result<Value, FuncError> {
-    if args.first().is_some_and(Value::is_unknown) {
-        return Ok(Value::Unknown(Type::list(Type::Dynamic)));
-    }
     let (re, shape) = pattern_shape(str_arg(args, 0)?)?;
     let ety = shape_type(&shape);
     let s = str_arg(args, 1)?;
