@@ -332,23 +332,11 @@ impl Emitter {
     }
 
     /// A string [`quotes_as_is`] holds for, in any context: `emit_scalar` without its
-    /// analysis (no break, so double-quoted; no space, so no line break in it).
-    /// (`emit_scalar` raises the indentation around the scalar and restores it; a scalar
-    /// written as it is never reads it, so neither happens here.)
+    /// analysis (no break, so double-quoted; no space, so no line break in it), and
+    /// without the indentation it raises and restores around the scalar (a scalar written
+    /// as it is never reads it).
     fn write_as_is(&mut self, s: &str) {
-        if !self.whitespace {
-            self.out.push(' ');
-        }
-        self.out.push('"');
-        self.out.push_str(s);
-        self.out.push('"');
-        // The optional space, two quotes and the bytes, one column each.
-        self.column = self
-            .column
-            .saturating_add(s.len() as i64 + 2 + i64::from(!self.whitespace));
-        self.whitespace = false;
-        self.indention = false;
-        self.open_ended = false;
+        self.write_double_quoted(s, false, true);
     }
 
     fn emit_scalar(&mut self, value: &str, requested: Style) {
