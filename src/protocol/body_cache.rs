@@ -185,14 +185,7 @@ pub(crate) fn scan_body(bytes: &[u8], budget: u32, d: Option<Digest>) -> Result<
     Ok(scan)
 }
 
-static VALUES: LazyLock<Shards<Digest, Vec<(Paths, Value)>>> = LazyLock::new(Shards::new);
-
-impl<K: std::hash::Hash + Eq, T> Shards<K, Vec<T>> {
-    /// Adds `item` to the entry of `k`, charged `bytes` (as [`Shards::insert`]).
-    fn add(&self, d: &Digest, k: K, item: T, bytes: usize) {
-        self.charge(d, bytes, |m| m.entry(k).or_default().push(item));
-    }
-}
+static VALUES: LazyLock<Values> = LazyLock::new(Shards::new);
 
 /// The value `decode` makes of the bytes whose digest is `d` for a reader of `paths`,
 /// remembered: values are immutable and shared, so a request gets the one decoded for an
@@ -202,38 +195,51 @@ pub(crate) fn decoded<E>(
     paths: &Paths,
     decode: impl FnOnce() -> Result<Value, E>,
 ) -> Result<Value, E> {
-    let Some(d) = d else {
-        return decode();
-    };
-    let found = VALUES.find(&d, &d, |entry| {
-        entry
-            .iter()
-            .find(|(p, _)| p == paths)
-            .map(|(_, v)| v.clone())
-    });
-    if let Some(v) = found {
-        return Ok(v);
+    match d {
+        Some(d) => VALUES.decoded(d, paths, decode),
+        None => decode(),
     }
-    let v = decode()?;
-    // Its size as it is written out (shared parts counted each time), capped at what a
-    // shard holds: anything larger is not kept.
-    let cap = shard_share() as u64;
-    let size = expanded_size(
-        &v,
-        Size {
-            elements: cap / 32,
-            bytes: cap,
-        },
-    );
-    let bytes = size.bytes.saturating_add(size.elements.saturating_mul(32));
-    let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
-    VALUES.add(
-        &d,
-        d,
-        (paths.clone(), v.clone()),
-        bytes.saturating_add(ENTRY_BYTES),
-    );
-    Ok(v)
+}
+
+/// Decoded values: one per paths read, by the bytes' digest.
+type Values = Shards<Digest, Vec<(Paths, Value)>>;
+
+impl Values {
+    /// [`decoded`] in this cache.
+    fn decoded<E>(
+        &self,
+        d: Digest,
+        paths: &Paths,
+        decode: impl FnOnce() -> Result<Value, E>,
+    ) -> Result<Value, E> {
+        let found = self.find(&d, &d, |entry| {
+            entry
+                .iter()
+                .find(|(p, _)| p == paths)
+                .map(|(_, v)| v.clone())
+        });
+        if let Some(v) = found {
+            return Ok(v);
+        }
+        let v = decode()?;
+        // Its size as it is written out (shared parts counted each time), capped at what
+        // a shard holds: anything larger is not kept.
+        let cap = shard_share() as u64;
+        let size = expanded_size(
+            &v,
+            Size {
+                elements: cap / 32,
+                bytes: cap,
+            },
+        );
+        let bytes = size.bytes.saturating_add(size.elements.saturating_mul(32));
+        let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        let entry = (paths.clone(), v.clone());
+        self.charge(&d, bytes.saturating_add(ENTRY_BYTES), |m| {
+            m.entry(d).or_default().push(entry)
+        });
+        Ok(v)
+    }
 }
 
 #[cfg(test)]
@@ -338,9 +344,13 @@ mod tests {
         let decode = |p: &Paths| {
             crate::protocol::request::decode_body_paths(&b, p).map_or_else(|e| format!("{e}"), text)
         };
+        // A cache of its own: the global one serves other tests meanwhile, which may
+        // empty a shard between two calls here.
+        let cache: Values = Shards::new();
+        let d = d.expect("600 bytes have a digest");
         let mut calls = 0;
         let mut get = |p: &Paths| {
-            let v = decoded(d, p, || {
+            let v = cache.decoded(d, p, || {
                 calls += 1;
                 crate::protocol::request::decode_body_paths(&b, p)
             });
@@ -355,11 +365,21 @@ mod tests {
         assert_eq!((&w1, &n1), (&w2, &n2));
         assert_ne!(w1, n1);
         // Errors are not kept.
-        let e = digest(&[9; 200]);
-        let failed: Result<Value, &str> = decoded(e, &whole, || Err("bad"));
+        let e = digest(&[9; 200]).expect("200 bytes have a digest");
+        let failed: Result<Value, &str> = cache.decoded(e, &whole, || Err("bad"));
         assert_eq!(failed.err(), Some("bad"));
-        let ok: Result<Value, &str> = decoded(e, &whole, || Ok(Value::NULL));
+        let ok: Result<Value, &str> = cache.decoded(e, &whole, || Ok(Value::NULL));
         assert!(ok.is_ok_and(|v| v.is_null()));
+        // Without a digest (a short body), nothing is remembered: decoded each time.
+        let mut short = 0;
+        for _ in 0..2 {
+            let v: Result<Value, ()> = decoded(None, &whole, || {
+                short += 1;
+                Ok(Value::NULL)
+            });
+            assert!(v.is_ok());
+        }
+        assert_eq!(short, 2);
     }
 
     /// On a cache of its own (the global ones serve the other tests meanwhile).

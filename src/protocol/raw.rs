@@ -727,12 +727,16 @@ impl RawBody {
         piece: prost::bytes::Bytes,
         budget: u32,
     ) -> Result<(), Reject> {
-        let digest = crate::protocol::body_cache::digest(&piece);
-        let scan = crate::protocol::body_cache::scan_body(&piece, budget, digest)?;
-        let first = !self.present;
-        self.push_scanned(piece, scan);
+        use crate::protocol::body_cache;
         // A body given in pieces is joined and left to the exact path: no digest.
-        self.digest = digest.filter(|_| first);
+        let digest = if self.present {
+            None
+        } else {
+            body_cache::digest(&piece)
+        };
+        let scan = body_cache::scan_body(&piece, budget, digest)?;
+        self.push_scanned(piece, scan);
+        self.digest = digest;
         Ok(())
     }
 
