@@ -174,6 +174,41 @@ fn programs_over_observed_state_answer_the_same() {
     }
 }
 
+/// Steady state: the same bodies again (their checks and values found in the body
+/// cache), then one body changed (`web-1`'s and `b`'s `spec.v`): every answer is still
+/// the eager path's. Each body carries a filler, so that every one is long enough to be
+/// remembered.
+#[test]
+fn bodies_sent_again_or_changed_answer_the_same() {
+    let pad = |(name, mut body): (&'static str, prost_types::Struct)| {
+        body.fields.insert("pad".into(), s(&"x".repeat(200)));
+        (name, body)
+    };
+    let set = |v: f64| -> Vec<(&'static str, prost_types::Struct)> {
+        let mut bodies: Vec<_> = observed_set(None).into_iter().map(pad).collect();
+        for (name, body) in bodies.iter_mut() {
+            if matches!(*name, "b" | "web-1") {
+                body.fields.insert("spec".into(), o(vec![("v", n(v))]));
+            }
+        }
+        bodies
+    };
+    for p in PROGRAMS {
+        for round in 0..3 {
+            assert_same(&request(p, set(2.5)), &format!("{p} (round {round})"));
+        }
+        assert_same(&request(p, set(7.25)), &format!("{p} (changed)"));
+        assert_same(&request(p, set(2.5)), &format!("{p} (changed back)"));
+    }
+    // A program that reads `b`'s `spec.v` sees the change (not a remembered value).
+    let answer = |v: f64| {
+        let req = request(PROGRAMS[1], set(v));
+        run_function_bytes(Bytes::from(req.encode_to_vec())).expect("answers")
+    };
+    assert!(answer(2.5) == answer(2.5));
+    assert!(answer(2.5) != answer(7.25), "the changed body is read");
+}
+
 #[test]
 fn bad_data_in_unread_bodies_is_the_same_fatal() {
     let bad_bodies = vec![
