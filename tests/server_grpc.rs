@@ -329,6 +329,31 @@ async fn the_metrics_endpoint_serves_the_counters() {
     // The program cache of the process, compiled on the first call.
     assert!(sample(&text, "fnhcl_cache_compiles_total").is_some_and(|v| v >= 1.0));
     assert!(sample(&text, "fnhcl_cache_entries").is_some_and(|v| v >= 1.0));
+    // The body cache: a composite long enough to be remembered, sent twice, is found the
+    // second time (the counters are the process's: other tests only add to them).
+    let scan_hits = "fnhcl_body_cache_hits_total{cache=\"scan\"}";
+    let before = sample(&text, scan_hits).expect("body cache series");
+    let mut big = request("body-cache", PROGRAM);
+    if let Some(c) = big
+        .observed
+        .as_mut()
+        .and_then(|o| o.composite.as_mut())
+        .and_then(|r| r.resource.as_mut())
+    {
+        c.fields.insert("padding".into(), string(&"x".repeat(300)));
+    }
+    for _ in 0..2 {
+        call(&mut c, big.clone()).await.expect("call");
+    }
+    let text = http_get(addr, "/metrics").await;
+    assert!(
+        sample(&text, scan_hits).is_some_and(|v| v >= before + 1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "fnhcl_body_cache_max_bytes"),
+        Some((32 << 20) as f64)
+    );
     let not_found = http_get(addr, "/nope").await;
     assert!(not_found.starts_with("HTTP/1.1 404"), "{not_found}");
     let wrong_method = http_request(addr, "POST", "/metrics").await;

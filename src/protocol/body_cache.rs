@@ -17,6 +17,10 @@
 //! [`max_bytes`] (`fn-hcl serve --body-cache-mib`; 0 turns both off), and a full shard
 //! is emptied, so a working set larger than a cache costs a hash per body and finds
 //! nothing, never more memory.
+//!
+//! Each cache counts its lookups found and not found and its shards emptied, under the
+//! shard's lock (no shared counter on the request path); [`stats`] adds them up for the
+//! metrics endpoint (`fnhcl_body_cache_*`).
 
 use super::raw::{self, BodyScan, Reject};
 use crate::lower::reads::Paths;
@@ -92,6 +96,9 @@ struct Shards<K, V> {
 struct Shard<K, V> {
     map: HashMap<K, V, ahash::RandomState>,
     bytes: usize,
+    hits: u64,
+    misses: u64,
+    flushes: u64,
 }
 
 impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
@@ -102,6 +109,9 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
                     Mutex::new(Shard {
                         map: HashMap::with_hasher(ahash::RandomState::new()),
                         bytes: 0,
+                        hits: 0,
+                        misses: 0,
+                        flushes: 0,
                     })
                 })
                 .collect(),
@@ -115,9 +125,29 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
     }
 
     /// What `f` finds in the entry of `k`, taken while the shard is locked (no copy of
-    /// the entry).
+    /// the entry); counted as a hit or a miss.
     fn find<R>(&self, d: &Digest, k: &K, f: impl FnOnce(&V) -> Option<R>) -> Option<R> {
-        self.shard(d).map.get(k).and_then(f)
+        let mut s = self.shard(d);
+        let found = s.map.get(k).and_then(f);
+        match found {
+            Some(_) => s.hits += 1,
+            None => s.misses += 1,
+        }
+        found
+    }
+
+    /// The counters of every shard, added up.
+    fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for m in &self.shards {
+            let s = m.lock().unwrap_or_else(|e| e.into_inner());
+            c.hits += s.hits;
+            c.misses += s.misses;
+            c.flushes += s.flushes;
+            c.entries += s.map.len() as u64;
+            c.bytes += s.bytes as u64;
+        }
+        c
     }
 
     /// Charges `bytes` to the shard of `d` (emptying it first when it would hold more
@@ -137,6 +167,7 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
         if s.bytes + bytes > share {
             s.map.clear();
             s.bytes = 0;
+            s.flushes += 1;
         }
         s.bytes += bytes;
         f(&mut s.map);
@@ -163,6 +194,42 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
 impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
     fn get(&self, d: &Digest, k: &K) -> Option<V> {
         self.find(d, k, |v| Some(v.clone()))
+    }
+}
+
+/// One cache's counters since the process started (hits, misses, flushes) and what it
+/// holds now (entries, bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Lookups that found the body's result.
+    pub hits: u64,
+    /// Lookups that did not (the body was then scanned or decoded).
+    pub misses: u64,
+    /// Shards emptied because an entry would have passed their share of [`max_bytes`].
+    pub flushes: u64,
+    /// Bodies remembered now.
+    pub entries: u64,
+    /// Bytes charged for them now.
+    pub bytes: u64,
+}
+
+/// Both caches' counters and their bound, for the metrics endpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// What both caches may hold together, in bytes ([`max_bytes`]).
+    pub max_bytes: u64,
+    /// The scans' cache.
+    pub scans: Counts,
+    /// The decoded values' cache.
+    pub values: Counts,
+}
+
+/// The counters of both caches now.
+pub fn stats() -> Stats {
+    Stats {
+        max_bytes: max_bytes() as u64,
+        scans: SCANS.counts(),
+        values: VALUES.counts(),
     }
 }
 
@@ -415,6 +482,34 @@ mod tests {
             cache.insert(&d, k, 2, limit / SHARDS + 1);
             assert_eq!(cache.get(&d, &k), None);
         }
+    }
+
+    /// On a cache of its own: every lookup counts once, as a hit or a miss, and every
+    /// emptied shard once.
+    #[test]
+    fn lookups_and_flushes_are_counted() {
+        let cache: Shards<Digest, u32> = Shards::new();
+        let share = shard_share();
+        let d = digest(&[5; 300]).expect("300 bytes have a digest");
+        assert_eq!(cache.get(&d, &d), None);
+        cache.insert(&d, d, 1, share / 2);
+        assert_eq!(cache.get(&d, &d), Some(1));
+        assert_eq!(cache.get(&d, &d), Some(1));
+        let c = cache.counts();
+        assert_eq!((c.hits, c.misses, c.flushes), (2, 1, 0));
+        assert_eq!((c.entries, c.bytes), (1, (share / 2) as u64));
+        // A second entry in the same shard that does not fit with the first empties it.
+        let e = (0..)
+            .filter_map(|i: u32| digest(&[i.to_le_bytes().as_slice(), &[0; 200]].concat()))
+            .find(|e| e.0 % SHARDS as u64 == d.0 % SHARDS as u64 && *e != d)
+            .expect("a digest in the same shard");
+        cache.insert(&e, e, 2, share / 2 + 1);
+        assert_eq!(cache.get(&d, &d), None);
+        let c = cache.counts();
+        assert_eq!((c.hits, c.misses, c.flushes), (2, 2, 1));
+        assert_eq!((c.entries, c.bytes), (1, (share / 2 + 1) as u64));
+        // The process-wide caches answer too (their numbers move with the other tests).
+        assert_eq!(stats().max_bytes, max_bytes() as u64);
     }
 
     fn lock_len<K, V>(m: &Mutex<Shard<K, V>>) -> usize {

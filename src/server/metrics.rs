@@ -11,7 +11,8 @@
 //!   collector (read from `/proc/self`);
 //! - fn-hcl's own `fnhcl_*`: calls by protocol version, errors by kind, evaluations in
 //!   flight, evaluation latency;
-//! - the program cache's `fnhcl_cache_*`, read from a [`CacheStatsSource`] at each scrape.
+//! - the program cache's `fnhcl_cache_*` and the body cache's `fnhcl_body_cache_*`, read
+//!   from a [`CacheStatsSource`] at each scrape.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -34,6 +35,8 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
+
+use crate::protocol::body_cache;
 
 /// Upper bounds (seconds) of the evaluation latency histogram buckets.
 pub const LATENCY_BUCKETS: [f64; 14] = [
@@ -122,11 +125,22 @@ pub struct CacheSnapshot {
 pub trait CacheStatsSource: Send + Sync {
     /// The current counters.
     fn cache_stats(&self) -> CacheSnapshot;
+
+    /// The body cache's counters ([`crate::protocol::body_cache`]), when there is one to
+    /// report.
+    fn body_cache_stats(&self) -> Option<body_cache::Stats> {
+        None
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VersionLabel {
     version: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CacheLabel {
+    cache: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -511,8 +525,84 @@ impl Collector for CacheCollector {
             "fnhcl_cache_bytes",
             "Estimated bytes held by the program cache",
             c.bytes,
-        )
+        )?;
+        match self.0.body_cache_stats() {
+            Some(b) => encode_body_cache(&mut e, &b),
+            None => Ok(()),
+        }
     }
+}
+
+/// One series per cache (`cache="scan"`, `cache="value"`) of one of the body cache's
+/// counters.
+fn body_series(
+    e: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    kind: MetricType,
+    b: &body_cache::Stats,
+    field: fn(&body_cache::Counts) -> u64,
+) -> std::fmt::Result {
+    let mut m = e.encode_descriptor(name, help, None, kind)?;
+    for (cache, c) in [("scan", &b.scans), ("value", &b.values)] {
+        let label = CacheLabel { cache };
+        let series = m.encode_family(&label)?;
+        match kind {
+            MetricType::Counter => ConstCounter::new(field(c)).encode(series)?,
+            _ => ConstGauge::new(field(c) as i64).encode(series)?,
+        }
+    }
+    Ok(())
+}
+
+fn encode_body_cache(e: &mut DescriptorEncoder, b: &body_cache::Stats) -> std::fmt::Result {
+    use MetricType::{Counter, Gauge};
+    body_series(
+        e,
+        "fnhcl_body_cache_hits",
+        "Resource bodies whose scan or decoded value was found in the body cache",
+        Counter,
+        b,
+        |c| c.hits,
+    )?;
+    body_series(
+        e,
+        "fnhcl_body_cache_misses",
+        "Resource bodies looked up in the body cache and not found (then scanned or decoded)",
+        Counter,
+        b,
+        |c| c.misses,
+    )?;
+    body_series(
+        e,
+        "fnhcl_body_cache_flushes",
+        "Body cache shards emptied to stay within --body-cache-mib",
+        Counter,
+        b,
+        |c| c.flushes,
+    )?;
+    body_series(
+        e,
+        "fnhcl_body_cache_entries",
+        "Resource bodies remembered in the body cache",
+        Gauge,
+        b,
+        |c| c.entries,
+    )?;
+    body_series(
+        e,
+        "fnhcl_body_cache_bytes",
+        "Bytes charged for what the body cache holds",
+        Gauge,
+        b,
+        |c| c.bytes,
+    )?;
+    gauge(
+        e,
+        "fnhcl_body_cache_max_bytes",
+        "What the body cache may hold, in bytes (--body-cache-mib; 0: off)",
+        b.max_bytes,
+    )
 }
 
 /// client_golang's process collector, read from `/proc/self` at each scrape (Linux; on
@@ -756,10 +846,18 @@ pub async fn bind(address: &str) -> std::io::Result<(TcpListener, SocketAddr)> {
 mod tests {
     use super::*;
 
-    struct Fixed(CacheSnapshot);
+    struct Fixed(CacheSnapshot, Option<body_cache::Stats>);
+    impl Fixed {
+        fn with_body(self, b: body_cache::Stats) -> Fixed {
+            Fixed(self.0, Some(b))
+        }
+    }
     impl CacheStatsSource for Fixed {
         fn cache_stats(&self) -> CacheSnapshot {
             self.0
+        }
+        fn body_cache_stats(&self) -> Option<body_cache::Stats> {
+            self.1
         }
     }
 
@@ -801,7 +899,7 @@ mod tests {
             entries: 1,
             bytes: 4096,
         };
-        let text = Metrics::with_cache(Arc::new(Fixed(snap))).render();
+        let text = Metrics::with_cache(Arc::new(Fixed(snap, None))).render();
         assert!(text.contains("fnhcl_cache_hits_total 7\n"), "{text}");
         assert!(text.contains("fnhcl_cache_misses_total 2\n"));
         assert!(text.contains("fnhcl_cache_evictions_total 1\n"));
@@ -810,6 +908,44 @@ mod tests {
         assert!(text.contains("fnhcl_cache_entries 1\n"));
         assert!(text.contains("fnhcl_cache_bytes 4096\n"));
         assert!(text.contains("# TYPE fnhcl_cache_bytes gauge\n"));
+        assert!(!text.contains("fnhcl_body_cache_"), "{text}");
+    }
+
+    #[test]
+    fn render_includes_body_cache_counters() {
+        let counts = |n: u64| body_cache::Counts {
+            hits: n,
+            misses: n + 1,
+            flushes: n + 2,
+            entries: n + 3,
+            bytes: n + 4,
+        };
+        let body = body_cache::Stats {
+            max_bytes: 32 << 20,
+            scans: counts(10),
+            values: counts(20),
+        };
+        let text = Metrics::with_cache(Arc::new(
+            Fixed(CacheSnapshot::default(), None).with_body(body),
+        ))
+        .render();
+        for (line, v) in [
+            ("fnhcl_body_cache_hits_total{cache=\"scan\"}", 10),
+            ("fnhcl_body_cache_misses_total{cache=\"scan\"}", 11),
+            ("fnhcl_body_cache_flushes_total{cache=\"scan\"}", 12),
+            ("fnhcl_body_cache_entries{cache=\"scan\"}", 13),
+            ("fnhcl_body_cache_bytes{cache=\"scan\"}", 14),
+            ("fnhcl_body_cache_hits_total{cache=\"value\"}", 20),
+            ("fnhcl_body_cache_bytes{cache=\"value\"}", 24),
+            ("fnhcl_body_cache_max_bytes", 32 << 20),
+        ] {
+            assert!(text.contains(&format!("{line} {v}\n")), "{line}: {text}");
+        }
+        assert!(
+            text.contains("# TYPE fnhcl_body_cache_hits_total counter\n"),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE fnhcl_body_cache_entries gauge\n"));
     }
 
     #[test]

@@ -563,6 +563,10 @@ impl metrics::CacheStatsSource for GlobalCache {
             bytes: c.bytes() as u64,
         }
     }
+
+    fn body_cache_stats(&self) -> Option<crate::protocol::body_cache::Stats> {
+        Some(crate::protocol::body_cache::stats())
+    }
 }
 
 /// Sets up the logs on stderr: one JSON object a line with zap's keys, as functions built
