@@ -15,7 +15,7 @@ impl Vm<'_> {
     ) -> Step {
         let prog = self.program;
         let name = prog.names.get(name as usize);
-        let name = name.ok_or(Stop::Fault("missing attribute name"))?;
+        let name = name.ok_or(Stop::Fault(&"missing attribute name"))?;
         // The object is replaced by its attribute where it lies on the stack.
         let r = match ops::get_attr(self.top()?, name) {
             Ok(r) => r,
@@ -43,9 +43,9 @@ impl Vm<'_> {
     ) -> Step {
         let prog = self.program;
         let steps = prog.paths.get(path as usize);
-        let steps = steps.ok_or(Stop::Fault("missing attribute path"))?;
+        let steps = steps.ok_or(Stop::Fault(&"missing attribute path"))?;
         let v = frame.get(slot as usize);
-        let v = v.ok_or(Stop::Fault("frame slot out of range"))?;
+        let v = v.ok_or(Stop::Fault(&"frame slot out of range"))?;
         self.steps = self.steps.saturating_add(steps.len() as u64);
         let (v, taken) = present_attrs(prog, v, steps)?;
         self.push(v.clone_for_push())?;
@@ -64,7 +64,7 @@ impl Vm<'_> {
     ) -> Step {
         let v = self.pop()?;
         let k = self.program.consts.get(key as usize);
-        let k = k.ok_or(Stop::Fault("missing constant"))?;
+        let k = k.ok_or(Stop::Fault(&"missing constant"))?;
         let r = self.index(&v, k, site, diags)?;
         self.push(r)
     }
@@ -106,7 +106,7 @@ pub(super) fn present_attrs<'v>(
 ) -> Result<(&'v Value, usize), Stop> {
     for (taken, &(name, _)) in steps.iter().enumerate() {
         let name = prog.names.get(name as usize);
-        let name = name.ok_or(Stop::Fault("missing attribute name"))?;
+        let name = name.ok_or(Stop::Fault(&"missing attribute name"))?;
         v = match v {
             Value::Object(f) | Value::Map(f) => match f.get_key(name) {
                 Some(x) => x,

@@ -15,7 +15,7 @@ impl<'p> Vm<'p> {
     pub(super) fn call_site(&self, call: u32) -> Result<&'p CallSite, Stop> {
         let prog = self.program;
         let c = prog.calls.get(call as usize);
-        c.ok_or(Stop::Fault("missing call site"))
+        c.ok_or(Stop::Fault(&"missing call site"))
     }
 
     /// A builtin call's site and function.
@@ -24,7 +24,7 @@ impl<'p> Vm<'p> {
         match c.callee {
             Callee::Builtin(id) => Ok((c, id)),
             _ => Err(Stop::Fault(
-                "a builtin instruction at a call site of another kind",
+                &"a builtin instruction at a call site of another kind",
             )),
         }
     }
@@ -109,7 +109,7 @@ impl<'p> Vm<'p> {
         let (c, id) = self.builtin(call)?;
         let def = builtins::get(id);
         let mark = self.marks.last().copied();
-        if has_errors_since(diags, mark.ok_or(Stop::Fault("mark stack underflow"))?) {
+        if has_errors_since(diags, mark.ok_or(Stop::Fault(&"mark stack underflow"))?) {
             return Ok(None);
         }
         let range = c.expand.unwrap_or(c.range);
@@ -208,7 +208,7 @@ impl<'p> Vm<'p> {
     ) -> Step {
         let at = self.top_n(nstatic as usize)?;
         let expanded = self.expands.pop();
-        let expanded = expanded.ok_or(Stop::Fault("expand stack underflow"))?;
+        let expanded = expanded.ok_or(Stop::Fault(&"expand stack underflow"))?;
         let (c, id) = self.builtin(call)?;
         let def = builtins::get(id);
         let expand_range = c.expand.unwrap_or(c.range);
@@ -325,7 +325,7 @@ impl<'p> Vm<'p> {
                 meter::Resource::Bytes => LimitKind::AllocBytes,
                 meter::Resource::Time => LimitKind::WallTime,
             };
-            return Err(Stop::LimitIn(kind, name));
+            return Err(Stop::LimitIn(Box::new((kind, name))));
         }
         Ok((r, (used.elements, used.bytes)))
     }

@@ -88,12 +88,12 @@ impl Vm<'_> {
     pub(super) fn op_make_object_const(&mut self, i: u32) -> Step {
         let prog = self.program;
         let shape = prog.shapes.get(i as usize);
-        let shape = shape.ok_or(Stop::Fault("missing object shape"))?;
+        let shape = shape.ok_or(Stop::Fault(&"missing object shape"))?;
         let base = self.top_n(shape.values as usize)?;
         let mut entries = Vec::with_capacity(shape.keys.len());
         for (k, at) in &shape.keys {
             let v = self.stack.get_mut(base + *at as usize);
-            let v = v.ok_or(Stop::Fault("object shape names a value it does not have"))?;
+            let v = v.ok_or(Stop::Fault(&"object shape names a value it does not have"))?;
             entries.push((k.clone(), std::mem::replace(v, DYN)));
         }
         self.stack.truncate(base);

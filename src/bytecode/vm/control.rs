@@ -46,7 +46,7 @@ impl Vm<'_> {
     /// where its diagnostics started.
     pub(super) fn end_region(&mut self, diags: &mut Vec<Diagnostic>) -> Result<usize, Stop> {
         let r = self.regions.pop();
-        let r = r.ok_or(Stop::Fault("region stack underflow"))?;
+        let r = r.ok_or(Stop::Fault(&"region stack underflow"))?;
         if r.type_only {
             diags.truncate(r.mark);
             self.type_only = self.type_only.saturating_sub(1);
@@ -76,7 +76,7 @@ impl Vm<'_> {
     /// [`crate::bytecode::code::Op::BranchBegin`]
     pub(super) fn op_branch_begin(&mut self, which: u8, diags: &[Diagnostic]) -> Step {
         let st = self.conds.last().copied();
-        let st = st.ok_or(Stop::Fault("a branch outside a conditional"))?;
+        let st = st.ok_or(Stop::Fault(&"a branch outside a conditional"))?;
         let taken = matches!((st, which), (CondState::True, 0) | (CondState::False, 1));
         self.begin_region(!taken, diags.len());
         Ok(Flow::Next)
@@ -97,7 +97,7 @@ impl Vm<'_> {
         let f = self.pop()?;
         let t = self.pop()?;
         let st = self.conds.pop();
-        let st = st.ok_or(Stop::Fault("condition stack underflow"))?;
+        let st = st.ok_or(Stop::Fault(&"condition stack underflow"))?;
         let mark = self.pop_mark()?;
         let v = self.cond_merge(t, f, st, site, mark, diags)?;
         self.push(v)
@@ -216,7 +216,7 @@ impl Vm<'_> {
 
     fn try_state(&mut self) -> Result<&mut TryState, Stop> {
         let t = self.tries.last_mut();
-        t.ok_or(Stop::Fault("a try argument outside try"))
+        t.ok_or(Stop::Fault(&"a try argument outside try"))
     }
 
     /// [`crate::bytecode::code::Op::Probe`]
@@ -299,7 +299,7 @@ impl Vm<'_> {
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
         let st = self.tries.pop();
-        let st = st.ok_or(Stop::Fault("try stack underflow"))?;
+        let st = st.ok_or(Stop::Fault(&"try stack underflow"))?;
         let failed_from = st.failed_from.min(self.try_failed.len());
         if can {
             self.try_failed.truncate(failed_from);

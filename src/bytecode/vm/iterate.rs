@@ -99,12 +99,12 @@ pub(super) struct SplatState {
 impl Vm<'_> {
     fn for_state(&mut self) -> Result<&mut ForState, Stop> {
         let st = self.fors.last_mut();
-        st.ok_or(Stop::Fault("a for instruction outside a for"))
+        st.ok_or(Stop::Fault(&"a for instruction outside a for"))
     }
 
     fn splat_state(&mut self) -> Result<&mut SplatState, Stop> {
         let st = self.splats.last_mut();
-        st.ok_or(Stop::Fault("a splat instruction outside a splat"))
+        st.ok_or(Stop::Fault(&"a splat instruction outside a splat"))
     }
 
     /// [`crate::bytecode::code::Op::ForBegin`]
@@ -222,7 +222,7 @@ impl Vm<'_> {
         if !fail {
             return Ok(Flow::Next);
         }
-        self.fors.pop().ok_or(Stop::Fault("for stack underflow"))?;
+        self.fors.pop().ok_or(Stop::Fault(&"for stack underflow"))?;
         self.stack.push(DYN);
         Ok(Flow::Jump(end))
     }
@@ -241,7 +241,7 @@ impl Vm<'_> {
                 *slot = x;
                 Ok(())
             }
-            None => Err(Stop::Fault("temporary out of range")),
+            None => Err(Stop::Fault(&"temporary out of range")),
         };
         temp(&mut self.temps, kt, k)?;
         temp(&mut self.temps, vt, v)?;
@@ -332,7 +332,7 @@ impl Vm<'_> {
             return Ok(Flow::Jump(next));
         }
         if let Some(k) = st.fields.insert(k, v) {
-            let s = prog.site(site).ok_or(Stop::Fault("missing site"))?;
+            let s = prog.site(site).ok_or(Stop::Fault(&"missing site"))?;
             diags.push(
                 err_diag(
                     "Duplicate object key",
@@ -348,7 +348,7 @@ impl Vm<'_> {
 
     /// [`crate::bytecode::code::Op::ForEnd`]
     pub(super) fn op_for_end(&mut self) -> Step {
-        let st = self.fors.pop().ok_or(Stop::Fault("for stack underflow"))?;
+        let st = self.fors.pop().ok_or(Stop::Fault(&"for stack underflow"))?;
         let v = if !st.known {
             DYN
         } else if !st.object {
@@ -480,7 +480,7 @@ impl Vm<'_> {
     /// [`crate::bytecode::code::Op::SplatEnd`]
     pub(super) fn op_splat_end(&mut self, diags: &mut Vec<Diagnostic>) -> Step {
         let st = self.splats.pop();
-        let st = st.ok_or(Stop::Fault("splat stack underflow"))?;
+        let st = st.ok_or(Stop::Fault(&"splat stack underflow"))?;
         let site = self.site(st.site)?;
         self.push(splat_result(st, site, diags))
     }

@@ -10,7 +10,7 @@ impl Vm<'_> {
         // Cloned straight onto the stack: through an `Option` and a `Result` the value
         // was moved piece by piece on the way (a stall reading it back).
         let Some(v) = self.program.consts.get(i as usize) else {
-            return Err(Stop::Fault("missing constant"));
+            return Err(Stop::Fault(&"missing constant"));
         };
         self.push(v.clone_for_push())
     }
@@ -18,7 +18,7 @@ impl Vm<'_> {
     /// [`crate::bytecode::code::Op::Slot`]
     pub(super) fn op_slot(&mut self, i: u32, frame: &[Value]) -> Step {
         let Some(v) = frame.get(i as usize) else {
-            return Err(Stop::Fault("frame slot out of range"));
+            return Err(Stop::Fault(&"frame slot out of range"));
         };
         self.push(v.clone_for_push())
     }
@@ -26,7 +26,7 @@ impl Vm<'_> {
     /// [`crate::bytecode::code::Op::Temp`]
     pub(super) fn op_temp(&mut self, i: u32) -> Step {
         let Some(v) = self.temps.get(self.temp_base + i as usize) else {
-            return Err(Stop::Fault("temporary out of range"));
+            return Err(Stop::Fault(&"temporary out of range"));
         };
         self.push(v.clone_for_push())
     }
@@ -36,7 +36,7 @@ impl Vm<'_> {
         let d = self.program.diags.get(i as usize);
         diags.push(
             d.cloned()
-                .ok_or(Stop::Fault("missing prebuilt diagnostic"))?,
+                .ok_or(Stop::Fault(&"missing prebuilt diagnostic"))?,
         );
         self.push(DYN)
     }
@@ -52,6 +52,6 @@ impl Vm<'_> {
         let at = self.temp_base + i as usize;
         self.temps
             .get_mut(at)
-            .ok_or(Stop::Fault("temporary out of range"))
+            .ok_or(Stop::Fault(&"temporary out of range"))
     }
 }

@@ -145,13 +145,16 @@ impl std::error::Error for VmError {}
 
 /// Why an instruction stopped evaluation; [`Vm::run`] turns it into a [`VmError`] naming
 /// the instruction.
+///
+/// Each variant's payload is one word (a pair is boxed, on the rare path), so a [`Step`]
+/// is two words, returned in registers.
 enum Stop {
     /// A budget ran out at this instruction.
     Limit(LimitKind),
     /// A budget ran out inside this builtin (named in the message).
-    LimitIn(LimitKind, &'static str),
+    LimitIn(Box<(LimitKind, &'static str)>),
     /// The code is not what the compiler produces: what the VM found wrong.
-    Fault(&'static str),
+    Fault(&'static &'static str),
     /// A nested evaluation (a user function's chunk) stopped; its error says where.
     Nested(Box<VmError>),
 }
@@ -172,6 +175,10 @@ enum Flow {
 
 /// The result of an instruction.
 type Step = Result<Flow, Stop>;
+const _: () = assert!(
+    std::mem::size_of::<Step>() <= 16,
+    "a Step fits two registers"
+);
 
 /// A VM for one request: scratch stacks reused across evaluations, budgets, call depth.
 pub struct Vm<'p> {
@@ -410,18 +417,88 @@ impl<'p> Vm<'p> {
             };
             #[cfg(debug_assertions)]
             let before = (self.steps <= CHECKED_STEPS).then(|| self.depths());
-            let flow = match self.exec(op, frame, diags) {
-                Ok(f) => f,
-                Err(stop) => return Err(self.stopped(stop, chunk, pc)),
-            };
-            #[cfg(debug_assertions)]
-            if let Some(before) = before {
-                self.check_effect(op, flow, before, chunk, pc);
+            // Each instruction's result is taken where it is made, so an instruction that
+            // can only go on jumps straight back here (one shared result would be written
+            // to the stack and read back on every step).
+            macro_rules! step {
+                ($e:expr) => {{
+                    let step: Step = $e;
+                    match step {
+                        Ok(flow) => {
+                            #[cfg(debug_assertions)]
+                            if let Some(before) = before {
+                                self.check_effect(op, flow, before, chunk, pc);
+                            }
+                            match flow {
+                                Flow::Next => pc += 1,
+                                Flow::Jump(t) => pc = t as usize,
+                                Flow::Return => break,
+                            }
+                        }
+                        Err(stop) => return Err(self.stopped(stop, chunk, pc)),
+                    }
+                }};
             }
-            match flow {
-                Flow::Next => pc += 1,
-                Flow::Jump(t) => pc = t as usize,
-                Flow::Return => break,
+            // One instruction, by family.
+            match op {
+                Op::Return => step!(Ok(Flow::Return)),
+                Op::Const(i) => step!(self.op_const(i)),
+                Op::Slot(i) => step!(self.op_slot(i, frame)),
+                Op::Temp(i) => step!(self.op_temp(i)),
+                Op::SlotPath { slot, path } => step!(self.op_slot_path(slot, path, frame, diags)),
+                Op::Fail(i) => step!(self.op_fail(i, diags)),
+                Op::Mark => step!(self.op_mark(diags)),
+                Op::Attr { name, site } => step!(self.op_attr(name, site, diags)),
+                Op::IndexConst { key, site } => step!(self.op_index_const(key, site, diags)),
+                Op::Index { site } => step!(self.op_index(site, diags)),
+                Op::Unary { op, site } => step!(self.op_unary(op, site, diags)),
+                Op::Binary { op, site } => step!(self.op_binary(op, site, diags)),
+                Op::LogicRhs { op } => step!(self.op_logic_rhs(op, diags)),
+                Op::Logic { op, site } => step!(self.op_logic(op, site, diags)),
+                Op::CondSelect => step!(self.op_cond_select()),
+                Op::BranchBegin(which) => step!(self.op_branch_begin(which, diags)),
+                Op::BranchEnd => step!(self.op_branch_end(diags)),
+                Op::CondMerge { site } => step!(self.op_cond_merge(site, diags)),
+                Op::TryBegin => step!(self.op_try_begin()),
+                Op::Probe => step!(self.op_probe(diags)),
+                Op::TryDepCheck { end, can } => step!(self.op_try_dep_check(end, can)),
+                Op::TryArg { end, can } => step!(self.op_try_arg(end, can, diags)),
+                Op::TryTraversal { end, can } => step!(self.op_try_traversal(end, can, diags)),
+                Op::TryFail { call, can } => step!(self.op_try_fail(call, can, diags)),
+                Op::MakeTuple(n) => step!(self.op_make_tuple(n)),
+                Op::KeyDone => step!(self.op_key_done(diags)),
+                Op::ObjItem { site } => step!(self.op_obj_item(site, diags)),
+                Op::MakeObject(n) => step!(self.op_make_object(n)),
+                Op::MakeObjectConst(i) => step!(self.op_make_object_const(i)),
+                Op::ForBegin {
+                    site,
+                    end,
+                    key_temp,
+                    val_temp,
+                    object,
+                    group,
+                } => {
+                    step!(self.op_for_begin(site, end, [key_temp, val_temp], object, group, diags))
+                }
+                Op::ForPreCheck { site, end } => step!(self.op_for_pre_check(site, end, diags)),
+                Op::ForNext { exit } => step!(self.op_for_next(exit)),
+                Op::ForFilter { site, next } => step!(self.op_for_filter(site, next, diags)),
+                Op::ForKey { site, next } => step!(self.op_for_key(site, next, diags)),
+                Op::ForPush { site, next } => step!(self.op_for_push(site, next, diags)),
+                Op::ForEnd => step!(self.op_for_end()),
+                Op::SplatBegin { site, end } => step!(self.op_splat_begin(site, end, diags)),
+                Op::SplatNext { temp, exit } => step!(self.op_splat_next(temp, exit)),
+                Op::SplatPush { next } => step!(self.op_splat_push(next, diags)),
+                Op::SplatEnd => step!(self.op_splat_end(diags)),
+                Op::Template { n, site } => step!(self.op_template(n, site, diags)),
+                Op::TemplateJoin { site } => step!(self.op_template_join(site, diags)),
+                Op::ConvArg { call, arg } => step!(self.op_conv_arg(call, arg, diags)),
+                Op::Call { call, argc } => step!(self.op_call(call, argc, diags)),
+                Op::ExpandBegin { call, end } => step!(self.op_expand_begin(call, end, diags)),
+                Op::CallExpanded { call, nstatic } => {
+                    step!(self.op_call_expanded(call, nstatic, diags))
+                }
+                Op::Invoke { call, func } => step!(self.op_invoke(call, func, diags)),
             }
         }
         if self.stack.len() != self.base + 1 {
@@ -432,67 +509,6 @@ impl<'p> Vm<'p> {
         self.base = outer_base;
         self.temp_base = outer_temps;
         Ok(result)
-    }
-
-    /// One instruction, by family.
-    #[inline(always)]
-    fn exec(&mut self, op: Op, frame: &[Value], diags: &mut Vec<Diagnostic>) -> Step {
-        match op {
-            Op::Return => Ok(Flow::Return),
-            Op::Const(i) => self.op_const(i),
-            Op::Slot(i) => self.op_slot(i, frame),
-            Op::Temp(i) => self.op_temp(i),
-            Op::SlotPath { slot, path } => self.op_slot_path(slot, path, frame, diags),
-            Op::Fail(i) => self.op_fail(i, diags),
-            Op::Mark => self.op_mark(diags),
-            Op::Attr { name, site } => self.op_attr(name, site, diags),
-            Op::IndexConst { key, site } => self.op_index_const(key, site, diags),
-            Op::Index { site } => self.op_index(site, diags),
-            Op::Unary { op, site } => self.op_unary(op, site, diags),
-            Op::Binary { op, site } => self.op_binary(op, site, diags),
-            Op::LogicRhs { op } => self.op_logic_rhs(op, diags),
-            Op::Logic { op, site } => self.op_logic(op, site, diags),
-            Op::CondSelect => self.op_cond_select(),
-            Op::BranchBegin(which) => self.op_branch_begin(which, diags),
-            Op::BranchEnd => self.op_branch_end(diags),
-            Op::CondMerge { site } => self.op_cond_merge(site, diags),
-            Op::TryBegin => self.op_try_begin(),
-            Op::Probe => self.op_probe(diags),
-            Op::TryDepCheck { end, can } => self.op_try_dep_check(end, can),
-            Op::TryArg { end, can } => self.op_try_arg(end, can, diags),
-            Op::TryTraversal { end, can } => self.op_try_traversal(end, can, diags),
-            Op::TryFail { call, can } => self.op_try_fail(call, can, diags),
-            Op::MakeTuple(n) => self.op_make_tuple(n),
-            Op::KeyDone => self.op_key_done(diags),
-            Op::ObjItem { site } => self.op_obj_item(site, diags),
-            Op::MakeObject(n) => self.op_make_object(n),
-            Op::MakeObjectConst(i) => self.op_make_object_const(i),
-            Op::ForBegin {
-                site,
-                end,
-                key_temp,
-                val_temp,
-                object,
-                group,
-            } => self.op_for_begin(site, end, [key_temp, val_temp], object, group, diags),
-            Op::ForPreCheck { site, end } => self.op_for_pre_check(site, end, diags),
-            Op::ForNext { exit } => self.op_for_next(exit),
-            Op::ForFilter { site, next } => self.op_for_filter(site, next, diags),
-            Op::ForKey { site, next } => self.op_for_key(site, next, diags),
-            Op::ForPush { site, next } => self.op_for_push(site, next, diags),
-            Op::ForEnd => self.op_for_end(),
-            Op::SplatBegin { site, end } => self.op_splat_begin(site, end, diags),
-            Op::SplatNext { temp, exit } => self.op_splat_next(temp, exit),
-            Op::SplatPush { next } => self.op_splat_push(next, diags),
-            Op::SplatEnd => self.op_splat_end(diags),
-            Op::Template { n, site } => self.op_template(n, site, diags),
-            Op::TemplateJoin { site } => self.op_template_join(site, diags),
-            Op::ConvArg { call, arg } => self.op_conv_arg(call, arg, diags),
-            Op::Call { call, argc } => self.op_call(call, argc, diags),
-            Op::ExpandBegin { call, end } => self.op_expand_begin(call, end, diags),
-            Op::CallExpanded { call, nstatic } => self.op_call_expanded(call, nstatic, diags),
-            Op::Invoke { call, func } => self.op_invoke(call, func, diags),
-        }
     }
 
     // ---- the stacks ----
@@ -509,7 +525,7 @@ impl<'p> Vm<'p> {
         {
             return Ok(v);
         }
-        Err(Stop::Fault("value stack underflow"))
+        Err(Stop::Fault(&"value stack underflow"))
     }
 
     fn top(&self) -> Result<&Value, Stop> {
@@ -518,7 +534,7 @@ impl<'p> Vm<'p> {
         {
             return Ok(v);
         }
-        Err(Stop::Fault("value stack underflow"))
+        Err(Stop::Fault(&"value stack underflow"))
     }
 
     fn top_mut(&mut self) -> Result<&mut Value, Stop> {
@@ -527,14 +543,14 @@ impl<'p> Vm<'p> {
         {
             return Ok(v);
         }
-        Err(Stop::Fault("value stack underflow"))
+        Err(Stop::Fault(&"value stack underflow"))
     }
 
     /// Where the top `n` values of the running chunk's part of the stack start.
     fn top_n(&self, n: usize) -> Result<usize, Stop> {
         match self.stack.len().checked_sub(n) {
             Some(at) if at >= self.base => Ok(at),
-            _ => Err(Stop::Fault("value stack underflow")),
+            _ => Err(Stop::Fault(&"value stack underflow")),
         }
     }
 
@@ -544,14 +560,14 @@ impl<'p> Vm<'p> {
     }
 
     fn pop_mark(&mut self) -> Result<usize, Stop> {
-        self.marks.pop().ok_or(Stop::Fault("mark stack underflow"))
+        self.marks.pop().ok_or(Stop::Fault(&"mark stack underflow"))
     }
 
     /// The ranges an instruction's site names.
     fn site<T: SiteKind>(&self, id: SiteId<T>) -> Result<T, Stop> {
         self.program
             .site(id)
-            .ok_or(Stop::Fault("missing site, or a site of another kind"))
+            .ok_or(Stop::Fault(&"missing site, or a site of another kind"))
     }
 
     // ---- budgets and errors ----
@@ -682,7 +698,8 @@ impl<'p> Vm<'p> {
     fn stopped(&self, stop: Stop, chunk: ChunkId, pc: usize) -> VmError {
         match stop {
             Stop::Limit(kind) => self.limit_error(kind, self.span_at(pc)),
-            Stop::LimitIn(kind, name) => {
+            Stop::LimitIn(k) => {
+                let (kind, name) = *k;
                 let mut e = self.limit_error(kind, self.span_at(pc));
                 e.message = format!("{} (in {name})", e.message);
                 e

@@ -25,7 +25,7 @@ impl Vm<'_> {
     ) -> Result<Value, Stop> {
         let prog = self.program;
         let ts = prog.templates.get(site as usize);
-        let ts = ts.ok_or(Stop::Fault("missing template site"))?;
+        let ts = ts.ok_or(Stop::Fault(&"missing template site"))?;
         // The string parts are charged before they are joined (the rest, numbers and bools,
         // are short): a template of ten copies of a large string must not be built first.
         let parts: u64 = self.stack[at..]
@@ -48,7 +48,7 @@ impl Vm<'_> {
                 }
                 Piece::Value(span) => match values.next() {
                     Some(v) => (v, *span),
-                    None => return Err(Stop::Fault("a template with fewer values than parts")),
+                    None => return Err(Stop::Fault(&"a template with fewer values than parts")),
                 },
             };
             // Strings, numbers and bools are written as they are (a number or bool as
