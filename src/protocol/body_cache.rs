@@ -29,7 +29,7 @@ use crate::value::meter::{Size, expanded_size};
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 
 /// Bodies shorter than this are checked and decoded every time: that costs about what
 /// hashing and a lookup would.
@@ -87,6 +87,12 @@ pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
     Some(Digest(hash(&keys[0]), hash(&keys[1]), len))
 }
 
+/// A shard, locked: a map of finished results is never left half-written by a panic, so
+/// a poisoned lock is taken as it is.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Maps in shards, each emptied when what it holds would exceed its share of
 /// [`max_bytes`].
 struct Shards<K, V> {
@@ -118,10 +124,8 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
         }
     }
 
-    fn shard(&self, d: &Digest) -> std::sync::MutexGuard<'_, Shard<K, V>> {
-        let m = &self.shards[(d.0 % SHARDS as u64) as usize];
-        // A map of finished results is never left half-written by a panic.
-        m.lock().unwrap_or_else(|e| e.into_inner())
+    fn shard(&self, d: &Digest) -> MutexGuard<'_, Shard<K, V>> {
+        lock(&self.shards[(d.0 % SHARDS as u64) as usize])
     }
 
     /// What `f` finds in the entry of `k`, taken while the shard is locked (no copy of
@@ -140,7 +144,7 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
     fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for m in &self.shards {
-            let s = m.lock().unwrap_or_else(|e| e.into_inner());
+            let s = lock(m);
             c.hits += s.hits;
             c.misses += s.misses;
             c.flushes += s.flushes;
