@@ -405,7 +405,8 @@ impl<'p> Vm<'p> {
         self.temps
             .resize(self.temp_base + info.temps as usize, Value::NULL);
         let mut pc = info.start as usize;
-        loop {
+        // `None` at `Return`; the stop of an instruction that stopped evaluation.
+        let stopped: Option<Stop> = loop {
             self.steps += 1;
             if self.steps >= self.next_check
                 && let Some(kind) = self.budget_check()
@@ -426,16 +427,16 @@ impl<'p> Vm<'p> {
                     match step {
                         Ok(flow) => {
                             #[cfg(debug_assertions)]
-                            if let Some(before) = before {
+                            if let Some(before) = &before {
                                 self.check_effect(op, flow, before, chunk, pc);
                             }
                             match flow {
                                 Flow::Next => pc += 1,
                                 Flow::Jump(t) => pc = t as usize,
-                                Flow::Return => break,
+                                Flow::Return => break None,
                             }
                         }
-                        Err(stop) => return Err(self.stopped(stop, chunk, pc)),
+                        Err(stop) => break Some(stop),
                     }
                 }};
             }
@@ -500,6 +501,9 @@ impl<'p> Vm<'p> {
                 }
                 Op::Invoke { call, func } => step!(self.op_invoke(call, func, diags)),
             }
+        };
+        if let Some(stop) = stopped {
+            return Err(self.stopped(stop, chunk, pc));
         }
         if self.stack.len() != self.base + 1 {
             return Err(self.fault("a chunk must leave exactly one value", chunk, Some(pc)));
@@ -761,7 +765,7 @@ impl<'p> Vm<'p> {
 
     /// Panics when an instruction did not do to the stacks what [`Op::effects`] says.
     #[cfg(debug_assertions)]
-    fn check_effect(&self, op: Op, flow: Flow, before: [usize; 8], chunk: ChunkId, pc: usize) {
+    fn check_effect(&self, op: Op, flow: Flow, before: &[usize; 8], chunk: ChunkId, pc: usize) {
         if flow == Flow::Return {
             return;
         }
