@@ -13,7 +13,7 @@
 //! diagnostic is discarded: hcl's results (both branches' types unified) at the cost of the
 //! taken path only.
 //!
-//! This module is the run loop: [`Vm::exec`] dispatches each instruction to its family,
+//! This module is the run loop: `Vm::run` dispatches each instruction to its family,
 //! one module each: [`load`] (constants, slots, temporaries, marks), [`access`] (attributes
 //! and indexing), [`operators`], [`control`] (conditionals, `try`/`can`), [`collections`]
 //! (tuples and objects), [`iterate`] (`for` and splats), [`template`], [`calls`] (built-in
