@@ -11,7 +11,7 @@
 
 use crate::lower::ir::{LoadError, Program};
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -58,7 +58,8 @@ struct Entry {
 
 #[derive(Default)]
 struct Shard {
-    map: HashMap<u64, Vec<Entry>>,
+    /// By the source's hash (already mixed: foldhash's few instructions place it).
+    map: HashMap<u64, Vec<Entry>, foldhash::fast::FixedState>,
     entries: usize,
     bytes: usize,
 }
@@ -68,7 +69,7 @@ pub struct ProgramCache {
     shards: Vec<Mutex<Shard>>,
     limits: CacheLimits,
     tick: AtomicU64,
-    hasher: ahash::RandomState,
+    hasher: foldhash::fast::FixedState,
     /// Test hook: hash every program to this value, to exercise collisions.
     constant_hash: Option<u64>,
     pub stats: CacheStats,
@@ -89,12 +90,7 @@ impl ProgramCache {
                 max_bytes: limits.max_bytes.max(1),
             },
             tick: AtomicU64::new(0),
-            hasher: ahash::RandomState::with_seeds(
-                0x243f_6a88_85a3_08d3,
-                0x1319_8a2e_0370_7344,
-                0xa409_3822_299f_31d0,
-                0x082e_fa98_ec4e_6c89,
-            ),
+            hasher: foldhash::fast::FixedState::with_seed(0x243f_6a88_85a3_08d3),
             constant_hash: None,
             stats: CacheStats::default(),
         }
@@ -104,9 +100,7 @@ impl ProgramCache {
         if let Some(h) = self.constant_hash {
             return h;
         }
-        let mut h = self.hasher.build_hasher();
-        h.write(source.as_bytes());
-        h.finish()
+        self.hasher.hash_one(source.as_bytes())
     }
 
     /// The compiled program for `source`, compiling it with `compile` on a miss.
