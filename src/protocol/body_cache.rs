@@ -185,14 +185,6 @@ impl<K: std::hash::Hash + Eq, V> Shards<K, V> {
             m.insert(k, v);
         });
     }
-
-    #[cfg(test)]
-    fn bytes(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|m| m.lock().map_or(0, |s| s.bytes))
-            .sum()
-    }
 }
 
 impl<K: std::hash::Hash + Eq, V: Clone> Shards<K, V> {
@@ -467,14 +459,15 @@ mod tests {
             if cache.get(&d, &d).is_some() {
                 kept += 1;
             }
-            assert!(cache.bytes() <= limit, "{} bytes", cache.bytes());
+            let bytes = cache.counts().bytes;
+            assert!(bytes <= limit as u64, "{bytes} bytes");
         }
         assert_eq!(
             kept,
             (limit / ENTRY_BYTES) * 3 / 2,
             "each kept when inserted"
         );
-        let held: usize = cache.shards.iter().map(lock_len).sum();
+        let held = cache.counts().entries as usize;
         assert!(held * ENTRY_BYTES <= limit);
         assert!(
             held * ENTRY_BYTES >= limit / 4,
@@ -514,9 +507,5 @@ mod tests {
         assert_eq!((c.entries, c.bytes), (1, (share / 2 + 1) as u64));
         // The process-wide caches answer too (their numbers move with the other tests).
         assert_eq!(stats().max_bytes, max_bytes() as u64);
-    }
-
-    fn lock_len<K, V>(m: &Mutex<Shard<K, V>>) -> usize {
-        m.lock().map_or(0, |s| s.map.len())
     }
 }

@@ -549,7 +549,7 @@ fn body_series(
         let series = m.encode_family(&label)?;
         match kind {
             MetricType::Counter => ConstCounter::new(field(c)).encode(series)?,
-            _ => ConstGauge::new(field(c) as i64).encode(series)?,
+            _ => ConstGauge::new(field(c)).encode(series)?,
         }
     }
     Ok(())
