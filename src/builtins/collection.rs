@@ -678,7 +678,7 @@ fn reverse(args: &[Value]) -> Result<Value, FuncError> {
     let v = arg(args, 0)?;
     let t = v.type_of();
     let ret = match &t {
-        Type::Tuple(ts) => Type::Tuple(ts.iter().rev().cloned().collect()),
+        Type::Tuple(ts) => Type::Tuple(ts.iter().rev().cloned().collect::<Vec<_>>().into()),
         Type::List(e) | Type::Set(e) => Type::list((**e).clone()),
         other => {
             return Err(FuncError::arg(
@@ -984,7 +984,13 @@ fn values(args: &[Value]) -> Result<Value, FuncError> {
     let t = m.type_of();
     let ret = match &t {
         Type::Map(e) => Type::list((**e).clone()),
-        Type::Object(attrs) => Type::Tuple(attrs.iter().map(|(_, t)| t.clone()).collect()),
+        Type::Object(attrs) => Type::Tuple(
+            attrs
+                .iter()
+                .map(|(_, t)| t.clone())
+                .collect::<Vec<_>>()
+                .into(),
+        ),
         _ => {
             return Err(FuncError::general(
                 "values() requires a map as the first argument",

@@ -935,7 +935,8 @@ fn shape_type(shape: &Shape) -> Type {
             names
                 .iter()
                 .map(|(n, _)| (n.clone(), Type::String))
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
         ),
     }
 }

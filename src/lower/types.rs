@@ -51,7 +51,9 @@ impl SType {
             SType::List(e) => Type::list(e.to_cty()),
             SType::Set(e) => Type::set(e.to_cty()),
             SType::Map(e) => Type::map(e.to_cty()),
-            SType::Tuple(es) => Type::Tuple(es.iter().map(SType::to_cty).collect()),
+            SType::Tuple(es) => {
+                Type::Tuple(es.iter().map(SType::to_cty).collect::<Vec<_>>().into())
+            }
             SType::Object(fs) => Type::Object(
                 fs.iter()
                     .map(|(k, t)| (k.clone(), t.to_cty()))

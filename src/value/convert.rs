@@ -278,7 +278,8 @@ fn dynamic_replace(inp: &Type, out: &Type) -> Type {
                         Some(it) => dynamic_replace(it, o),
                         None => o.clone(),
                     })
-                    .collect(),
+                    .collect::<Vec<_>>()
+                    .into(),
             )
         }
     }

@@ -543,7 +543,7 @@ fn implied_type(n: &Node) -> Type {
         Node::Bool(_) => Type::Bool,
         Node::Num(_) => Type::Number,
         Node::Str(_) => Type::String,
-        Node::Arr(items) => Type::Tuple(items.iter().map(implied_type).collect()),
+        Node::Arr(items) => Type::Tuple(items.iter().map(implied_type).collect::<Vec<_>>().into()),
         Node::Obj(entries) => {
             // A repeated key takes the last one's type (sorted at once: a scan per key
             // was quadratic in the number of keys, minutes for 100,000).

@@ -30,8 +30,8 @@ pub enum Type {
     List(Arc<Type>),
     Set(Arc<Type>),
     Map(Arc<Type>),
-    Tuple(Arc<[Type]>),
-    Object(Arc<[(Str, Type)]>),
+    Tuple(Arc<Vec<Type>>),
+    Object(Arc<Vec<(Str, Type)>>),
 }
 
 impl Type {
@@ -206,6 +206,12 @@ pub enum Value {
     Object(Arc<Fields>),
 }
 
+// A value is moved, cloned and dropped by every instruction: a `Type` of one tag and one
+// pointer (tuple and object types behind a thin `Arc<Vec<_>>`, not a fat `Arc<[_]>`)
+// keeps it at three words.
+const _: () = assert!(std::mem::size_of::<Type>() == 16);
+const _: () = assert!(std::mem::size_of::<Value>() == 24);
+
 impl Value {
     pub const NULL: Value = Value::Null(Type::Dynamic);
 
@@ -348,7 +354,13 @@ impl Value {
             Value::Map(f) => Type::Map(Arc::new(f.elem.clone())),
             Value::Tuple(s) => {
                 meter::walked(s.items.len());
-                Type::Tuple(s.items.iter().map(Value::type_of).collect())
+                Type::Tuple(
+                    s.items
+                        .iter()
+                        .map(Value::type_of)
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
             }
             Value::Object(f) => {
                 meter::walked(f.entries.len());
@@ -356,7 +368,8 @@ impl Value {
                     f.entries
                         .iter()
                         .map(|(k, v)| (k.clone(), v.type_of()))
-                        .collect(),
+                        .collect::<Vec<_>>()
+                        .into(),
                 )
             }
         }

@@ -425,7 +425,8 @@ mod tests {
             fields
                 .iter()
                 .map(|(k, t)| (Str::from(*k), t.clone()))
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
         )
     }
 
