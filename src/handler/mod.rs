@@ -36,11 +36,21 @@ pub const SUCCESS_MESSAGE: &str = "hcl module executed successfully";
 
 /// True if txtar text names at least one file (a line `-- NAME --` with a non-blank name,
 /// golang.org/x/tools/txtar's marker rule). Text before the first marker is a comment.
+/// Asked of every request: its lines are cut as bytes (a `str` split by a `char` set up a
+/// searcher that cost ~500 instructions for a program whose first line is the marker).
 pub fn has_txtar_files(text: &str) -> bool {
-    text.split('\n').any(|line| {
-        line.strip_prefix("-- ")
-            .and_then(|rest| rest.strip_suffix(" --"))
-            .is_some_and(|name| !name.trim().is_empty())
+    text.as_bytes().split(|&b| b == b'\n').any(|line| {
+        line.strip_prefix(b"-- ")
+            .and_then(|rest| rest.strip_suffix(b" --"))
+            .is_some_and(|name| {
+                if name.is_ascii() {
+                    // Go's TrimSpace of ASCII: tab, newline, VT, FF, CR and space.
+                    name.iter().any(|b| !matches!(b, b' ' | b'\t'..=b'\r'))
+                } else {
+                    // Cut at ASCII bytes, the name is whole UTF-8.
+                    std::str::from_utf8(name).is_ok_and(|n| !n.trim().is_empty())
+                }
+            })
     })
 }
 
@@ -298,5 +308,12 @@ mod tests {
         assert!(has_txtar_files("comment\n-- main.hcl --\nx"));
         assert!(has_txtar_files("-- main.hcl --"));
         assert!(!has_txtar_files("--main.hcl--\n"));
+        // golang.org/x/tools/txtar: a name trimmed of (Unicode) space must remain.
+        assert!(!has_txtar_files("--  --\n-- \u{3000} --\n-- --"));
+        assert!(has_txtar_files("x\n-- \u{e9}.hcl --\n"));
+        assert!(has_txtar_files("-- a --"));
+        assert!(!has_txtar_files("-- \t\u{b}\u{c}\r --\n-- \u{a0}\u{85} --"));
+        assert!(has_txtar_files("-- \u{1c} --"));
+        assert!(!has_txtar_files(""));
     }
 }

@@ -8,11 +8,18 @@
 //! (estimated) bytes with least-recently-used eviction. Sharded, so concurrent hits on
 //! different programs do not contend on one lock; concurrent first calls of one program
 //! compile it once (the others wait for that compilation).
+//!
+//! A fleet runs one composition for thousands of XRs, so a thread's next request most
+//! often carries the program its last one did: each thread remembers the last entry it
+//! used, and a request whose program is that one's text (compared whole) takes it without
+//! hashing the text or locking a shard. The entry's use is still recorded (least recently
+//! used stays exact), and an evicted or cleared entry is not taken from the memo.
 
 use crate::lower::ir::{LoadError, Program};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -51,10 +58,33 @@ pub struct CacheStats {
 
 struct Entry {
     source: Arc<str>,
-    cell: Arc<OnceLock<Compiled>>,
+    slot: Arc<Slot>,
     bytes: usize,
-    last_used: u64,
 }
+
+/// What an entry shares with the threads that remember it (see [`Recent`]).
+#[derive(Default)]
+struct Slot {
+    compiled: OnceLock<Compiled>,
+    /// The cache's tick at the last use, for least-recently-used eviction.
+    last_used: AtomicU64,
+    /// Set when the entry leaves the cache: a thread's memo no longer answers with it.
+    evicted: AtomicBool,
+}
+
+/// The entry a thread used last, of which cache.
+struct Recent {
+    cache: u64,
+    source: Arc<str>,
+    slot: Arc<Slot>,
+}
+
+thread_local! {
+    static RECENT: RefCell<Option<Recent>> = const { RefCell::new(None) };
+}
+
+/// Tells caches apart in a thread's memo (tests and `bench` make several).
+static NEXT_CACHE_ID: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Default)]
 struct Shard {
@@ -70,6 +100,7 @@ pub struct ProgramCache {
     limits: CacheLimits,
     tick: AtomicU64,
     hasher: foldhash::fast::FixedState,
+    id: u64,
     /// Test hook: hash every program to this value, to exercise collisions.
     constant_hash: Option<u64>,
     pub stats: CacheStats,
@@ -91,6 +122,7 @@ impl ProgramCache {
             },
             tick: AtomicU64::new(0),
             hasher: foldhash::fast::FixedState::with_seed(0x243f_6a88_85a3_08d3),
+            id: NEXT_CACHE_ID.fetch_add(1, Ordering::Relaxed),
             constant_hash: None,
             stats: CacheStats::default(),
         }
@@ -109,56 +141,94 @@ impl ProgramCache {
         source: &str,
         compile: impl FnOnce(&str) -> Result<Program, LoadError>,
     ) -> Compiled {
+        if let Some(hit) = self.recent(source) {
+            return hit;
+        }
         let hash = self.hash(source);
         let shard_index = (hash as usize) % SHARDS;
         let now = self.tick.fetch_add(1, Ordering::Relaxed);
-        let cell = {
+        let (stored, slot) = {
             let mut shard = lock(&self.shards[shard_index]);
             let found = shard
                 .map
                 .get_mut(&hash)
                 .and_then(|v| v.iter_mut().find(|e| *e.source == *source))
                 .map(|e| {
-                    e.last_used = now;
-                    e.cell.clone()
+                    e.slot.last_used.store(now, Ordering::Relaxed);
+                    (e.source.clone(), e.slot.clone())
                 });
             match found {
-                Some(cell) => {
+                Some(hit) => {
                     self.stats.hits.fetch_add(1, Ordering::Relaxed);
-                    cell
+                    hit
                 }
                 None => {
                     self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                    let cell = Arc::new(OnceLock::new());
+                    let slot = Arc::new(Slot::default());
+                    slot.last_used.store(now, Ordering::Relaxed);
+                    let stored: Arc<str> = Arc::from(source);
                     let bytes = estimate_bytes(source);
                     shard.map.entry(hash).or_default().push(Entry {
-                        source: Arc::from(source),
-                        cell: cell.clone(),
+                        source: stored.clone(),
+                        slot: slot.clone(),
                         bytes,
-                        last_used: now,
                     });
                     shard.entries += 1;
                     shard.bytes += bytes;
                     self.evict(&mut shard);
-                    cell
+                    (stored, slot)
                 }
             }
         };
         // Outside the shard lock: concurrent callers of the same program wait here for
         // the one compilation; callers of other programs are not blocked.
-        cell.get_or_init(|| {
-            let start = Instant::now();
-            let out = match compile(source) {
-                Ok(p) => Ok(Arc::new(p)),
-                Err(d) => Err(Arc::new(d)),
-            };
-            self.stats.compiles.fetch_add(1, Ordering::Relaxed);
-            self.stats
-                .compile_nanos
-                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            out
-        })
-        .clone()
+        let compiled = slot
+            .compiled
+            .get_or_init(|| {
+                let start = Instant::now();
+                let out = match compile(source) {
+                    Ok(p) => Ok(Arc::new(p)),
+                    Err(d) => Err(Arc::new(d)),
+                };
+                self.stats.compiles.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .compile_nanos
+                    .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                out
+            })
+            .clone();
+        let recent = Recent {
+            cache: self.id,
+            source: stored,
+            slot,
+        };
+        // A thread being torn down has no memo; the next request goes the long way.
+        let _ = RECENT.try_with(|r| *r.borrow_mut() = Some(recent));
+        compiled
+    }
+
+    /// The thread's last entry if `source` is its program's text, still cached and
+    /// compiled: its use recorded as a hit.
+    #[inline]
+    fn recent(&self, source: &str) -> Option<Compiled> {
+        RECENT
+            .try_with(|r| {
+                let r = r.borrow();
+                let r = r.as_ref()?;
+                if r.cache != self.id
+                    || *r.source != *source
+                    || r.slot.evicted.load(Ordering::Relaxed)
+                {
+                    return None;
+                }
+                let compiled = r.slot.compiled.get()?.clone();
+                let now = self.tick.fetch_add(1, Ordering::Relaxed);
+                r.slot.last_used.store(now, Ordering::Relaxed);
+                self.stats.hits.fetch_add(1, Ordering::Relaxed);
+                Some(compiled)
+            })
+            .ok()
+            .flatten()
     }
 
     /// Evict least-recently-used entries of a shard until it is within its share.
@@ -172,7 +242,7 @@ impl ProgramCache {
                 .flat_map(|(h, v)| {
                     v.iter()
                         .enumerate()
-                        .map(move |(i, e)| ((h, i), e.last_used))
+                        .map(move |(i, e)| ((h, i), e.slot.last_used.load(Ordering::Relaxed)))
                 })
                 .min_by_key(|(_, t)| *t)
                 .map(|(k, _)| k)
@@ -181,6 +251,7 @@ impl ProgramCache {
             };
             if let Some(v) = shard.map.get_mut(&hash) {
                 let e = v.swap_remove(idx);
+                e.slot.evicted.store(true, Ordering::Relaxed);
                 shard.entries -= 1;
                 shard.bytes -= e.bytes;
                 if v.is_empty() {
@@ -208,7 +279,11 @@ impl ProgramCache {
     /// Drop every entry (for `fn-hcl bench --cold`).
     pub fn clear(&self) {
         for s in &self.shards {
-            *lock(s) = Shard::default();
+            let mut shard = lock(s);
+            for e in shard.map.values().flatten() {
+                e.slot.evicted.store(true, Ordering::Relaxed);
+            }
+            *shard = Shard::default();
         }
     }
 
@@ -292,6 +367,86 @@ mod tests {
             let _ = c.get_or_compile(&prog(i), compile_txtar);
         }
         assert!(c.bytes() <= 64 * 1024 + SHARDS * estimate_bytes(&prog(999)));
+    }
+
+    /// Runs `f` on a thread of its own (a memo of its own), as another worker would.
+    fn elsewhere<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+        std::thread::scope(|s| s.spawn(f).join().expect("thread"))
+    }
+
+    #[test]
+    fn a_thread_takes_its_last_program_from_its_memo_as_a_hit() {
+        let c = ProgramCache::new(CacheLimits::default());
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        for _ in 0..3 {
+            let b = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+            assert!(Arc::ptr_eq(&a, &b));
+        }
+        // Another text is not taken from the memo, nor the same text from another cache.
+        let other = c.get_or_compile(&prog(2), compile_txtar).expect("compiles");
+        assert!(!Arc::ptr_eq(&a, &other));
+        let d = ProgramCache::new(CacheLimits::default());
+        let a_in_d = d.get_or_compile(&prog(2), compile_txtar).expect("compiles");
+        assert!(!Arc::ptr_eq(&other, &a_in_d));
+        assert_eq!(d.stats.compiles.load(Relaxed), 1);
+        assert_eq!(c.stats.hits.load(Relaxed), 3);
+        assert_eq!(c.stats.misses.load(Relaxed), 2);
+        assert_eq!(c.stats.compiles.load(Relaxed), 2);
+    }
+
+    #[test]
+    fn an_entry_evicted_by_another_thread_is_not_taken_from_the_memo() {
+        // One shard (every text hashes alike) holding one entry.
+        let mut c = ProgramCache::new(CacheLimits {
+            max_entries: 1,
+            max_bytes: usize::MAX,
+        });
+        c.constant_hash = Some(7);
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        elsewhere(|| c.get_or_compile(&prog(2), compile_txtar).is_ok());
+        assert_eq!(c.stats.evictions.load(Relaxed), 1);
+        let again = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        assert!(!Arc::ptr_eq(&a, &again), "an evicted program was reused");
+        assert_eq!(c.stats.compiles.load(Relaxed), 3);
+        assert_eq!(c.stats.hits.load(Relaxed), 0);
+        assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn uses_through_the_memo_keep_an_entry_recently_used() {
+        // One shard of two entries: prog 1 is used through this thread's memo after prog
+        // 2 came, so prog 3 evicts prog 2.
+        let mut c = ProgramCache::new(CacheLimits {
+            max_entries: 2 * SHARDS,
+            max_bytes: usize::MAX,
+        });
+        c.constant_hash = Some(7);
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        elsewhere(|| c.get_or_compile(&prog(2), compile_txtar).is_ok());
+        let b = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        assert!(Arc::ptr_eq(&a, &b));
+        elsewhere(|| c.get_or_compile(&prog(3), compile_txtar).is_ok());
+        assert_eq!(c.stats.evictions.load(Relaxed), 1);
+        let a_elsewhere = elsewhere(|| c.get_or_compile(&prog(1), compile_txtar));
+        assert!(Arc::ptr_eq(&a, &a_elsewhere.expect("compiles")));
+        assert_eq!(c.stats.compiles.load(Relaxed), 3);
+        elsewhere(|| c.get_or_compile(&prog(2), compile_txtar).is_ok());
+        assert_eq!(
+            c.stats.compiles.load(Relaxed),
+            4,
+            "prog 2 was the one evicted"
+        );
+    }
+
+    #[test]
+    fn clear_also_empties_the_threads_memos() {
+        // `bench --cold` clears the cache before each run to measure compiling.
+        let c = ProgramCache::new(CacheLimits::default());
+        let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        c.clear();
+        let b = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(c.stats.compiles.load(Relaxed), 2);
     }
 
     #[test]
