@@ -245,6 +245,22 @@ fn argument_errors_match_function_hcl() {
         ),
         "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: function: pair, invalid argument \"middle\"."
     );
+    // A key given twice wrong and an argument left out: the wrong key is reported.
+    assert_eq!(
+        call(
+            &[pair()],
+            "invoke(\"pair\", { right = \"x\", middle = \"m\" })"
+        ),
+        "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: function: pair, invalid argument \"middle\"."
+    );
+    // Given as null, an argument with a default stays null (given is given).
+    assert_eq!(
+        call(
+            &[pair()],
+            "invoke(\"pair\", { left = \"l\", right = null })"
+        ),
+        "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: main.hcl:1,12-17: Invalid template interpolation value; The expression result is null. Cannot include a null value in a string template.."
+    );
     assert_eq!(
         call(&[pair()], "invoke(\"pair\", [\"l\", \"r\"])"),
         "unknown(dynamic)\nmain.hcl:1,1-8: Error in function call; Call to function \"invoke\" failed: arguments to user function 'pair' is not an object, found cty.Tuple([]cty.Type{cty.String, cty.String})."

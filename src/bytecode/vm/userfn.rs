@@ -109,38 +109,57 @@ impl<'p> Vm<'p> {
                 go_syntax(&args.type_of())
             )));
         };
-        // Every given key is a declared argument when as many declared arguments are given
-        // (keys are unique): N lookups, not N² comparisons. Only a bad call looks further.
-        let declared_given = f
-            .args
-            .iter()
-            .filter(|(a, _)| given.get(a).is_some())
-            .count();
-        if declared_given < given.entries.len() {
+        // The frame: the given arguments in declared order (a default's place left null
+        // for now), then the locals' slots. Every given key is a declared argument when as
+        // many declared arguments are given (keys are unique): N lookups, not N²
+        // comparisons. Only a bad call looks further.
+        let mut frame = self.frame_pool.pop().unwrap_or_default();
+        let mut declared_given = 0;
+        frame.extend(f.args.iter().map(|(a, _)| match given.get(a) {
+            Some(v) => {
+                declared_given += 1;
+                v.clone()
+            }
+            None => Value::NULL,
+        }));
+        let size = f.frame_size.max(f.args.len() as u32) as usize;
+        frame.resize(size, Value::NULL);
+        let r = if declared_given < given.entries.len() {
             let declared: std::collections::HashSet<&str> =
                 f.args.iter().map(|(a, _)| &**a).collect();
-            if let Some((k, _)) = given.entries.iter().find(|(k, _)| !declared.contains(&**k)) {
-                return Ok(Err(format!(
+            match given.entries.iter().find(|(k, _)| !declared.contains(&**k)) {
+                Some((k, _)) => Ok(Err(format!(
                     "function: {}, invalid argument {}",
                     f.name,
                     go_quote(k)
-                )));
+                ))),
+                None => self.invoke_in_frame(f, given, declared_given, &mut frame),
             }
-        }
-        let mut frame = self.frame_pool.pop().unwrap_or_default();
-        frame.resize(f.frame_size.max(f.args.len() as u32) as usize, Value::NULL);
-        let r = self.invoke_in_frame(f, given, &mut frame);
+        } else {
+            self.invoke_in_frame(f, given, declared_given, &mut frame)
+        };
         frame.clear();
         self.frame_pool.push(frame);
         r
     }
 
-    /// The rest of [`Vm::invoke_inner`], in a cleared frame of the function's size.
-    fn invoke_in_frame(&mut self, f: &'p UserFn, given: &Fields, frame: &mut [Value]) -> Invoked {
-        for (i, (a, default)) in f.args.iter().enumerate() {
-            let v = match given.get(a) {
-                Some(v) => v.clone(),
-                None => match default {
+    /// The rest of [`Vm::invoke_inner`], in a frame holding the `declared_given` given
+    /// arguments: each argument not given takes its default (evaluated in declared order),
+    /// then the locals and the body run.
+    fn invoke_in_frame(
+        &mut self,
+        f: &'p UserFn,
+        given: &Fields,
+        declared_given: usize,
+        frame: &mut [Value],
+    ) -> Invoked {
+        // Only a call leaving arguments out looks up which ones.
+        if declared_given < f.args.len() {
+            for (i, (a, default)) in f.args.iter().enumerate() {
+                if given.get(a).is_some() {
+                    continue;
+                }
+                let v = match default {
                     Some(chunk) => {
                         let mut scratch = Vec::new();
                         self.run(*chunk, &[], &mut scratch)?
@@ -152,9 +171,9 @@ impl<'p> Vm<'p> {
                             go_quote(a)
                         )));
                     }
-                },
-            };
-            frame[i] = v;
+                };
+                frame[i] = v;
+            }
         }
         for (slot, chunk) in &f.locals {
             let mut local_diags = Vec::new();
