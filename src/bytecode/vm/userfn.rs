@@ -113,7 +113,9 @@ impl<'p> Vm<'p> {
         // for now), then the locals' slots. Every given key is a declared argument when as
         // many declared arguments are given (keys are unique): N lookups, not N²
         // comparisons. Only a bad call looks further.
+        let size = f.frame_size.max(f.args.len() as u32) as usize;
         let mut frame = self.frame_pool.pop().unwrap_or_default();
+        frame.reserve(size);
         let mut declared_given = 0;
         frame.extend(f.args.iter().map(|(a, _)| match given.get(a) {
             Some(v) => {
@@ -122,7 +124,6 @@ impl<'p> Vm<'p> {
             }
             None => Value::NULL,
         }));
-        let size = f.frame_size.max(f.args.len() as u32) as usize;
         frame.resize(size, Value::NULL);
         let r = if declared_given < given.entries.len() {
             let declared: std::collections::HashSet<&str> =
