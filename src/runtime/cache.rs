@@ -13,14 +13,15 @@
 //! often carries the program its last one did: each thread remembers the last entry it
 //! used, and a request whose program is that one's text (compared whole) takes it without
 //! hashing the text or locking a shard. The entry's use is still recorded (least recently
-//! used stays exact), and an evicted or cleared entry is not taken from the memo.
+//! used stays exact), and an evicted or cleared entry is not taken from the memo. A memo
+//! does not keep its entry alive: the cache's bounds hold whatever the threads remember.
 
 use crate::lower::ir::{LoadError, Program};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 /// A compiled program, or the diagnostics that stopped it from loading.
@@ -63,8 +64,9 @@ struct Entry {
 }
 
 /// What an entry shares with the threads that remember it (see [`Recent`]).
-#[derive(Default)]
 struct Slot {
+    /// The entry's program text (the entry's own `source`, shared).
+    source: Arc<str>,
     compiled: OnceLock<Compiled>,
     /// The cache's tick at the last use, for least-recently-used eviction.
     last_used: AtomicU64,
@@ -72,11 +74,11 @@ struct Slot {
     evicted: AtomicBool,
 }
 
-/// The entry a thread used last, of which cache.
+/// The entry a thread used last, of which cache. Weak: an entry the cache lets go is
+/// freed (its program with it) though a thread remembers it; only the slot's block stays.
 struct Recent {
     cache: u64,
-    source: Arc<str>,
-    slot: Arc<Slot>,
+    slot: Weak<Slot>,
 }
 
 thread_local! {
@@ -147,7 +149,7 @@ impl ProgramCache {
         let hash = self.hash(source);
         let shard_index = (hash as usize) % SHARDS;
         let now = self.tick.fetch_add(1, Ordering::Relaxed);
-        let (stored, slot) = {
+        let slot = {
             let mut shard = lock(&self.shards[shard_index]);
             let found = shard
                 .map
@@ -155,7 +157,7 @@ impl ProgramCache {
                 .and_then(|v| v.iter_mut().find(|e| *e.source == *source))
                 .map(|e| {
                     e.slot.last_used.store(now, Ordering::Relaxed);
-                    (e.source.clone(), e.slot.clone())
+                    e.slot.clone()
                 });
             match found {
                 Some(hit) => {
@@ -164,19 +166,23 @@ impl ProgramCache {
                 }
                 None => {
                     self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                    let slot = Arc::new(Slot::default());
-                    slot.last_used.store(now, Ordering::Relaxed);
                     let stored: Arc<str> = Arc::from(source);
+                    let slot = Arc::new(Slot {
+                        source: stored.clone(),
+                        compiled: OnceLock::new(),
+                        last_used: AtomicU64::new(now),
+                        evicted: AtomicBool::new(false),
+                    });
                     let bytes = estimate_bytes(source);
                     shard.map.entry(hash).or_default().push(Entry {
-                        source: stored.clone(),
+                        source: stored,
                         slot: slot.clone(),
                         bytes,
                     });
                     shard.entries += 1;
                     shard.bytes += bytes;
                     self.evict(&mut shard);
-                    (stored, slot)
+                    slot
                 }
             }
         };
@@ -199,8 +205,7 @@ impl ProgramCache {
             .clone();
         let recent = Recent {
             cache: self.id,
-            source: stored,
-            slot,
+            slot: Arc::downgrade(&slot),
         };
         // A thread being torn down has no memo; the next request goes the long way.
         let _ = RECENT.try_with(|r| *r.borrow_mut() = Some(recent));
@@ -215,15 +220,16 @@ impl ProgramCache {
             .try_with(|r| {
                 let r = r.borrow();
                 let r = r.as_ref()?;
-                if r.cache != self.id
-                    || *r.source != *source
-                    || r.slot.evicted.load(Ordering::Relaxed)
-                {
+                if r.cache != self.id {
                     return None;
                 }
-                let compiled = r.slot.compiled.get()?.clone();
+                let slot = r.slot.upgrade()?;
+                if *slot.source != *source || slot.evicted.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let compiled = slot.compiled.get()?.clone();
                 let now = self.tick.fetch_add(1, Ordering::Relaxed);
-                r.slot.last_used.store(now, Ordering::Relaxed);
+                slot.last_used.store(now, Ordering::Relaxed);
                 self.stats.hits.fetch_add(1, Ordering::Relaxed);
                 Some(compiled)
             })
@@ -410,6 +416,23 @@ mod tests {
         assert_eq!(c.stats.compiles.load(Relaxed), 3);
         assert_eq!(c.stats.hits.load(Relaxed), 0);
         assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn a_memo_does_not_keep_an_evicted_program_alive() {
+        let mut c = ProgramCache::new(CacheLimits {
+            max_entries: 1,
+            max_bytes: usize::MAX,
+        });
+        c.constant_hash = Some(7);
+        let program = Arc::downgrade(&c.get_or_compile(&prog(1), compile_txtar).expect("compiles"));
+        assert!(program.upgrade().is_some(), "cached");
+        // This thread remembers prog 1; another evicts it.
+        elsewhere(|| c.get_or_compile(&prog(2), compile_txtar).is_ok());
+        assert!(
+            program.upgrade().is_none(),
+            "an evicted program outlived its entry"
+        );
     }
 
     #[test]
