@@ -375,6 +375,17 @@ mod tests {
         assert!(c.bytes() <= 64 * 1024 + SHARDS * estimate_bytes(&prog(999)));
     }
 
+    /// A cache whose every text hashes alike, so all go to one shard, which holds
+    /// `entries` of them: eviction at a known point.
+    fn one_shard(entries: usize) -> ProgramCache {
+        let mut c = ProgramCache::new(CacheLimits {
+            max_entries: entries * SHARDS,
+            max_bytes: usize::MAX,
+        });
+        c.constant_hash = Some(7);
+        c
+    }
+
     /// Runs `f` on a thread of its own (a memo of its own), as another worker would.
     fn elsewhere<T: Send>(f: impl FnOnce() -> T + Send) -> T {
         std::thread::scope(|s| s.spawn(f).join().expect("thread"))
@@ -402,12 +413,7 @@ mod tests {
 
     #[test]
     fn an_entry_evicted_by_another_thread_is_not_taken_from_the_memo() {
-        // One shard (every text hashes alike) holding one entry.
-        let mut c = ProgramCache::new(CacheLimits {
-            max_entries: 1,
-            max_bytes: usize::MAX,
-        });
-        c.constant_hash = Some(7);
+        let c = one_shard(1);
         let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
         elsewhere(|| c.get_or_compile(&prog(2), compile_txtar).is_ok());
         assert_eq!(c.stats.evictions.load(Relaxed), 1);
@@ -420,11 +426,7 @@ mod tests {
 
     #[test]
     fn a_memo_does_not_keep_an_evicted_program_alive() {
-        let mut c = ProgramCache::new(CacheLimits {
-            max_entries: 1,
-            max_bytes: usize::MAX,
-        });
-        c.constant_hash = Some(7);
+        let c = one_shard(1);
         let program = Arc::downgrade(&c.get_or_compile(&prog(1), compile_txtar).expect("compiles"));
         assert!(program.upgrade().is_some(), "cached");
         // This thread remembers prog 1; another evicts it.
@@ -439,11 +441,7 @@ mod tests {
     fn uses_through_the_memo_keep_an_entry_recently_used() {
         // One shard of two entries: prog 1 is used through this thread's memo after prog
         // 2 came, so prog 3 evicts prog 2.
-        let mut c = ProgramCache::new(CacheLimits {
-            max_entries: 2 * SHARDS,
-            max_bytes: usize::MAX,
-        });
-        c.constant_hash = Some(7);
+        let c = one_shard(2);
         let a = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
         elsewhere(|| c.get_or_compile(&prog(2), compile_txtar).is_ok());
         let b = c.get_or_compile(&prog(1), compile_txtar).expect("compiles");
