@@ -58,15 +58,14 @@ pub struct CacheStats {
 }
 
 struct Entry {
-    source: Arc<str>,
     slot: Arc<Slot>,
     bytes: usize,
 }
 
 /// What an entry shares with the threads that remember it (see [`Recent`]).
 struct Slot {
-    /// The entry's program text (the entry's own `source`, shared).
-    source: Arc<str>,
+    /// The program's text, compared whole on every lookup.
+    source: Box<str>,
     compiled: OnceLock<Compiled>,
     /// The cache's tick at the last use, for least-recently-used eviction.
     last_used: AtomicU64,
@@ -154,7 +153,7 @@ impl ProgramCache {
             let found = shard
                 .map
                 .get_mut(&hash)
-                .and_then(|v| v.iter_mut().find(|e| *e.source == *source))
+                .and_then(|v| v.iter_mut().find(|e| *e.slot.source == *source))
                 .map(|e| {
                     e.slot.last_used.store(now, Ordering::Relaxed);
                     e.slot.clone()
@@ -166,16 +165,14 @@ impl ProgramCache {
                 }
                 None => {
                     self.stats.misses.fetch_add(1, Ordering::Relaxed);
-                    let stored: Arc<str> = Arc::from(source);
                     let slot = Arc::new(Slot {
-                        source: stored.clone(),
+                        source: source.into(),
                         compiled: OnceLock::new(),
                         last_used: AtomicU64::new(now),
                         evicted: AtomicBool::new(false),
                     });
                     let bytes = estimate_bytes(source);
                     shard.map.entry(hash).or_default().push(Entry {
-                        source: stored,
                         slot: slot.clone(),
                         bytes,
                     });
