@@ -226,12 +226,12 @@ fn splats() {
     assert_eq!(run("x[*].a", &[("x", obj(vec![("a", n(1))]))]), "tuple[1]");
     assert_eq!(run("x[*].a", &[("x", Value::NULL)]), "tuple[]");
     let list = Value::list(
-        Type::Object(vec![(fn_hcl::value::Str::from("a"), Type::Number)].into()),
+        Type::object(vec![(fn_hcl::value::Str::from("a"), Type::Number)]),
         vec![obj(vec![("a", n(3))])],
     );
     assert_eq!(run("l[*].a", &[("l", list)]), "list[3]");
     let empty = Value::list(
-        Type::Object(vec![(fn_hcl::value::Str::from("a"), Type::Number)].into()),
+        Type::object(vec![(fn_hcl::value::Str::from("a"), Type::Number)]),
         vec![],
     );
     assert_eq!(run("l[*].a", &[("l", empty)]), "list[]");
@@ -262,7 +262,6 @@ fn unknowns_propagate_without_diagnostics() {
 }
 
 use fn_hcl::value::{Type, Value};
-use std::sync::Arc;
 
 #[test]
 fn realistic_resource_body() {
@@ -376,10 +375,10 @@ fn slot_paths_read_like_attribute_steps() {
         ("u", Value::Unknown(Type::Dynamic)),
         (
             "o",
-            Value::Unknown(Type::Object(Arc::from(vec![(
+            Value::Unknown(Type::object(vec![(
                 fn_hcl::value::Str::from("b"),
                 Type::String,
-            )]))),
+            )])),
         ),
         ("l", Value::list(Type::String, vec![s("p"), s("q")])),
         ("t", Value::tuple(vec![obj(vec![("b", n(1))])])),

@@ -678,7 +678,7 @@ fn reverse(args: &[Value]) -> Result<Value, FuncError> {
     let v = arg(args, 0)?;
     let t = v.type_of();
     let ret = match &t {
-        Type::Tuple(ts) => Type::Tuple(ts.iter().rev().cloned().collect::<Vec<_>>().into()),
+        Type::Tuple(ts) => Type::tuple(ts.iter().rev().cloned()),
         Type::List(e) | Type::Set(e) => Type::list((**e).clone()),
         other => {
             return Err(FuncError::arg(
@@ -776,7 +776,7 @@ fn setproduct(args: &[Value]) -> Result<Value, FuncError> {
             _ => return Err(FuncError::arg(i, "a set or a list is required")),
         }
     }
-    let tuple_ty = Type::Tuple(Arc::from(etys.clone()));
+    let tuple_ty = Type::tuple(etys.clone());
     let is_list = list_count == args.len();
     let ret = if is_list {
         Type::list(tuple_ty.clone())
@@ -984,13 +984,7 @@ fn values(args: &[Value]) -> Result<Value, FuncError> {
     let t = m.type_of();
     let ret = match &t {
         Type::Map(e) => Type::list((**e).clone()),
-        Type::Object(attrs) => Type::Tuple(
-            attrs
-                .iter()
-                .map(|(_, t)| t.clone())
-                .collect::<Vec<_>>()
-                .into(),
-        ),
+        Type::Object(attrs) => Type::tuple(attrs.iter().map(|(_, t)| t.clone())),
         _ => {
             return Err(FuncError::general(
                 "values() requires a map as the first argument",
@@ -1085,7 +1079,7 @@ mod tests {
         list(Type::Number, xs.iter().map(|x| n(*x)).collect())
     }
     fn tt(ts: Vec<Type>) -> Type {
-        Type::Tuple(Arc::from(ts))
+        Type::tuple(ts)
     }
     fn general(m: &str) -> FuncError {
         FuncError::general(m)

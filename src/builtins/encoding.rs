@@ -1193,13 +1193,7 @@ fn csvdecode(args: &[Value]) -> Result<Value, FuncError> {
         sorted.push((Str::from(h.as_str()), i));
     }
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    let ety = Type::Object(
-        sorted
-            .iter()
-            .map(|(k, _)| (k.clone(), Type::String))
-            .collect::<Vec<_>>()
-            .into(),
-    );
+    let ety = Type::object(sorted.iter().map(|(k, _)| (k.clone(), Type::String)));
     let mut rows = Vec::new();
     while let Some(cols) = r.read_record().map_err(csv_error)? {
         let entries = sorted

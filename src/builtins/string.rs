@@ -930,14 +930,8 @@ fn pattern_shape(pattern: &str) -> Result<(Arc<Regex>, Shape), FuncError> {
 fn shape_type(shape: &Shape) -> Type {
     match shape {
         Shape::Whole => Type::String,
-        Shape::Tuple(n) => Type::Tuple(Arc::from(vec![Type::String; *n])),
-        Shape::Object(names) => Type::Object(
-            names
-                .iter()
-                .map(|(n, _)| (n.clone(), Type::String))
-                .collect::<Vec<_>>()
-                .into(),
-        ),
+        Shape::Tuple(n) => Type::tuple(vec![Type::String; *n]),
+        Shape::Object(names) => Type::object(names.iter().map(|(n, _)| (n.clone(), Type::String))),
     }
 }
 
@@ -1434,7 +1428,7 @@ mod tests {
             strs(&["1", "22", "333"]),
         );
         let pair = |a: &str, b: &str| Value::tuple(vec![s(a), s(b)]);
-        let tt = Type::Tuple(Arc::from(vec![Type::String, Type::String]));
+        let tt = Type::tuple(vec![Type::String, Type::String]);
         ok(
             "regexall",
             vec![s("(\\w)(\\d)"), s("a1 b2")],

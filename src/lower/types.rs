@@ -51,15 +51,8 @@ impl SType {
             SType::List(e) => Type::list(e.to_cty()),
             SType::Set(e) => Type::set(e.to_cty()),
             SType::Map(e) => Type::map(e.to_cty()),
-            SType::Tuple(es) => {
-                Type::Tuple(es.iter().map(SType::to_cty).collect::<Vec<_>>().into())
-            }
-            SType::Object(fs) => Type::Object(
-                fs.iter()
-                    .map(|(k, t)| (k.clone(), t.to_cty()))
-                    .collect::<Vec<_>>()
-                    .into(),
-            ),
+            SType::Tuple(es) => Type::tuple(es.iter().map(SType::to_cty)),
+            SType::Object(fs) => Type::object(fs.iter().map(|(k, t)| (k.clone(), t.to_cty()))),
         }
     }
 

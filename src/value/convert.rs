@@ -249,7 +249,7 @@ fn dynamic_replace(inp: &Type, out: &Type) -> Type {
                     (name.clone(), t)
                 })
                 .collect();
-            Type::Object(Arc::from(attrs))
+            Type::object(attrs)
         }
         Type::Set(oe) | Type::List(oe) => {
             let e = match inp {
@@ -271,16 +271,10 @@ fn dynamic_replace(inp: &Type, out: &Type) -> Type {
                 Type::Tuple(ie) => ie,
                 _ => &[],
             };
-            Type::Tuple(
-                oe.iter()
-                    .enumerate()
-                    .map(|(i, o)| match ie.get(i) {
-                        Some(it) => dynamic_replace(it, o),
-                        None => o.clone(),
-                    })
-                    .collect::<Vec<_>>()
-                    .into(),
-            )
+            Type::tuple(oe.iter().enumerate().map(|(i, o)| match ie.get(i) {
+                Some(it) => dynamic_replace(it, o),
+                None => o.clone(),
+            }))
         }
     }
 }
@@ -842,7 +836,7 @@ fn unify_object_types(types: &[Type], unsafe_: bool, has_dyn: bool) -> Option<Ty
             .collect();
         ret.push((name.clone(), unify_impl(&across, unsafe_)?));
     }
-    let rt = Type::Object(Arc::from(ret));
+    let rt = Type::object(ret);
     if all_convert(types, &rt, unsafe_) {
         Some(rt)
     } else {
@@ -878,7 +872,7 @@ fn unify_tuple_types(types: &[Type], unsafe_: bool, has_dyn: bool) -> Option<Typ
         let across: Vec<Type> = types.iter().map(|t| elems_of(t)[i].clone()).collect();
         ret.push(unify_impl(&across, unsafe_)?);
     }
-    let rt = Type::Tuple(Arc::from(ret));
+    let rt = Type::tuple(ret);
     if all_convert(types, &rt, unsafe_) {
         Some(rt)
     } else {
@@ -1016,14 +1010,14 @@ mod tests {
         Value::string(x)
     }
     fn tup(ts: Vec<Type>) -> Type {
-        Type::Tuple(Arc::from(ts))
+        Type::tuple(ts)
     }
     fn obj(ts: Vec<(&str, Type)>) -> Type {
-        Type::Object(Arc::from(
+        Type::object(
             ts.into_iter()
                 .map(|(k, t)| (Str::from(k), t))
                 .collect::<Vec<_>>(),
-        ))
+        )
     }
 
     #[test]

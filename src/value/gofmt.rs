@@ -71,11 +71,10 @@ pub fn go_struct_text(t: &Type) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn go_syntax_is_gostring() {
-        let tuple = Type::Tuple(vec![Type::String, Type::String].into());
+        let tuple = Type::tuple(vec![Type::String, Type::String]);
         assert_eq!(
             go_syntax(&tuple),
             "cty.Tuple([]cty.Type{cty.String, cty.String})"
@@ -83,10 +82,10 @@ mod tests {
         assert_eq!(go_syntax(&Type::empty_tuple()), "cty.EmptyTuple");
         assert_eq!(go_syntax(&Type::list(Type::Number)), "cty.List(cty.Number)");
         assert_eq!(
-            go_syntax(&Type::Object(Arc::from(vec![
+            go_syntax(&Type::object(vec![
                 (Str::from("a"), Type::Bool),
                 (Str::from("b"), Type::Dynamic),
-            ]))),
+            ])),
             "cty.Object(map[string]cty.Type{\"a\":cty.Bool, \"b\":cty.DynamicPseudoType})"
         );
     }
@@ -107,14 +106,11 @@ mod tests {
             "{{{} {{{} %!s(cty.primitiveTypeKind=83)}}}}"
         );
         assert_eq!(
-            go_struct_text(&Type::Tuple(Arc::from(vec![Type::Number, Type::Bool]))),
+            go_struct_text(&Type::tuple(vec![Type::Number, Type::Bool])),
             "{{{} [{{{} %!s(cty.primitiveTypeKind=78)}} {{{} %!s(cty.primitiveTypeKind=66)}}]}}"
         );
         assert_eq!(go_struct_text(&Type::empty_object()), "{{{} map[] map[]}}");
-        let obj = Type::Object(Arc::from(vec![
-            ("z".into(), Type::Bool),
-            ("a".into(), Type::Dynamic),
-        ]));
+        let obj = Type::object(vec![("a".into(), Type::Dynamic), ("z".into(), Type::Bool)]);
         assert_eq!(
             go_struct_text(&obj),
             "{{{} map[a:{{{}}} z:{{{} %!s(cty.primitiveTypeKind=66)}}] map[]}}"

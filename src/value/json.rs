@@ -5,7 +5,6 @@
 use crate::text::quote::{go_quote, go_quote_rune};
 use crate::value::number::Number;
 use crate::value::{Str, Type, Value, sort_dedup_entries};
-use std::sync::Arc;
 
 /// Deepest nesting `decode` accepts. Go has no limit on the token path; ours keeps the
 /// recursion that builds values bounded.
@@ -543,7 +542,7 @@ fn implied_type(n: &Node) -> Type {
         Node::Bool(_) => Type::Bool,
         Node::Num(_) => Type::Number,
         Node::Str(_) => Type::String,
-        Node::Arr(items) => Type::Tuple(items.iter().map(implied_type).collect::<Vec<_>>().into()),
+        Node::Arr(items) => Type::tuple(items.iter().map(implied_type)),
         Node::Obj(entries) => {
             // A repeated key takes the last one's type (sorted at once: a scan per key
             // was quadratic in the number of keys, minutes for 100,000).
@@ -552,7 +551,7 @@ fn implied_type(n: &Node) -> Type {
                 .map(|(k, v)| (Str::from(k.as_str()), implied_type(v)))
                 .collect();
             sort_dedup_entries(&mut fields);
-            Type::Object(Arc::from(fields))
+            Type::object(fields)
         }
     }
 }
@@ -702,13 +701,13 @@ mod tests {
     #[test]
     fn decode_types() {
         let v = decode(r#"[1,"a",null,true,{"k":[]}]"#).unwrap();
-        let want = Type::Tuple(Arc::from(vec![
+        let want = Type::tuple(vec![
             Type::Number,
             Type::String,
             Type::Dynamic,
             Type::Bool,
-            Type::Object(Arc::from(vec![(Str::from("k"), Type::empty_tuple())])),
-        ]));
+            Type::object(vec![(Str::from("k"), Type::empty_tuple())]),
+        ]);
         assert_eq!(v.type_of(), want);
         let v = decode(r#"{"a":1,"a":2}"#).unwrap();
         assert!(v.get_attr("a").unwrap().raw_equals(&Value::int(2)));
@@ -716,10 +715,10 @@ mod tests {
         let v = decode(r#"{"b":1,"a":1,"b":"x"}"#).unwrap();
         assert_eq!(
             v.type_of(),
-            Type::Object(Arc::from(vec![
+            Type::object(vec![
                 (Str::from("a"), Type::Number),
                 (Str::from("b"), Type::String),
-            ]))
+            ])
         );
         assert_eq!(v.get_attr("b").and_then(Value::as_str), Some("x"));
         assert!(decode("null").unwrap().raw_equals(&Value::NULL));

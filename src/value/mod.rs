@@ -44,6 +44,20 @@ impl Type {
     pub fn map(t: Type) -> Type {
         Type::Map(Arc::new(t))
     }
+    /// A tuple type of these element types, in order.
+    pub fn tuple(elems: impl IntoIterator<Item = Type>) -> Type {
+        Type::Tuple(Arc::new(elems.into_iter().collect()))
+    }
+    /// An object type of these attributes, which come sorted by name (cty's order, which
+    /// lookups and comparisons rely on).
+    pub fn object(attrs: impl IntoIterator<Item = (Str, Type)>) -> Type {
+        let attrs: Vec<(Str, Type)> = attrs.into_iter().collect();
+        debug_assert!(
+            attrs.windows(2).all(|w| w[0].0 < w[1].0),
+            "unsorted attributes"
+        );
+        Type::Object(Arc::new(attrs))
+    }
     pub fn empty_object() -> Type {
         Type::Object(Arc::from(Vec::new()))
     }
@@ -369,23 +383,11 @@ impl Value {
             Value::Map(f) => Type::Map(Arc::new(f.elem.clone())),
             Value::Tuple(s) => {
                 meter::walked(s.items.len());
-                Type::Tuple(
-                    s.items
-                        .iter()
-                        .map(Value::type_of)
-                        .collect::<Vec<_>>()
-                        .into(),
-                )
+                Type::tuple(s.items.iter().map(Value::type_of))
             }
             Value::Object(f) => {
                 meter::walked(f.entries.len());
-                Type::Object(
-                    f.entries
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.type_of()))
-                        .collect::<Vec<_>>()
-                        .into(),
-                )
+                Type::object(f.entries.iter().map(|(k, v)| (k.clone(), v.type_of())))
             }
         }
     }
@@ -647,7 +649,7 @@ mod tests {
         let values = [
             Value::NULL,
             Value::Unknown(Type::list(Type::String)),
-            Value::Null(Type::Object(Arc::from(vec![("k".into(), Type::Number)]))),
+            Value::Null(Type::object(vec![("k".into(), Type::Number)])),
             Value::Bool(true),
             Value::int(7),
             big,
@@ -828,7 +830,7 @@ mod tests {
     #[test]
     fn types() {
         let t = Value::tuple(vec![Value::int(1), Value::string("a")]).type_of();
-        assert_eq!(t, Type::Tuple(Arc::from(vec![Type::Number, Type::String])));
+        assert_eq!(t, Type::tuple(vec![Type::Number, Type::String]));
         assert_eq!(Type::list(Type::String).friendly_name(), "list of string");
     }
 }

@@ -421,13 +421,7 @@ mod tests {
     use crate::value::Str;
 
     fn obj_type(fields: &[(&str, Type)]) -> Type {
-        Type::Object(
-            fields
-                .iter()
-                .map(|(k, t)| (Str::from(*k), t.clone()))
-                .collect::<Vec<_>>()
-                .into(),
-        )
+        Type::object(fields.iter().map(|(k, t)| (Str::from(*k), t.clone())))
     }
 
     #[test]
@@ -438,8 +432,8 @@ mod tests {
             describe_mismatch(&a, &b),
             "The 'true' value includes object attribute \"x\", which is absent in the 'false' value"
         );
-        let t1 = Type::Tuple(vec![Type::Number].into());
-        let t2 = Type::Tuple(vec![Type::Number, Type::Bool].into());
+        let t1 = Type::tuple(vec![Type::Number]);
+        let t2 = Type::tuple(vec![Type::Number, Type::Bool]);
         assert_eq!(
             describe_mismatch(&t1, &t2),
             "The 'true' tuple has length 1, but the 'false' tuple has length 2"
