@@ -202,6 +202,7 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 
 /// A cty value.
 #[derive(Clone, Debug)]
+#[repr(u64)]
 pub enum Value {
     /// A null of the given type (`Dynamic` for a bare `null`).
     Null(Type),
@@ -225,6 +226,8 @@ pub enum Value {
 // keeps it at three words.
 const _: () = assert!(std::mem::size_of::<Type>() == 16);
 const _: () = assert!(std::mem::size_of::<Value>() == 24);
+const _: () = assert!(std::mem::size_of::<Result<Value, ()>>() == 24);
+const _: () = assert!(std::mem::size_of::<Option<Value>>() == 24);
 
 impl Value {
     pub const NULL: Value = Value::Null(Type::Dynamic);
