@@ -12,7 +12,7 @@ impl Vm<'_> {
         let items = self.pop_n(n as usize)?;
         self.alloc(u64::from(n), 0)?;
         self.charge_shared(items.iter())?;
-        self.push(Value::tuple(items))
+        self.push_with(|| Value::tuple(items))
     }
 
     /// [`crate::bytecode::code::Op::KeyDone`]
@@ -81,7 +81,7 @@ impl Vm<'_> {
         }
         self.alloc(u64::from(n), 0)?;
         self.charge_shared(entries.iter().map(|(_, v)| v))?;
-        self.push(if known { Value::object(entries) } else { DYN })
+        self.push_with(|| if known { Value::object(entries) } else { DYN })
     }
 
     /// [`crate::bytecode::code::Op::MakeObjectConst`]: the values are taken in key order.
@@ -99,6 +99,6 @@ impl Vm<'_> {
         self.stack.truncate(base);
         self.alloc(u64::from(shape.values), 0)?;
         self.charge_shared(entries.iter().map(|(_, v)| v))?;
-        self.push(Value::object_sorted(entries))
+        self.push_with(|| Value::object_sorted(entries))
     }
 }
