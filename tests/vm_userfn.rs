@@ -276,6 +276,67 @@ fn argument_errors_match_function_hcl() {
     );
 }
 
+/// `pair(left, right = "R")`, returning `"left/right"`.
+fn pair() -> Func {
+    Func {
+        name: "pair",
+        args: vec![("left", None), ("right", Some("\"R\""))],
+        locals: vec![],
+        body: "\"${left}/${right}\"",
+    }
+}
+
+#[test]
+fn a_literal_argument_object_is_bound_without_being_built() {
+    // A literal naming only declared arguments binds its values to the frame; anything
+    // else (an undeclared key, an object not written as a literal) builds the object.
+    let listing = |main: &str| {
+        let (p, c) = program(&[pair()], main);
+        fn_hcl::bytecode::disasm::disassemble(&p, c)
+    };
+    let bound = listing("invoke(\"pair\", { right = 1, left = 2 })");
+    assert!(
+        bound.contains("invoke_bound pair slots=Some([Some(1), Some(0)])"),
+        "{bound}"
+    );
+    for generic in [
+        "invoke(\"pair\", { left = 1, middle = 2 })",
+        "invoke(\"pair\", merge({ left = 1 }))",
+        "invoke(\"pair\", { (\"le${\"ft\"}\") = 1 })",
+    ] {
+        let l = listing(generic);
+        assert!(
+            l.contains("invoke pair") && !l.contains("invoke_bound"),
+            "{l}"
+        );
+    }
+    // Both ways answer alike: every argument given, one left to its default, one left
+    // out without a default, a null given, a key given twice (the last one counts), an
+    // unknown value, an argument that fails.
+    for args in [
+        "left = \"l\", right = \"r\"",
+        "left = \"l\"",
+        "right = \"r\"",
+        "left = \"l\", right = null",
+        "left = \"a\", left = \"b\"",
+        "left = nosuch",
+        "left = \"l\", right = [1]",
+        "",
+    ] {
+        // Spaces where the other has `merge(`: the diagnostics' columns match.
+        let literal = call(&[pair()], &format!("invoke(\"pair\",       {{ {args} }} )"));
+        let built = call(&[pair()], &format!("invoke(\"pair\", merge({{ {args} }}))"));
+        assert_eq!(literal, built, "{{ {args} }}");
+    }
+    assert_eq!(
+        call(
+            &[pair()],
+            "invoke(\"pair\", { left = \"a\", left = \"b\" })"
+        ),
+        "\"b/R\""
+    );
+}
+
 #[test]
 fn locals_of_user_functions() {
     let f = Func {

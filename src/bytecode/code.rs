@@ -166,6 +166,11 @@ pub(crate) enum Op {
     CallExpanded { call: u32, nstatic: u32 },
     /// `invoke(name, args)`. `[.., name, args] → [.., r]`, marks −1
     Invoke { call: u32, func: u32 },
+    /// `invoke(name, { k = v, .. })` of a declared function whose argument object is a
+    /// literal naming only its arguments: the values go to the frame as they are, without
+    /// the object. `binding` indexes [`Code::bindings`].
+    /// `[.., name, v1 .. v_values] → [.., r]`, marks −1
+    InvokeBound { call: u32, func: u32, binding: u32 },
     /// Start `try`/`can`. tries +1
     TryBegin,
     /// After a traversal of a `try` argument: is it (wholly) known? `[.., v] → [..]`,
@@ -280,6 +285,10 @@ impl Op {
             Op::Mark => next(Effect::NONE.and(Marks, 1)),
             Op::Unary { .. } | Op::KeyDone => next(v(1, 1).and(Marks, -1)),
             Op::Binary { .. } | Op::Invoke { .. } => next(v(2, 1).and(Marks, -1)),
+            Op::InvokeBound { binding, .. } => {
+                let values = code.bindings.get(binding as usize)?.values;
+                next(v(values.checked_add(1)?, 1).and(Marks, -1))
+            }
             Op::LogicRhs { .. } => next(v(1, 1).and(Regions, 1)),
             Op::Logic { .. } => next(v(2, 1).and(Regions, -1).and(Marks, -1)),
             Op::CondSelect => next(v(1, 0).and(Conds, 1)),
@@ -550,6 +559,38 @@ impl ObjShape {
     }
 }
 
+/// Where the values of an `invoke`'s literal argument object go in the function's frame
+/// ([`Op::InvokeBound`]): the compiler checked that every key is a declared argument, so
+/// the call needs neither the object nor a lookup by name.
+#[derive(Clone, Debug)]
+pub(crate) struct ArgBinding {
+    /// The number of values on the stack (the literal's items in source order,
+    /// duplicates included).
+    pub values: u32,
+    /// For each declared argument in order, the source index of its value (the last of
+    /// duplicates, as the object would keep), or None when the call leaves it out.
+    pub slots: Vec<Option<u32>>,
+}
+
+impl ArgBinding {
+    /// The binding of a literal with these keys (source order) to a function with these
+    /// declared arguments; None if a key is not one of them (the call then builds the
+    /// object, and the generic path reports the key as the Go implementation does).
+    pub(crate) fn new(keys: &[Str], args: &[(Str, Option<ChunkId>)]) -> Option<ArgBinding> {
+        if !keys.iter().all(|k| args.iter().any(|(a, _)| a == k)) {
+            return None;
+        }
+        let slots = args
+            .iter()
+            .map(|(a, _)| keys.iter().rposition(|k| k == a).map(|i| i as u32))
+            .collect();
+        Some(ArgBinding {
+            values: keys.len() as u32,
+            slots,
+        })
+    }
+}
+
 /// A user function as the VM runs it.
 #[derive(Clone, Debug)]
 pub(crate) struct UserFn {
@@ -576,6 +617,7 @@ pub struct Code {
     pub(crate) calls: Vec<CallSite>,
     pub(crate) templates: Vec<TemplateSite>,
     pub(crate) shapes: Vec<ObjShape>,
+    pub(crate) bindings: Vec<ArgBinding>,
     /// The attribute steps of each [`Op::SlotPath`]: name (in `names`) and site.
     pub(crate) paths: Vec<Box<[PathStep]>>,
     pub(crate) diags: Vec<Diagnostic>,

@@ -118,6 +118,15 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                     .map(|f| &*f.name)
                     .unwrap_or("<missing>")
             ),
+            Op::InvokeBound { func, binding, .. } => format!(
+                "invoke_bound {} slots={:?}",
+                program
+                    .functions
+                    .get(func as usize)
+                    .map(|f| &*f.name)
+                    .unwrap_or("<missing>"),
+                program.bindings.get(binding as usize).map(|b| &b.slots)
+            ),
             Op::Fail(i) => format!(
                 "fail {:?}",
                 program

@@ -147,6 +147,30 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         | Op::ForPush { site: s, .. } => site(code.site(s).is_some()),
         Op::SplatBegin { site: s, .. } => site(code.site(s).is_some()),
         Op::MakeObjectConst(i) => has("object shape", i, code.shapes.len()),
+        Op::InvokeBound {
+            call: c,
+            func,
+            binding,
+        } => {
+            call(c)?;
+            has("argument binding", binding, code.bindings.len())?;
+            has("user function", func, code.functions.len())?;
+            let (b, f) = (
+                &code.bindings[binding as usize],
+                &code.functions[func as usize],
+            );
+            if b.slots.len() != f.args.len() {
+                return Err(format!(
+                    "binds {} arguments of a function of {}",
+                    b.slots.len(),
+                    f.args.len()
+                ));
+            }
+            match b.slots.iter().flatten().find(|&&i| i >= b.values) {
+                Some(i) => Err(format!("binds value {i} of {}", b.values)),
+                None => Ok(()),
+            }
+        }
         Op::Template { n, site: s } => {
             has("template site", s, code.templates.len())?;
             let values = code.templates[s as usize].values();

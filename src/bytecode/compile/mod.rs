@@ -11,9 +11,9 @@
 
 use crate::builtins;
 use crate::bytecode::code::{
-    CallSite, Callee, ChunkId, ChunkInfo, Code, CondSite, FnId, ForSite, ItemSite, JoinSite,
-    ObjShape, Op, OperatorSite, Piece, SiteId, SiteKind, SplatSite, StepSite, TemplateSite,
-    UnarySite, UserFn,
+    ArgBinding, CallSite, Callee, ChunkId, ChunkInfo, Code, CondSite, FnId, ForSite, ItemSite,
+    JoinSite, ObjShape, Op, OperatorSite, Piece, SiteId, SiteKind, SplatSite, StepSite,
+    TemplateSite, UnarySite, UserFn,
 };
 use crate::syntax::ast::{
     self, BinaryOp, Expr, ExprKind, ObjectKey, Template, TemplatePart, UnaryOp,
@@ -115,6 +115,7 @@ impl CodeBuilder {
                 calls: Vec::new(),
                 templates: Vec::new(),
                 shapes: Vec::new(),
+                bindings: Vec::new(),
                 paths: Vec::new(),
                 diags: Vec::new(),
                 functions: Vec::new(),
@@ -1052,6 +1053,31 @@ impl CodeBuilder {
         self.emit(Op::Mark, c.whole);
         let k = self.konst(Value::String(fname));
         self.emit(Op::Const(k), c.args[0].span);
+        // A literal object of the function's own argument names (the common call) binds
+        // its values to the frame directly; anything else is built and checked at run time.
+        if let ExprKind::Object(items) = &c.args[1].kind
+            && let Some(keys) = items
+                .iter()
+                .map(|it| const_key(&it.key))
+                .collect::<Option<Vec<Str>>>()
+            && let Some(f) = self.out.functions.get(func as usize)
+            && let Some(b) = ArgBinding::new(&keys, &f.args)
+        {
+            for it in items {
+                self.expr(&it.value, scope);
+            }
+            self.out.bindings.push(b);
+            let binding = (self.out.bindings.len() - 1) as u32;
+            self.emit(
+                Op::InvokeBound {
+                    call,
+                    func,
+                    binding,
+                },
+                c.whole,
+            );
+            return;
+        }
         self.expr(&c.args[1], scope);
         self.emit(Op::Invoke { call, func }, c.whole);
     }

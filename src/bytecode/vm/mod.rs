@@ -500,6 +500,11 @@ impl<'p> Vm<'p> {
                     step!(self.op_call_expanded(call, nstatic, diags))
                 }
                 Op::Invoke { call, func } => step!(self.op_invoke(call, func, diags)),
+                Op::InvokeBound {
+                    call,
+                    func,
+                    binding,
+                } => step!(self.op_invoke_bound(call, func, binding, diags)),
             }
         };
         if let Some(stop) = stopped {

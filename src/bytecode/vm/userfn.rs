@@ -4,11 +4,11 @@
 
 use super::calls::{call_failed, invalid_argument};
 use super::{DYN, Step, Stop, Vm, has_errors_since};
-use crate::bytecode::code::UserFn;
+use crate::bytecode::code::{ArgBinding, UserFn};
 use crate::syntax::diag::{Diagnostic, has_errors, plain_all};
 use crate::text::quote::go_quote;
+use crate::value::Value;
 use crate::value::gofmt::go_syntax;
-use crate::value::{Fields, Value};
 
 /// Every this many nested user function calls, the VM checks that the native stack has at
 /// least [`STACK_RED_ZONE`] left (a check costs a thread-local read; calls at the top level
@@ -27,14 +27,42 @@ const STACK_SEGMENT_BYTES: usize = 16 << 20;
 /// What running a user function gave: its value, or the message `invoke` fails with.
 type Invoked = Result<Result<Value, String>, Stop>;
 
+/// The arguments of an `invoke`.
+enum Args<'p> {
+    /// The argument object, as any expression made it.
+    Object(Value),
+    /// A literal object's values, on the stack from this index, bound as the binding says
+    /// ([`crate::bytecode::code::Op::InvokeBound`]).
+    Bound(&'p ArgBinding, usize),
+}
+
 impl<'p> Vm<'p> {
     /// [`crate::bytecode::code::Op::Invoke`]
     pub(super) fn op_invoke(&mut self, call: u32, func: u32, diags: &mut Vec<Diagnostic>) -> Step {
         let args = self.pop()?;
         let name = self.pop()?;
         let mark = self.pop_mark()?;
-        let v = self.invoke(call, func, &name, args, mark, diags)?;
+        let v = self.invoke(call, func, &name, Args::Object(args), mark, diags)?;
         self.push(v)
+    }
+
+    /// [`crate::bytecode::code::Op::InvokeBound`]
+    pub(super) fn op_invoke_bound(
+        &mut self,
+        call: u32,
+        func: u32,
+        binding: u32,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
+        let prog = self.program;
+        let b = prog.bindings.get(binding as usize);
+        let b = b.ok_or(Stop::Fault(&"missing argument binding"))?;
+        let at = self.top_n(b.values as usize + 1)?;
+        let name = self.stack[at].clone();
+        let mark = self.pop_mark()?;
+        let v = self.invoke(call, func, &name, Args::Bound(b, at + 1), mark, diags);
+        self.stack.truncate(at);
+        self.push(v?)
     }
 
     fn invoke(
@@ -42,7 +70,7 @@ impl<'p> Vm<'p> {
         call: u32,
         func: u32,
         name: &Value,
-        args: Value,
+        args: Args<'p>,
         mark: usize,
         diags: &mut Vec<Diagnostic>,
     ) -> Result<Value, Stop> {
@@ -50,7 +78,9 @@ impl<'p> Vm<'p> {
         if has_errors_since(diags, mark) {
             return Ok(DYN);
         }
-        if args.is_null() {
+        if let Args::Object(args) = &args
+            && args.is_null()
+        {
             let subject = c.arg_starts.get(1).copied().unwrap_or(c.range);
             diags.push(
                 invalid_argument("args", "argument must not be null", subject)
@@ -61,7 +91,7 @@ impl<'p> Vm<'p> {
         }
         // An unknown argument object gives an unknown result (cty's Call); unknowns inside
         // it are passed to the function, whose body decides (an unused one doesn't matter).
-        if args.is_unknown() || self.type_only > 0 {
+        if matches!(&args, Args::Object(a) if a.is_unknown()) || self.type_only > 0 {
             return Ok(DYN);
         }
         self.invocations += 1;
@@ -93,10 +123,14 @@ impl<'p> Vm<'p> {
     }
 
     /// Run a user function as function-hcl's `invoke` does.
-    fn invoke_inner(&mut self, func: u32, name: &str, args: &Value) -> Invoked {
+    fn invoke_inner(&mut self, func: u32, name: &str, args: &Args<'p>) -> Invoked {
         let prog = self.program;
         let Some(f) = prog.functions.get(func as usize) else {
             return Ok(Err(format!("user function '{name}' not found")));
+        };
+        let args = match args {
+            Args::Object(v) => v,
+            Args::Bound(b, at) => return self.invoke_bound(f, b, *at),
         };
         let Value::Object(given) = args else {
             // Go's message prints the argument's whole type, a text as large as the value
@@ -113,6 +147,7 @@ impl<'p> Vm<'p> {
         // for now), then the locals' slots. Every given key is a declared argument when as
         // many declared arguments are given (keys are unique): N lookups, not N²
         // comparisons. Only a bad call looks further.
+        let is_given = |_: usize, a: &str| given.get(a).is_some();
         let size = f.frame_size.max(f.args.len() as u32) as usize;
         let mut frame = self.frame_pool.pop().unwrap_or_default();
         frame.reserve(size);
@@ -134,11 +169,39 @@ impl<'p> Vm<'p> {
                     f.name,
                     go_quote(k)
                 ))),
-                None => self.invoke_in_frame(f, given, declared_given, &mut frame),
+                None => self.invoke_in_frame(f, is_given, declared_given, &mut frame),
             }
         } else {
-            self.invoke_in_frame(f, given, declared_given, &mut frame)
+            self.invoke_in_frame(f, is_given, declared_given, &mut frame)
         };
+        frame.clear();
+        self.frame_pool.push(frame);
+        r
+    }
+
+    /// [`Vm::invoke_inner`] of a literal argument object's values at `self.stack[at..]`,
+    /// each moved to its argument's place in the frame.
+    fn invoke_bound(&mut self, f: &'p UserFn, b: &'p ArgBinding, at: usize) -> Invoked {
+        if b.slots.len() != f.args.len() {
+            return Err(Stop::Fault(&"an argument binding of another function"));
+        }
+        let size = f.frame_size.max(f.args.len() as u32) as usize;
+        let mut frame = self.frame_pool.pop().unwrap_or_default();
+        frame.reserve(size);
+        let mut given = 0;
+        for slot in &b.slots {
+            frame.push(match slot {
+                Some(i) => {
+                    given += 1;
+                    let v = self.stack.get_mut(at + *i as usize);
+                    std::mem::replace(v.ok_or(Stop::Fault(&"a bound value off the stack"))?, DYN)
+                }
+                None => Value::NULL,
+            });
+        }
+        frame.resize(size, Value::NULL);
+        let is_given = |i: usize, _: &str| b.slots.get(i).is_some_and(Option::is_some);
+        let r = self.invoke_in_frame(f, is_given, given, &mut frame);
         frame.clear();
         self.frame_pool.push(frame);
         r
@@ -150,14 +213,14 @@ impl<'p> Vm<'p> {
     fn invoke_in_frame(
         &mut self,
         f: &'p UserFn,
-        given: &Fields,
+        is_given: impl Fn(usize, &str) -> bool,
         declared_given: usize,
         frame: &mut [Value],
     ) -> Invoked {
         // Only a call leaving arguments out looks up which ones.
         if declared_given < f.args.len() {
             for (i, (a, default)) in f.args.iter().enumerate() {
-                if given.get(a).is_some() {
+                if is_given(i, a) {
                     continue;
                 }
                 let v = match default {
