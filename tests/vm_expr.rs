@@ -123,6 +123,29 @@ fn templates_convert_parts() {
 }
 
 #[test]
+fn templates_of_strings_short_and_long_join_alike() {
+    // Joined on the stack when the result is ASCII of at most 15 bytes, in a buffer
+    // otherwise: every length around the limit, and non-ASCII parts, which the result's
+    // normalization may join ("e" and a combining acute accent are one "é").
+    let join = |a: &str, b: &str| {
+        let (v, d) = eval("\"${a}-${b}\"", &[("a", s(a)), ("b", s(b))]);
+        assert!(d.is_empty(), "{a:?} {b:?}: {:?}", texts(&d));
+        v.as_str().map(str::to_owned)
+    };
+    for n in 0..=20 {
+        let a = "x".repeat(n);
+        assert_eq!(join(&a, "yz").as_deref(), Some(format!("{a}-yz").as_str()));
+        assert_eq!(join("", &a).as_deref(), Some(format!("-{a}").as_str()));
+    }
+    assert_eq!(join("e", "\u{301}").as_deref(), Some("e-\u{301}"));
+    let (v, _) = eval("\"${a}${b}\"", &[("a", s("e")), ("b", s("\u{301}"))]);
+    assert_eq!(v.as_str(), Some("\u{e9}"));
+    assert_eq!(join("ünï", "çødé").as_deref(), Some("ünï-çødé"));
+    // A number among strings takes the general path, with the same answer.
+    assert_eq!(run("\"${a}${1}\"", &[("a", s("k="))]), "\"k=1\"");
+}
+
+#[test]
 fn collections() {
     assert_eq!(
         run("[1, \"a\", null]", &[]),

@@ -97,6 +97,20 @@ impl Str {
         Str::assemble(all, b.len())
     }
 
+    /// The string of the first `len` bytes of `buf`, made inline when they are at most
+    /// [`Str::INLINE`] bytes of ASCII (None otherwise): a short string joined on the stack
+    /// (a template's), which needs no allocation and no normalization. The bytes after
+    /// `len` must be zero.
+    #[inline]
+    pub fn inline_ascii(buf: [u8; 16], len: usize) -> Option<Str> {
+        const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
+        if len > LIMIT || u128::from_ne_bytes(buf) & HIGH != 0 {
+            return None;
+        }
+        debug_assert!(buf[len..].iter().all(|&b| b == 0), "bytes after the string");
+        Some(Str::assemble(buf, len))
+    }
+
     /// The inline string of the first `len` (at most 15) bytes of `all`, whose other
     /// bytes are zero (equality compares all sixteen).
     #[inline]
@@ -399,6 +413,24 @@ impl fmt::Display for Str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_ascii_takes_short_ascii_only() {
+        for n in 0..=16 {
+            let mut buf = [0u8; 16];
+            buf[..n].fill(b'a');
+            let got = Str::inline_ascii(buf, n);
+            if n <= Str::INLINE {
+                assert_eq!(got.as_deref(), Some("a".repeat(n).as_str()));
+                assert_eq!(got, Some(Str::from("a".repeat(n))));
+            } else {
+                assert!(got.is_none());
+            }
+        }
+        let mut buf = [0u8; 16];
+        buf[..2].copy_from_slice("é".as_bytes());
+        assert!(Str::inline_ascii(buf, 2).is_none());
+    }
 
     /// Strings around the inline limit, empty, multi-byte: each reads back, compares,
     /// hashes and orders as its str, and is inline exactly when it fits.

@@ -3,6 +3,7 @@
 use super::{Step, Stop, Vm, err_diag};
 use crate::bytecode::code::{JoinSite, Piece, SiteId};
 use crate::syntax::diag::Diagnostic;
+use crate::text::words::copy_short;
 use crate::value::convert::convert;
 use crate::value::{Kind, Str, Type, Value};
 
@@ -28,13 +29,24 @@ impl Vm<'_> {
         let ts = ts.ok_or(Stop::Fault(&"missing template site"))?;
         // The string parts are charged before they are joined (the rest, numbers and bools,
         // are short): a template of ten copies of a large string must not be built first.
-        let parts: u64 = self.stack[at..]
-            .iter()
-            .map(|v| v.as_str().map_or(0, str::len) as u64)
-            .sum::<u64>()
-            .saturating_add(ts.literal_len);
+        let (mut parts, mut strings) = (ts.literal_len, true);
+        for v in &self.stack[at..] {
+            match v {
+                Value::String(s) => parts = parts.saturating_add(s.len() as u64),
+                _ => strings = false,
+            }
+        }
         if parts > self.left().bytes {
             return Err(Stop::Limit(super::LimitKind::AllocBytes));
+        }
+        // Strings joined into a short ASCII string (a name, a label, `"${k}=${v}"`): on
+        // the stack, without the scratch buffer's copies, a `memcpy` call per part, or
+        // the normalization check.
+        if strings
+            && parts <= Str::INLINE as u64
+            && let Some(s) = short_template(&ts.parts, &self.stack[at..])
+        {
+            return self.alloc(0, s.len() as u64).map(|()| Value::String(s));
         }
         let mut known = true;
         let mut out = std::mem::take(&mut self.text);
@@ -163,4 +175,28 @@ impl Vm<'_> {
         self.alloc(0, len as u64)?;
         Ok(Value::string(strs.concat()))
     }
+}
+
+/// The template of these pieces and string values as an inline string, when it is ASCII
+/// of at most [`Str::INLINE`] bytes (None otherwise, or if a value is not a string).
+fn short_template(pieces: &[Piece], values: &[Value]) -> Option<Str> {
+    let mut buf = [0u8; 16];
+    let mut len = 0;
+    let mut values = values.iter();
+    for piece in pieces {
+        let s = match piece {
+            Piece::Text(t) => t,
+            Piece::Value(_) => match values.next() {
+                Some(Value::String(s)) => s,
+                _ => return None,
+            },
+        };
+        let dst = buf.get_mut(len..)?;
+        if s.len() > dst.len() {
+            return None;
+        }
+        copy_short(dst, s.as_bytes());
+        len += s.len();
+    }
+    Str::inline_ascii(buf, len)
 }
