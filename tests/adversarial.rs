@@ -343,6 +343,24 @@ fn the_front_end_is_linear_and_bounded() {
     hcl.push_str(&resource(&format!("l{}", n - 1)));
     let p = compile_txtar(&format!("-- main.hcl --\n{hcl}")).expect("loads");
     assert!(p.analysis.is_empty());
+    // A function of 50,000 arguments invoked with a literal naming every one: the call
+    // binds each value to its argument by the literal's sorted keys (comparing every key
+    // with every argument was quadratic: 60,000 took 2 s).
+    let mut hcl = "function f {\n".to_string();
+    for i in 0..n {
+        hcl.push_str(&format!("  arg a{i} {{}}\n"));
+    }
+    hcl.push_str(&format!("  body = a0 + a{}\n}}\n", n - 1));
+    let args: Vec<String> = (0..n).rev().map(|i| format!("a{i} = {i}")).collect();
+    let call = format!("tostring(invoke(\"f\", {{ {} }}))", args.join(", "));
+    hcl.push_str(&resource(&call));
+    let (out, _) = run_output(&hcl, "{}", limits());
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    let v = match out.resources.first() {
+        Some((_, fn_hcl::value::Value::Object(body), _)) => body.get("v").cloned(),
+        _ => None,
+    };
+    assert_eq!(v.as_ref().and_then(|v| v.as_str()), Some("49999"));
     // Over the token budget: refused where the limit is reached.
     let over = format!(
         "-- main.hcl --\nlocals {{\n  t = [{}]\n}}\n",

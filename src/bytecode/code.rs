@@ -573,19 +573,27 @@ pub(crate) struct ArgBinding {
 }
 
 impl ArgBinding {
-    /// The binding of a literal with these keys (source order) to a function with these
-    /// declared arguments; None if a key is not one of them (the call then builds the
-    /// object, and the generic path reports the key as the Go implementation does).
-    pub(crate) fn new(keys: &[Str], args: &[(Str, Option<ChunkId>)]) -> Option<ArgBinding> {
-        if !keys.iter().all(|k| args.iter().any(|(a, _)| a == k)) {
-            return None;
-        }
+    /// The binding of a literal of this shape (its distinct keys, each with the value the
+    /// object would keep) to a function with these declared arguments; None if a key is
+    /// not one of them (the call then builds the object, and the generic path reports the
+    /// key as the Go implementation does). One binary search per argument: a program of
+    /// 50,000 arguments binds at once (comparing every key with every argument took
+    /// seconds).
+    pub(crate) fn new(shape: &ObjShape, args: &[(Str, Option<ChunkId>)]) -> Option<ArgBinding> {
+        let mut bound = vec![false; shape.keys.len()];
         let slots = args
             .iter()
-            .map(|(a, _)| keys.iter().rposition(|k| k == a).map(|i| i as u32))
+            .map(|(a, _)| {
+                let i = shape.keys.binary_search_by(|(k, _)| k.cmp(a)).ok()?;
+                bound[i] = true;
+                Some(shape.keys[i].1)
+            })
             .collect();
+        if !bound.iter().all(|&b| b) {
+            return None;
+        }
         Some(ArgBinding {
-            values: keys.len() as u32,
+            values: shape.values,
             slots,
         })
     }

@@ -718,8 +718,7 @@ impl CodeBuilder {
     fn object(&mut self, items: &[ast::ObjectItem], whole: Span, scope: &dyn Scope) {
         // Constant keys (names, keywords, literal strings) can neither fail nor need a
         // conversion: only the values are evaluated, in source order.
-        let const_keys: Option<Vec<Str>> = items.iter().map(|it| const_key(&it.key)).collect();
-        if let Some(keys) = const_keys {
+        if let Some(keys) = const_keys(items) {
             for it in items {
                 self.expr(&it.value, scope);
             }
@@ -1056,12 +1055,9 @@ impl CodeBuilder {
         // A literal object of the function's own argument names (the common call) binds
         // its values to the frame directly; anything else is built and checked at run time.
         if let ExprKind::Object(items) = &c.args[1].kind
-            && let Some(keys) = items
-                .iter()
-                .map(|it| const_key(&it.key))
-                .collect::<Option<Vec<Str>>>()
+            && let Some(keys) = const_keys(items)
             && let Some(f) = self.out.functions.get(func as usize)
-            && let Some(b) = ArgBinding::new(&keys, &f.args)
+            && let Some(b) = ArgBinding::new(&ObjShape::new(keys), &f.args)
         {
             for it in items {
                 self.expr(&it.value, scope);
@@ -1234,6 +1230,11 @@ fn start_range_of(e: &Expr) -> Span {
 
 /// The key of an object item when it is a constant: a name, a keyword, or a literal string
 /// (as its template evaluates it: in normal form C).
+/// The keys of an object constructor, when every one is a constant ([`const_key`]).
+fn const_keys(items: &[ast::ObjectItem]) -> Option<Vec<Str>> {
+    items.iter().map(|it| const_key(&it.key)).collect()
+}
+
 fn const_key(key: &ObjectKey) -> Option<Str> {
     match key {
         ObjectKey::Ident(id) => Some(id.name.clone()),
