@@ -58,7 +58,7 @@ impl<'p> Vm<'p> {
         let b = prog.bindings.get(binding as usize);
         let b = b.ok_or(Stop::Fault(&"missing argument binding"))?;
         let at = self.top_n(b.values as usize + 1)?;
-        let name = self.stack[at].clone();
+        let name = std::mem::replace(&mut self.stack[at], DYN);
         let mark = self.pop_mark()?;
         let v = self.invoke(call, func, &name, Args::Bound(b, at + 1), mark, diags);
         self.stack.truncate(at);
@@ -147,10 +147,7 @@ impl<'p> Vm<'p> {
         // for now), then the locals' slots. Every given key is a declared argument when as
         // many declared arguments are given (keys are unique): N lookups, not N²
         // comparisons. Only a bad call looks further.
-        let is_given = |_: usize, a: &str| given.get(a).is_some();
-        let size = f.frame_size.max(f.args.len() as u32) as usize;
-        let mut frame = self.frame_pool.pop().unwrap_or_default();
-        frame.reserve(size);
+        let mut frame = self.new_frame(f);
         let mut declared_given = 0;
         frame.extend(f.args.iter().map(|(a, _)| match given.get(a) {
             Some(v) => {
@@ -159,24 +156,19 @@ impl<'p> Vm<'p> {
             }
             None => Value::NULL,
         }));
-        frame.resize(size, Value::NULL);
-        let r = if declared_given < given.entries.len() {
+        if declared_given < given.entries.len() {
             let declared: std::collections::HashSet<&str> =
                 f.args.iter().map(|(a, _)| &**a).collect();
-            match given.entries.iter().find(|(k, _)| !declared.contains(&**k)) {
-                Some((k, _)) => Ok(Err(format!(
+            if let Some((k, _)) = given.entries.iter().find(|(k, _)| !declared.contains(&**k)) {
+                return Ok(Err(format!(
                     "function: {}, invalid argument {}",
                     f.name,
                     go_quote(k)
-                ))),
-                None => self.invoke_in_frame(f, is_given, declared_given, &mut frame),
+                )));
             }
-        } else {
-            self.invoke_in_frame(f, is_given, declared_given, &mut frame)
-        };
-        frame.clear();
-        self.frame_pool.push(frame);
-        r
+        }
+        let is_given = |_: usize, a: &str| given.get(a).is_some();
+        self.invoke_in_frame(f, is_given, declared_given, frame)
     }
 
     /// [`Vm::invoke_inner`] of a literal argument object's values at `self.stack[at..]`,
@@ -185,9 +177,7 @@ impl<'p> Vm<'p> {
         if b.slots.len() != f.args.len() {
             return Err(Stop::Fault(&"an argument binding of another function"));
         }
-        let size = f.frame_size.max(f.args.len() as u32) as usize;
-        let mut frame = self.frame_pool.pop().unwrap_or_default();
-        frame.reserve(size);
+        let mut frame = self.new_frame(f);
         let mut given = 0;
         for slot in &b.slots {
             frame.push(match slot {
@@ -199,18 +189,38 @@ impl<'p> Vm<'p> {
                 None => Value::NULL,
             });
         }
-        frame.resize(size, Value::NULL);
         let is_given = |i: usize, _: &str| b.slots.get(i).is_some_and(Option::is_some);
-        let r = self.invoke_in_frame(f, is_given, given, &mut frame);
+        self.invoke_in_frame(f, is_given, given, frame)
+    }
+
+    /// An empty frame from the pool, with room for `f`'s arguments and locals; the
+    /// caller pushes the arguments in declared order (null for one not given).
+    fn new_frame(&mut self, f: &UserFn) -> Vec<Value> {
+        let mut frame = self.frame_pool.pop().unwrap_or_default();
+        frame.reserve(frame_len(f));
+        frame
+    }
+
+    /// The rest of an `invoke`, in a frame from [`Vm::new_frame`] holding the arguments
+    /// (`declared_given` of them given): the frame is completed with the locals' slots,
+    /// the function runs in it, and the frame goes back to the pool.
+    fn invoke_in_frame(
+        &mut self,
+        f: &'p UserFn,
+        is_given: impl Fn(usize, &str) -> bool,
+        declared_given: usize,
+        mut frame: Vec<Value>,
+    ) -> Invoked {
+        frame.resize(frame_len(f), Value::NULL);
+        let r = self.run_in_frame(f, is_given, declared_given, &mut frame);
         frame.clear();
         self.frame_pool.push(frame);
         r
     }
 
-    /// The rest of [`Vm::invoke_inner`], in a frame holding the `declared_given` given
-    /// arguments: each argument not given takes its default (evaluated in declared order),
-    /// then the locals and the body run.
-    fn invoke_in_frame(
+    /// [`Vm::invoke_in_frame`]'s run: each argument not given takes its default
+    /// (evaluated in declared order), then the locals and the body run.
+    fn run_in_frame(
         &mut self,
         f: &'p UserFn,
         is_given: impl Fn(usize, &str) -> bool,
@@ -257,4 +267,9 @@ impl<'p> Vm<'p> {
         }
         Ok(Ok(v))
     }
+}
+
+/// The slots of `f`'s frame: its arguments, then its locals.
+fn frame_len(f: &UserFn) -> usize {
+    f.frame_size.max(f.args.len() as u32) as usize
 }
