@@ -59,10 +59,10 @@ impl Type {
         Type::Object(Arc::new(attrs))
     }
     pub fn empty_object() -> Type {
-        Type::Object(Arc::from(Vec::new()))
+        Type::object([])
     }
     pub fn empty_tuple() -> Type {
-        Type::Tuple(Arc::from(Vec::new()))
+        Type::tuple([])
     }
 
     /// cty's `FriendlyName`, used in error messages ("string", "list of number", "object", ...).
