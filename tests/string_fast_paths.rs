@@ -6,11 +6,13 @@
 
 mod common;
 
+use fn_hcl::builtins;
 use fn_hcl::builtins::string::{
     lower_general, lower_str, strrev_general, strrev_str, substr_general, substr_str,
     title_general, title_str, upper_general, upper_str,
 };
 use fn_hcl::text::unicode::{clusters_prefix_len, grapheme_count, graphemes};
+use fn_hcl::value::Value;
 
 /// The contents of the double-quoted literals of an HCL expression (escapes of the
 /// corpus: `\n \r \t \" \\ \uXXXX \UXXXXXXXX`; templates are taken as their text).
@@ -177,6 +179,19 @@ fn generated() -> Vec<String> {
 fn check(s: &str) {
     assert_eq!(upper_str(s), upper_general(s), "upper({s:?})");
     assert_eq!(lower_str(s), lower_general(s), "lower({s:?})");
+    // The builtins, which map ASCII in their own buffer, answer as the general paths do
+    // (on the string as a value holds it: in normal form C).
+    let v = Value::string(s);
+    let arg = v.as_str().unwrap_or_default();
+    for (name, general) in [
+        ("upper", upper_general as fn(&str) -> String),
+        ("lower", lower_general),
+    ] {
+        let id = builtins::lookup(name).expect("a builtin");
+        let got = builtins::call(id, vec![v.clone()]).expect("a string");
+        let want = Value::string(general(arg));
+        assert_eq!(got.as_str(), want.as_str(), "{name}({s:?}) as a builtin");
+    }
     assert_eq!(title_str(s), title_general(s), "title({s:?})");
     assert_eq!(strrev_str(s), strrev_general(s), "strrev({s:?})");
     let n = graphemes(s).count();

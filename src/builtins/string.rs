@@ -33,7 +33,7 @@ pub static FUNCS: &[FuncDef] = funcs! {
     endswith(str: String, suffix: String) => |a| str_pred(a, |s, x| s.ends_with(x)),
     indent(spaces: Number, str: String),
     join(separator: String, ..lists: List(String)),
-    lower(str: String) => |a| map_cow(a, lower_str),
+    lower(str: String) => |a| map_case(a, u8::is_ascii_uppercase, str::make_ascii_lowercase, lower_str),
     regex(pattern: String, string: String) => regex_fn,
     regexall(pattern: String, string: String),
     replace(str: String, substr: String, replace: String),
@@ -47,7 +47,7 @@ pub static FUNCS: &[FuncDef] = funcs! {
     trimprefix(str: String, prefix: String),
     trimsuffix(str: String, suffix: String),
     trimspace(str: String) => |a| map_str(a, |s| s.trim_matches(char::is_whitespace).to_string()),
-    upper(str: String) => |a| map_cow(a, upper_str),
+    upper(str: String) => |a| map_case(a, u8::is_ascii_lowercase, str::make_ascii_uppercase, upper_str),
 };
 
 fn map_str(args: &[Value], f: impl Fn(&str) -> String) -> Result<Value, FuncError> {
@@ -94,6 +94,27 @@ fn map_cow(args: &[Value], f: impl Fn(&str) -> Cow<'_, str>) -> Result<Value, Fu
         Cow::Borrowed(b) => Value::string(b),
         Cow::Owned(o) => Value::string(o),
     })
+}
+
+/// `upper` and `lower`: an ASCII string that `changes` is mapped by `ascii` in the shared
+/// buffer, so a short result is built inline and a long one allocated once (through the
+/// `String` of `to_ascii_uppercase` it took one allocation more, and one for a short
+/// result too); any other string as `cow` maps it.
+fn map_case(
+    args: &[Value],
+    changes: fn(&u8) -> bool,
+    ascii: fn(&mut str),
+    cow: fn(&str) -> Cow<'_, str>,
+) -> Result<Value, FuncError> {
+    let s = str_arg(args, 0)?;
+    if s.is_ascii() && s.as_bytes().iter().any(changes) {
+        return super::string_in_buffer(|out| {
+            out.push_str(s);
+            ascii(out);
+            Ok(())
+        });
+    }
+    map_cow(args, cow)
 }
 
 // The functions that count grapheme clusters or change case have two paths: the general
@@ -278,18 +299,20 @@ fn join(args: &[Value]) -> Result<Value, FuncError> {
     }
     let len = len.saturating_add(sep.len().saturating_mul(count.saturating_sub(1)));
     result_bytes("join", len)?;
-    let mut out = String::with_capacity(len);
     let strings = lists
         .iter()
         .flat_map(|l| l.as_seq().unwrap_or(&[]))
         .filter_map(Value::as_str);
-    for (i, s) in strings.enumerate() {
-        if i > 0 {
-            out.push_str(sep);
+    super::string_in_buffer(|out| {
+        out.reserve(len);
+        for (i, s) in strings.enumerate() {
+            if i > 0 {
+                out.push_str(sep);
+            }
+            out.push_str(s);
         }
-        out.push_str(s);
-    }
-    Ok(Value::string(out))
+        Ok(())
+    })
 }
 
 fn split(args: &[Value]) -> Result<Value, FuncError> {
