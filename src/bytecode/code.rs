@@ -120,7 +120,8 @@ pub(crate) enum Op {
     /// Join the tuple a template `%{for}` produced. `[.., tuple] → [.., s]`
     TemplateJoin { site: SiteId<JoinSite> },
     /// Start a `for` over the collection. `[.., coll] → [..]`, fors +1; jumps to `end` when
-    /// there is nothing to iterate: `[.., coll] → [.., dyn]`
+    /// there is nothing to iterate: `[.., coll] → [.., dyn]`. A `key_temp` equal to
+    /// `val_temp` is a `for` without a key variable: only the value is bound.
     ForBegin {
         site: SiteId<ForSite>,
         end: u32,

@@ -792,11 +792,16 @@ impl CodeBuilder {
         self.expr(f.coll, scope);
         let saved_locals = self.locals.len();
         let saved_temps = self.temps_next;
-        let key_temp = self.alloc_temp();
+        // Without a key variable the key is not bound: its temporary is the value's.
+        let key_temp = match f.key_var {
+            Some(k) => {
+                let t = self.alloc_temp();
+                self.locals.push((k.name.clone(), t));
+                t
+            }
+            None => self.temps_next,
+        };
         let val_temp = self.alloc_temp();
-        if let Some(k) = f.key_var {
-            self.locals.push((k.name.clone(), key_temp));
-        }
         self.locals.push((f.value_var.name.clone(), val_temp));
         let begin = self.emit(
             Op::ForBegin {

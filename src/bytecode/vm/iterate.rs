@@ -227,24 +227,48 @@ impl Vm<'_> {
         Ok(Flow::Jump(end))
     }
 
-    /// [`crate::bytecode::code::Op::ForNext`]
+    /// [`crate::bytecode::code::Op::ForNext`]: the key and value of the next element,
+    /// each written straight into its temporary (returned as a pair and moved, each was
+    /// read back wider than it had been written: a stall per element in the samples). A
+    /// `for` without a key variable binds the value alone.
     pub(super) fn op_for_next(&mut self, exit: u32) -> Step {
-        let st = self.for_state()?;
+        let st = self.fors.last_mut();
+        let st = st.ok_or(Stop::Fault(&"a for instruction outside a for"))?;
         if st.idx >= st.len {
             return Ok(Flow::Jump(exit));
         }
-        let (k, v) = for_item(&st.items, st.idx);
+        let i = st.idx;
         st.idx += 1;
         let (kt, vt) = (st.key_temp, st.val_temp);
-        let temp = |temps: &mut Vec<Value>, t: usize, x: Value| match temps.get_mut(t) {
-            Some(slot) => {
-                *slot = x;
-                Ok(())
+        let keyed = kt != vt;
+        if kt.max(vt) >= self.temps.len() {
+            return Err(Stop::Fault(&"temporary out of range"));
+        }
+        let temps = &mut self.temps[..];
+        match &st.items {
+            Value::List(seq) | Value::Tuple(seq) => {
+                if keyed {
+                    temps[kt] = Value::int(i as i64);
+                }
+                temps[vt] = seq.items.get(i).cloned().unwrap_or(DYN);
             }
-            None => Err(Stop::Fault(&"temporary out of range")),
-        };
-        temp(&mut self.temps, kt, k)?;
-        temp(&mut self.temps, vt, v)?;
+            Value::Set(seq) => {
+                temps[vt] = seq.items.get(i).cloned().unwrap_or(DYN);
+                if keyed {
+                    temps[kt] = temps[vt].clone();
+                }
+            }
+            Value::Map(f) | Value::Object(f) => match f.entries.get(i) {
+                Some((k, v)) => {
+                    if keyed {
+                        temps[kt] = Value::String(k.clone());
+                    }
+                    temps[vt] = v.clone();
+                }
+                None => (temps[kt], temps[vt]) = (DYN, DYN),
+            },
+            _ => (temps[kt], temps[vt]) = (DYN, DYN),
+        }
         Ok(Flow::Next)
     }
 
@@ -511,26 +535,6 @@ impl ForState {
             );
         }
         self.known = false;
-    }
-}
-
-/// The key and value of a `for` at position `i` of its collection: index and element of a
-/// list or tuple, the element twice for a set, name and value for a map or object.
-fn for_item(coll: &Value, i: usize) -> (Value, Value) {
-    match coll {
-        Value::List(seq) | Value::Tuple(seq) => (
-            Value::int(i as i64),
-            seq.items.get(i).cloned().unwrap_or(DYN),
-        ),
-        Value::Set(seq) => {
-            let v = seq.items.get(i).cloned().unwrap_or(DYN);
-            (v.clone(), v)
-        }
-        Value::Map(f) | Value::Object(f) => match f.entries.get(i) {
-            Some((k, v)) => (Value::String(k.clone()), v.clone()),
-            None => (DYN, DYN),
-        },
-        _ => (DYN, DYN),
     }
 }
 
