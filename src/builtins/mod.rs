@@ -91,15 +91,18 @@ pub enum ParamType {
 }
 
 impl ParamType {
-    /// The cty type this parameter converts its argument to. The collection types of the
-    /// library's parameters are built once per process (the VM asks on every argument it
-    /// converts; building one allocated).
-    pub fn to_type(self) -> Type {
+    /// The cty type this parameter converts its argument to, borrowed: the VM asks on
+    /// every argument it converts, and the collection types of the library's parameters
+    /// are built once per process (building one allocated; cloning one counts a
+    /// reference). A type no parameter of the library has is built.
+    pub fn to_type(self) -> std::borrow::Cow<'static, Type> {
+        use std::borrow::Cow;
+        static PRIMITIVE: [Type; 4] = [Type::Dynamic, Type::Bool, Type::Number, Type::String];
         match self {
-            ParamType::Any => Type::Dynamic,
-            ParamType::Bool => Type::Bool,
-            ParamType::Number => Type::Number,
-            ParamType::String => Type::String,
+            ParamType::Any => Cow::Borrowed(&PRIMITIVE[0]),
+            ParamType::Bool => Cow::Borrowed(&PRIMITIVE[1]),
+            ParamType::Number => Cow::Borrowed(&PRIMITIVE[2]),
+            ParamType::String => Cow::Borrowed(&PRIMITIVE[3]),
             _ => {
                 static BUILT: std::sync::OnceLock<Vec<(ParamType, Type)>> =
                     std::sync::OnceLock::new();
@@ -115,8 +118,8 @@ impl ParamType {
                     v
                 });
                 match built.iter().find(|(q, _)| *q == self) {
-                    Some((_, t)) => t.clone(),
-                    None => self.build_type(),
+                    Some((_, t)) => Cow::Borrowed(t),
+                    None => Cow::Owned(self.build_type()),
                 }
             }
         }
