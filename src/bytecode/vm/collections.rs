@@ -69,16 +69,19 @@ impl Vm<'_> {
     /// [`crate::bytecode::code::Op::MakeObject`]: an unknown key makes the whole object
     /// unknown.
     pub(super) fn op_make_object(&mut self, n: u32) -> Step {
-        let flat = self.pop_n(2 * n as usize)?;
+        // Taken from the stack in place (`pop_n` would allocate a vector of the 2n
+        // operands only to take them apart).
+        let at = self.top_n(2 * n as usize)?;
         let mut known = true;
         let mut entries = Vec::with_capacity(n as usize);
-        let mut it = flat.into_iter();
+        let mut it = self.stack.drain(at..);
         while let (Some(k), Some(v)) = (it.next(), it.next()) {
             match k {
                 Value::String(s) => entries.push((s, v)),
                 _ => known = false,
             }
         }
+        drop(it);
         self.alloc(u64::from(n), 0)?;
         self.charge_shared(entries.iter().map(|(_, v)| v))?;
         self.push_with(|| if known { Value::object(entries) } else { DYN })
