@@ -31,16 +31,26 @@ impl Vm<'_> {
         site: SiteId<OperatorSite>,
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
-        let r = self.pop()?;
-        let l = self.pop()?;
         let mark = self.pop_mark()?;
         // Operands that did not fail, already of the operator's type: no conversion or
         // diagnostic can arise but the operation's own (which the general path makes).
+        // They are read where they are and the result takes the left one's slot (moved
+        // out and the result pushed, each was copied twice, and the result read back
+        // wider than it had been written).
+        let n = self.stack.len();
         if diags.len() <= mark
-            && let Some(v) = primitive_binary(op, &l, &r)
+            && n >= self.base + 2
+            && let [.., l, r] = &self.stack[..]
+            && let Some(v) = primitive_binary(op, l, r)
         {
-            return self.push(v);
+            self.stack.truncate(n - 1);
+            if let Some(slot) = self.stack.last_mut() {
+                *slot = v;
+            }
+            return Ok(Flow::Next);
         }
+        let r = self.pop()?;
+        let l = self.pop()?;
         let s = self.site(site)?;
         let v = binary(op, l, r, &s, mark, diags);
         self.push(v)
