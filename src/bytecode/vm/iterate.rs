@@ -280,6 +280,10 @@ impl Vm<'_> {
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
         let inc = self.pop()?;
+        // A bool (the usual condition) decides as it is.
+        if let Value::Bool(b) = inc {
+            return Ok(if b { Flow::Next } else { Flow::Jump(next) });
+        }
         let s = self.site(site)?;
         let st = self.for_state()?;
         let problem = if inc.is_null() {
@@ -308,6 +312,15 @@ impl Vm<'_> {
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
         let k = self.pop()?;
+        let st = self.for_state()?;
+        // A string key (the usual one) is the key as it is.
+        let k = match k {
+            Value::String(key) => {
+                st.pending_key = Some(key);
+                return Ok(Flow::Next);
+            }
+            k => k,
+        };
         let s = self.site(site)?;
         let st = self.for_state()?;
         let problem = if k.is_null() {
