@@ -241,6 +241,57 @@ fn for_expressions() {
     );
 }
 
+/// Each element's key and value land in their own variables for every kind of collection,
+/// with and without a key variable (a `for` without one binds the value alone), in nested
+/// `for`s whose variables sit side by side, and with a string key and a bool condition
+/// taken as they are.
+#[test]
+fn for_binds_keys_and_values_of_every_collection() {
+    let set = run("toset([\"b\", \"a\"])", &[]);
+    assert_eq!(set, "set[\"a\", \"b\"]");
+    assert_eq!(
+        run("[for k, v in toset([\"b\", \"a\"]): \"${k}=${v}\"]", &[]),
+        "tuple[\"a=a\", \"b=b\"]"
+    );
+    assert_eq!(
+        run("[for v in toset([2, 1]): v * 10]", &[]),
+        "tuple[10, 20]"
+    );
+    assert_eq!(
+        run("[for v in tomap({ b = 1, a = 2 }): v]", &[]),
+        "tuple[2, 1]"
+    );
+    assert_eq!(
+        run("[for k, v in tolist([\"x\", \"y\"]): \"${k}${v}\"]", &[]),
+        "tuple[\"0x\", \"1y\"]"
+    );
+    assert_eq!(
+        run(
+            "[for k, v in { a = [1, 2], b = [3] }: [for x in v: \"${k}${x}\"]]",
+            &[]
+        ),
+        "tuple[tuple[\"a1\", \"a2\"], tuple[\"b3\"]]"
+    );
+    assert_eq!(
+        run(
+            "[for v in [[1, 2], [3]]: [for i, x in v: [for y in [10]: i + x + y]]]",
+            &[]
+        ),
+        "tuple[tuple[tuple[11], tuple[13]], tuple[tuple[13]]]"
+    );
+    assert_eq!(
+        run(
+            "{for v in [\"p\", \"q\"]: v => upper(v) if v != \"q\"}",
+            &[]
+        ),
+        "object{p = \"P\"}"
+    );
+    assert_eq!(
+        run("{for i, v in [\"p\", \"q\"]: v => i if true}", &[]),
+        "object{p = 0, q = 1}"
+    );
+}
+
 #[test]
 fn splats() {
     assert_eq!(run("[{ a = 1 }, { a = 2 }][*].a", &[]), "tuple[1, 2]");
