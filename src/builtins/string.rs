@@ -33,7 +33,7 @@ pub static FUNCS: &[FuncDef] = funcs! {
     endswith(str: String, suffix: String) => |a| str_pred(a, |s, x| s.ends_with(x)),
     indent(spaces: Number, str: String),
     join(separator: String, ..lists: List(String)),
-    lower(str: String) => |a| map_case(a, u8::is_ascii_uppercase, str::make_ascii_lowercase, lower_str),
+    lower(str: String) => |a| LOWER.call(a),
     regex(pattern: String, string: String) => regex_fn,
     regexall(pattern: String, string: String),
     replace(str: String, substr: String, replace: String),
@@ -47,7 +47,7 @@ pub static FUNCS: &[FuncDef] = funcs! {
     trimprefix(str: String, prefix: String),
     trimsuffix(str: String, suffix: String),
     trimspace(str: String) => |a| map_str(a, |s| s.trim_matches(char::is_whitespace).to_string()),
-    upper(str: String) => |a| map_case(a, u8::is_ascii_lowercase, str::make_ascii_uppercase, upper_str),
+    upper(str: String) => |a| UPPER.call(a),
 };
 
 fn map_str(args: &[Value], f: impl Fn(&str) -> String) -> Result<Value, FuncError> {
@@ -96,42 +96,72 @@ fn map_cow(args: &[Value], f: impl Fn(&str) -> Cow<'_, str>) -> Result<Value, Fu
     })
 }
 
-/// `upper` and `lower`: an ASCII string that `changes` is mapped by `ascii` in the shared
-/// buffer, so a short result is built inline and a long one allocated once (through the
-/// `String` of `to_ascii_uppercase` it took one allocation more, and one for a short
-/// result too); any other string as `cow` maps it.
-fn map_case(
-    args: &[Value],
-    changes: fn(&u8) -> bool,
-    ascii: fn(&mut str),
-    cow: fn(&str) -> Cow<'_, str>,
-) -> Result<Value, FuncError> {
-    let s = str_arg(args, 0)?;
-    if s.is_ascii() && s.as_bytes().iter().any(changes) {
-        return super::string_in_buffer(|out| {
-            out.push_str(s);
-            ascii(out);
-            Ok(())
-        });
-    }
-    map_cow(args, cow)
-}
-
 // The functions that count grapheme clusters or change case have two paths: the general
 // one (cty's: clusters from go-textseg's rules, Go's per-rune case tables) and a fast one
 // for ASCII (without CR for the cluster counters, see `unicode::bytes_are_clusters`),
 // where they agree byte for byte; tests/string_fast_paths.rs checks it over the
 // conformance corpus's strings and generated ones (ASCII, combining marks, emoji, CJK).
 
-/// `upper`: Go's `unicode.ToUpper` per rune; ASCII needs no tables, and a string with no
-/// lowercase ASCII letter is its own result.
+/// `upper` or `lower`: Go's per-rune case tables in general (`general`); for ASCII a
+/// byte mapping (`ascii`), and a string with no byte it `changes` is its own result. One
+/// definition serves the builtin ([`CaseMap::call`]) and the differential test's
+/// [`upper_str`] and [`lower_str`].
+struct CaseMap {
+    changes: fn(&u8) -> bool,
+    ascii: fn(&mut str),
+    general: fn(&str) -> String,
+}
+
+const UPPER: CaseMap = CaseMap {
+    changes: u8::is_ascii_lowercase,
+    ascii: str::make_ascii_uppercase,
+    general: upper_general,
+};
+
+const LOWER: CaseMap = CaseMap {
+    changes: u8::is_ascii_uppercase,
+    ascii: str::make_ascii_lowercase,
+    general: lower_general,
+};
+
+impl CaseMap {
+    /// Whether `s` is ASCII that the mapping changes (the byte mapping's case).
+    fn ascii_changes(&self, s: &str) -> bool {
+        s.is_ascii() && s.as_bytes().iter().any(self.changes)
+    }
+
+    /// The mapping of `s`: `s` itself when it is ASCII and no byte changes.
+    fn cow<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if self.ascii_changes(s) {
+            let mut o = s.to_owned();
+            (self.ascii)(&mut o);
+            Cow::Owned(o)
+        } else if s.is_ascii() {
+            Cow::Borrowed(s)
+        } else {
+            Cow::Owned((self.general)(s))
+        }
+    }
+
+    /// The builtin: ASCII that changes is mapped in the shared buffer, so a short result
+    /// is built inline and a long one allocated once (a `String` first took one
+    /// allocation more, and one for a short result too); the rest as [`CaseMap::cow`].
+    fn call(&self, args: &[Value]) -> Result<Value, FuncError> {
+        let s = str_arg(args, 0)?;
+        if self.ascii_changes(s) {
+            return super::string_in_buffer(|out| {
+                out.push_str(s);
+                (self.ascii)(out);
+                Ok(())
+            });
+        }
+        map_cow(args, |s| self.cow(s))
+    }
+}
+
+/// `upper`: Go's `unicode.ToUpper` per rune (see [`CaseMap`]).
 pub fn upper_str(s: &str) -> Cow<'_, str> {
-    ascii_case(
-        s,
-        u8::is_ascii_lowercase,
-        str::to_ascii_uppercase,
-        upper_general,
-    )
+    UPPER.cow(s)
 }
 
 /// The general path (see above), public for the differential test.
@@ -141,34 +171,12 @@ pub fn upper_general(s: &str) -> String {
 
 /// `lower`: as [`upper_str`], with `unicode.ToLower`.
 pub fn lower_str(s: &str) -> Cow<'_, str> {
-    ascii_case(
-        s,
-        u8::is_ascii_uppercase,
-        str::to_ascii_lowercase,
-        lower_general,
-    )
+    LOWER.cow(s)
 }
 
 /// The general path (see above), public for the differential test.
 pub fn lower_general(s: &str) -> String {
     s.chars().map(unicode::to_lower).collect()
-}
-
-/// A case mapping: `s` itself when it is ASCII and no byte `changes`, `ascii` of it when
-/// it is ASCII, else the `general` per-rune mapping.
-fn ascii_case<'a>(
-    s: &'a str,
-    changes: fn(&u8) -> bool,
-    ascii: fn(&str) -> String,
-    general: fn(&str) -> String,
-) -> Cow<'a, str> {
-    if !s.is_ascii() {
-        Cow::Owned(general(s))
-    } else if s.as_bytes().iter().any(changes) {
-        Cow::Owned(ascii(s))
-    } else {
-        Cow::Borrowed(s)
-    }
 }
 
 /// `title`: Go's (deprecated) `strings.Title`, which cty uses; for ASCII a byte loop.
