@@ -97,12 +97,11 @@ impl ParamType {
     /// reference). A type no parameter of the library has is built.
     pub fn to_type(self) -> std::borrow::Cow<'static, Type> {
         use std::borrow::Cow;
-        static PRIMITIVE: [Type; 4] = [Type::Dynamic, Type::Bool, Type::Number, Type::String];
         match self {
-            ParamType::Any => Cow::Borrowed(&PRIMITIVE[0]),
-            ParamType::Bool => Cow::Borrowed(&PRIMITIVE[1]),
-            ParamType::Number => Cow::Borrowed(&PRIMITIVE[2]),
-            ParamType::String => Cow::Borrowed(&PRIMITIVE[3]),
+            ParamType::Any => Cow::Borrowed(&Type::Dynamic),
+            ParamType::Bool => Cow::Borrowed(&Type::Bool),
+            ParamType::Number => Cow::Borrowed(&Type::Number),
+            ParamType::String => Cow::Borrowed(&Type::String),
             _ => {
                 static BUILT: std::sync::OnceLock<Vec<(ParamType, Type)>> =
                     std::sync::OnceLock::new();

@@ -1233,13 +1233,13 @@ fn start_range_of(e: &Expr) -> Span {
     }
 }
 
-/// The key of an object item when it is a constant: a name, a keyword, or a literal string
-/// (as its template evaluates it: in normal form C).
 /// The keys of an object constructor, when every one is a constant ([`const_key`]).
 fn const_keys(items: &[ast::ObjectItem]) -> Option<Vec<Str>> {
     items.iter().map(|it| const_key(&it.key)).collect()
 }
 
+/// The key of an object item when it is a constant: a name, a keyword, or a literal string
+/// (as its template evaluates it: in normal form C).
 fn const_key(key: &ObjectKey) -> Option<Str> {
     match key {
         ObjectKey::Ident(id) => Some(id.name.clone()),

@@ -312,15 +312,11 @@ impl Vm<'_> {
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
         let k = self.pop()?;
-        let st = self.for_state()?;
         // A string key (the usual one) is the key as it is.
-        let k = match k {
-            Value::String(key) => {
-                st.pending_key = Some(key);
-                return Ok(Flow::Next);
-            }
-            k => k,
-        };
+        if let Value::String(key) = k {
+            self.for_state()?.pending_key = Some(key);
+            return Ok(Flow::Next);
+        }
         let s = self.site(site)?;
         let st = self.for_state()?;
         let problem = if k.is_null() {
