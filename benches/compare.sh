@@ -25,7 +25,7 @@ for spec in $specs; do
   first="${best[$w|${bins[0]}]}"
   for b in "${bins[@]}"; do
     t="${best[$w|$b]}"
-    line+=$(printf ' %12s ns %+6.1f%%' "$t" "$(echo "($t - $first) * 100 / $first" | bc -l)")
+    line+=$(awk -v t="$t" -v f="$first" 'BEGIN { printf " %12d ns %+6.1f%%", t, (t - f) * 100 / f }')
   done
   echo "$line"
 done
