@@ -246,6 +246,19 @@ fn strings_are_charged_before_they_are_built() {
     assert!(m.ends_with("(in replace)"), "{m}");
     // The whole result (1 GB) was charged, and refused, before any of it was built.
     assert!(u.bytes > 1_000_000_000, "{u:?}");
+    // join of 100 short strings by a 1 MB separator (99 MB) in the builtins' shared
+    // buffer: measured and refused before the buffer grows.
+    let mut hcl = format!("locals {{\n  s0 = \"{}\"\n", "x".repeat(1000));
+    for i in 1..=3 {
+        hcl.push_str(&format!("  s{i} = {}\n", t(&format!("s{}", i - 1))));
+    }
+    hcl.push_str("  j = join(s3, [for i in range(100) : \"a\"])\n}\n");
+    hcl.push_str(&resource("length(j)"));
+    let (m, u) = run(&hcl, "{}", limits());
+    let m = fatal(m);
+    assert!(m.contains("string bytes allocated (at main.hcl:6,"), "{m}");
+    assert!(m.ends_with("(in join)"), "{m}");
+    assert!(u.bytes > 99_000_000, "the whole result charged: {u:?}");
 }
 
 #[test]
