@@ -124,38 +124,55 @@ const LOWER: CaseMap = CaseMap {
     general: lower_general,
 };
 
-impl CaseMap {
-    /// Whether `s` is ASCII that the mapping changes (the byte mapping's case).
-    fn ascii_changes(&self, s: &str) -> bool {
-        s.is_ascii() && s.as_bytes().iter().any(self.changes)
-    }
+/// Which path of a [`CaseMap`] a string takes.
+enum CasePath {
+    /// ASCII with no byte the mapping changes: the string is its own result.
+    Same,
+    /// ASCII that changes: the byte mapping.
+    Ascii,
+    /// Anything else: the per-rune tables.
+    General,
+}
 
-    /// The mapping of `s`: `s` itself when it is ASCII and no byte changes.
-    fn cow<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        if self.ascii_changes(s) {
-            let mut o = s.to_owned();
-            (self.ascii)(&mut o);
-            Cow::Owned(o)
-        } else if s.is_ascii() {
-            Cow::Borrowed(s)
+impl CaseMap {
+    fn path(&self, s: &str) -> CasePath {
+        if !s.is_ascii() {
+            CasePath::General
+        } else if s.as_bytes().iter().any(self.changes) {
+            CasePath::Ascii
         } else {
-            Cow::Owned((self.general)(s))
+            CasePath::Same
         }
     }
 
-    /// The builtin: ASCII that changes is mapped in the shared buffer, so a short result
-    /// is built inline and a long one allocated once (a `String` first took one
-    /// allocation more, and one for a short result too); the rest as [`CaseMap::cow`].
+    /// The mapping of `s`, borrowed when it is its own result.
+    fn cow<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        match self.path(s) {
+            CasePath::Same => Cow::Borrowed(s),
+            CasePath::Ascii => {
+                let mut o = s.to_owned();
+                (self.ascii)(&mut o);
+                Cow::Owned(o)
+            }
+            CasePath::General => Cow::Owned((self.general)(s)),
+        }
+    }
+
+    /// The builtin: the argument itself when it is its own result; ASCII that changes
+    /// mapped in the shared buffer, so a short result is built inline and a long one
+    /// allocated once (a `String` first took one allocation more, and one for a short
+    /// result too).
     fn call(&self, args: &[Value]) -> Result<Value, FuncError> {
         let s = str_arg(args, 0)?;
-        if self.ascii_changes(s) {
-            return super::string_in_buffer(|out| {
+        match self.path(s) {
+            CasePath::Same => Ok(args[0].clone()),
+            CasePath::Ascii => super::string_in_buffer(|out| {
                 out.push_str(s);
                 (self.ascii)(out);
                 Ok(())
-            });
+            }),
+            CasePath::General => Ok(Value::string((self.general)(s))),
         }
-        map_cow(args, |s| self.cow(s))
     }
 }
 
