@@ -219,10 +219,15 @@ fn yaml_aliases_count_their_expansion() {
 fn strings_are_charged_before_they_are_built() {
     // s4 is 10 MB; s5 would join ten of them (100 MB) and is refused before.
     let t = |x: &str| format!("\"{}\"", vec![format!("${{{x}}}"); 10].join(""));
-    let mut hcl = format!("locals {{\n  s0 = \"{}\"\n", "x".repeat(1000));
-    for i in 1..=5 {
-        hcl.push_str(&format!("  s{i} = {}\n", t(&format!("s{}", i - 1))));
-    }
+    // Locals s0 (1 KB) to s`n`, each ten copies of the one before (opened, not closed).
+    let tenfold = |n: usize| {
+        let mut hcl = format!("locals {{\n  s0 = \"{}\"\n", "x".repeat(1000));
+        for i in 1..=n {
+            hcl.push_str(&format!("  s{i} = {}\n", t(&format!("s{}", i - 1))));
+        }
+        hcl
+    };
+    let mut hcl = tenfold(5);
     hcl.push_str("}\n");
     hcl.push_str(&resource("length(s5)"));
     let (m, u) = run(&hcl, "{}", limits());
@@ -248,10 +253,7 @@ fn strings_are_charged_before_they_are_built() {
     assert!(u.bytes > 1_000_000_000, "{u:?}");
     // join of 100 short strings by a 1 MB separator (99 MB) in the builtins' shared
     // buffer: measured and refused before the buffer grows.
-    let mut hcl = format!("locals {{\n  s0 = \"{}\"\n", "x".repeat(1000));
-    for i in 1..=3 {
-        hcl.push_str(&format!("  s{i} = {}\n", t(&format!("s{}", i - 1))));
-    }
+    let mut hcl = tenfold(3);
     hcl.push_str("  j = join(s3, [for i in range(100) : \"a\"])\n}\n");
     hcl.push_str(&resource("length(j)"));
     let (m, u) = run(&hcl, "{}", limits());
