@@ -35,7 +35,7 @@ fn two_hundred_nested_groups() {
     let diags = fn_hcl::cli::analyze::analyze(&p);
     assert!(diags.is_empty(), "{diags:?}");
     let d = dump(&p);
-    assert!(d.contains("resource \"deep\" (self @201)"), "{d}");
+    assert!(d.contains("resource \"deep\" (self @201 unread)"), "{d}");
     // The innermost group's local sits in slot 200.
     assert!(d.contains("local @200 l199: number"), "{d}");
     let mut depth = 0;

@@ -186,9 +186,41 @@ pub enum Item {
 #[derive(Debug)]
 pub struct Resource {
     pub name: Str,
-    /// Slot of `self`.
-    pub self_slot: u32,
+    /// `self`.
+    pub self_: Special,
     pub content: ResourceContent,
+}
+
+/// `self` or `each` in the frame: the variable's object at `slot`, then one slot per
+/// attribute, in the order of `keys`. A reference through an attribute
+/// (`each.value.name`, `self.resource.status`) reads the attribute's slot, so the object
+/// is built only when something reads it whole (`whole`), and an attribute is looked up
+/// only when read (`read`); the slots of what is not read hold null.
+#[derive(Debug, Clone)]
+pub struct Special {
+    pub slot: u32,
+    /// The attributes, sorted (the object's order).
+    pub keys: Vec<Str>,
+    pub whole: bool,
+    /// Which attributes are read through their own slot.
+    pub read: Vec<bool>,
+}
+
+impl Special {
+    /// How many frame slots the variable takes (its object's and one per attribute).
+    pub fn slots(&self) -> u32 {
+        1 + self.keys.len() as u32
+    }
+
+    /// Whether the frame needs attribute `i`'s value (in its slot or in the object).
+    pub fn needs(&self, i: usize) -> bool {
+        self.whole || self.read.get(i).copied().unwrap_or(false)
+    }
+
+    /// The slot of attribute `i`.
+    pub fn attr_slot(&self, i: usize) -> u32 {
+        self.slot + 1 + i as u32
+    }
 }
 
 /// The content shared by `resource` and a collection's `template`.
@@ -223,15 +255,18 @@ pub struct Collection {
     pub span: Span,
     pub base: Str,
     pub def_range: Span,
-    /// Slot of the collection's `self` (basename, resources, connections).
-    pub self_slot: u32,
+    /// The collection's `self` (basename, connections, resources).
+    pub self_: Special,
     pub locals: Locals,
     pub condition: Option<CAttr>,
     pub for_each: CExpr,
     /// The name expression (the default `${self.basename}-${each.key}` when absent).
     pub name: CExpr,
-    /// Slot of `each` in an iteration; the template's `self` follows it.
-    pub each_slot: u32,
+    /// `each` in an iteration.
+    pub each: Special,
+    /// The template's `self` (the collection's and the member's attributes), declared
+    /// after `each`.
+    pub template_self: Special,
     pub template: ResourceContent,
     pub subs: Vec<Sub>,
 }
@@ -330,6 +365,9 @@ struct Scopes {
     next: u32,
     max: u32,
     types: Vec<SType>,
+    /// The declared variables with a slot per attribute (their object's slot and
+    /// attributes, see [`Special`]), innermost last.
+    specials: Vec<(u32, &'static [&'static str])>,
 }
 
 impl Scopes {
@@ -341,6 +379,7 @@ impl Scopes {
             next: 0,
             max: 0,
             types: Vec::new(),
+            specials: Vec::new(),
         }
     }
 
@@ -354,6 +393,7 @@ impl Scopes {
             next: 0,
             max: 0,
             types: Vec::with_capacity(16),
+            specials: Vec::new(),
         }
     }
 
@@ -369,6 +409,17 @@ impl Scopes {
         let shadowed = self.by_name.insert(name.clone(), slot);
         self.entries.push((name, slot, shadowed));
         self.set_type(slot, SType::Dynamic);
+        slot
+    }
+
+    /// Declare `self` or `each`: its object's slot, then one slot per attribute (in the
+    /// order of `attrs`), which references through an attribute read instead.
+    fn declare_special(&mut self, name: &str, attrs: &'static [&'static str]) -> u32 {
+        let slot = self.declare(name);
+        self.set_type(slot, self_type(attrs));
+        self.next += attrs.len() as u32;
+        self.max = self.max.max(self.next);
+        self.specials.push((slot, attrs));
         slot
     }
 
@@ -402,6 +453,7 @@ impl Scopes {
                 }
             }
         }
+        self.specials.retain(|&(slot, _)| slot < saved);
         self.next = saved;
     }
 
@@ -413,6 +465,13 @@ impl Scopes {
 impl Scope for Scopes {
     fn resolve(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
+    }
+
+    fn resolve_field(&self, name: &str, attr: &str) -> Option<u32> {
+        let slot = self.resolve(name)?;
+        let &(_, attrs) = self.specials.iter().rev().find(|(s, _)| *s == slot)?;
+        let i = attrs.iter().position(|a| *a == attr)?;
+        Some(slot + 1 + i as u32)
     }
 
     fn visible_names(&self) -> Vec<Str> {
@@ -1207,15 +1266,38 @@ impl<'a> Lowerer<'a> {
         let (name, _) = schema::first_label(b);
         let (c, _) = schema::block_content(b, &schema::RESOURCE)?;
         let saved = self.scopes.push();
-        let self_slot = self.scopes.declare("self");
-        self.scopes.set_type(self_slot, self_type(RESOURCE_SELF));
+        let self_slot = self.scopes.declare_special("self", RESOURCE_SELF);
+        let mark = self.builder.code_len();
         let content = self.lower_resource_content(b.span, &c, true);
+        let self_ = self.special(self_slot, RESOURCE_SELF, mark);
         self.scopes.pop(saved);
         Ok(Resource {
             name,
-            self_slot,
+            self_,
             content,
         })
+    }
+
+    /// `self` or `each`, declared at `slot` with `attrs`, as the code compiled since
+    /// `mark` (all of its scope's) reads it: whole, or which attributes.
+    fn special(&self, slot: u32, attrs: &'static [&'static str], mark: usize) -> Special {
+        let mut out = Special {
+            slot,
+            keys: attrs.iter().map(|a| Str::from(*a)).collect(),
+            whole: false,
+            read: vec![false; attrs.len()],
+        };
+        for s in self.builder.slots_read_since(mark) {
+            if s == slot {
+                out.whole = true;
+            } else if let Some(r) = s
+                .checked_sub(slot + 1)
+                .and_then(|i| out.read.get_mut(i as usize))
+            {
+                *r = true;
+            }
+        }
+        out
     }
 
     /// The content of a resource or template (the caller has declared `self`).
@@ -1293,8 +1375,8 @@ impl<'a> Lowerer<'a> {
         })?;
         let (tc, _) = schema::block_content(template, &schema::TEMPLATE)?;
         let saved = self.scopes.push();
-        let self_slot = self.scopes.declare("self");
-        self.scopes.set_type(self_slot, self_type(COLLECTION_SELF));
+        let self_slot = self.scopes.declare_special("self", COLLECTION_SELF);
+        let self_mark = self.builder.code_len();
         let locals = self.lower_locals(&c);
         let condition = c.attr("condition").map(|a| self.compile_condition(a));
         let for_each = match c.attr("for_each") {
@@ -1316,8 +1398,8 @@ impl<'a> Lowerer<'a> {
         // One iteration: `each`, then the template's own `self` (which shadows the
         // collection's: it is the merge of both).
         let iter_saved = self.scopes.push();
-        let each_slot = self.scopes.declare("each");
-        self.scopes.set_type(each_slot, self_type(EACH_FIELDS));
+        let each_slot = self.scopes.declare_special("each", EACH_FIELDS);
+        let each_mark = self.builder.code_len();
         let name = match c.attr("name") {
             Some(a) => self.compile(&a.expr),
             None => {
@@ -1331,23 +1413,26 @@ impl<'a> Lowerer<'a> {
             "collection name",
             "a string",
         );
-        let template_self = self.scopes.declare("self");
-        self.scopes
-            .set_type(template_self, self_type(TEMPLATE_SELF));
+        let template_self = self.scopes.declare_special("self", TEMPLATE_SELF);
+        let template_mark = self.builder.code_len();
         let template = self.lower_resource_content(template.span, &tc, false);
+        let template_self = self.special(template_self, TEMPLATE_SELF, template_mark);
+        let each = self.special(each_slot, EACH_FIELDS, each_mark);
         self.scopes.pop(iter_saved);
         let subs = self.lower_subs(&c);
+        let self_ = self.special(self_slot, COLLECTION_SELF, self_mark);
         self.scopes.pop(saved);
         Ok(Box::new(Collection {
             span: b.span,
             base,
             def_range: schema::def_range(b),
-            self_slot,
+            self_,
             locals,
             condition,
             for_each,
             name,
-            each_slot,
+            each,
+            template_self,
             template,
             subs,
         }))
@@ -1915,17 +2000,17 @@ impl Dumper<'_> {
             match item {
                 Item::Group(sub) => self.group(i, "group", sub),
                 Item::Resource(r) => {
-                    let s = format!("resource {:?} (self @{})", &*r.name, r.self_slot);
+                    let s = format!("resource {:?} (self {})", &*r.name, dump_special(&r.self_));
                     self.line(i, &s);
                     self.content(i + 1, &r.content);
                 }
                 Item::Collection(c) => {
                     let s = format!(
-                        "resources {:?} (self @{}, each @{}, template self @{})",
+                        "resources {:?} (self {}, each {}, template self {})",
                         &*c.base,
-                        c.self_slot,
-                        c.each_slot,
-                        c.each_slot + 1
+                        dump_special(&c.self_),
+                        dump_special(&c.each),
+                        dump_special(&c.template_self),
                     );
                     self.line(i, &s);
                     self.scope(i + 1, &c.locals, c.condition.as_ref());
@@ -2006,6 +2091,28 @@ impl Dumper<'_> {
 
 /// The static type of `self` (or `each`): an object with these attributes (sorted), where
 /// `name` and `basename` are strings and the rest depends on the request.
+/// `@slot` and what of the variable is read: `whole`, then the attributes read through
+/// their own slots.
+fn dump_special(s: &Special) -> String {
+    let mut out = format!("@{}", s.slot);
+    let read: Vec<&str> = s
+        .keys
+        .iter()
+        .zip(&s.read)
+        .filter(|(_, r)| **r)
+        .map(|(k, _)| &**k)
+        .collect();
+    match (s.whole, read.is_empty()) {
+        (true, _) => out.push_str(" whole"),
+        (false, true) => out.push_str(" unread"),
+        (false, false) => {}
+    }
+    if !read.is_empty() {
+        out.push_str(&format!(" .{}", read.join(" .")));
+    }
+    out
+}
+
 fn self_type(attrs: &[&str]) -> SType {
     SType::Object(
         attrs

@@ -20,7 +20,7 @@
 //! does not decode a body's `managedFields`, spec and conditions to read one status field.
 
 use crate::bytecode::code::{ChunkId, Op};
-use crate::lower::ir::{Group, Item, Locals, Program, ResourceContent, Sub};
+use crate::lower::ir::{Group, Item, Locals, Program, ResourceContent, Special, Sub};
 use crate::value::{Str, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -348,7 +348,7 @@ fn first<'p>(steps: &[&'p Str]) -> Option<&'p str> {
 /// `own` (by its body chunk).
 fn group<'p>(
     p: &'p Program,
-    g: &Group,
+    g: &'p Group,
     bases: &mut BTreeSet<Str>,
     own: &mut HashMap<ChunkId, Uses<'p>>,
 ) {
@@ -359,7 +359,7 @@ fn group<'p>(
                 let mut chunks = Vec::new();
                 content_chunks(&res.content, &mut chunks);
                 for c in &chunks {
-                    for_each_use(p, *c, res.self_slot, |mut steps| {
+                    for_each_special_use(p, *c, &res.self_, |mut steps| {
                         match first(&steps) {
                             Some("name" | "connection") => return,
                             Some("resource") => {
@@ -382,14 +382,12 @@ fn group<'p>(
                 content_chunks(&c.template, &mut template);
                 let mut members = false;
                 for ch in chunks.iter().chain(&template) {
-                    for_each_use(p, *ch, c.self_slot, |steps| {
+                    for_each_special_use(p, *ch, &c.self_, |steps| {
                         members |= !matches!(first(&steps), Some("basename" | "connections"));
                     });
                 }
-                // The template's `self` is declared right after `each`.
-                let template_self = c.each_slot + 1;
                 for ch in &template {
-                    for_each_use(p, *ch, template_self, |mut steps| {
+                    for_each_special_use(p, *ch, &c.template_self, |mut steps| {
                         match first(&steps) {
                             Some("basename" | "connections" | "connection" | "name") => return,
                             Some("resource") => {
@@ -497,14 +495,32 @@ fn step<'a>(code: &'a crate::bytecode::code::Code, op: Option<&Op>) -> Option<&'
     }
 }
 
-/// Calls `f(steps)` for every read of frame slot `slot` in the chunk: the names of the
+/// Calls `f(steps)` for every read of `self` or `each` in the chunk: the names of the
 /// constant steps that follow it, up to the first instruction that is not one (the value
-/// reached there is used whole).
-fn for_each_use<'p>(program: &'p Program, chunk: ChunkId, slot: u32, f: impl FnMut(Vec<&'p Str>)) {
-    uses_in(program, chunk, |s| (s == slot).then_some(&[][..]), f);
+/// reached there is used whole); a read of an attribute's own slot is a use with the
+/// attribute's name first.
+fn for_each_special_use<'p>(
+    program: &'p Program,
+    chunk: ChunkId,
+    special: &'p Special,
+    f: impl FnMut(Vec<&'p Str>),
+) {
+    let keys: Vec<[&'p Str; 1]> = special.keys.iter().map(|k| [k]).collect();
+    uses_in(
+        program,
+        chunk,
+        |s| {
+            if s == special.slot {
+                return Some(&[][..]);
+            }
+            let i = s.checked_sub(special.slot + 1)? as usize;
+            keys.get(i).map(|k| &k[..])
+        },
+        f,
+    );
 }
 
-/// [`for_each_use`] for every slot `prefix` knows, each use's steps after the prefix
+/// [`for_each_special_use`] for every slot `prefix` knows, each use's steps after the prefix
 /// the slot stands for.
 fn uses_in<'p, 'a>(
     program: &'p Program,

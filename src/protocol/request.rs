@@ -58,10 +58,9 @@ impl fmt::Display for RequestError {
 
 impl std::error::Error for RequestError {}
 
-/// The attribute names of the objects every request builds (`req`, `self`), allocated
+/// The attribute names of the objects every request builds (`req`), allocated
 /// once per process rather than once per request.
 pub(crate) struct Keys {
-    pub basename: Str,
     pub composite: Str,
     pub composite_connection: Str,
     pub connection: Str,
@@ -70,14 +69,12 @@ pub(crate) struct Keys {
     pub extra_resources: Str,
     pub resource: Str,
     pub resources: Str,
-    pub name: Str,
 }
 
 /// The shared [`Keys`].
 pub(crate) fn keys() -> &'static Keys {
     static KEYS: std::sync::OnceLock<Keys> = std::sync::OnceLock::new();
     KEYS.get_or_init(|| Keys {
-        basename: Str::from("basename"),
         composite: Str::from("composite"),
         composite_connection: Str::from("composite_connection"),
         connection: Str::from("connection"),
@@ -86,7 +83,6 @@ pub(crate) fn keys() -> &'static Keys {
         extra_resources: Str::from("extra_resources"),
         resource: Str::from("resource"),
         resources: Str::from("resources"),
-        name: Str::from("name"),
     })
 }
 

@@ -10,7 +10,7 @@ use crate::bytecode::code::ChunkId;
 use crate::bytecode::vm::{Limits, Vm};
 use crate::lower::ir::{
     Assert, CAttr, CExpr, Collection, Composite, CompositeKind, ContextBlock, Group, Item, Locals,
-    Matcher, Program, Ready, Requirement, Resource, ResourceContent, Sub,
+    Matcher, Program, Ready, Requirement, Resource, ResourceContent, Special, Sub,
 };
 use crate::protocol::doc::Json;
 use crate::protocol::response::Ready as Readiness;
@@ -650,51 +650,58 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// `self` of a resource named `name`; `own_body`: what the block can read of
     /// `self.resource` (`crate::lower::reads`): where it reads nothing, or not all,
     /// `self.resource` may hold placeholders.
-    fn self_object(
-        &self,
+    /// A resource's own attributes of `self` (`connection`, `name`, `resource`; any other
+    /// key is the collection's, see [`Evaluator::collection_attr`]).
+    fn own_attr(
+        inputs: &Inputs,
+        key: &str,
         name: &Str,
         own_body: Option<&crate::lower::reads::Paths>,
-    ) -> [(Str, Value); 3] {
-        let res = if let Some(paths) = own_body {
-            self.inputs.observed_body(name, paths)
-        } else {
-            self.inputs
-                .resource
+    ) -> Value {
+        match key {
+            "connection" => inputs
+                .connection
                 .get_attr(name)
                 .cloned()
-                .unwrap_or_default()
-        };
-        let conn = self
-            .inputs
-            .connection
-            .get_attr(name)
-            .cloned()
-            .unwrap_or_default();
-        let k = crate::protocol::request::keys();
-        [
-            (k.connection.clone(), conn),
-            (k.name.clone(), Value::string(name.clone())),
-            (k.resource.clone(), res),
-        ]
+                .unwrap_or_default(),
+            "name" => Value::string(name.clone()),
+            "resource" => match own_body {
+                Some(paths) => inputs.observed_body(name, paths),
+                None => inputs.resource.get_attr(name).cloned().unwrap_or_default(),
+            },
+            _ => Value::NULL,
+        }
+    }
+
+    /// A collection's attributes of `self` (`basename`, `connections`, `resources`).
+    fn collection_attr(inputs: &Inputs, key: &str, base: &Str) -> Value {
+        let of = |v: &Value| v.get_attr(base).cloned().unwrap_or_default();
+        match key {
+            "basename" => Value::string(base.clone()),
+            "connections" => of(&inputs.connections),
+            "resources" => of(&inputs.resources),
+            _ => Value::NULL,
+        }
     }
 
     fn resource(&mut self, r: &Resource) -> Diags {
-        debug_assert_eq!(self.frame.len() as u32, r.self_slot);
-        let self_obj = Value::object_sorted(
-            self.self_object(&r.name, self.program.reads.own_paths(&r.content))
-                .into(),
-        );
+        let own_body = self.program.reads.own_paths(&r.content);
+        let inputs = self.inputs;
         self.observed(r.content.span, None, |e| {
-            e.with_scope(|e| e.add_resource(&r.name, &r.content, self_obj, None))
+            e.with_scope(|e| {
+                push_special(&mut e.frame, &r.self_, |k| {
+                    Self::own_attr(inputs, k, &r.name, own_body)
+                });
+                e.add_resource(&r.name, &r.content, None)
+            })
         })
     }
 
-    /// function-hcl's `addResource` (the caller has not pushed `self` yet: `self_obj`).
+    /// function-hcl's `addResource` (the caller has pushed `self`).
     fn add_resource(
         &mut self,
         name: &Str,
         c: &ResourceContent,
-        self_obj: Value,
         annotations: Option<(Str, Str)>,
     ) -> Diags {
         if self.desired_index.contains_key(name) {
@@ -703,7 +710,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 go_quote(name)
             ))];
         }
-        self.frame.push(self_obj);
         let mut diags = match self.locals(&c.locals) {
             Ok(d) => d,
             Err(d) => return d,
@@ -801,25 +807,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     fn collection_inner(&mut self, c: &Collection) -> Diags {
         let base_name = &c.base;
         let own_body = self.program.reads.own_paths(&c.template);
-        let resources = self
-            .inputs
-            .resources
-            .get_attr(base_name)
-            .cloned()
-            .unwrap_or_default();
-        let connections = self
-            .inputs
-            .connections
-            .get_attr(base_name)
-            .cloned()
-            .unwrap_or_default();
-        let k = crate::protocol::request::keys();
-        let coll_self = [
-            (k.basename.clone(), Value::string(base_name.clone())),
-            (k.connections.clone(), connections),
-            (k.resources.clone(), resources),
-        ];
-        self.frame.push(Value::object_sorted(coll_self.to_vec()));
+        let inputs = self.inputs;
+        push_special(&mut self.frame, &c.self_, |k| {
+            Self::collection_attr(inputs, k, base_name)
+        });
         let mut diags = match self.locals(&c.locals) {
             Ok(d) => d,
             Err(d) => return d,
@@ -863,8 +854,16 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         let iter_base = self.frame.len();
         for (i, (key, value)) in iters.into_iter().enumerate() {
             self.frame.truncate(iter_base);
-            self.frame
-                .push(Value::object_sorted(vec![(KEY, key), (VALUE, value)]));
+            // `explain` is told each member's `each` whole.
+            let each = self
+                .observer
+                .is_some()
+                .then(|| Value::object_sorted(vec![(KEY, key.clone()), (VALUE, value.clone())]));
+            let mut kv = [Some(key), Some(value)];
+            push_special(&mut self.frame, &c.each, |k| {
+                let i = usize::from(k == "value");
+                kv[i].take().unwrap_or_default()
+            });
             let Some(name_val) = self.eval_checked(&c.name, &mut diags) else {
                 diags.push(err_at(
                     format!(
@@ -888,22 +887,15 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                     return diags;
                 }
             };
-            let own = self.self_object(&name, own_body);
-            let item = match self.observer {
-                Some(_) => Some((
-                    i,
-                    self.frame.last().cloned().unwrap_or_default(),
-                    name.clone(),
-                )),
-                None => None,
-            };
+            push_special(&mut self.frame, &c.template_self, |k| match k {
+                "basename" | "connections" | "resources" => {
+                    Self::collection_attr(inputs, k, base_name)
+                }
+                _ => Self::own_attr(inputs, k, &name, own_body),
+            });
+            let item = each.map(|each| (i, each, name.clone()));
             let ds = self.observed(c.template.span, item, |e| {
-                e.add_resource(
-                    &name,
-                    &c.template,
-                    member_self(&coll_self, own),
-                    Some((base_name.clone(), item_index(i))),
-                )
+                e.add_resource(&name, &c.template, Some((base_name.clone(), item_index(i))))
             });
             if self.part_stops(&mut diags, ds) {
                 return diags;
@@ -1624,14 +1616,30 @@ fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> &'f mut Value {
 const KEY: Str = Str::inline("key");
 const VALUE: Str = Str::inline("value");
 
-/// A collection member's `self`: the collection's entries (`basename`, `connections`,
-/// `resources`) and the member's own (`connection`, `name`, `resource`), in key order.
-fn member_self(coll: &[(Str, Value); 3], own: [(Str, Value); 3]) -> Value {
-    let [basename, connections, resources] = coll.clone();
-    let [connection, name, resource] = own;
-    let entries = vec![basename, connection, connections, name, resource, resources];
-    debug_assert!(crate::value::sorted_unique(&entries));
-    Value::object_sorted(entries)
+/// Push `self` or `each` onto the frame, in `special`'s slots: its object only when
+/// something reads it whole, each attribute's value (`value(key)`) only when read, null
+/// in the slots nothing reads.
+fn push_special(frame: &mut Vec<Value>, special: &Special, mut value: impl FnMut(&str) -> Value) {
+    debug_assert_eq!(frame.len() as u32, special.slot);
+    let at = frame.len();
+    frame.push(Value::NULL);
+    let mut entries = Vec::with_capacity(if special.whole { special.keys.len() } else { 0 });
+    for (i, k) in special.keys.iter().enumerate() {
+        if !special.needs(i) {
+            frame.push(Value::NULL);
+            continue;
+        }
+        let v = value(k);
+        if special.whole {
+            entries.push((k.clone(), v.clone()));
+        }
+        frame.push(v);
+    }
+    if special.whole
+        && let Some(slot) = frame.get_mut(at)
+    {
+        *slot = Value::object_sorted(entries);
+    }
 }
 
 /// function-hcl's `findUnknownPaths` and `path2String`: where the unknowns inside a value are,
@@ -1745,20 +1753,31 @@ mod tests {
     }
 
     #[test]
-    fn member_self_is_the_object_of_both_parts() {
-        let k = crate::protocol::request::keys();
-        let coll = [
-            (k.basename.clone(), Value::string("b")),
-            (k.connections.clone(), Value::int(1)),
-            (k.resources.clone(), Value::int(2)),
-        ];
-        let own = [
-            (k.connection.clone(), Value::int(3)),
-            (k.name.clone(), Value::string("n")),
-            (k.resource.clone(), Value::int(4)),
-        ];
-        let want = Value::object(coll.iter().cloned().chain(own.iter().cloned()).collect());
-        assert!(member_self(&coll, own).raw_equals(&want));
+    fn special_variables_fill_only_the_slots_read() {
+        let keys = ["a", "b", "c"].map(Str::from).to_vec();
+        let value = |k: &str| Value::string(format!("v{k}"));
+        let frame_of = |whole: bool, read: [bool; 3]| {
+            let sp = Special {
+                slot: 1,
+                keys: keys.clone(),
+                whole,
+                read: read.to_vec(),
+            };
+            let mut frame = vec![Value::NULL];
+            push_special(&mut frame, &sp, value);
+            frame
+        };
+        // Read whole: the object of every attribute, and each attribute in its slot.
+        let f = frame_of(true, [false; 3]);
+        assert_eq!(f.len(), 5);
+        let want = Value::object(keys.iter().map(|k| (k.clone(), value(k))).collect());
+        assert!(f[1].raw_equals(&want));
+        assert!(f[4].raw_equals(&value("c")));
+        // Only `b` read: no object, null in the other slots.
+        let f = frame_of(false, [false, true, false]);
+        assert_eq!(f.len(), 5);
+        assert!(f[1].is_null() && f[2].is_null() && f[4].is_null());
+        assert!(f[3].raw_equals(&value("b")));
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub trait Scope {
     /// Every name visible here, for hcl's "Did you mean" suggestions (more than
     /// [`crate::text::suggest::MAX_CANDIDATES`] need not be listed: none is suggested).
     fn visible_names(&self) -> Vec<Str>;
+    /// The frame slot of one attribute of a root variable that has a slot per attribute
+    /// (`each.value`, `self.resource`: see [`crate::lower::ir::Special`]), so that a
+    /// reference through it does not need the variable's object.
+    fn resolve_field(&self, _name: &str, _attr: &str) -> Option<u32> {
+        None
+    }
 }
 
 /// Deepest expression nesting the compiler accepts (hostile input must not overflow the stack).
@@ -228,6 +234,25 @@ impl CodeBuilder {
 
     fn here(&self) -> u32 {
         self.out.code.len() as u32
+    }
+
+    /// Where the next instruction goes: with [`CodeBuilder::slots_read_since`], what the
+    /// code compiled in between reads of the frame.
+    pub fn code_len(&self) -> usize {
+        self.out.code.len()
+    }
+
+    /// The frame slots read (`Slot`, `SlotPath`) by the instructions from `at` on.
+    pub fn slots_read_since(&self, at: usize) -> impl Iterator<Item = u32> + '_ {
+        self.out
+            .code
+            .get(at..)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|op| match op {
+                Op::Slot(s) | Op::SlotPath { slot: s, .. } => Some(*s),
+                _ => None,
+            })
     }
 
     /// Point the jump operand of the instruction at `at` to the current position.
@@ -487,13 +512,23 @@ impl CodeBuilder {
         let mut rest = &steps[..];
         match &base.kind {
             ExprKind::Variable(id) => {
-                let attrs = steps
+                // `each.value.name`: from the slot of `each.value` when it has one.
+                let mut root = self.frame_slot(id, scope);
+                let mut from = 0;
+                if root.is_some()
+                    && let Some(Step::Attr(attr, _)) = steps.first()
+                    && let Some(field) = scope.resolve_field(&id.name, &attr.name)
+                {
+                    root = Some(field);
+                    from = 1;
+                }
+                let attrs = steps[from..]
                     .iter()
                     .take_while(|s| matches!(s, Step::Attr(..)))
                     .count();
-                match self.frame_slot(id, scope) {
+                match root {
                     Some(slot) if attrs > 0 => {
-                        let path = steps[..attrs]
+                        let path = steps[from..from + attrs]
                             .iter()
                             .filter_map(|s| match s {
                                 Step::Attr(id, span) => Some((*id, *span)),
@@ -511,7 +546,11 @@ impl CodeBuilder {
                         self.out.paths.push(path);
                         let path = (self.out.paths.len() - 1) as u32;
                         self.emit(Op::SlotPath { slot, path }, id.span);
-                        rest = &steps[attrs..];
+                        rest = &steps[from + attrs..];
+                    }
+                    Some(slot) if from > 0 => {
+                        self.emit(Op::Slot(slot), id.span);
+                        rest = &steps[from..];
                     }
                     _ => self.load_var(id, e.span, scope),
                 }
