@@ -246,9 +246,10 @@ struct Evaluator<'p, 'o> {
     vm: Vm<'p>,
     inputs: &'p Inputs,
     frame: Vec<Value>,
-    desired: Vec<(Str, Value)>,
+    /// The desired resources in the order they were produced, with the readiness a
+    /// `ready` block gave each (the response's list as it will be, no copy at the end).
+    desired: Vec<(Str, Value, Readiness)>,
     desired_index: HashMap<Str, usize, ahash::RandomState>,
-    ready: HashMap<Str, Readiness, ahash::RandomState>,
     /// The objects of the `composite status` blocks, checked as Go converts them.
     statuses: Vec<Value>,
     connections: Vec<BTreeMap<String, Vec<u8>>>,
@@ -350,7 +351,6 @@ fn evaluate_with(
         frame: Vec::with_capacity(program.frame_size as usize),
         desired: Vec::new(),
         desired_index: HashMap::with_hasher(hasher.clone()),
-        ready: HashMap::with_hasher(hasher.clone()),
         statuses: Vec::new(),
         connections: Vec::new(),
         contexts: Vec::new(),
@@ -784,7 +784,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
         };
         self.desired_index.insert(name.clone(), self.desired.len());
-        self.desired.push((name.clone(), body));
+        self.desired
+            .push((name.clone(), body, Readiness::Unspecified));
         for s in &c.subs {
             let cur = match s {
                 Sub::Composite(x) => self.composite(x),
@@ -1214,7 +1215,12 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 return diags;
             }
         };
-        self.ready.insert(name.clone(), code);
+        // The block runs after its resource was added: it sets that entry's readiness.
+        if let Some(&i) = self.desired_index.get(name)
+            && let Some(d) = self.desired.get_mut(i)
+        {
+            d.2 = code;
+        }
         diags
     }
 
@@ -1343,12 +1349,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
 
     /// function-hcl's `toResponse` minus the protobuf: unify, conditions and results.
     fn finish(self, diags: Diags) -> Result<Output, Fatal> {
-        let mut out = Output::default();
-        let ready = self.ready;
-        for (name, body) in self.desired {
-            let r = ready.get(&name).copied().unwrap_or(Readiness::Unspecified);
-            out.resources.push((name, body, r));
-        }
+        let mut out = Output {
+            resources: self.desired,
+            ..Output::default()
+        };
         if !self.statuses.is_empty() {
             out.status = Some(
                 unify(&self.statuses)
