@@ -190,6 +190,14 @@ pub(crate) enum Op {
     TryTraversal { end: u32, can: bool },
     /// No argument succeeded. `[..] → [.., r]`, tries −1
     TryFail { call: u32, can: bool },
+    /// Start of an expression of a collection's template that reads nothing a member
+    /// binds (see [`Code::memos`]): when an earlier member computed it without a
+    /// diagnostic, its value, jumping to `end` (the instruction after `MemoEnd`):
+    /// `[..] → [.., v]`; otherwise marks +1.
+    MemoBegin { memo: u32, end: u32 },
+    /// End of such an expression: its value is kept for the next members when it made no
+    /// diagnostic. `[.., v] → [.., v]`, marks −1
+    MemoEnd { memo: u32 },
     /// End of a chunk: the value on top of the stack, the only one the chunk left, is the
     /// result. `[v] → []`
     Return,
@@ -341,6 +349,8 @@ impl Op {
                 v(1, 1).and(Marks, -1).and(Tries, -1),
             ),
             Op::TryFail { .. } => next(v(0, 1).and(Tries, -1)),
+            Op::MemoBegin { end, .. } => either(Effect::NONE.and(Marks, 1), end, v(0, 1)),
+            Op::MemoEnd { .. } => next(v(1, 1).and(Marks, -1)),
             Op::Return => return None,
         })
     }
@@ -631,6 +641,10 @@ pub struct Code {
     pub(crate) paths: Vec<Box<[PathStep]>>,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) functions: Vec<UserFn>,
+    /// How many expressions [`Op::MemoBegin`] remembers: each computed once per
+    /// evaluation of its collection (the VM forgets them when a collection starts),
+    /// because all it reads is the same for every member and every builtin is pure.
+    pub(crate) memos: u32,
     pub(crate) sources: Arc<SourceMap>,
 }
 

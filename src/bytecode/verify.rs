@@ -186,6 +186,7 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         | Op::CallExpanded { call: c, .. }
         | Op::Invoke { call: c, .. }
         | Op::TryFail { call: c, .. } => call(c),
+        Op::MemoBegin { memo, .. } | Op::MemoEnd { memo } => has("memo", memo, code.memos as usize),
         Op::Slot(_)
         | Op::Mark
         | Op::LogicRhs { .. }

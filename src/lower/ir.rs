@@ -1400,6 +1400,8 @@ impl<'a> Lowerer<'a> {
         let iter_saved = self.scopes.push();
         let each_slot = self.scopes.declare_special("each", EACH_FIELDS);
         let each_mark = self.builder.code_len();
+        // What the name and the template read below `each` is the same for every member.
+        self.builder.set_invariant_below(Some(each_slot));
         let name = match c.attr("name") {
             Some(a) => self.compile(&a.expr),
             None => {
@@ -1416,6 +1418,7 @@ impl<'a> Lowerer<'a> {
         let template_self = self.scopes.declare_special("self", TEMPLATE_SELF);
         let template_mark = self.builder.code_len();
         let template = self.lower_resource_content(template.span, &tc, false);
+        self.builder.set_invariant_below(None);
         let template_self = self.special(template_self, TEMPLATE_SELF, template_mark);
         let each = self.special(each_slot, EACH_FIELDS, each_mark);
         self.scopes.pop(iter_saved);

@@ -853,6 +853,9 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         };
         let iter_base = self.frame.len();
+        // The template's expressions that read nothing a member binds are computed by
+        // the first member that needs them, for this collection only.
+        self.vm.forget_memos();
         for (i, (key, value)) in iters.into_iter().enumerate() {
             self.frame.truncate(iter_base);
             // `explain` is told each member's `each` whole.

@@ -45,6 +45,10 @@ pub trait Scope {
 /// Deepest expression nesting the compiler accepts (hostile input must not overflow the stack).
 const MAX_NESTING: u32 = 400;
 
+/// How deep in an expression [`CodeBuilder::worth_remembering`] looks: each look walks
+/// the expression below, so compiling costs at most this many walks of it.
+const MEMO_DEPTH: u32 = 8;
+
 /// A branch of a conditional: an expression, a template (from `%{if}`) or nothing.
 #[derive(Clone, Copy)]
 enum Branch<'a> {
@@ -102,6 +106,10 @@ pub struct CodeBuilder {
     temps_next: u32,
     temps_max: u32,
     depth: u32,
+    /// See [`CodeBuilder::set_invariant_below`].
+    invariant_below: Option<u32>,
+    /// Compiling a remembered expression (its parts are not remembered again).
+    in_memo: bool,
 }
 
 impl CodeBuilder {
@@ -125,6 +133,7 @@ impl CodeBuilder {
                 paths: Vec::new(),
                 diags: Vec::new(),
                 functions: Vec::new(),
+                memos: 0,
                 sources,
             },
             name_ids: HashMap::default(),
@@ -134,7 +143,17 @@ impl CodeBuilder {
             temps_next: 0,
             temps_max: 0,
             depth: 0,
+            invariant_below: None,
+            in_memo: false,
         }
+    }
+
+    /// While compiling a collection's name and template: the frame slots below `slot`
+    /// hold what every member shares (`req`, locals outside the template, the
+    /// collection's `self`), so an expression that reads only those is remembered
+    /// (`MemoBegin`) instead of computed again for each member. `None` after.
+    pub fn set_invariant_below(&mut self, slot: Option<u32>) {
+        self.invariant_below = slot;
     }
 
     /// Compile one expression to its own chunk.
@@ -267,7 +286,8 @@ impl CodeBuilder {
             | Op::ExpandBegin { end: t, .. }
             | Op::TryDepCheck { end: t, .. }
             | Op::TryArg { end: t, .. }
-            | Op::TryTraversal { end: t, .. },
+            | Op::TryTraversal { end: t, .. }
+            | Op::MemoBegin { end: t, .. },
         ) = self.out.code.get_mut(at as usize)
         {
             *t = target;
@@ -333,6 +353,17 @@ impl CodeBuilder {
         if let Some(v) = self.const_value(e) {
             let k = self.konst(v);
             self.emit(Op::Const(k), e.span);
+            return;
+        }
+        if self.worth_remembering(e, scope) {
+            let memo = self.out.memos;
+            self.out.memos += 1;
+            let begin = self.emit(Op::MemoBegin { memo, end: 0 }, e.span);
+            self.in_memo = true;
+            self.expr_inner(e, scope);
+            self.in_memo = false;
+            self.emit(Op::MemoEnd { memo }, e.span);
+            self.patch(begin);
             return;
         }
         match &e.kind {
@@ -502,6 +533,31 @@ impl CodeBuilder {
             }
             _ => None,
         }
+    }
+
+    /// Whether `e`, inside a collection's template, is worth computing once for all the
+    /// members: an expression that builds something (a call, a template, a `for`, an
+    /// object or tuple) and reads only variables every member shares. Looked for near
+    /// the top of the expression only ([`MEMO_DEPTH`]), so that compiling stays linear.
+    fn worth_remembering(&self, e: &Expr, scope: &dyn Scope) -> bool {
+        let Some(below) = self.invariant_below else {
+            return false;
+        };
+        if self.in_memo || self.depth > MEMO_DEPTH {
+            return false;
+        }
+        let builds = match &e.kind {
+            ExprKind::Template(t) => literal_template(t).is_none(),
+            ExprKind::Call { .. } | ExprKind::For(_) | ExprKind::Object(_) | ExprKind::Tuple(_) => {
+                true
+            }
+            _ => false,
+        };
+        builds
+            && crate::syntax::visit::variables(e).iter().all(|v| {
+                !self.locals.iter().any(|(n, _)| **n == *v.name)
+                    && scope.resolve(&v.name).is_some_and(|s| s < below)
+            })
     }
 
     // ---- traversals ----
@@ -1350,6 +1406,68 @@ mod tests {
         }
         let e = crate::bytecode::verify::verify(&p, chunk).expect_err("refused");
         assert!(e.contains("joins 3 values for a site of 2"), "{e}");
+    }
+
+    /// `x` in slot 0 (shared by every member), `m` in slot 1 (the member's).
+    struct Member;
+    impl Scope for Member {
+        fn resolve(&self, name: &str) -> Option<u32> {
+            match name {
+                "x" => Some(0),
+                "m" => Some(1),
+                _ => None,
+            }
+        }
+        fn visible_names(&self) -> Vec<Str> {
+            vec![Str::from("x"), Str::from("m")]
+        }
+    }
+
+    #[test]
+    fn what_every_member_shares_is_computed_once_and_kept_only_without_diagnostics() {
+        let src = r#"{ a = upper(x), b = "${upper(x)}-${m}", c = [for v in [1, 2] : "${x}${v}"], d = [for v in [m] : upper(x)] }"#;
+        let mut sm = SourceMap::new();
+        let f = sm.add("t.hcl", src);
+        let e = crate::syntax::parser::parse_expression(&sm, f).expect("parses");
+        let mut b = CodeBuilder::new(Arc::new(sm));
+        b.set_invariant_below(Some(1));
+        let chunk = b.compile_expr(&e, &Member);
+        let p = b.finish();
+        assert_eq!(crate::bytecode::verify::verify(&p, chunk), Ok(()));
+        // Remembered: `upper(x)` (three times: alone, in the template, in the `for` over
+        // a member's value), the `for` over constants; not the template or the `for`
+        // that read `m`, nor anything inside a remembered expression.
+        let listing = crate::bytecode::disasm::disassemble(&p, chunk);
+        assert_eq!(listing.matches("memo_begin").count(), 4, "{listing}");
+        assert_eq!(p.memos, 4);
+        let mut vm = crate::bytecode::vm::Vm::new(&p, crate::bytecode::vm::Limits::default());
+        let mut run = |x: Value, m: &str| {
+            let mut d = Vec::new();
+            let v = vm.eval(chunk, &[x, Value::string(m)], &mut d);
+            (v.expect("within budget"), d)
+        };
+        let (v1, d) = run(Value::string("t"), "1");
+        assert!(d.is_empty(), "{d:?}");
+        // A second member: the shared parts are the first's (`x` changed here only to
+        // show it; in a collection it cannot), the member's parts its own.
+        let (v2, _) = run(Value::string("other"), "2");
+        let get = |v: &Value, k: &str| v.get_attr(k).cloned().unwrap_or_default();
+        assert_eq!(get(&v2, "a").as_str(), Some("T"));
+        assert_eq!(get(&v2, "b").as_str(), Some("T-2"));
+        assert!(get(&v1, "c").raw_equals(&get(&v2, "c")));
+        // Failing (a number has no upper case): never kept, so reported each time.
+        let mut vm = crate::bytecode::vm::Vm::new(&p, crate::bytecode::vm::Limits::default());
+        for _ in 0..2 {
+            let mut d = Vec::new();
+            vm.eval(chunk, &[Value::tuple(vec![]), Value::string("m")], &mut d)
+                .expect("within budget");
+            assert!(!d.is_empty());
+        }
+        // Forgotten: computed again.
+        vm.forget_memos();
+        let mut d = Vec::new();
+        let v = vm.eval(chunk, &[Value::string("u"), Value::string("3")], &mut d);
+        assert_eq!(get(&v.expect("within budget"), "a").as_str(), Some("U"));
     }
 
     #[test]

@@ -338,6 +338,40 @@ impl Vm<'_> {
         );
         self.push(DYN)
     }
+
+    /// [`crate::bytecode::code::Op::MemoBegin`]
+    pub(super) fn op_memo_begin(&mut self, memo: u32, end: u32, diags: &[Diagnostic]) -> Step {
+        if let Some(Some(v)) = self.memos.get(memo as usize) {
+            let v = v.clone_for_push();
+            self.push(v)?;
+            return Ok(Flow::Jump(end));
+        }
+        self.marks.push(diags.len());
+        Ok(Flow::Next)
+    }
+
+    /// [`crate::bytecode::code::Op::MemoEnd`]
+    pub(super) fn op_memo_end(&mut self, memo: u32, diags: &[Diagnostic]) -> Step {
+        let mark = self.pop_mark()?;
+        // Only a value made without a diagnostic is the same for every member; otherwise
+        // each member computes it (and reports) again.
+        if diags.len() != mark {
+            return Ok(Flow::Next);
+        }
+        let i = memo as usize;
+        if i >= self.program.memos as usize {
+            return Err(Stop::Fault(&"memo out of range"));
+        }
+        let v = self.stack.last().ok_or(Stop::Fault(&"stack underflow"))?;
+        let v = v.clone();
+        if self.memos.len() <= i {
+            self.memos.resize(i + 1, None);
+        }
+        if let Some(slot) = self.memos.get_mut(i) {
+            *slot = Some(v);
+        }
+        Ok(Flow::Next)
+    }
 }
 
 /// hcl's `describeConditionalTypeMismatch`.

@@ -222,6 +222,9 @@ pub struct Vm<'p> {
     text: String,
     /// Frames of user function calls that returned, reused by the next calls.
     frame_pool: Vec<Vec<Value>>,
+    /// The values of the expressions [`Op::MemoBegin`] remembers, by memo, for the
+    /// collection being evaluated ([`Vm::forget_memos`]).
+    memos: Vec<Option<Value>>,
 }
 
 const DYN: Value = Value::Unknown(Type::Dynamic);
@@ -273,7 +276,14 @@ impl<'p> Vm<'p> {
             try_failed: Vec::new(),
             text: String::new(),
             frame_pool: Vec::new(),
+            memos: Vec::new(),
         }
+    }
+
+    /// Forgets the expressions remembered for a collection's members
+    /// ([`Op::MemoBegin`]): the next collection (or evaluation) computes its own.
+    pub fn forget_memos(&mut self) {
+        self.memos.clear();
     }
 
     /// Starts the wall-time budget again; the other budgets go on. For a caller that runs
@@ -466,6 +476,8 @@ impl<'p> Vm<'p> {
                 Op::TryArg { end, can } => step!(self.op_try_arg(end, can, diags)),
                 Op::TryTraversal { end, can } => step!(self.op_try_traversal(end, can, diags)),
                 Op::TryFail { call, can } => step!(self.op_try_fail(call, can, diags)),
+                Op::MemoBegin { memo, end } => step!(self.op_memo_begin(memo, end, diags)),
+                Op::MemoEnd { memo } => step!(self.op_memo_end(memo, diags)),
                 Op::MakeTuple(n) => step!(self.op_make_tuple(n)),
                 Op::KeyDone => step!(self.op_key_done(diags)),
                 Op::ObjItem { site } => step!(self.op_obj_item(site, diags)),
