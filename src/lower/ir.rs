@@ -216,11 +216,6 @@ impl Special {
     pub fn needs(&self, i: usize) -> bool {
         self.whole || self.read.get(i).copied().unwrap_or(false)
     }
-
-    /// The slot of attribute `i`.
-    pub fn attr_slot(&self, i: usize) -> u32 {
-        self.slot + 1 + i as u32
-    }
 }
 
 /// The content shared by `resource` and a collection's `template`.

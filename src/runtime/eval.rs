@@ -647,11 +647,11 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         diags
     }
 
-    /// `self` of a resource named `name`; `own_body`: what the block can read of
+    /// Attribute `key` of the `self` of a resource named `name`, of its own ones
+    /// (`connection`, `name`, `resource`; a collection's are
+    /// [`Evaluator::collection_attr`]). `own_body`: what the block can read of
     /// `self.resource` (`crate::lower::reads`): where it reads nothing, or not all,
     /// `self.resource` may hold placeholders.
-    /// A resource's own attributes of `self` (`connection`, `name`, `resource`; any other
-    /// key is the collection's, see [`Evaluator::collection_attr`]).
     fn own_attr(
         inputs: &Inputs,
         key: &str,
@@ -1647,6 +1647,7 @@ fn push_special(frame: &mut Vec<Value>, special: &Special, mut value: impl FnMut
     {
         *slot = Value::object_sorted(entries);
     }
+    debug_assert_eq!(frame.len() as u32, special.slot + special.slots());
 }
 
 /// function-hcl's `findUnknownPaths` and `path2String`: where the unknowns inside a value are,
