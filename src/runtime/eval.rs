@@ -648,8 +648,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     }
 
     /// Attribute `key` of the `self` of a resource named `name`, of its own ones
-    /// (`connection`, `name`, `resource`; a collection's are
-    /// [`Evaluator::collection_attr`]). `own_body`: what the block can read of
+    /// (`connection`, `name`, `resource`; a collection's are [`CollectionSelf`]). `own_body`: what the block can read of
     /// `self.resource` (`crate::lower::reads`): where it reads nothing, or not all,
     /// `self.resource` may hold placeholders.
     fn own_attr(
@@ -669,17 +668,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 Some(paths) => inputs.observed_body(name, paths),
                 None => inputs.resource.get_attr(name).cloned().unwrap_or_default(),
             },
-            _ => Value::NULL,
-        }
-    }
-
-    /// A collection's attributes of `self` (`basename`, `connections`, `resources`).
-    fn collection_attr(inputs: &Inputs, key: &str, base: &Str) -> Value {
-        let of = |v: &Value| v.get_attr(base).cloned().unwrap_or_default();
-        match key {
-            "basename" => Value::string(base.clone()),
-            "connections" => of(&inputs.connections),
-            "resources" => of(&inputs.resources),
             _ => Value::NULL,
         }
     }
@@ -809,8 +797,11 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         let base_name = &c.base;
         let own_body = self.program.reads.own_paths(&c.template);
         let inputs = self.inputs;
+        // The collection's attributes of `self`, looked up once: every member's `self`
+        // has them too.
+        let shared = CollectionSelf::of(inputs, base_name);
         push_special(&mut self.frame, &c.self_, |k| {
-            Self::collection_attr(inputs, k, base_name)
+            shared.attr(k).unwrap_or_default()
         });
         let mut diags = match self.locals(&c.locals) {
             Ok(d) => d,
@@ -891,11 +882,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                     return diags;
                 }
             };
-            push_special(&mut self.frame, &c.template_self, |k| match k {
-                "basename" | "connections" | "resources" => {
-                    Self::collection_attr(inputs, k, base_name)
-                }
-                _ => Self::own_attr(inputs, k, &name, own_body),
+            push_special(&mut self.frame, &c.template_self, |k| {
+                shared
+                    .attr(k)
+                    .unwrap_or_else(|| Self::own_attr(inputs, k, &name, own_body))
             });
             let item = each.map(|each| (i, each, name.clone()));
             let ds = self.observed(c.template.span, item, |e| {
@@ -1622,6 +1612,35 @@ fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> &'f mut Value {
 /// The attribute names of a collection item's `each`.
 const KEY: Str = Str::inline("key");
 const VALUE: Str = Str::inline("value");
+
+/// A collection's attributes of `self` (`basename`, `connections`, `resources`), which
+/// its members' `self` shares.
+struct CollectionSelf {
+    basename: Value,
+    connections: Value,
+    resources: Value,
+}
+
+impl CollectionSelf {
+    fn of(inputs: &Inputs, base: &Str) -> Self {
+        let of = |v: &Value| v.get_attr(base).cloned().unwrap_or_default();
+        CollectionSelf {
+            basename: Value::string(base.clone()),
+            connections: of(&inputs.connections),
+            resources: of(&inputs.resources),
+        }
+    }
+
+    /// Attribute `key`, `None` for one that is not the collection's.
+    fn attr(&self, key: &str) -> Option<Value> {
+        match key {
+            "basename" => Some(self.basename.clone()),
+            "connections" => Some(self.connections.clone()),
+            "resources" => Some(self.resources.clone()),
+            _ => None,
+        }
+    }
+}
 
 /// Push `self` or `each` onto the frame, in `special`'s slots: its object only when
 /// something reads it whole, each attribute's value (`value(key)`) only when read, null
