@@ -2087,8 +2087,6 @@ impl Dumper<'_> {
     }
 }
 
-/// The static type of `self` (or `each`): an object with these attributes (sorted), where
-/// `name` and `basename` are strings and the rest depends on the request.
 /// `@slot` and what of the variable is read: `whole`, then the attributes read through
 /// their own slots.
 fn dump_special(s: &Special) -> String {
@@ -2111,6 +2109,8 @@ fn dump_special(s: &Special) -> String {
     out
 }
 
+/// The static type of `self` (or `each`): an object with these attributes (sorted), where
+/// `name` and `basename` are strings and the rest depends on the request.
 fn self_type(attrs: &[&str]) -> SType {
     SType::Object(
         attrs

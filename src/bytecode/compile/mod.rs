@@ -35,8 +35,8 @@ pub trait Scope {
     /// [`crate::text::suggest::MAX_CANDIDATES`] need not be listed: none is suggested).
     fn visible_names(&self) -> Vec<Str>;
     /// The frame slot of one attribute of a root variable that has a slot per attribute
-    /// (`each.value`, `self.resource`: see [`crate::lower::ir::Special`]), so that a
-    /// reference through it does not need the variable's object.
+    /// (the IR gives `each.value` and `self.resource` one), so that a reference through
+    /// it does not need the variable's object.
     fn resolve_field(&self, _name: &str, _attr: &str) -> Option<u32> {
         None
     }
