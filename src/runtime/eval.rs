@@ -1599,7 +1599,7 @@ fn object_fields(v: Option<Value>) -> Arc<Fields> {
 /// The value of `key` in sorted entries, inserted (null) at its sorted position if absent.
 fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> &'f mut Value {
     let entries = &mut fields.entries;
-    let i = match entries.binary_search_by(|(k, _)| crate::value::cmp_str(k, key)) {
+    let i = match entries.binary_search_by(|(k, _)| k.cmp(key)) {
         Ok(i) => i,
         Err(i) => {
             entries.insert(i, (key.clone(), Value::NULL));

@@ -375,8 +375,24 @@ impl PartialOrd for Str {
 }
 
 impl Ord for Str {
+    /// Byte order. Two inline strings compare as two big-endian words each: their fifteen
+    /// bytes (unused ones zero) then the tag, `0x80 | len`. Equal padded bytes mean the
+    /// shorter is a prefix of the longer, and the tag then orders it first; a zero pad
+    /// byte against a real byte orders the shorter first too (a real zero byte ties with
+    /// the pad, and the difference is found later or by the tag). Keys are compared this
+    /// way when objects are checked sorted, merged and written: a few instructions where
+    /// two slices and a `memcmp` call cost ~40 (measured on heavy-200).
+    #[inline]
     fn cmp(&self, other: &Str) -> Ordering {
-        self.as_str().cmp(other.as_str())
+        let (a, b) = (self.tail(), other.tail());
+        if (a & b) >> 63 != 0 {
+            // SAFETY: both are inline, so their heads are bytes.
+            let (ha, hb) = unsafe { (self.head.bytes, other.head.bytes) };
+            return u64::from_be_bytes(ha)
+                .cmp(&u64::from_be_bytes(hb))
+                .then(a.swap_bytes().cmp(&b.swap_bytes()));
+        }
+        self.as_bytes().cmp(other.as_bytes())
     }
 }
 
@@ -413,6 +429,55 @@ impl fmt::Display for Str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn order_is_byte_order_inline_or_not() {
+        // Prefixes, zero bytes against padding, bytes above 0x7f, the inline limit either
+        // side, and pairs that differ only in the tag's word.
+        let mut words: Vec<String> = [
+            "",
+            "\0",
+            "\0\0",
+            "a",
+            "a\0",
+            "a\0b",
+            "ab",
+            "b",
+            "Z",
+            "\u{e9}",
+            "\u{7f}",
+            "metadata",
+            "metadatb",
+            "meta",
+            "example.org/tie",
+            "example.org/tier",
+            "example.org/hash",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefgh\0",
+            "abcdefghijklmn",
+            "abcdefghijklmno",
+            "abcdefghijklmnp",
+            "abcdefghijklmnop",
+            "abcdefghijklmno\0",
+            "\u{10ffff}",
+            "\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for n in [7, 8, 9, 14, 15, 16, 17] {
+            words.push("x".repeat(n));
+            words.push(format!("{}\u{e9}", "x".repeat(n - 1)));
+        }
+        for x in &words {
+            for y in &words {
+                let (a, b) = (Str::from(x.as_str()), Str::from(y.as_str()));
+                assert_eq!(a.cmp(&b), x.as_bytes().cmp(y.as_bytes()), "{x:?} {y:?}");
+                assert_eq!(a == b, x == y, "{x:?} {y:?}");
+            }
+        }
+    }
 
     #[test]
     fn inline_ascii_takes_short_ascii_only() {

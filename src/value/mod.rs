@@ -573,7 +573,7 @@ pub fn merge_runs(
     let mut out = Vec::with_capacity(a.len() + b.len());
     let mut b = b.peekable();
     for e in a {
-        while let Some(x) = b.next_if(|x| cmp_str(&x.0, &e.0) == Ordering::Less) {
+        while let Some(x) = b.next_if(|x| x.0 < e.0) {
             out.push(x);
         }
         match b.next_if(|x| x.0 == e.0) {
@@ -588,9 +588,7 @@ pub fn merge_runs(
 /// True if the entries are in strictly increasing key order ([`cmp_str`]): the invariant
 /// of a map's or object's entries.
 pub fn sorted_unique<V>(entries: &[(Str, V)]) -> bool {
-    entries
-        .windows(2)
-        .all(|w| cmp_str(&w[0].0, &w[1].0) == Ordering::Less)
+    entries.windows(2).all(|w| w[0].0 < w[1].0)
 }
 
 /// Sorts entries by key, keeping the last of equal keys (Go's map assignment order): the
@@ -600,7 +598,7 @@ pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
         return;
     }
     // Stable sort keeps source order among equal keys; keep the last of each run, in place.
-    entries.sort_by(|a, b| cmp_str(&a.0, &b.0));
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
     let mut w = 0;
     for r in 0..entries.len() {
         if w > 0 && entries[w - 1].0 == entries[r].0 {

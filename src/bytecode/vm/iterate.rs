@@ -43,7 +43,7 @@ impl Entries {
         match self {
             Entries::Sorted(entries) => {
                 let order = match entries.last() {
-                    Some((last, _)) => crate::value::cmp_str(last, &k),
+                    Some((last, _)) => last.cmp(&k),
                     None => std::cmp::Ordering::Less,
                 };
                 match order {
