@@ -228,6 +228,13 @@ pub fn unify(objs: &[Value]) -> Result<Value, String> {
             _ => None,
         })
         .collect();
+    // One object merges with nothing: it is the result as it is (the usual composite
+    // status of a single resource). A map goes the general way, which makes it an object.
+    if let [(j, _)] = objects[..]
+        && let Some(v @ Value::Object(_)) = objs.get(j)
+    {
+        return Ok(v.clone());
+    }
     let mut u = Unifier {
         path: Vec::new(),
         conflict: None,
@@ -257,7 +264,7 @@ impl Unifier {
             }
         }
         // Stable: within a key, the objects stay in order.
-        all.sort_by(|a, b| crate::value::cmp_str(a.0, b.0));
+        all.sort_by(|a, b| a.0.cmp(b.0));
         let mut out: Vec<(Str, Value)> = Vec::new();
         for group in all.chunk_by(|a, b| a.0 == b.0) {
             // An object holding a key twice (values do not) keeps the later, as Go's map.
@@ -444,6 +451,26 @@ mod tests {
             unify_text(&[objs[0], r#"{"m": {"k": 2}, "z": 3}"#]).unwrap_err(),
             "values for key m.k not equal"
         );
+    }
+
+    #[test]
+    fn one_object_unifies_to_itself() {
+        // The shortcut for one object gives what merging it with an equal copy gives.
+        for text in [
+            r#"{}"#,
+            r#"{"arns": {"svc-000": "pending"}, "n": null}"#,
+            r#"{"l": [1, {"a": [true]}], "m": {"k": {"j": 0.5}}, "s": "x"}"#,
+        ] {
+            let o = v(text);
+            let json = |x: &Value| to_json(x).expect("converts");
+            let alone = unify(std::slice::from_ref(&o)).unwrap();
+            assert!(matches!(alone, Value::Object(_)), "{text}");
+            assert_eq!(json(&alone), json(&o), "{text}");
+            let twice = unify(&[o.clone(), o.clone()]).unwrap();
+            assert_eq!(json(&twice), json(&alone), "{text}");
+            let among = unify(&[Value::string("ignored"), o.clone()]).unwrap();
+            assert_eq!(json(&among), json(&alone), "{text}");
+        }
     }
 
     #[test]
