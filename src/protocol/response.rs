@@ -924,9 +924,9 @@ mod kind {
 /// placeholders and no shifting. The bytes are `buf[start..]`; positions are counted
 /// from the end ([`Backward::written`]), so they stay valid when the buffer grows.
 ///
-/// The buffer is taken from the thread's spare one and given back when dropped, so a
-/// steady stream of requests writes their bodies without allocating (see
-/// [`SPARE_MAX`]).
+/// The buffer is taken from the thread's spares and given back when dropped, so a
+/// steady stream of requests writes their bodies and merged status without allocating
+/// (see [`SPARE_MAX`]).
 #[derive(Clone, Debug, Default)]
 struct Backward {
     buf: Vec<u8>,
@@ -934,8 +934,19 @@ struct Backward {
 }
 
 thread_local! {
-    /// The buffer of the last [`Backward`] dropped on this thread, for the next one.
-    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    /// The buffers of the last [`Backward`]s dropped on this thread, for the next ones: a
+    /// response writes its bodies in one and the composite's merged status in another, so
+    /// with two kept neither is grown from nothing on every request.
+    static SPARE: [std::cell::Cell<Vec<u8>>; 2] =
+        const { [std::cell::Cell::new(Vec::new()), std::cell::Cell::new(Vec::new())] };
+}
+
+/// The length of a kept buffer (a `Cell` lends nothing: taken and put back).
+fn spare_len(c: &std::cell::Cell<Vec<u8>>) -> usize {
+    let v = c.take();
+    let n = v.len();
+    c.set(v);
+    n
 }
 
 /// The largest buffer kept for the next response (bytes): a huge response's buffer is
@@ -948,10 +959,13 @@ impl Drop for Backward {
         if buf.is_empty() || buf.len() > SPARE_MAX {
             return;
         }
-        // During thread teardown the spare is gone: the buffer is simply freed.
-        let _ = SPARE.try_with(|spare| {
-            let kept = spare.take();
-            spare.set(if buf.len() >= kept.len() { buf } else { kept });
+        // During thread teardown the spares are gone: the buffer is simply freed. It takes
+        // the smaller spare's place if it is larger (the smaller is freed).
+        let _ = SPARE.try_with(|spares| {
+            let [a, b] = spares;
+            let small = if spare_len(a) <= spare_len(b) { a } else { b };
+            let kept = small.take();
+            small.set(if buf.len() >= kept.len() { buf } else { kept });
         });
     }
 }
@@ -959,7 +973,16 @@ impl Drop for Backward {
 impl Backward {
     /// An empty writer on the thread's spare buffer, if it has one.
     fn reuse() -> Self {
-        let buf = SPARE.try_with(|spare| spare.take()).unwrap_or_default();
+        // The larger spare: the one written first (the bodies) is the larger.
+        let buf = SPARE
+            .try_with(|[a, b]| {
+                if spare_len(a) >= spare_len(b) {
+                    a.take()
+                } else {
+                    b.take()
+                }
+            })
+            .unwrap_or_default();
         Backward {
             start: buf.len(),
             buf,
@@ -1378,6 +1401,32 @@ mod tests {
             Some(Kind::NumberValue(f)) => f,
             _ => panic!("not a number: {v:?}"),
         }
+    }
+
+    #[test]
+    fn two_writers_at_a_time_reuse_both_buffers() {
+        // On a fresh thread: the bodies' writer and the status's writer of one response
+        // each find their buffer from the last response, the larger first; a buffer past
+        // SPARE_MAX is not kept.
+        std::thread::spawn(|| {
+            let write = |n: usize| {
+                let mut w = Backward::reuse();
+                w.put(&vec![7; n]);
+                w
+            };
+            let (big, small) = (write(5000), write(300));
+            let sizes = (big.buf.len(), small.buf.len());
+            drop((big, small));
+            let (a, b) = (Backward::reuse(), Backward::reuse());
+            assert_eq!((a.buf.len(), b.buf.len()), sizes);
+            assert_eq!((a.written(), b.written()), (0, 0));
+            drop((a, b));
+            // It took the larger spare and grew past the bound: neither is kept.
+            drop(write(SPARE_MAX + 1));
+            SPARE.with(|[x, y]| assert_eq!((spare_len(x), spare_len(y)), (0, sizes.1)));
+        })
+        .join()
+        .expect("runs");
     }
 
     #[test]
