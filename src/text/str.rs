@@ -392,13 +392,7 @@ impl Ord for Str {
                 .cmp(&u64::from_be_bytes(hb))
                 .then(a.swap_bytes().cmp(&b.swap_bytes()));
         }
-        // Longer keys (annotation names) most often differ in their first byte: compared
-        // here, before the slices and a `memcmp` call.
-        let (x, y) = (self.as_bytes(), other.as_bytes());
-        match x.first().cmp(&y.first()) {
-            Ordering::Equal => x.cmp(y),
-            other => other,
-        }
+        self.as_bytes().cmp(other.as_bytes())
     }
 }
 
