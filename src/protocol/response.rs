@@ -971,9 +971,9 @@ impl Drop for Backward {
 }
 
 impl Backward {
-    /// An empty writer on the thread's spare buffer, if it has one.
+    /// An empty writer on the larger of the thread's spare buffers (the bodies', kept
+    /// from the last response), if it has one.
     fn reuse() -> Self {
-        // The larger spare: the one written first (the bodies) is the larger.
         let buf = SPARE
             .try_with(|[a, b]| {
                 if spare_len(a) >= spare_len(b) {

@@ -585,8 +585,8 @@ pub fn merge_runs(
     out
 }
 
-/// True if the entries are in strictly increasing key order ([`cmp_str`]): the invariant
-/// of a map's or object's entries.
+/// True if the entries are in strictly increasing key order (byte order: [`cmp_str`], as
+/// `Str` orders itself): the invariant of a map's or object's entries.
 pub fn sorted_unique<V>(entries: &[(Str, V)]) -> bool {
     entries.windows(2).all(|w| w[0].0 < w[1].0)
 }
