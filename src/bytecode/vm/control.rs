@@ -354,8 +354,10 @@ impl Vm<'_> {
     pub(super) fn op_memo_end(&mut self, memo: u32, diags: &[Diagnostic]) -> Step {
         let mark = self.pop_mark()?;
         // Only a value made without a diagnostic is the same for every member; otherwise
-        // each member computes it (and reports) again.
-        if diags.len() != mark {
+        // each member computes it (and reports) again. Nor one made for its type only
+        // (an untaken branch, where `invoke` gives an unknown): a member that takes the
+        // branch needs the value.
+        if diags.len() != mark || self.type_only > 0 {
             return Ok(Flow::Next);
         }
         let i = memo as usize;
