@@ -412,7 +412,7 @@ fn numbers_beyond_the_range_are_refused_not_inf() {
     let (out, _) = run_output(&resource("tonumber(req.composite.spec.n)"), &spec, limits());
     let out = out.expect("evaluates");
     assert!(out.resources.is_empty());
-    let why: Vec<&str> = out.results.iter().map(|r| r.message.as_str()).collect();
+    let why: Vec<&str> = out.results.iter().map(|r| &*r.message).collect();
     assert!(
         why.iter().any(|m| m.contains("discarded resource r")
             && m.contains(
@@ -559,7 +559,7 @@ fn regex_patterns_are_checked_in_linear_time() {
     let (out, _) = run_output(&hcl, &spec, limits());
     let out = out.expect("evaluates");
     let v = out.resources.first().and_then(|r| r.1.get_attr("v"));
-    let results: Vec<&str> = out.results.iter().map(|r| r.message.as_str()).collect();
+    let results: Vec<&str> = out.results.iter().map(|r| &*r.message).collect();
     let v = v.unwrap_or_else(|| panic!("no resource: {results:?}"));
     let got: Vec<bool> = v
         .as_seq()

@@ -72,12 +72,15 @@ impl Inputs {
     }
 }
 
+/// A result or condition text: fixed wording (no allocation on every request) or made.
+pub type MsgText = std::borrow::Cow<'static, str>;
+
 /// A result the function reports.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResultMsg {
     pub severity: ResultSeverity,
-    pub message: String,
-    pub reason: Option<String>,
+    pub message: MsgText,
+    pub reason: Option<MsgText>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +96,7 @@ pub struct CondMsg {
     pub kind: &'static str,
     pub status: bool,
     pub reason: &'static str,
-    pub message: String,
+    pub message: MsgText,
 }
 
 /// A requirement selector.
@@ -1387,24 +1390,25 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
             out.results.push(ResultMsg {
                 severity: ResultSeverity::Warning,
-                message: d.message(&self.program.sources),
-                reason: Some(d.reason.as_str().to_string()),
+                message: d.message(&self.program.sources).into(),
+                reason: Some(d.reason.as_str().into()),
             });
             if shown.len() < 3 {
                 shown.push(format!("{} {}", d.kind.as_str(), d.name));
             }
         }
         let incomplete = !out.results.is_empty();
-        let message = if shown.is_empty() {
-            "all items complete".to_string()
+        let message: MsgText = if shown.is_empty() {
+            "all items complete".into()
         } else if out.results.len() > 3 {
             format!(
                 "{} and {} more items incomplete",
                 shown.join(", "),
                 out.results.len() - 3
             )
+            .into()
         } else {
-            format!("{} incomplete", shown.join(", "))
+            format!("{} incomplete", shown.join(", ")).into()
         };
         out.conditions.push(CondMsg {
             kind: "FullyResolved",
@@ -1467,7 +1471,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         } else {
             out.results.push(ResultMsg {
                 severity: ResultSeverity::Warning,
-                message: format!("warnings: [{}]", summaries.join("; ")),
+                message: format!("warnings: [{}]", summaries.join("; ")).into(),
                 reason: Some("HclDiagnostics".into()),
             });
             out.conditions.push(CondMsg {
@@ -1478,7 +1482,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                     "hcl.Diagnostics contains {} warnings; {}",
                     summaries.len(),
                     summaries.join("; ")
-                ),
+                )
+                .into(),
             });
         }
         Ok(out)
