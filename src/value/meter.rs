@@ -121,6 +121,24 @@ impl Cells {
         Ok(())
     }
 
+    /// [`tick`] on these cells.
+    #[inline(always)]
+    fn tick(&self, site: &'static str) -> Result<(), Exceeded> {
+        self.stopped()?;
+        let ticks = self.ticks.get().wrapping_add(1);
+        self.ticks.set(ticks);
+        let walked = self.walked.get();
+        if (ticks & 0x3ff == 0 || walked.wrapping_sub(self.walk_mark.get()) >= WALK_CLOCK)
+            && let Some(d) = self.deadline.get()
+        {
+            self.walk_mark.set(walked);
+            if Instant::now() > d {
+                return self.stop(Resource::Time, site);
+            }
+        }
+        Ok(())
+    }
+
     /// The budget exceeded earlier, if any (later charges fail too).
     #[inline(always)]
     fn stopped(&self) -> Result<(), Exceeded> {
@@ -179,25 +197,20 @@ pub fn bytes(site: &'static str, n: u64) -> Result<(), Exceeded> {
     METER.with(|c| c.charge((&c.bytes_used, &c.bytes_left), Resource::Bytes, n, site))
 }
 
+/// [`bytes`] and then [`tick`], in one look at the meter: a writer's charge for each
+/// piece it writes (`yamlencode`'s nodes).
+pub fn bytes_and_tick(site: &'static str, n: u64) -> Result<(), Exceeded> {
+    METER.with(|c| {
+        c.charge((&c.bytes_used, &c.bytes_left), Resource::Bytes, n, site)?;
+        c.tick(site)
+    })
+}
+
 /// A unit of work of a loop: every 1024th call, or once [`WALK_CLOCK`] elements were
 /// [`walked`] since the last look (one unit may walk a large value: `contains` compares
 /// with `==`), compares the clock with the deadline.
 pub fn tick(site: &'static str) -> Result<(), Exceeded> {
-    METER.with(|c| {
-        c.stopped()?;
-        let ticks = c.ticks.get().wrapping_add(1);
-        c.ticks.set(ticks);
-        let walked = c.walked.get();
-        if (ticks & 0x3ff == 0 || walked.wrapping_sub(c.walk_mark.get()) >= WALK_CLOCK)
-            && let Some(d) = c.deadline.get()
-        {
-            c.walk_mark.set(walked);
-            if Instant::now() > d {
-                return c.stop(Resource::Time, site);
-            }
-        }
-        Ok(())
-    })
+    METER.with(|c| c.tick(site))
 }
 
 /// Counts `n` elements visited by a walk over a value (comparing, typing, converting,

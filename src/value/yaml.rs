@@ -32,7 +32,6 @@ const BEST_WIDTH: i64 = 80;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Style {
-    Plain,
     Double,
     Literal,
 }
@@ -182,8 +181,13 @@ impl Emitter {
             self.put_break();
         }
         if self.column < indent {
-            let pad = (indent - self.column) as usize;
-            self.out.extend(std::iter::repeat_n(' ', pad));
+            const SPACES: &str = "                                ";
+            let mut pad = (indent - self.column) as usize;
+            while pad > 0 {
+                let n = pad.min(SPACES.len());
+                self.out.push_str(&SPACES[..n]);
+                pad -= n;
+            }
             self.column = indent;
         }
         self.whitespace = true;
@@ -200,7 +204,9 @@ impl Emitter {
         if need_whitespace && !self.whitespace {
             self.put(' ');
         }
-        self.write_str(ind);
+        // Every indicator is ASCII: one column per byte.
+        self.out.push_str(ind);
+        self.column = self.column.saturating_add(ind.len() as i64);
         self.whitespace = is_whitespace;
         self.indention = self.indention && is_indention;
         self.open_ended = false;
@@ -232,13 +238,16 @@ impl Emitter {
         };
         self.charge(n)?;
         match v {
+            // A plain scalar without a break stays plain in every context (`emit_scalar`
+            // changes only multi-line or block styles), and writing it reads no
+            // indentation: written straight.
             Value::Null(_) => {
-                self.emit_scalar("null", Style::Plain);
+                self.write_plain("null");
                 Ok(())
             }
             Value::Unknown(_) => Err("cannot serialize unknown value as YAML".into()),
             Value::Bool(b) => {
-                self.emit_scalar(if *b { "true" } else { "false" }, Style::Plain);
+                self.write_plain(if *b { "true" } else { "false" });
                 Ok(())
             }
             Value::Number(n) => {
@@ -250,7 +259,7 @@ impl Emitter {
                 } else {
                     n.push_cty_string(&mut text);
                 }
-                self.emit_scalar(&text, Style::Plain);
+                self.write_plain(&text);
                 self.scratch = text;
                 Ok(())
             }
@@ -326,9 +335,7 @@ impl Emitter {
     /// Charges a node of `n` bytes, and its indentation, before it is written.
     fn charge(&self, n: usize) -> Result<(), String> {
         let n = n + self.indent.max(0) as usize;
-        crate::value::meter::bytes("yamlencode", n as u64)
-            .and_then(|()| crate::value::meter::tick("yamlencode"))
-            .map_err(|e| e.to_string())
+        crate::value::meter::bytes_and_tick("yamlencode", n as u64).map_err(|e| e.to_string())
     }
 
     /// A string [`quotes_as_is`] holds for, in any context: `emit_scalar` without its
@@ -350,7 +357,6 @@ impl Emitter {
         }
         self.increase_indent(true, false);
         match style {
-            Style::Plain => self.write_plain(value),
             Style::Double => {
                 self.write_double_quoted(value, !self.simple_key_context, quotes_as_is(value))
             }
@@ -374,14 +380,25 @@ impl Emitter {
     /// A double-quoted scalar; `as_is`: [`quotes_as_is`] holds for `value` (the caller
     /// knows it), so its inside is itself, one column per byte.
     fn write_double_quoted(&mut self, value: &str, allow_breaks: bool, as_is: bool) {
-        self.write_indicator("\"", true, false, false);
         if as_is {
+            // The opening indicator (a space first unless after whitespace), the bytes,
+            // the closing one: what the character loop writes, in one reservation.
+            let space = !self.whitespace;
+            self.out.reserve(value.len() + 3);
+            if space {
+                self.out.push(' ');
+            }
+            self.out.push('"');
             self.out.push_str(value);
-            self.column = self.column.saturating_add(value.len() as i64);
+            self.out.push('"');
+            let n = value.len() + 2 + usize::from(space);
+            self.column = self.column.saturating_add(n as i64);
+            self.open_ended = false;
         } else {
+            self.write_indicator("\"", true, false, false);
             self.write_double_quoted_chars(value, allow_breaks);
+            self.write_indicator("\"", false, false, false);
         }
-        self.write_indicator("\"", false, false, false);
         self.whitespace = false;
         self.indention = false;
     }
