@@ -1559,16 +1559,60 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
     let mut meta = object_fields(Some(std::mem::take(meta_slot)));
     let meta_fields = Arc::make_mut(&mut meta);
     let ann_slot = entry_mut(meta_fields, &ANNOTATIONS);
-    let mut ann = object_fields(Some(std::mem::take(ann_slot)));
-    let ann_fields = Arc::make_mut(&mut ann);
-    // Room for both at once (the object was built to its size): one growth, not two.
-    ann_fields.entries.reserve(2);
-    *entry_mut(ann_fields, &BASE_NAME) = Value::String(base);
     // `item_index` is ASCII: in normal form already.
-    *entry_mut(ann_fields, &INDEX) = Value::String(index);
-    *ann_slot = Value::Object(ann);
+    let (base, index) = (Value::String(base), Value::String(index));
+    let ann = match std::mem::take(ann_slot) {
+        // No annotations (or null): the two, already in order.
+        Value::Null(_) => {
+            Value::object_sorted(vec![(BASE_NAME.clone(), base), (INDEX.clone(), index)])
+        }
+        given => {
+            let mut ann = object_fields(Some(given));
+            let fields = Arc::make_mut(&mut ann);
+            add_annotations(fields, (&BASE_NAME, base), (&INDEX, index));
+            Value::Object(ann)
+        }
+    };
+    *ann_slot = ann;
     *meta_slot = Value::Object(meta);
     Some(Value::Object(body))
+}
+
+/// Sets two entries of sorted `fields`, `first` and `second` by key (the collection
+/// annotations), the first key ordered before the second: one binary search, for the
+/// first; the second is at most a few keys on (only a key ordered between the two could
+/// stand between them), and when both are new and adjacent they go in with one move of
+/// the entries after them.
+fn add_annotations(fields: &mut Fields, first: (&Str, Value), second: (&Str, Value)) {
+    debug_assert!(first.0 < second.0);
+    let entries = &mut fields.entries;
+    let (b, b_found) = match entries.binary_search_by(|(k, _)| k.cmp(first.0)) {
+        Ok(i) => (i, true),
+        Err(i) => (i, false),
+    };
+    let mut j = if b_found { b + 1 } else { b };
+    while entries.get(j).is_some_and(|(k, _)| k < second.0) {
+        j += 1;
+    }
+    let j_found = entries.get(j).is_some_and(|(k, _)| k == second.0);
+    if !b_found && !j_found && j == b {
+        entries.splice(
+            b..b,
+            [(first.0.clone(), first.1), (second.0.clone(), second.1)],
+        );
+        return;
+    }
+    // The second first, so the first's position stays right.
+    if j_found {
+        entries[j].1 = second.1;
+    } else {
+        entries.insert(j, (second.0.clone(), second.1));
+    }
+    if b_found {
+        entries[b].1 = first.1;
+    } else {
+        entries.insert(b, (first.0.clone(), first.1));
+    }
 }
 
 /// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
@@ -1820,6 +1864,40 @@ mod tests {
         assert_eq!(&*item_index(1_000_000), "s1000000");
         assert_eq!(&*item_index(1_234_567), "s1234567");
         assert_eq!(&*item_index(usize::MAX), format!("s{}", usize::MAX));
+    }
+
+    /// `add_annotations` leaves what setting each key by `entry_mut` leaves, whatever keys
+    /// stand around, between or on the two.
+    #[test]
+    fn two_annotations_set_as_one_by_one() {
+        let (first, second) = (Str::from("p/b"), Str::from("p/i"));
+        let others = ["a", "p/a", "p/b", "p/c", "p/i", "p/j", "z"];
+        // Every subset of the other keys (as the annotations already there).
+        for mask in 0u32..(1 << others.len()) {
+            let entries: Vec<(Str, Value)> = others
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(i, k)| (Str::from(*k), Value::int(i as i64)))
+                .collect();
+            let mut want = Fields {
+                elem: Type::Dynamic,
+                entries: entries.clone(),
+            };
+            *entry_mut(&mut want, &first) = Value::string("1");
+            *entry_mut(&mut want, &second) = Value::string("2");
+            let mut got = Fields {
+                elem: Type::Dynamic,
+                entries,
+            };
+            add_annotations(
+                &mut got,
+                (&first, Value::string("1")),
+                (&second, Value::string("2")),
+            );
+            let show = |f: &Fields| format!("{:?}", f.entries);
+            assert_eq!(show(&got), show(&want), "{mask:#b}");
+        }
     }
 
     #[test]
