@@ -257,7 +257,7 @@ pub fn write_output(
             ResultSeverity::Warning => Severity::Warning,
             ResultSeverity::Normal => Severity::Normal,
         };
-        out.push_result(sev, r.message.into(), r.reason.map(Into::into));
+        out.push_result(sev, r.message, r.reason);
     }
     for c in o.conditions {
         let status = if c.status {
@@ -265,12 +265,7 @@ pub fn write_output(
         } else {
             Status::ConditionFalse
         };
-        out.push_condition(
-            c.kind.into(),
-            status,
-            c.reason.into(),
-            Some(c.message.into()),
-        );
+        out.push_condition(c.kind.into(), status, c.reason.into(), Some(c.message));
     }
     Ok(())
 }
