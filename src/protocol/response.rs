@@ -16,6 +16,7 @@
 
 use crate::protocol::MAX_DEPTH;
 use crate::protocol::proto::v1;
+use crate::syntax::diag::Text;
 use crate::text::words::copy_short;
 use crate::value::Value;
 use prost_types::value::Kind;
@@ -199,9 +200,6 @@ pub struct ResponseBuilder {
     results: Vec<ResultEntry>,
     conditions: Vec<CondEntry>,
 }
-
-/// A result or condition text: fixed wording (no allocation) or the program's.
-type Text = std::borrow::Cow<'static, str>;
 
 /// A result of the response (it always targets the composite).
 #[derive(Clone, Debug, PartialEq, Eq)]

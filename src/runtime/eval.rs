@@ -72,15 +72,12 @@ impl Inputs {
     }
 }
 
-/// A result or condition text: fixed wording (no allocation on every request) or made.
-pub type MsgText = std::borrow::Cow<'static, str>;
-
 /// A result the function reports.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResultMsg {
     pub severity: ResultSeverity,
-    pub message: MsgText,
-    pub reason: Option<MsgText>,
+    pub message: Text,
+    pub reason: Option<Text>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +93,7 @@ pub struct CondMsg {
     pub kind: &'static str,
     pub status: bool,
     pub reason: &'static str,
-    pub message: MsgText,
+    pub message: Text,
 }
 
 /// A requirement selector.
@@ -1398,7 +1395,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
         }
         let incomplete = !out.results.is_empty();
-        let message: MsgText = if shown.is_empty() {
+        let message: Text = if shown.is_empty() {
             "all items complete".into()
         } else if out.results.len() > 3 {
             format!(

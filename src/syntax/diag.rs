@@ -5,8 +5,9 @@ use crate::syntax::span::{SourceMap, Span};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// A diagnostic's text: most summaries and many details are fixed phrases, which cost no
-/// allocation (a failing attribute read inside `try` makes one per evaluation).
+/// A diagnostic's text, and a result's or condition's: most summaries and many details
+/// are fixed phrases, which cost no allocation (a failing attribute read inside `try`
+/// makes one per evaluation; every response reports a few fixed results).
 pub type Text = Cow<'static, str>;
 
 /// How bad a diagnostic is.
