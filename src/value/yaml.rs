@@ -380,25 +380,14 @@ impl Emitter {
     /// A double-quoted scalar; `as_is`: [`quotes_as_is`] holds for `value` (the caller
     /// knows it), so its inside is itself, one column per byte.
     fn write_double_quoted(&mut self, value: &str, allow_breaks: bool, as_is: bool) {
+        self.write_indicator("\"", true, false, false);
         if as_is {
-            // The opening indicator (a space first unless after whitespace), the bytes,
-            // the closing one: what the character loop writes, in one reservation.
-            let space = !self.whitespace;
-            self.out.reserve(value.len() + 3);
-            if space {
-                self.out.push(' ');
-            }
-            self.out.push('"');
             self.out.push_str(value);
-            self.out.push('"');
-            let n = value.len() + 2 + usize::from(space);
-            self.column = self.column.saturating_add(n as i64);
-            self.open_ended = false;
+            self.column = self.column.saturating_add(value.len() as i64);
         } else {
-            self.write_indicator("\"", true, false, false);
             self.write_double_quoted_chars(value, allow_breaks);
-            self.write_indicator("\"", false, false, false);
         }
+        self.write_indicator("\"", false, false, false);
         self.whitespace = false;
         self.indention = false;
     }
