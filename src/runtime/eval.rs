@@ -252,7 +252,8 @@ struct Evaluator<'p, 'o> {
     desired_index: HashMap<Str, usize, ahash::RandomState>,
     /// The objects of the `composite status` blocks, checked as Go converts them.
     statuses: Vec<Value>,
-    connections: Vec<BTreeMap<String, Vec<u8>>>,
+    /// Each `composite connection` block's secrets, decoded, in key order.
+    connections: Vec<Vec<(String, Vec<u8>)>>,
     /// Each `context` block's key and value as a one-key object, checked.
     contexts: Vec<Value>,
     requirements: Vec<(Str, Selector)>,
@@ -975,38 +976,49 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
             return diags;
         }
-        let obj = match to_go_object(&v) {
-            Ok(Some(o)) => o,
-            Ok(None) => return diags,
-            Err(msg) => {
-                diags.push(err_at(msg, "", c.body.range));
-                return diags;
+        // An object of strings (the usual body) is read as it is: the Go object it
+        // round-trips to holds the same keys and strings, in the same (byte) order.
+        let go_object;
+        let secrets: Vec<(&str, Result<&str, &Json>)> = match &v {
+            Value::Object(f) | Value::Map(f)
+                if json && f.entries.iter().all(|(_, x)| matches!(x, Value::String(_))) =>
+            {
+                f.entries.iter().map(value_secret).collect()
+            }
+            _ => {
+                go_object = match to_go_object(&v) {
+                    Ok(Some(o)) => o,
+                    Ok(None) => return diags,
+                    Err(msg) => {
+                        diags.push(err_at(msg, "", c.body.range));
+                        return diags;
+                    }
+                };
+                go_object.iter().map(json_secret).collect()
             }
         };
-        let mut values = BTreeMap::new();
+        let mut values = Vec::with_capacity(secrets.len());
         let mut bad = false;
-        for (k, v) in obj {
-            let Json::String(s) = v else {
-                diags.push(err_no_range(format!(
-                    "connection key {} was not a string, got {}",
-                    go_quote(&k),
-                    Json::go_type(&v)
-                )));
-                continue;
-            };
-            match base64_std_decode(&s) {
-                Some(b) => {
-                    values.insert(k, b);
+        for (k, s) in secrets {
+            let s = match s {
+                Ok(s) => s,
+                Err(other) => {
+                    diags.push(err_no_range(format!(
+                        "connection key {} was not a string, got {}",
+                        go_quote(k),
+                        Json::go_type(other)
+                    )));
+                    continue;
                 }
+            };
+            match base64_std_decode(s) {
+                Some(b) => values.push((k.to_string(), b)),
                 None => {
-                    let msg = format!(
-                        "connection secret key {} not in base64 format",
-                        go_quote(&k)
-                    );
+                    let msg = format!("connection secret key {} not in base64 format", go_quote(k));
                     self.discard(Discard {
                         kind: DiscardType::Connection,
                         reason: DiscardReason::BadSecret,
-                        name: k.clone(),
+                        name: k.to_string(),
                         span: c.body.range,
                         context: vec![msg.clone()],
                     });
@@ -1753,6 +1765,19 @@ fn unknown_paths(v: &Value, path: &mut String, out: &mut Vec<String>) {
             }
         }
         _ => {}
+    }
+}
+
+/// A connection secret of an object of strings: its key and text.
+fn value_secret((k, x): &(Str, Value)) -> (&str, Result<&str, &Json>) {
+    (k, Ok(x.as_str().unwrap_or_default()))
+}
+
+/// A connection secret of the Go object: its key, and its text or what it is instead.
+fn json_secret<'a>((k, x): (&'a String, &'a Json)) -> (&'a str, Result<&'a str, &'a Json>) {
+    match x {
+        Json::String(s) => (k, Ok(s)),
+        other => (k, Err(other)),
     }
 }
 
