@@ -63,7 +63,7 @@ fn decode_plain(src: &[u8]) -> Option<Vec<u8>> {
     for (i, q) in quanta.enumerate() {
         let keep = if i == last { 3 - pad } else { 3 };
         let v = |j: usize| {
-            let b = if j >= keep + 1 { b'A' } else { q[j] };
+            let b = if j > keep { b'A' } else { q[j] };
             u32::from(VALUES[b as usize])
         };
         let (a, b, c, d) = (v(0), v(1), v(2), v(3));
