@@ -119,10 +119,20 @@ fn analyze_chars(value: &str) -> Analysis {
 /// Printable ASCII without a space, quote or backslash: written double-quoted as it is
 /// (libyaml's character loop writes each as itself, and only a space may break a line).
 fn quotes_as_is(value: &str) -> bool {
-    value
-        .bytes()
-        .all(|b| (0x21..=0x7E).contains(&b) && b != b'"' && b != b'\\')
+    value.bytes().all(|b| AS_IS[b as usize])
 }
+
+/// The bytes [`quotes_as_is`] lets through, by value: a table look per byte instead of
+/// three comparisons.
+static AS_IS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x21;
+    while b <= 0x7E {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
 
 impl Emitter {
     fn new() -> Self {
@@ -511,6 +521,11 @@ impl Emitter {
 
 /// `yamlencode`: go-cty-yaml's `Marshal` output.
 pub fn encode(v: &Value) -> Result<String, String> {
+    Block::encode(v).unwrap_or_else(|| encode_emitted(v))
+}
+
+/// [`encode`] by the emitter, for any value.
+fn encode_emitted(v: &Value) -> Result<String, String> {
     let mut e = Emitter::new();
     e.emit_node(v, true, false, false)?;
     // Document end (implicit), then stream end.
@@ -520,6 +535,189 @@ pub fn encode(v: &Value) -> Result<String, String> {
         e.write_indent();
     }
     Ok(e.out)
+}
+
+/// The usual document, written without the emitter's state: a collection in which every
+/// collection has something in it and every string, key or value, [`quotes_as_is`] (keys
+/// of at most 128 bytes, simple keys). For such a tree the emitter's choices are fixed:
+/// a key or item on its own line at its indentation (the first of a collection that is
+/// a sequence item on the item's line), a sequence in a mapping as indentless as the
+/// mapping, scalars after one space, no folding (no string has a space) and one line
+/// break at the end. The look that finds a tree fits also sums what the emitter would
+/// charge it, node by node, and the sum is charged at once before anything is written
+/// (charges only add up, so a budget refuses the document exactly when it refuses the
+/// emitter's). The emitter's per-node state (contexts, the indentation stack, columns,
+/// flags, a charge) cost ~300 instructions a node (`services-500`'s config);
+/// `block_writes_what_the_emitter_writes` compares the two over generated trees.
+struct Block {
+    out: String,
+}
+
+/// What [`Block::fits`] learns of a tree.
+struct Look {
+    /// Nodes it may still visit.
+    left: usize,
+    /// What the emitter would charge.
+    charge: usize,
+}
+
+impl Block {
+    /// Most nodes [`Block::fits`] visits before it leaves a document to the emitter: the
+    /// look charges nothing, and a value sharing its parts may describe far more nodes
+    /// than it holds (the emitter charges as it goes).
+    const MAX_NODES: usize = 1 << 14;
+
+    /// The document of `v` if the block writer's rules cover it, charged first.
+    fn encode(v: &Value) -> Option<Result<String, String>> {
+        if !matches!(
+            v,
+            Value::List(_) | Value::Set(_) | Value::Tuple(_) | Value::Map(_) | Value::Object(_)
+        ) {
+            return None;
+        }
+        let mut look = Look {
+            left: Self::MAX_NODES,
+            charge: 0,
+        };
+        let fits = Self::fits(v, 0, Place::Start, &mut look);
+        crate::value::meter::walked(Self::MAX_NODES - look.left);
+        if !fits {
+            return None;
+        }
+        let charged = crate::value::meter::bytes_and_tick("yamlencode", look.charge as u64);
+        if let Err(e) = charged {
+            return Some(Err(e.to_string()));
+        }
+        let mut b = Block {
+            out: String::with_capacity(look.charge.min(1 << 16)),
+        };
+        b.node(v, 0, Place::Start);
+        b.out.push('\n');
+        Some(Ok(b.out))
+    }
+
+    /// The indentation of a collection whose parent is at `parent`, begun from `place`:
+    /// the root's is 0, a sequence in a mapping keeps the mapping's, any other nested
+    /// collection is two deeper.
+    fn own_indent(v: &Value, parent: usize, place: Place) -> usize {
+        match (place, v) {
+            (Place::Start, _) => 0,
+            (Place::Line, Value::List(_) | Value::Set(_) | Value::Tuple(_)) => parent,
+            _ => parent + 2,
+        }
+    }
+
+    /// Whether the node `v` (its parent at indentation `parent`, begun from `place`) and
+    /// everything in it fit the block writer's rules; adds the emitter's charges to `look`
+    /// (a node's with its parent's indentation, a key's with its mapping's).
+    fn fits(v: &Value, parent: usize, place: Place, look: &mut Look) -> bool {
+        look.left = match look.left.checked_sub(1) {
+            Some(n) => n,
+            None => return false,
+        };
+        // `Emitter::emit_node`'s charge: a string's bytes and 4, a sequence's items and a
+        // mapping's keys 4 each (and their bytes), 4 for either, 8 for anything else.
+        let own = Self::own_indent(v, parent, place);
+        match v {
+            Value::Null(_) | Value::Bool(_) | Value::Number(_) => {
+                look.charge += 8 + parent;
+                true
+            }
+            Value::String(s) => {
+                look.charge += s.len() + 4 + parent;
+                quotes_as_is(s)
+            }
+            Value::Unknown(_) => false,
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
+                look.charge += q.items.len() * 4 + 4 + parent;
+                !q.items.is_empty()
+                    && q.items
+                        .iter()
+                        .all(|x| Self::fits(x, own, Place::AfterDash, look))
+            }
+            Value::Map(f) | Value::Object(f) => {
+                look.charge += 4 + parent;
+                !f.entries.is_empty()
+                    && f.entries.iter().all(|(k, x)| {
+                        // The key in the mapping's charge, and the key's own.
+                        look.charge += 2 * (k.len() + 4) + own;
+                        k.len() <= 128 && quotes_as_is(k) && Self::fits(x, own, Place::Line, look)
+                    })
+            }
+        }
+    }
+
+    /// Starts a line at `indent`, or goes on from where `place` says the writer is.
+    fn line(&mut self, indent: usize, place: Place) {
+        match place {
+            Place::Start => {}
+            Place::AfterDash => self.out.push(' '),
+            Place::Line => {
+                const SPACES: &str = "                                ";
+                self.out.push('\n');
+                let mut pad = indent;
+                while pad > 0 {
+                    let n = pad.min(SPACES.len());
+                    self.out.push_str(&SPACES[..n]);
+                    pad -= n;
+                }
+            }
+        }
+    }
+
+    /// A node [`Block::fits`] accepted, as [`Block::fits`] describes its place: a
+    /// collection's items start there, a scalar follows after one space.
+    fn node(&mut self, v: &Value, parent: usize, place: Place) {
+        let own = Self::own_indent(v, parent, place);
+        match v {
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
+                let mut at = place;
+                for item in &q.items {
+                    self.line(own, at);
+                    self.out.push('-');
+                    self.node(item, own, Place::AfterDash);
+                    at = Place::Line;
+                }
+            }
+            Value::Map(f) | Value::Object(f) => {
+                let mut at = place;
+                for (k, x) in &f.entries {
+                    self.line(own, at);
+                    self.out.push('"');
+                    self.out.push_str(k);
+                    self.out.push_str("\":");
+                    self.node(x, own, Place::Line);
+                    at = Place::Line;
+                }
+            }
+            Value::String(s) => {
+                self.out.push_str(" \"");
+                self.out.push_str(s);
+                self.out.push('"');
+            }
+            Value::Bool(b) => self.out.push_str(if *b { " true" } else { " false" }),
+            Value::Number(n) if n.is_infinite() => {
+                self.out
+                    .push_str(if n.is_negative() { " -Inf" } else { " +Inf" })
+            }
+            Value::Number(n) => {
+                self.out.push(' ');
+                n.push_cty_string(&mut self.out);
+            }
+            _ => self.out.push_str(" null"),
+        }
+    }
+}
+
+/// Where [`Block`] is when a node begins.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    /// At the start of the document.
+    Start,
+    /// Right after a sequence item's `-`.
+    AfterDash,
+    /// After a key's `:` or a finished item: the next item takes a new line.
+    Line,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1354,6 +1552,125 @@ mod tests {
             "- \"a\"\n- \"b\"\n"
         );
         assert_eq!(enc(&Value::int(-5)), "-5\n...\n");
+    }
+
+    /// Generated trees (maps, sequences and scalars nested four deep, with empty
+    /// collections, strings that need quoting or folding, long and multi-line keys, shared
+    /// parts): whatever [`Block`] writes, the emitter writes too, byte for byte, and the two
+    /// charge the meter the same; and the usual documents take the block writer.
+    #[test]
+    fn block_writes_what_the_emitter_writes() {
+        use crate::value::meter;
+        let strings = [
+            "",
+            "a",
+            "x-y",
+            "8080",
+            "true",
+            "a b",
+            "q\"",
+            "\\",
+            "multi\nline",
+            "é",
+            "~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        fn tree(depth: u32, next: &mut dyn FnMut(u64) -> u64, strings: &[&str]) -> Value {
+            let pick = next(if depth == 0 { 4 } else { 9 });
+            let string = |i: u64| Value::string(strings[i as usize % strings.len()]);
+            match pick {
+                0 => string(next(strings.len() as u64 * 4)),
+                1 => Value::int(next(100_000) as i64 - 50),
+                2 => [Value::NULL, Value::Bool(true), Value::Bool(false)][next(3) as usize].clone(),
+                3 => Value::Number(Number::infinity(next(2) == 0)),
+                4..=6 => {
+                    let n = next(4) as usize;
+                    let mut keys: Vec<(Str, Value)> = Vec::new();
+                    for _ in 0..n {
+                        let k = match next(12) {
+                            0 => "k".repeat(129),
+                            1 => "a key".to_string(),
+                            2 => "line\nbreak".to_string(),
+                            i => format!("key{i}"),
+                        };
+                        keys.push((k.as_str().into(), tree(depth - 1, next, strings)));
+                    }
+                    Value::object(keys)
+                }
+                _ => {
+                    let n = next(4) as usize;
+                    let item = tree(depth - 1, next, strings);
+                    // Shared items, and fresh ones.
+                    let mut items = vec![item; n / 2];
+                    items.extend((n / 2..n).map(|_| tree(depth - 1, next, strings)));
+                    Value::tuple(items)
+                }
+            }
+        }
+        // What a run charges, and its output.
+        let charged = |f: &dyn Fn() -> Option<Result<String, String>>| {
+            meter::begin(u64::MAX, u64::MAX, None);
+            let out = f();
+            out.map(|o| (o, meter::end().bytes))
+        };
+        let mut block = 0;
+        for _ in 0..20_000 {
+            let v = tree(4, &mut next, &strings);
+            let emitted = charged(&|| Some(encode_emitted(&v)));
+            if let Some(written) = charged(&|| Block::encode(&v)) {
+                block += 1;
+                assert_eq!(Some(written), emitted, "{v:?}");
+            }
+            assert_eq!(charged(&|| Some(encode(&v))), emitted, "{v:?}");
+        }
+        assert!(block > 1_500, "{block}");
+        // A budget refuses a document written either way alike.
+        let v = Value::object(vec![
+            (
+                "a".into(),
+                Value::tuple(vec![Value::int(1), Value::string("x")]),
+            ),
+            (
+                "b".into(),
+                Value::object(vec![("c".into(), Value::string("y"))]),
+            ),
+        ]);
+        let full = charged(&|| Block::encode(&v)).map(|(_, n)| n);
+        let full = full.expect("a block document");
+        for budget in 0..=full + 1 {
+            let run = |f: &dyn Fn() -> Option<Result<String, String>>| {
+                meter::begin(u64::MAX, budget, None);
+                let out = f().map(|r| r.map(|_| ()));
+                meter::end();
+                out
+            };
+            let (b, e) = (
+                run(&|| Block::encode(&v)),
+                run(&|| Some(encode_emitted(&v))),
+            );
+            assert_eq!(
+                b.clone().map(|r| r.is_ok()),
+                e.map(|r| r.is_ok()),
+                "{budget}"
+            );
+            let refused = Some(Err(
+                "yamlencode exceeded the evaluation's budget of string bytes".to_string(),
+            ));
+            assert_eq!(
+                b,
+                if budget >= full {
+                    Some(Ok(()))
+                } else {
+                    refused
+                }
+            );
+        }
     }
 
     #[test]
