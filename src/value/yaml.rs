@@ -122,6 +122,20 @@ fn quotes_as_is(value: &str) -> bool {
     value.bytes().all(|b| AS_IS[b as usize])
 }
 
+/// Printable ASCII without a quote or backslash, spaces allowed: written double-quoted
+/// as it is wherever no space can fold the line (a simple key, or a scalar ending by
+/// column 80).
+fn spaced_as_is(value: &str) -> bool {
+    value.bytes().all(|b| SPACED_AS_IS[b as usize])
+}
+
+/// The bytes [`spaced_as_is`] lets through: [`AS_IS`] and the space.
+static SPACED_AS_IS: [bool; 256] = {
+    let mut t = AS_IS;
+    t[b' ' as usize] = true;
+    t
+};
+
 /// The bytes [`quotes_as_is`] lets through, by value: a table look per byte instead of
 /// three comparisons.
 static AS_IS: [bool; 256] = {
@@ -538,16 +552,17 @@ fn encode_emitted(v: &Value) -> Result<String, String> {
 }
 
 /// The usual document, written without the emitter's state: a collection in which every
-/// collection has something in it and every string, key or value, [`quotes_as_is`] (keys
-/// of at most 128 bytes, simple keys). For such a tree the emitter's choices are fixed:
-/// a key or item on its own line at its indentation (the first of a collection that is
-/// a sequence item on the item's line), a sequence in a mapping as indentless as the
-/// mapping, scalars after one space, no folding (no string has a space) and one line
-/// break at the end. The look that finds a tree fits also sums what the emitter would
-/// charge it, node by node, and the sum is charged at once before anything is written
-/// (charges only add up, so a budget refuses the document exactly when it refuses the
-/// emitter's). The emitter's per-node state (contexts, the indentation stack, columns,
-/// flags, a charge) cost ~300 instructions a node (`services-500`'s config);
+/// string is printable ASCII without a quote or backslash, written as it is (keys of at
+/// most 128 bytes, simple keys; a value with a space only if it ends by column 80, where
+/// no space can fold its line). For such a tree the emitter's choices are fixed: a key or
+/// item on its own line at its indentation (the first of a collection that is a sequence
+/// item on the item's line), a sequence in a mapping as indentless as the mapping,
+/// scalars and empty collections (`[]`, `{}`) after one space, and one line break at the
+/// end. The look that finds a tree fits also sums what the emitter would charge it, node
+/// by node, and the sum is charged at once before anything is written (charges only add
+/// up, so a budget refuses the document exactly when it refuses the emitter's). The
+/// emitter's per-node state (contexts, the indentation stack, columns, flags, a charge)
+/// cost ~300 instructions a node (`services-500`'s config);
 /// `block_writes_what_the_emitter_writes` compares the two over generated trees.
 struct Block {
     out: String,
@@ -579,7 +594,7 @@ impl Block {
             left: Self::MAX_NODES,
             charge: 0,
         };
-        let fits = Self::fits(v, 0, Place::Start, &mut look);
+        let fits = Self::fits(v, 0, Place::Start, 0, &mut look);
         crate::value::meter::walked(Self::MAX_NODES - look.left);
         if !fits {
             return None;
@@ -607,10 +622,11 @@ impl Block {
         }
     }
 
-    /// Whether the node `v` (its parent at indentation `parent`, begun from `place`) and
-    /// everything in it fit the block writer's rules; adds the emitter's charges to `look`
-    /// (a node's with its parent's indentation, a key's with its mapping's).
-    fn fits(v: &Value, parent: usize, place: Place, look: &mut Look) -> bool {
+    /// Whether the node `v` (its parent at indentation `parent`, begun from `place`, the
+    /// `:` or `-` before it ending at column `col`) and everything in it fit the block
+    /// writer's rules; adds the emitter's charges to `look` (a node's with its parent's
+    /// indentation, a key's with its mapping's).
+    fn fits(v: &Value, parent: usize, place: Place, col: usize, look: &mut Look) -> bool {
         look.left = match look.left.checked_sub(1) {
             Some(n) => n,
             None => return false,
@@ -625,23 +641,32 @@ impl Block {
             }
             Value::String(s) => {
                 look.charge += s.len() + 4 + parent;
-                quotes_as_is(s)
+                // `write_double_quoted_chars` folds at a space past column 80 that is
+                // neither the first nor the last character; the string starts at column
+                // `col + 2`, after ` "`, so its last space but one is at most at
+                // `col + len`.
+                quotes_as_is(s) || (col + s.len() <= 80 && spaced_as_is(s))
             }
             Value::Unknown(_) => false,
             Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
                 look.charge += q.items.len() * 4 + 4 + parent;
-                !q.items.is_empty()
+                // An empty one is `[]` after a space, as a scalar is (not the root's).
+                (place != Place::Start || !q.items.is_empty())
                     && q.items
                         .iter()
-                        .all(|x| Self::fits(x, own, Place::AfterDash, look))
+                        .all(|x| Self::fits(x, own, Place::AfterDash, own + 1, look))
             }
             Value::Map(f) | Value::Object(f) => {
                 look.charge += 4 + parent;
-                !f.entries.is_empty()
+                (place != Place::Start || !f.entries.is_empty())
                     && f.entries.iter().all(|(k, x)| {
-                        // The key in the mapping's charge, and the key's own.
+                        // The key in the mapping's charge, and the key's own. A simple key
+                        // is never folded: spaces in it are written as they are.
                         look.charge += 2 * (k.len() + 4) + own;
-                        k.len() <= 128 && quotes_as_is(k) && Self::fits(x, own, Place::Line, look)
+                        let col = own + k.len() + 3;
+                        k.len() <= 128
+                            && spaced_as_is(k)
+                            && Self::fits(x, own, Place::Line, col, look)
                     })
             }
         }
@@ -670,6 +695,10 @@ impl Block {
     fn node(&mut self, v: &Value, parent: usize, place: Place) {
         let own = Self::own_indent(v, parent, place);
         match v {
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) if q.items.is_empty() => {
+                self.out.push_str(" []")
+            }
+            Value::Map(f) | Value::Object(f) if f.entries.is_empty() => self.out.push_str(" {}"),
             Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
                 let mut at = place;
                 for item in &q.items {
@@ -1561,7 +1590,13 @@ mod tests {
     #[test]
     fn block_writes_what_the_emitter_writes() {
         use crate::value::meter;
-        let strings = [
+        let spaced = [
+            "word ".repeat(12),
+            "word ".repeat(14),
+            "w ".repeat(36),
+            "w ".repeat(40),
+        ];
+        let mut strings = vec![
             "",
             "a",
             "x-y",
@@ -1573,7 +1608,13 @@ mod tests {
             "multi\nline",
             "é",
             "~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
+            " lead",
+            "trail ",
+            "two  spaces",
+            "a\tb",
         ];
+        // Spaced strings whose line ends on either side of column 80.
+        strings.extend(spaced.iter().map(String::as_str));
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = move |n: u64| {
             x ^= x << 13;
@@ -1595,7 +1636,7 @@ mod tests {
                     for _ in 0..n {
                         let k = match next(12) {
                             0 => "k".repeat(129),
-                            1 => "a key".to_string(),
+                            1 => "a key ".repeat(next(30) as usize),
                             2 => "line\nbreak".to_string(),
                             i => format!("key{i}"),
                         };
@@ -1630,6 +1671,21 @@ mod tests {
             assert_eq!(charged(&|| Some(encode(&v))), emitted, "{v:?}");
         }
         assert!(block > 1_500, "{block}");
+        // A space as the last character but one, on each side of the fold at column 80:
+        // under a key, as an item, nested.
+        for len in 60..90 {
+            let text = Value::string(format!("{} b", "a".repeat(len - 2)));
+            let item = Value::tuple(vec![text.clone()]);
+            let nested = Value::object(vec![("k".into(), item.clone())]);
+            for v in [
+                Value::object(vec![("key".into(), text)]),
+                item,
+                Value::tuple(vec![nested]),
+            ] {
+                let emitted = charged(&|| Some(encode_emitted(&v)));
+                assert_eq!(charged(&|| Some(encode(&v))), emitted, "{v:?}");
+            }
+        }
         // A budget refuses a document written either way alike.
         let v = Value::object(vec![
             (
