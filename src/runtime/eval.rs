@@ -252,6 +252,11 @@ struct Evaluator<'p, 'o> {
     desired_index: HashMap<Str, usize, ahash::RandomState>,
     /// The objects of the `composite status` blocks, checked as Go converts them.
     statuses: Vec<Value>,
+    /// The buffer a body's diagnostics are gathered in, kept from one body to the next: a
+    /// `try` over a path absent on the first reconcile (`try(self.resource.status...)`)
+    /// reports the failed step there before it falls back, and a new buffer cost an
+    /// allocation each time (~400 instructions a `heavy-200` member).
+    body_diags: Vec<Diagnostic>,
     /// Each `composite connection` block's secrets, decoded, in key order.
     connections: Vec<Vec<(String, Vec<u8>)>>,
     /// Each `context` block's key and value as a one-key object, checked.
@@ -353,6 +358,7 @@ fn evaluate_with(
         desired: Vec::new(),
         desired_index: HashMap::with_hasher(hasher.clone()),
         statuses: Vec::new(),
+        body_diags: Vec::new(),
         connections: Vec::new(),
         contexts: Vec::new(),
         requirements: Vec::new(),
@@ -719,7 +725,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         if self.asserts(&c.subs, &mut diags) {
             return diags;
         }
-        let mut ds = Vec::new();
+        let mut ds = std::mem::take(&mut self.body_diags);
         let Emitted {
             value: out,
             unknown,
@@ -759,7 +765,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             diags.extend(downgrade(ds));
             return diags;
         }
-        diags.extend(ds);
+        diags.append(&mut ds);
+        self.body_diags = ds;
         // Annotations add strings only: the body round-trips through JSON if `out` does.
         let body = match with_annotations(out, annotations).filter(|_| json) {
             Some(b) => b,
@@ -948,7 +955,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 return diags;
             }
         };
-        let mut ds = Vec::new();
+        let mut ds = std::mem::take(&mut self.body_diags);
         let Emitted {
             value: v,
             unknown,
@@ -960,7 +967,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             diags.extend(downgrade(ds));
             return diags;
         }
-        diags.extend(ds);
+        diags.append(&mut ds);
+        self.body_diags = ds;
         if kind == DiscardType::Status {
             // Kept as a value: merged with the others and written to the response as is.
             // (An object that round-trips, as the charging walk found, needs no more look.)
