@@ -242,7 +242,7 @@ impl Request {
     /// (decoded now when it was deferred).
     pub fn observed_resource(&self, name: &str) -> Option<Value> {
         match &self.bodies {
-            Some(b) => b.get(name),
+            Some(b) => b.get(&Str::from(name)),
             None => self.resource.get_attr(name).cloned(),
         }
     }
@@ -322,11 +322,21 @@ fn group_collections(
         members.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.name.cmp(&b.name)));
         let bodies = members
             .iter()
-            .map(|m| resource.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+            .map(|m| {
+                resource
+                    .get_attr_key(&m.name)
+                    .cloned()
+                    .unwrap_or(Value::NULL)
+            })
             .collect();
         let conns = members
             .iter()
-            .map(|m| connection.get_attr(&m.name).cloned().unwrap_or(Value::NULL))
+            .map(|m| {
+                connection
+                    .get_attr_key(&m.name)
+                    .cloned()
+                    .unwrap_or(Value::NULL)
+            })
             .collect();
         coll_resources.push((base_name.clone(), Value::tuple(bodies)));
         coll_connections.push((base_name.clone(), Value::tuple(conns)));
@@ -654,12 +664,15 @@ pub struct ObservedBodies {
 }
 
 impl ObservedBodies {
+    /// Where the body of `name` is (names compared as [`Str`]s: two words each when
+    /// inline, as the entries are ordered).
+    fn index(&self, name: &Str) -> Option<usize> {
+        self.entries.binary_search_by(|(n, _, _)| n.cmp(name)).ok()
+    }
+
     /// The body of `name` as a value (decoded now if it was not yet), if observed.
-    pub fn get(&self, name: &str) -> Option<Value> {
-        let i = self
-            .entries
-            .binary_search_by(|(n, _, _)| (**n).cmp(name))
-            .ok()?;
+    pub fn get(&self, name: &Str) -> Option<Value> {
+        let i = self.index(name)?;
         let (_, raw, cell) = &self.entries[i];
         // The scan ruled out every error for bodies it did not mark exact, and exact ones
         // were converted (and their errors reported) while building the request.
@@ -673,11 +686,8 @@ impl ObservedBodies {
     /// whole value when it was decoded already, when `paths` is whole or when the scan
     /// left the body to the exact path; otherwise only those paths, decoded now and not
     /// kept (a body is read this way once per request, by its own resource block).
-    pub fn get_paths(&self, name: &str, paths: &Paths) -> Option<Value> {
-        let i = self
-            .entries
-            .binary_search_by(|(n, _, _)| (**n).cmp(name))
-            .ok()?;
+    pub fn get_paths(&self, name: &Str, paths: &Paths) -> Option<Value> {
+        let i = self.index(name)?;
         let (_, raw, cell) = &self.entries[i];
         if let Some(v) = cell.get() {
             return Some(v.clone());

@@ -60,15 +60,19 @@ impl Inputs {
     /// The observed body of `name` (`self.resource`; null when not observed), for a
     /// reader of `paths` only (the rest of the body may be left out, see
     /// [`crate::lower::reads::Paths`]).
-    fn observed_body(&self, name: &str, paths: &crate::lower::reads::Paths) -> Value {
+    fn observed_body(&self, name: &Str, paths: &crate::lower::reads::Paths) -> Value {
         match &self.bodies {
             Some(b) => b.get_paths(name, paths).unwrap_or_default(),
-            None => self.resource.get_attr(name).cloned().unwrap_or_default(),
+            None => self
+                .resource
+                .get_attr_key(name)
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 
-    fn is_observed(&self, name: &str) -> bool {
-        self.resource.get_attr(name).is_some()
+    fn is_observed(&self, name: &Str) -> bool {
+        self.resource.get_attr_key(name).is_some()
     }
 }
 
@@ -667,13 +671,17 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         match key {
             "connection" => inputs
                 .connection
-                .get_attr(name)
+                .get_attr_key(name)
                 .cloned()
                 .unwrap_or_default(),
             "name" => Value::string(name.clone()),
             "resource" => match own_body {
                 Some(paths) => inputs.observed_body(name, paths),
-                None => inputs.resource.get_attr(name).cloned().unwrap_or_default(),
+                None => inputs
+                    .resource
+                    .get_attr_key(name)
+                    .cloned()
+                    .unwrap_or_default(),
             },
             _ => Value::NULL,
         }
