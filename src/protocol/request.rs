@@ -1006,13 +1006,8 @@ mod tests {
             f64::INFINITY,
             123_456.789,
         ];
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::text::Xorshift(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move |n: u64| rng.below(n);
         fn gen_value(rnd: &mut dyn FnMut(u64) -> u64, depth: u32) -> prost_types::Value {
             let k = if depth > 4 { rnd(5) } else { rnd(8) };
             let kind = match k {

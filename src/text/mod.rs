@@ -12,3 +12,26 @@ mod unicode15;
 pub mod words;
 
 pub use self::str::Str;
+
+/// The unit tests' generator of cases (xorshift64): a seed gives the same cases on every
+/// run, in every layer's tests.
+#[cfg(test)]
+pub(crate) struct Xorshift(pub u64);
+
+#[cfg(test)]
+impl Xorshift {
+    /// The next 64 bits.
+    pub(crate) fn word(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number below `n`.
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.word() % n
+    }
+}

@@ -1615,13 +1615,8 @@ mod tests {
         ];
         // Spaced strings whose line ends on either side of column 80.
         strings.extend(spaced.iter().map(String::as_str));
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::text::Xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: u64| rng.below(n);
         fn tree(depth: u32, next: &mut dyn FnMut(u64) -> u64, strings: &[&str]) -> Value {
             let pick = next(if depth == 0 { 4 } else { 9 });
             let string = |i: u64| Value::string(strings[i as usize % strings.len()]);
