@@ -148,6 +148,26 @@ static AS_IS: [bool; 256] = {
     t
 };
 
+/// `n` spaces (indentation), a run at a time.
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
+/// A number as go-cty-yaml writes it: cty's decimal text, and an infinity as
+/// `big.Float.Text('f', -1)` spells it (not YAML's `.inf`).
+fn push_number(out: &mut String, n: &Number) {
+    if n.is_infinite() {
+        out.push_str(if n.is_negative() { "-Inf" } else { "+Inf" });
+    } else {
+        n.push_cty_string(out);
+    }
+}
+
 impl Emitter {
     fn new() -> Self {
         Emitter {
@@ -205,13 +225,7 @@ impl Emitter {
             self.put_break();
         }
         if self.column < indent {
-            const SPACES: &str = "                                ";
-            let mut pad = (indent - self.column) as usize;
-            while pad > 0 {
-                let n = pad.min(SPACES.len());
-                self.out.push_str(&SPACES[..n]);
-                pad -= n;
-            }
+            push_spaces(&mut self.out, (indent - self.column) as usize);
             self.column = indent;
         }
         self.whitespace = true;
@@ -277,12 +291,7 @@ impl Emitter {
             Value::Number(n) => {
                 let mut text = std::mem::take(&mut self.scratch);
                 text.clear();
-                if n.is_infinite() {
-                    // big.Float.Text('f', -1), not YAML's .inf spelling.
-                    text.push_str(if n.is_negative() { "-Inf" } else { "+Inf" });
-                } else {
-                    n.push_cty_string(&mut text);
-                }
+                push_number(&mut text, n);
                 self.write_plain(&text);
                 self.scratch = text;
                 Ok(())
@@ -678,14 +687,8 @@ impl Block {
             Place::Start => {}
             Place::AfterDash => self.out.push(' '),
             Place::Line => {
-                const SPACES: &str = "                                ";
                 self.out.push('\n');
-                let mut pad = indent;
-                while pad > 0 {
-                    let n = pad.min(SPACES.len());
-                    self.out.push_str(&SPACES[..n]);
-                    pad -= n;
-                }
+                push_spaces(&mut self.out, indent);
             }
         }
     }
@@ -725,13 +728,9 @@ impl Block {
                 self.out.push('"');
             }
             Value::Bool(b) => self.out.push_str(if *b { " true" } else { " false" }),
-            Value::Number(n) if n.is_infinite() => {
-                self.out
-                    .push_str(if n.is_negative() { " -Inf" } else { " +Inf" })
-            }
             Value::Number(n) => {
                 self.out.push(' ');
-                n.push_cty_string(&mut self.out);
+                push_number(&mut self.out, n);
             }
             _ => self.out.push_str(" null"),
         }
