@@ -993,27 +993,31 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         }
         // An object of strings (the usual body) is read as it is: the Go object it
-        // round-trips to holds the same keys and strings, in the same (byte) order.
-        let go_object;
-        let secrets: Vec<(&str, Result<&str, &Json>)> = match &v {
+        // round-trips to holds the same keys and strings, in the same (byte) order. Only
+        // one of the two sources is present; the secrets are read from it directly.
+        let strings = match &v {
             Value::Object(f) | Value::Map(f)
                 if json && f.entries.iter().all(|(_, x)| matches!(x, Value::String(_))) =>
             {
-                f.entries.iter().map(value_secret).collect()
+                Some(&f.entries)
             }
-            _ => {
-                go_object = match to_go_object(&v) {
-                    Ok(Some(o)) => o,
-                    Ok(None) => return diags,
-                    Err(msg) => {
-                        diags.push(err_at(msg, "", c.body.range));
-                        return diags;
-                    }
-                };
-                go_object.iter().map(json_secret).collect()
-            }
+            _ => None,
         };
-        let mut values = Vec::with_capacity(secrets.len());
+        let go_object = match strings {
+            Some(_) => None,
+            None => match to_go_object(&v) {
+                Ok(Some(o)) => Some(o),
+                Ok(None) => return diags,
+                Err(msg) => {
+                    diags.push(err_at(msg, "", c.body.range));
+                    return diags;
+                }
+            },
+        };
+        let secrets = (strings.into_iter().flatten().map(value_secret))
+            .chain(go_object.iter().flatten().map(json_secret));
+        let count = strings.map_or(0, Vec::len) + go_object.as_ref().map_or(0, |o| o.len());
+        let mut values = Vec::with_capacity(count);
         let mut bad = false;
         for (k, s) in secrets {
             let s = match s {
