@@ -591,3 +591,127 @@ fn builtins_build_only_what_they_charged() {
     assert!(m.ends_with("(in indent)"), "{m}");
     assert!(u.bytes > 1 << 53, "charged the whole padding: {u:?}");
 }
+
+/// A chain of `locals` from `l0 = 1` to `l{n}`, each `per` brackets around the one before:
+/// `l{n}` nests `n * per` levels deep, for a few instructions a level.
+fn nested_chain(n: usize, per: usize) -> String {
+    let mut s = "locals {\n  l0 = 1\n".to_string();
+    for i in 1..=n {
+        s.push_str(&format!(
+            "  l{i} = {}l{}{}\n",
+            "[".repeat(per),
+            i - 1,
+            "]".repeat(per)
+        ));
+    }
+    s.push_str(&format!("  v = l{n}\n}}\n"));
+    s
+}
+
+/// Runs `f` on a thread with the stack of the server's evaluation threads (2 MiB), in
+/// this (debug) build, whose frames are larger than the release build's.
+fn on_a_worker_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|sc| {
+        let t = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn_scoped(sc, f)
+            .expect("spawn");
+        t.join().expect("no stack overflow")
+    })
+}
+
+#[test]
+fn a_value_nested_past_the_depth_limit_is_refused_where_it_is_made() {
+    // 20,000 levels (100 locals of 200): every walk over such a value (comparing,
+    // encoding, flattening, converting, dropping) recursed 20,000 frames and overflowed
+    // the evaluating thread's stack, aborting the process. The level past 1,024 is
+    // refused when it is made: here the sixth local's literal.
+    let limit = |m: Option<String>| {
+        let m = fatal(m);
+        let want = "evaluate hcl: evaluation budget exceeded: a value nested more than 1024 levels deep (at main.hcl:";
+        assert!(m.starts_with(want), "{m}");
+        m[want.len()..].to_string()
+    };
+    let hcl = nested_chain(100, 200) + &resource("v == v");
+    let (m, u) = on_a_worker_stack(|| run(&hcl, "{}", limits()));
+    assert!(limit(m).starts_with("8,"));
+    // Stopped at the level past the limit, not after the 20,000 (each local charged its
+    // own levels and, shared, the one before it: 200 + 400 + ... + 1,000 + 1,025).
+    assert!(u.elements <= 4_100, "{u:?}");
+    // Values at the limit (`w`, and `o`, an object around 1,023 levels), each made one
+    // level deeper by a literal, an object, a `for`, a splat and a builtin.
+    let at_limit = nested_chain(5, 200).replace(
+        "  v = l5\n",
+        &format!(
+            "  v = l5\n  w = {}v{}\n  o = {{ a = {}v{} }}\n",
+            "[".repeat(24),
+            "]".repeat(24),
+            "[".repeat(23),
+            "]".repeat(23)
+        ),
+    );
+    for (what, at) in [
+        ("length(w) + length(o)", None),
+        ("length([w])", Some("13,54-57")),
+        ("length({ b = w })", Some("13,54-63")),
+        ("length([for x in [1] : w])", Some("13,54-72")),
+        ("length(o[*])", Some("13,54-58")),
+        ("length(chunklist(w, 1))", Some("13,54-69")),
+        // A null of `w`'s type counts its type's levels: its type would otherwise grow
+        // past the limit, each round typing the last one's null.
+        ("length([true ? null : w])", Some("13,54-71")),
+    ] {
+        let hcl = at_limit.clone() + &resource(what);
+        let (m, u) = on_a_worker_stack(|| run(&hcl, "{}", limits()));
+        match at {
+            None => assert_eq!(m, None, "{what}"),
+            Some(at) => {
+                let m = limit(m);
+                assert!(m.starts_with(at), "{what}: {m}");
+            }
+        }
+        // The chain's 3,000, `w`'s and `o`'s 1,024 each and the refused 1,025.
+        assert!(u.elements <= 6_100, "{what}: {u:?}");
+    }
+}
+
+#[test]
+fn every_walk_over_a_value_at_the_depth_limit_fits_a_worker_stack() {
+    // `v` nests 1,020 levels (a tuple of a tuple ... of 1), four below the limit; each of
+    // these walks it whole (or builds on it) on a 2 MiB stack in a debug build.
+    let ops = [
+        ("v == v ? 1 : 0", 1),
+        ("v != [v] ? 1 : 0", 1),
+        ("contains([v], v) ? 1 : 0", 1),
+        ("length(distinct([v, v]))", 1),
+        ("length(flatten(v))", 1),
+        ("length(tolist([v, v]))", 2),
+        ("length(toset([v, v]))", 1),
+        ("length(tolist(toset([v])))", 1),
+        ("length(setunion([v], [v]))", 1),
+        ("length(setintersection([v], [v]))", 1),
+        ("length(setsubtract([v], [v]))", 0),
+        ("length(setproduct([v], [v]))", 1),
+        ("length(jsonencode(v))", 2041),
+        ("length(format(\"%#v\", v))", 2041),
+        ("length(yamlencode(v))", 2042),
+        ("length(sha256(jsonencode([v])))", 64),
+        // jsondecode refuses more than 1,000 levels; the program goes on.
+        ("length(try(jsondecode(jsonencode(v)), [1, 2, 3]))", 3),
+        ("length(merge({ a = v }, { b = v }))", 2),
+        ("length(tomap({ a = v, b = v }))", 2),
+        ("length(concat([v], [v]))", 2),
+        ("length(reverse([v, v]))", 2),
+        ("length(chunklist([v, v], 1))", 2),
+        ("length(coalescelist([v], [v]))", 1),
+        ("length(distinct([tolist([v]), tolist([v])]))", 1),
+        ("length([for x in v : x])", 1),
+        ("length(v[*])", 1),
+        ("can(v[0][0][0].x) ? 1 : 0", 0),
+    ];
+    let list = ops.iter().map(|(op, _)| *op).collect::<Vec<_>>().join(", ");
+    let hcl = nested_chain(5, 204) + &resource(&format!("[{list}]"));
+    let got = on_a_worker_stack(|| numbers(&hcl, "{}"));
+    let want: Vec<i64> = ops.iter().map(|(_, n)| *n).collect();
+    assert_eq!(got, want);
+}

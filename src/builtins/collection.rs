@@ -9,10 +9,9 @@ use crate::text::unicode::grapheme_count;
 use crate::value::convert::{convert, unify_unsafe};
 use crate::value::number::Number;
 use crate::value::ops::{Members, equals, make_set};
-use crate::value::{Fields, Kind, Str, Type, Value, merge_runs};
+use crate::value::{Kind, Str, Type, Value, merge_runs};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::Arc;
 
 /// gocty's conversion of a number to a Go `int`.
 pub(crate) fn to_int(n: &Number) -> Result<i64, String> {
@@ -533,13 +532,13 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
     }
     // A map result when every argument has the first one's map type.
     let map_elem = match &args[0] {
-        Value::Map(f) if !dynamic => Some(&f.elem),
+        Value::Map(f) if !dynamic => Some(f.elem()),
         Value::Null(Type::Map(e)) if !dynamic => Some(&**e),
         _ => None,
     }
     .filter(|e| {
         args.iter().all(|a| match a {
-            Value::Map(f) => f.elem == **e,
+            Value::Map(f) => *f.elem() == **e,
             Value::Null(Type::Map(x)) => **x == **e,
             _ => false,
         })
@@ -582,10 +581,7 @@ fn merge(args: &[Value]) -> Result<Value, FuncError> {
         }
     };
     if let Some(e) = map_elem {
-        return Ok(Value::Map(Arc::new(Fields {
-            elem: e.clone(),
-            entries: out,
-        })));
+        return Ok(Value::map_sorted(e.clone(), out));
     }
     Ok(Value::object_sorted(out))
 }
@@ -1040,10 +1036,7 @@ fn zipmap(args: &[Value]) -> Result<Value, FuncError> {
         .map(|(k, v)| (Str::from(k.as_str().unwrap_or("")), v.clone()))
         .collect();
     Ok(match &vt {
-        Type::List(e) => Value::Map(Arc::new(Fields {
-            elem: (**e).clone(),
-            entries: sorted_last_wins(entries),
-        })),
+        Type::List(e) => Value::map_sorted((**e).clone(), sorted_last_wins(entries)),
         _ => Value::object_sorted(sorted_last_wins(entries)),
     })
 }

@@ -7,7 +7,6 @@ use super::{FuncDef, FuncError, str_arg};
 use crate::text::base64::{base64_encode, go_base64_decode};
 use crate::text::quote::go_quote;
 use crate::value::{Str, Type, Value};
-use std::sync::Arc;
 
 /// The encoding functions.
 pub static FUNCS: &[FuncDef] = funcs! {
@@ -1202,10 +1201,7 @@ fn csvdecode(args: &[Value]) -> Result<Value, FuncError> {
             .collect();
         rows.push(Value::object_sorted(entries));
     }
-    Ok(Value::List(Arc::new(crate::value::Seq {
-        elem: ety,
-        items: rows,
-    })))
+    Ok(Value::list(ety, rows))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1567,10 +1563,10 @@ mod golden {
             ("list", Value::list(Type::String, vec![s("a"), s("b")])),
             (
                 "set",
-                Value::Set(std::sync::Arc::new(crate::value::Seq {
-                    elem: Type::Number,
-                    items: vec![Value::int(1), Value::int(2)],
-                })),
+                Value::Set(std::sync::Arc::new(crate::value::Seq::new(
+                    Type::Number,
+                    vec![Value::int(1), Value::int(2)],
+                ))),
             ),
             (
                 "tuple",

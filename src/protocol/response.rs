@@ -1719,22 +1719,22 @@ mod tests {
     fn unsorted_entries_are_written_as_prost_writes_them() {
         // Values keep their entries sorted; were one not, the response still matches prost's
         // map (sorted, the later duplicate wins).
-        let v = Value::Object(std::sync::Arc::new(crate::value::Fields {
-            elem: crate::value::Type::Dynamic,
-            entries: vec![
+        let v = Value::Object(std::sync::Arc::new(crate::value::Fields::new(
+            crate::value::Type::Dynamic,
+            vec![
                 ("b".into(), Value::int(1)),
                 ("a".into(), Value::tuple(vec![Value::int(2)])),
                 ("b".into(), Value::string("later")),
             ],
-        }));
+        )));
         assert_eq!(direct_bytes(&v).unwrap(), prost_bytes(&v).unwrap());
-        let bad = Value::Object(std::sync::Arc::new(crate::value::Fields {
-            elem: crate::value::Type::Dynamic,
-            entries: vec![
+        let bad = Value::Object(std::sync::Arc::new(crate::value::Fields::new(
+            crate::value::Type::Dynamic,
+            vec![
                 ("b".into(), Value::Number(Number::infinity(false))),
                 ("a".into(), Value::Unknown(crate::value::Type::Number)),
             ],
-        }));
+        )));
         assert_eq!(
             direct_bytes(&bad).unwrap_err(),
             prost_bytes(&bad).unwrap_err()
@@ -1746,14 +1746,14 @@ mod tests {
     #[test]
     fn unsorted_entries_near_the_depth_limit() {
         let unsorted = |dropped: Value| {
-            Value::Object(std::sync::Arc::new(crate::value::Fields {
-                elem: crate::value::Type::Dynamic,
-                entries: vec![
+            Value::Object(std::sync::Arc::new(crate::value::Fields::new(
+                crate::value::Type::Dynamic,
+                vec![
                     ("b".into(), dropped),
                     ("a".into(), Value::int(1)),
                     ("b".into(), Value::int(2)),
                 ],
-            }))
+            )))
         };
         let mut dropped = Value::int(0);
         for _ in 0..3 {

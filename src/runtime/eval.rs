@@ -1603,7 +1603,9 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
         }
     };
     *ann_slot = ann;
+    meta_fields.recount_depth();
     *meta_slot = Value::Object(meta);
+    body_fields.recount_depth();
     Some(Value::Object(body))
 }
 
@@ -1664,13 +1666,10 @@ fn object_fields(v: Option<Value>) -> Arc<Fields> {
     match v {
         Some(Value::Object(f)) => f,
         Some(Value::Map(mut f)) => {
-            Arc::make_mut(&mut f).elem = Type::Dynamic;
+            Arc::make_mut(&mut f).forget_elem();
             f
         }
-        _ => Arc::new(Fields {
-            elem: Type::Dynamic,
-            entries: Vec::new(),
-        }),
+        _ => Arc::new(Fields::new(Type::Dynamic, Vec::new())),
     }
 }
 
@@ -1922,16 +1921,10 @@ mod tests {
                 .filter(|(i, _)| mask & (1 << i) != 0)
                 .map(|(i, k)| (Str::from(*k), Value::int(i as i64)))
                 .collect();
-            let mut want = Fields {
-                elem: Type::Dynamic,
-                entries: entries.clone(),
-            };
+            let mut want = Fields::new(Type::Dynamic, entries.clone());
             *entry_mut(&mut want, &first) = Value::string("1");
             *entry_mut(&mut want, &second) = Value::string("2");
-            let mut got = Fields {
-                elem: Type::Dynamic,
-                entries,
-            };
+            let mut got = Fields::new(Type::Dynamic, entries);
             add_annotations(
                 &mut got,
                 (&first, Value::string("1")),

@@ -8,7 +8,7 @@
 
 use crate::text::quote::go_quote;
 use crate::value::ops::make_set;
-use crate::value::{Fields, Str, Type, Value};
+use crate::value::{Str, Type, Value};
 use std::fmt;
 use std::sync::Arc;
 
@@ -61,7 +61,7 @@ pub fn tuple_to_list_in_place(v: &mut Value, want: &Type) -> bool {
     if !all_of_element_type(&seq.items, we) {
         return false;
     }
-    seq.elem = (**we).clone();
+    seq.set_elem((**we).clone());
     if let Value::Tuple(s) = std::mem::take(v) {
         *v = Value::List(s);
     }
@@ -349,7 +349,7 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
                 .iter()
                 .map(|x| elem_convert(x, we, unsafe_))
                 .collect::<Result<Vec<_>, _>>()?;
-            finish_list(items, if **we == Type::Dynamic { &s.elem } else { we })
+            finish_list(items, if **we == Type::Dynamic { s.elem() } else { we })
         }
         (Value::List(s) | Value::Set(s), Type::Set(we)) => {
             let items = s
@@ -357,7 +357,7 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
                 .iter()
                 .map(|x| elem_convert(x, we, unsafe_))
                 .collect::<Result<Vec<_>, _>>()?;
-            finish_set(items, if **we == Type::Dynamic { &s.elem } else { we })
+            finish_set(items, if **we == Type::Dynamic { s.elem() } else { we })
         }
         (Value::Map(f), Type::Map(we)) => {
             let entries = f
@@ -367,7 +367,7 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
                 .collect::<Result<Vec<_>, ConvertError>>()?;
             finish_map(
                 entries,
-                if **we == Type::Dynamic { &f.elem } else { we },
+                if **we == Type::Dynamic { f.elem() } else { we },
                 false,
             )
         }
@@ -506,7 +506,7 @@ fn finish_map(
             "element types must all match for conversion to map"
         });
     }
-    Ok(Value::Map(Arc::new(Fields { elem: t, entries })))
+    Ok(Value::map_sorted(t, entries))
 }
 
 /// cty's `MismatchMessage`: why `got` does not conform to `want`, in English.

@@ -3,6 +3,7 @@
 //! (`Arc`), so a constant of a compiled program or a part of a request is never copied;
 //! short strings live inside the value ([`Str`]).
 
+pub mod coll;
 pub mod convert;
 pub mod gofmt;
 pub mod gotime;
@@ -18,6 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::text::Str;
+pub use coll::{Fields, MAX_DEPTH, Seq};
 
 /// A cty type. Object attributes are sorted by name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -95,6 +97,34 @@ impl Type {
         matches!(self, Type::Bool | Type::Number | Type::String)
     }
 
+    /// How deeply the type nests (0 for a primitive or `Dynamic`): what a typed null or
+    /// unknown, or an empty list of this type, adds to a value's depth ([`MAX_DEPTH`]).
+    /// Walked, counted as walked elements; a primitive is answered without a call.
+    #[inline]
+    pub fn depth(&self) -> u32 {
+        match self {
+            Type::Dynamic | Type::Bool | Type::Number | Type::String => 0,
+            _ => self.nested_depth(),
+        }
+    }
+
+    #[inline(never)]
+    fn nested_depth(&self) -> u32 {
+        let inner = match self {
+            Type::Dynamic | Type::Bool | Type::Number | Type::String => return 0,
+            Type::List(e) | Type::Set(e) | Type::Map(e) => e.depth(),
+            Type::Tuple(ts) => {
+                meter::walked(ts.len());
+                ts.iter().map(Type::depth).max().unwrap_or(0)
+            }
+            Type::Object(fs) => {
+                meter::walked(fs.len());
+                fs.iter().map(|(_, t)| t.depth()).max().unwrap_or(0)
+            }
+        };
+        inner.saturating_add(1)
+    }
+
     /// Element type of a list, set or map.
     pub fn element_type(&self) -> Option<&Type> {
         match self {
@@ -132,77 +162,6 @@ impl Kind {
     /// A list, set or tuple.
     pub fn is_sequence(self) -> bool {
         matches!(self, Kind::List | Kind::Set | Kind::Tuple)
-    }
-}
-
-/// Elements of a list, set or tuple. For lists and sets `elem` is the element type
-/// (which matters when the collection is empty); for tuples it is unused (`Dynamic`).
-#[derive(Clone, Debug)]
-pub struct Seq {
-    pub elem: Type,
-    pub items: Vec<Value>,
-}
-
-/// Entries of a map or object, sorted by key (cty iterates both in key order).
-/// For maps `elem` is the element type; for objects it is unused (`Dynamic`).
-#[derive(Clone, Debug)]
-pub struct Fields {
-    pub elem: Type,
-    pub entries: Vec<(Str, Value)>,
-}
-
-impl Fields {
-    /// Lookup by key: a scan comparing lengths first for a small object (most attribute
-    /// names differ in length, so few bytes are compared), a binary search otherwise.
-    #[inline]
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        if self.entries.len() <= 8 {
-            return self
-                .entries
-                .iter()
-                .find(|(k, _)| same_bytes(k.as_bytes(), key.as_bytes()))
-                .map(|(_, v)| v);
-        }
-        self.entries
-            .binary_search_by(|(k, _)| cmp_str(k, key))
-            .ok()
-            .map(|i| &self.entries[i].1)
-    }
-
-    /// [`Fields::get`] by a key that is already a [`Str`] (a compiled attribute name): a
-    /// small object's keys are compared as two words each when the key is inline.
-    #[inline]
-    pub fn get_key(&self, key: &Str) -> Option<&Value> {
-        if self.entries.len() <= 8 {
-            return self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-        }
-        // `Str`'s order is the entries' (bytes), and compares two inline strings as words
-        // (`cmp_str` called `memcmp` for every pair sharing a first byte: ~575
-        // instructions a lookup of `svc-NNN` among 201 observed resources).
-        self.entries
-            .binary_search_by(|(k, _)| k.cmp(key))
-            .ok()
-            .map(|i| &self.entries[i].1)
-    }
-}
-
-/// Equality of two byte strings (lengths first), comparing short ones (attribute names)
-/// inline: two overlapping words instead of a call to `memcmp`, which cost ~20
-/// instructions a lookup (measured: 1% of heavy-200 in `Fields::get`).
-#[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    use crate::text::words::{word4, word8};
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    match n {
-        0 => true,
-        // Bytes 0, n/2 and n-1 are every byte of a string of 1 to 3.
-        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
-        4..=8 => word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4),
-        9..=16 => word8(a, 0) == word8(b, 0) && word8(a, n - 8) == word8(b, n - 8),
-        _ => a == b,
     }
 }
 
@@ -281,39 +240,53 @@ impl Value {
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {
-        Value::Tuple(Arc::new(Seq {
-            elem: Type::Dynamic,
-            items,
-        }))
+        Value::Tuple(Arc::new(Seq::new(Type::Dynamic, items)))
     }
 
     /// A list; `elem` must be the (common) element type.
     pub fn list(elem: Type, items: Vec<Value>) -> Value {
-        Value::List(Arc::new(Seq { elem, items }))
+        Value::List(Arc::new(Seq::new(elem, items)))
+    }
+
+    /// A set of `items` already in cty's set order with no duplicates.
+    pub fn set_ordered(elem: Type, items: Vec<Value>) -> Value {
+        Value::Set(Arc::new(Seq::new(elem, items)))
     }
 
     /// An object from entries in any order (later duplicates win, as in hcl).
     pub fn object(mut entries: Vec<(Str, Value)>) -> Value {
         sort_dedup_entries(&mut entries);
-        Value::Object(Arc::new(Fields {
-            elem: Type::Dynamic,
-            entries,
-        }))
+        Value::Object(Arc::new(Fields::new(Type::Dynamic, entries)))
     }
 
     /// An object from entries already sorted by key with no duplicates.
     pub fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
         debug_assert!(sorted_unique(&entries));
-        Value::Object(Arc::new(Fields {
-            elem: Type::Dynamic,
-            entries,
-        }))
+        Value::Object(Arc::new(Fields::new(Type::Dynamic, entries)))
     }
 
     /// A map from entries in any order; `elem` must be the (common) element type.
     pub fn map(elem: Type, mut entries: Vec<(Str, Value)>) -> Value {
         sort_dedup_entries(&mut entries);
-        Value::Map(Arc::new(Fields { elem, entries }))
+        Value::Map(Arc::new(Fields::new(elem, entries)))
+    }
+
+    /// A map from entries already sorted by key with no duplicates.
+    pub fn map_sorted(elem: Type, entries: Vec<(Str, Value)>) -> Value {
+        debug_assert!(sorted_unique(&entries));
+        Value::Map(Arc::new(Fields::new(elem, entries)))
+    }
+
+    /// How deeply the value nests ([`MAX_DEPTH`]): 0 for a scalar, a collection's own
+    /// count, a typed null's or unknown's type's depth.
+    #[inline]
+    pub fn depth(&self) -> u32 {
+        match self {
+            Value::Null(t) | Value::Unknown(t) => t.depth(),
+            Value::Bool(_) | Value::Number(_) | Value::String(_) => 0,
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.depth(),
+            Value::Map(f) | Value::Object(f) => f.depth(),
+        }
     }
 
     pub fn is_null(&self) -> bool {
@@ -387,9 +360,9 @@ impl Value {
             Value::Bool(_) => Type::Bool,
             Value::Number(_) => Type::Number,
             Value::String(_) => Type::String,
-            Value::List(s) => Type::List(Arc::new(s.elem.clone())),
-            Value::Set(s) => Type::Set(Arc::new(s.elem.clone())),
-            Value::Map(f) => Type::Map(Arc::new(f.elem.clone())),
+            Value::List(s) => Type::List(Arc::new(s.elem().clone())),
+            Value::Set(s) => Type::Set(Arc::new(s.elem().clone())),
+            Value::Map(f) => Type::Map(Arc::new(f.elem().clone())),
             Value::Tuple(s) => {
                 meter::walked(s.items.len());
                 Type::tuple(s.items.iter().map(Value::type_of))
@@ -411,8 +384,10 @@ impl Value {
             (Value::Bool(_), Value::Bool(_))
             | (Value::Number(_), Value::Number(_))
             | (Value::String(_), Value::String(_)) => true,
-            (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => a.elem == b.elem,
-            (Value::Map(a), Value::Map(b)) => a.elem == b.elem,
+            (Value::List(a), Value::List(b)) | (Value::Set(a), Value::Set(b)) => {
+                a.elem() == b.elem()
+            }
+            (Value::Map(a), Value::Map(b)) => a.elem() == b.elem(),
             (Value::Tuple(a), Value::Tuple(b)) => {
                 meter::walked(a.items.len());
                 a.items.len() == b.items.len()
@@ -437,8 +412,8 @@ impl Value {
             (Value::Bool(_), Type::Bool)
             | (Value::Number(_), Type::Number)
             | (Value::String(_), Type::String) => true,
-            (Value::List(s), Type::List(e)) | (Value::Set(s), Type::Set(e)) => s.elem == **e,
-            (Value::Map(f), Type::Map(e)) => f.elem == **e,
+            (Value::List(s), Type::List(e)) | (Value::Set(s), Type::Set(e)) => *s.elem() == **e,
+            (Value::Map(f), Type::Map(e)) => *f.elem() == **e,
             (Value::Tuple(s), Type::Tuple(ts)) => {
                 meter::walked(s.items.len());
                 s.items.len() == ts.len()
@@ -554,12 +529,12 @@ impl Value {
             (Value::List(a), Value::List(b))
             | (Value::Set(a), Value::Set(b))
             | (Value::Tuple(a), Value::Tuple(b)) => {
-                a.elem == b.elem
+                a.elem() == b.elem()
                     && a.items.len() == b.items.len()
                     && a.items.iter().zip(&b.items).all(|(x, y)| x.raw_equals(y))
             }
             (Value::Map(a), Value::Map(b)) | (Value::Object(a), Value::Object(b)) => {
-                a.elem == b.elem
+                a.elem() == b.elem()
                     && a.entries.len() == b.entries.len()
                     && a.entries
                         .iter()
@@ -699,21 +674,6 @@ mod tests {
     }
 
     #[test]
-    fn same_bytes_is_slice_equality() {
-        // Every length around the word boundaries, each byte position changed in turn.
-        for n in 0..=40usize {
-            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
-            assert!(same_bytes(&a, &a.clone()), "{n}");
-            for i in 0..n {
-                let mut b = a.clone();
-                b[i] ^= 0x20;
-                assert!(!same_bytes(&a, &b), "{n} at {i}");
-            }
-            assert!(!same_bytes(&a, &[a.as_slice(), b"x"].concat()));
-        }
-    }
-
-    #[test]
     fn cmp_str_orders_by_bytes() {
         let words = [
             "",
@@ -812,10 +772,7 @@ mod tests {
         };
         assert!(deep(unknown.clone()).contains_unknown());
         assert!(!deep(Value::int(3)).contains_unknown());
-        let set = Value::Set(Arc::new(Seq {
-            elem: Type::Dynamic,
-            items: vec![unknown.clone()],
-        }));
+        let set = Value::Set(Arc::new(Seq::new(Type::Dynamic, vec![unknown.clone()])));
         assert!(Value::tuple(vec![known(), set]).contains_unknown());
         // Elements walked: 2 entries, 3 items, 1 entry, 2 items.
         let before = meter::walked_so_far();

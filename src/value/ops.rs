@@ -3,10 +3,9 @@
 
 use crate::text::quote::go_quote;
 use crate::value::convert::convert;
-use crate::value::{Seq, Str, Type, Value, meter};
+use crate::value::{Str, Type, Value, meter};
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// cty `Value.Equals`: a Bool, or an unknown Bool when unknowns make it undecidable. Nulls of
 /// any type are equal to each other; values of different types are never equal (a list is
@@ -184,10 +183,7 @@ pub fn make_set(elem: Type, items: Vec<Value>) -> Value {
     // stably with setRules.Less.
     uniq.sort_by_key(|e| e.0);
     uniq.sort_by(|a, b| set_order(&elem, (&a.1, &a.2), (&b.1, &b.2)));
-    Value::Set(Arc::new(Seq {
-        elem,
-        items: uniq.into_iter().map(|e| e.2).collect(),
-    }))
+    Value::set_ordered(elem, uniq.into_iter().map(|e| e.2).collect())
 }
 
 /// Membership tests against a fixed collection of values in near-constant time (cty's set

@@ -346,6 +346,7 @@ impl<'p> Vm<'p> {
         if !fresh {
             return Ok(());
         }
+        Self::check_depth(v)?;
         let size = crate::value::meter::expanded_size(v, self.left());
         self.alloc(
             size.elements.saturating_sub(charged.0),

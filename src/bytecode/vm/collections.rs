@@ -12,7 +12,8 @@ impl Vm<'_> {
         let items = self.pop_n(n as usize)?;
         self.alloc(u64::from(n), 0)?;
         self.charge_shared(items.iter())?;
-        self.push_with(|| Value::tuple(items))
+        self.push_with(|| Value::tuple(items))?;
+        self.check_pushed_depth()
     }
 
     /// [`crate::bytecode::code::Op::KeyDone`]
@@ -84,7 +85,8 @@ impl Vm<'_> {
         drop(it);
         self.alloc(u64::from(n), 0)?;
         self.charge_shared(entries.iter().map(|(_, v)| v))?;
-        self.push_with(|| if known { Value::object(entries) } else { DYN })
+        self.push_with(|| if known { Value::object(entries) } else { DYN })?;
+        self.check_pushed_depth()
     }
 
     /// [`crate::bytecode::code::Op::MakeObjectConst`]: the values are taken in key order.
@@ -102,6 +104,7 @@ impl Vm<'_> {
         self.stack.truncate(base);
         self.alloc(u64::from(shape.values), 0)?;
         self.charge_shared(entries.iter().map(|(_, v)| v))?;
-        self.push_with(|| Value::object_sorted(entries))
+        self.push_with(|| Value::object_sorted(entries))?;
+        self.check_pushed_depth()
     }
 }

@@ -5,10 +5,9 @@ use crate::bytecode::code::{ForSite, SiteId, SplatSite};
 use crate::syntax::diag::Diagnostic;
 use crate::text::quote::go_quote;
 use crate::value::convert::convert;
-use crate::value::{Kind, Seq, Str, Type, Value};
+use crate::value::{Kind, Str, Type, Value};
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
-use std::sync::Arc;
 
 /// A running `for`.
 pub(super) struct ForState {
@@ -396,6 +395,7 @@ impl Vm<'_> {
         } else {
             Value::object_sorted(st.fields.into_sorted())
         };
+        Self::check_depth(&v)?;
         self.push(v)
     }
 
@@ -515,7 +515,9 @@ impl Vm<'_> {
         let st = self.splats.pop();
         let st = st.ok_or(Stop::Fault(&"splat stack underflow"))?;
         let site = self.site(st.site)?;
-        self.push(splat_result(st, site, diags))
+        let v = splat_result(st, site, diags);
+        Self::check_depth(&v)?;
+        self.push(v)
     }
 }
 
@@ -585,10 +587,7 @@ fn splat_result(st: SplatState, s: SplatSite, diags: &mut Vec<Diagnostic>) -> Va
             return DYN;
         }
     }
-    Value::List(Arc::new(Seq {
-        elem,
-        items: st.out,
-    }))
+    Value::list(elem, st.out)
 }
 
 #[cfg(test)]

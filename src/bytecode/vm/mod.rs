@@ -112,6 +112,9 @@ pub enum LimitKind {
     AllocBytes,
     WallTime,
     Invocations,
+    /// A value nested deeper than [`crate::value::MAX_DEPTH`] (not configurable: every
+    /// walk over a value must fit the evaluating thread's stack).
+    Depth,
 }
 
 /// Why evaluation stopped.
@@ -550,6 +553,26 @@ impl<'p> Vm<'p> {
         Ok(Flow::Next)
     }
 
+    /// Refuses a new collection nested deeper than [`crate::value::MAX_DEPTH`]: one
+    /// level past it at most is ever made (each constructor and builtin adds a level or
+    /// two to values within it), and no walk reaches it but its drop.
+    #[inline(always)]
+    fn check_depth(v: &Value) -> Result<(), Stop> {
+        if v.depth() > crate::value::MAX_DEPTH {
+            return Err(Stop::Limit(LimitKind::Depth));
+        }
+        Ok(())
+    }
+
+    /// [`Vm::check_depth`] of the value just pushed.
+    #[inline(always)]
+    fn check_pushed_depth(&self) -> Step {
+        if let Some(v) = self.stack.last() {
+            Self::check_depth(v)?;
+        }
+        Ok(Flow::Next)
+    }
+
     /// The top value of the running chunk's part of the stack.
     fn pop(&mut self) -> Result<Value, Stop> {
         if self.stack.len() > self.base
@@ -712,6 +735,10 @@ impl<'p> Vm<'p> {
             LimitKind::Invocations => format!(
                 "more than {} user function calls",
                 self.limits.max_invocations
+            ),
+            LimitKind::Depth => format!(
+                "a value nested more than {} levels deep",
+                crate::value::MAX_DEPTH
             ),
         };
         let at = match span {
