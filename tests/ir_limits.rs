@@ -109,6 +109,54 @@ fn dependency_chain_of_ten_thousand_locals() {
 }
 
 #[test]
+fn types_of_a_chain_of_deep_locals_stay_shallow() {
+    // 100 locals, each 200 brackets around the one before: the inferred types nested
+    // 20,000 levels, and dropping the program overflowed a 2 MiB stack. Past 128 levels a
+    // type is not kept (dynamic); below, it is inferred. Ten copies of the one before, nine
+    // deep, describe 10^9 types: their depth is found without walking them all.
+    let deep = |n: usize, per: usize| {
+        let mut s = String::from("locals {\n  l0 = 1\n");
+        for i in 1..=n {
+            s.push_str(&format!(
+                "  l{i} = {}l{}{}\n",
+                "[".repeat(per),
+                i - 1,
+                "]".repeat(per)
+            ));
+        }
+        s.push_str("  c0 = \"x\"\n");
+        for i in 1..=9 {
+            let refs = vec![format!("c{}", i - 1); 10].join(", ");
+            s.push_str(&format!("  c{i} = [{refs}]\n"));
+        }
+        s + "}\n"
+    };
+    let t = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let start = Instant::now();
+            let p = compile_files(&files(deep(100, 200))).expect("loads");
+            let ty = |i: usize| p.type_of(&p.root.locals.defs[i].expr);
+            let got = (
+                ty(0).to_string(),
+                ty(1).depth(),
+                ty(100).to_string(),
+                ty(101).to_string(),
+                ty(110).depth(),
+            );
+            assert!(start.elapsed() < Duration::from_secs(10));
+            got
+        })
+        .expect("spawns");
+    let (l0, l1, l100, c0, c9) = t.join().expect("no stack overflow");
+    assert_eq!(l0, "number");
+    assert_eq!(l1, 0, "a type of 200 levels is not kept");
+    assert_eq!(l100, "dynamic");
+    assert_eq!(c0, "string");
+    assert_eq!(c9, 9);
+}
+
+#[test]
 fn cycle_through_ten_thousand_locals() {
     let mut s = String::from("locals {\n");
     for i in 0..10_000 {

@@ -86,6 +86,36 @@ impl SType {
         }
     }
 
+    /// How deeply the type nests (0 for a primitive or an unknown shape), each tuple or
+    /// object type shared by several parts walked once: a chain of locals of ten copies
+    /// of the last describes a type far larger than it occupies.
+    pub fn depth(&self) -> u32 {
+        fn walk(t: &SType, seen: &mut ahash::AHashMap<usize, u32>) -> u32 {
+            let (at, parts): (usize, &mut dyn Iterator<Item = &SType>) = match t {
+                SType::List(e) | SType::Set(e) | SType::Map(e) => {
+                    return walk(e, seen).saturating_add(1);
+                }
+                SType::Tuple(ts) => (ts.as_ptr() as usize, &mut ts.iter()),
+                SType::Object(fs) => (fs.as_ptr() as usize, &mut fs.iter().map(|(_, t)| t)),
+                _ => return 0,
+            };
+            if let Some(d) = seen.get(&at) {
+                return *d;
+            }
+            let d = parts
+                .map(|p| walk(p, seen))
+                .max()
+                .unwrap_or(0)
+                .saturating_add(1);
+            seen.insert(at, d);
+            d
+        }
+        match self {
+            SType::Dynamic | SType::Bool | SType::Number | SType::String => 0,
+            _ => walk(self, &mut ahash::AHashMap::new()),
+        }
+    }
+
     /// Anything is known about the type (not `Dynamic`).
     pub fn is_known(&self) -> bool {
         *self != SType::Dynamic
@@ -261,8 +291,19 @@ pub fn infer(e: &Expr, env: &dyn TypeEnv, warnings: &mut Vec<Diagnostic>) -> STy
         quiet: 0,
         depth: 0,
     };
-    inf.expr(e)
+    let t = inf.expr(e);
+    if t.depth() > MAX_TYPE_DEPTH {
+        return SType::Dynamic;
+    }
+    t
 }
+
+/// Deepest static type kept for an expression (a local's, an attribute's, a function's
+/// body): each local of a chain may wrap the last one's type in a few hundred levels, so
+/// the types would nest without bound (20,000 levels overflowed a 2 MiB stack when the
+/// program was dropped). A deeper type is `Dynamic`, as any type not inferred; no program
+/// that is not built to be deep nests a fraction of this.
+const MAX_TYPE_DEPTH: u32 = 128;
 
 /// Deepest expression nesting inferred; deeper parts are `Dynamic` (the parser already
 /// bounds expression depth, this keeps the walk's stack use small and fixed).
