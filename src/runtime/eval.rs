@@ -1585,11 +1585,13 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
     let mut body = object_fields(Some(body));
     let body_fields = Arc::make_mut(&mut body);
     let meta_slot = entry_mut(body_fields, &METADATA);
+    let meta_depth = meta_slot.depth();
     let mut meta = object_fields(Some(std::mem::take(meta_slot)));
     let meta_fields = Arc::make_mut(&mut meta);
     let ann_slot = entry_mut(meta_fields, &ANNOTATIONS);
     // `item_index` is ASCII: in normal form already.
     let (base, index) = (Value::String(base), Value::String(index));
+    let ann_depth = ann_slot.depth();
     let ann = match std::mem::take(ann_slot) {
         // No annotations (or null): the two, already in order.
         Value::Null(_) => {
@@ -1602,10 +1604,13 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
             Value::Object(ann)
         }
     };
+    let new_ann_depth = ann.depth();
     *ann_slot = ann;
-    meta_fields.recount_depth();
-    *meta_slot = Value::Object(meta);
-    body_fields.recount_depth();
+    meta_fields.entry_replaced(ann_depth, new_ann_depth);
+    let meta = Value::Object(meta);
+    let new_meta_depth = meta.depth();
+    *meta_slot = meta;
+    body_fields.entry_replaced(meta_depth, new_meta_depth);
     Some(Value::Object(body))
 }
 
@@ -1633,16 +1638,22 @@ fn add_annotations(fields: &mut Fields, first: (&Str, Value), second: (&Str, Val
         );
         return;
     }
-    // The second first, so the first's position stays right.
+    // The second first, so the first's position stays right. The two are strings: the
+    // depth changes only if a value they replace was the deepest.
+    let mut replaced_depth = 0;
     if j_found {
-        entries[j].1 = second.1;
+        replaced_depth = std::mem::replace(&mut entries[j].1, second.1).depth();
     } else {
         entries.insert(j, (second.0.clone(), second.1));
     }
     if b_found {
-        entries[b].1 = first.1;
+        let old = std::mem::replace(&mut entries[b].1, first.1).depth();
+        replaced_depth = replaced_depth.max(old);
     } else {
         entries.insert(b, (first.0.clone(), first.1));
+    }
+    if replaced_depth > 0 {
+        fields.recount_depth();
     }
 }
 
@@ -1932,6 +1943,39 @@ mod tests {
             );
             let show = |f: &Fields| format!("{:?}", f.entries);
             assert_eq!(show(&got), show(&want), "{mask:#b}");
+        }
+    }
+
+    #[test]
+    fn annotations_keep_the_depth_of_the_body_exact() {
+        // Each value the annotations replace (a deep annotation, deep annotations, deep
+        // metadata) or deepen: the body's depth is recounted as it changes.
+        let deep = |n: usize| {
+            let mut v = Value::int(1);
+            for _ in 0..n {
+                v = Value::tuple(vec![v]);
+            }
+            v
+        };
+        let meta = |ann: Value| {
+            Value::object(vec![(
+                "metadata".into(),
+                Value::object(vec![("annotations".into(), ann), ("n".into(), deep(1))]),
+            )])
+        };
+        let cases = [
+            (Value::object(vec![]), 3),
+            (meta(deep(5)), 3),
+            (
+                meta(Value::object(vec![(ANNOTATION_INDEX.into(), deep(4))])),
+                3,
+            ),
+            (meta(Value::object(vec![("other".into(), deep(4))])), 7),
+            (Value::object(vec![("metadata".into(), deep(6))]), 3),
+        ];
+        for (body, depth) in cases {
+            let out = with_annotations(body, Some(("b".into(), "s000001".into()))).unwrap();
+            assert_eq!(out.depth(), depth, "{out:?}");
         }
     }
 

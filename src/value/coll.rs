@@ -59,6 +59,14 @@ impl Seq {
         Seq { elem, items, depth }
     }
 
+    /// [`Seq::new`] of a `depth` the caller counted as it looked at each item (the VM,
+    /// which charges them), checked in debug builds.
+    #[inline]
+    pub fn counted(elem: Type, items: Vec<Value>, depth: u32) -> Seq {
+        debug_assert_eq!(depth, depth_over(&elem, items.iter()));
+        Seq { elem, items, depth }
+    }
+
     /// The element type of a list or set (`Dynamic` for a tuple).
     #[inline]
     pub fn elem(&self) -> &Type {
@@ -71,10 +79,17 @@ impl Seq {
         self.depth
     }
 
-    /// Gives a list or set another element type.
+    /// Gives a list or set another element type. One at least as deep as the old one
+    /// (a tuple's `Dynamic` becoming a list's element type) deepens the collection to it
+    /// at most, without a look at the items.
     pub fn set_elem(&mut self, elem: Type) {
+        let (old, new) = (self.elem.depth(), elem.depth());
         self.elem = elem;
-        self.recount_depth();
+        if new >= old {
+            self.depth = self.depth.max(new.saturating_add(1));
+        } else {
+            self.recount_depth();
+        }
     }
 
     /// Counts the depth again, after `items` were changed in place.
@@ -89,6 +104,17 @@ impl Fields {
     #[inline]
     pub fn new(elem: Type, entries: Vec<(Str, Value)>) -> Fields {
         let depth = depth_over(&elem, entries.iter().map(|(_, v)| v));
+        Fields {
+            elem,
+            entries,
+            depth,
+        }
+    }
+
+    /// [`Fields::new`] of a `depth` the caller counted (see [`Seq::counted`]).
+    #[inline]
+    pub fn counted(elem: Type, entries: Vec<(Str, Value)>, depth: u32) -> Fields {
+        debug_assert_eq!(depth, depth_over(&elem, entries.iter().map(|(_, v)| v)));
         Fields {
             elem,
             entries,
@@ -117,6 +143,21 @@ impl Fields {
     /// Counts the depth again, after `entries` were changed in place.
     pub fn recount_depth(&mut self) {
         self.depth = depth_over(&self.elem, self.entries.iter().map(|(_, v)| v));
+    }
+
+    /// Counts the depth again after one entry's value, `old` levels deep, was replaced
+    /// in place by one `new` levels deep (an added entry replaced nothing: 0). A value at
+    /// least as deep needs no look at the other entries.
+    pub fn entry_replaced(&mut self, old: u32, new: u32) {
+        if new >= old {
+            self.depth = self.depth.max(new.saturating_add(1));
+        } else {
+            self.recount_depth();
+        }
+        debug_assert_eq!(
+            self.depth,
+            depth_over(&self.elem, self.entries.iter().map(|(_, v)| v))
+        );
     }
 
     /// Lookup by key: a scan comparing lengths first for a small object (most attribute

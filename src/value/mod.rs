@@ -243,6 +243,13 @@ impl Value {
         Value::Tuple(Arc::new(Seq::new(Type::Dynamic, items)))
     }
 
+    /// [`Value::tuple`] of a `depth` the caller counted as it looked at each item (the
+    /// VM, charging them): one more than the deepest item's.
+    #[inline]
+    pub fn tuple_counted(items: Vec<Value>, depth: u32) -> Value {
+        Value::Tuple(Arc::new(Seq::counted(Type::Dynamic, items, depth)))
+    }
+
     /// A list; `elem` must be the (common) element type.
     pub fn list(elem: Type, items: Vec<Value>) -> Value {
         Value::List(Arc::new(Seq::new(elem, items)))
@@ -257,6 +264,29 @@ impl Value {
     pub fn object(mut entries: Vec<(Str, Value)>) -> Value {
         sort_dedup_entries(&mut entries);
         Value::Object(Arc::new(Fields::new(Type::Dynamic, entries)))
+    }
+
+    /// [`Value::object`] of a `depth` the caller counted (see [`Value::tuple_counted`]),
+    /// counted again when a duplicate key's value was dropped (it may have been the
+    /// deepest).
+    #[inline]
+    pub fn object_counted(mut entries: Vec<(Str, Value)>, depth: u32) -> Value {
+        let n = entries.len();
+        sort_dedup_entries(&mut entries);
+        let fields = if entries.len() == n {
+            Fields::counted(Type::Dynamic, entries, depth)
+        } else {
+            Fields::new(Type::Dynamic, entries)
+        };
+        Value::Object(Arc::new(fields))
+    }
+
+    /// [`Value::object_sorted`] of a `depth` the caller counted (see
+    /// [`Value::tuple_counted`]).
+    #[inline]
+    pub fn object_sorted_counted(entries: Vec<(Str, Value)>, depth: u32) -> Value {
+        debug_assert!(sorted_unique(&entries));
+        Value::Object(Arc::new(Fields::counted(Type::Dynamic, entries, depth)))
     }
 
     /// An object from entries already sorted by key with no duplicates.

@@ -11,9 +11,8 @@ impl Vm<'_> {
     pub(super) fn op_make_tuple(&mut self, n: u32) -> Step {
         let items = self.pop_n(n as usize)?;
         self.alloc(u64::from(n), 0)?;
-        self.charge_shared(items.iter())?;
-        self.push_with(|| Value::tuple(items))?;
-        self.check_pushed_depth()
+        let depth = Self::check_depth_of(self.charge_shared(items.iter())?)?;
+        self.push_with(|| Value::tuple_counted(items, depth))
     }
 
     /// [`crate::bytecode::code::Op::KeyDone`]
@@ -84,9 +83,14 @@ impl Vm<'_> {
         }
         drop(it);
         self.alloc(u64::from(n), 0)?;
-        self.charge_shared(entries.iter().map(|(_, v)| v))?;
-        self.push_with(|| if known { Value::object(entries) } else { DYN })?;
-        self.check_pushed_depth()
+        let depth = Self::check_depth_of(self.charge_shared(entries.iter().map(|(_, v)| v))?)?;
+        self.push_with(|| {
+            if known {
+                Value::object_counted(entries, depth)
+            } else {
+                DYN
+            }
+        })
     }
 
     /// [`crate::bytecode::code::Op::MakeObjectConst`]: the values are taken in key order.
@@ -103,8 +107,7 @@ impl Vm<'_> {
         }
         self.stack.truncate(base);
         self.alloc(u64::from(shape.values), 0)?;
-        self.charge_shared(entries.iter().map(|(_, v)| v))?;
-        self.push_with(|| Value::object_sorted(entries))?;
-        self.check_pushed_depth()
+        let depth = Self::check_depth_of(self.charge_shared(entries.iter().map(|(_, v)| v))?)?;
+        self.push_with(|| Value::object_sorted_counted(entries, depth))
     }
 }

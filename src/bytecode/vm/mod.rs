@@ -558,19 +558,16 @@ impl<'p> Vm<'p> {
     /// two to values within it), and no walk reaches it but its drop.
     #[inline(always)]
     fn check_depth(v: &Value) -> Result<(), Stop> {
-        if v.depth() > crate::value::MAX_DEPTH {
-            return Err(Stop::Limit(LimitKind::Depth));
-        }
-        Ok(())
+        Self::check_depth_of(v.depth()).map(|_| ())
     }
 
-    /// [`Vm::check_depth`] of the value just pushed.
+    /// [`Vm::check_depth`] of a collection about to be made `depth` levels deep.
     #[inline(always)]
-    fn check_pushed_depth(&self) -> Step {
-        if let Some(v) = self.stack.last() {
-            Self::check_depth(v)?;
+    fn check_depth_of(depth: u32) -> Result<u32, Stop> {
+        if depth > crate::value::MAX_DEPTH {
+            return Err(Stop::Limit(LimitKind::Depth));
         }
-        Ok(Flow::Next)
+        Ok(depth)
     }
 
     /// The top value of the running chunk's part of the stack.
@@ -653,7 +650,11 @@ impl<'p> Vm<'p> {
     /// when it was made. Measuring stops at the budget, so it costs no more than it charges.
     /// A string of up to 15 bytes is never shared (it lives in its element, copied with
     /// it): its copies are bounded by the element budget, at 15 bytes each.
-    fn charge_shared<'v>(&mut self, vals: impl Iterator<Item = &'v Value>) -> Result<(), Stop> {
+    ///
+    /// The same look at each element counts the depth of the tuple or object they make
+    /// (returned; see [`Vm::check_depth`]).
+    fn charge_shared<'v>(&mut self, vals: impl Iterator<Item = &'v Value>) -> Result<u32, Stop> {
+        let mut depth = 0;
         for v in vals {
             let shared = match v {
                 Value::String(x) => {
@@ -663,16 +664,25 @@ impl<'p> Vm<'p> {
                     false
                 }
                 Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
+                    depth = depth.max(q.depth());
                     std::sync::Arc::strong_count(q) > 1
                 }
-                Value::Map(f) | Value::Object(f) => std::sync::Arc::strong_count(f) > 1,
+                Value::Map(f) | Value::Object(f) => {
+                    depth = depth.max(f.depth());
+                    std::sync::Arc::strong_count(f) > 1
+                }
+                Value::Null(t) | Value::Unknown(t) => {
+                    depth = depth.max(t.depth());
+                    false
+                }
                 _ => false,
             };
             if shared {
                 self.charge_expanded(v, 0)?;
             }
         }
-        self.alloc(0, 0)
+        self.alloc(0, 0)?;
+        Ok(depth + 1)
     }
 
     /// Charges `v` its expanded size (measured no further than what is left of the
