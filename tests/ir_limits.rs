@@ -113,7 +113,8 @@ fn types_of_a_chain_of_deep_locals_stay_shallow() {
     // 100 locals, each 200 brackets around the one before: the inferred types nested
     // 20,000 levels, and dropping the program overflowed a 2 MiB stack. Past 128 levels a
     // type is not kept (dynamic); below, it is inferred. Ten copies of the one before, nine
-    // deep, describe 10^9 types: their depth is found without walking them all.
+    // deep, describe 10^9 types: their depth is found, and their text written, without
+    // walking them all.
     let deep = |n: usize, per: usize| {
         let mut s = String::from("locals {\n  l0 = 1\n");
         for i in 1..=n {
@@ -144,6 +145,16 @@ fn types_of_a_chain_of_deep_locals_stay_shallow() {
                 ty(101).to_string(),
                 ty(110).depth(),
             );
+            // Printed (hover, the dump, analyze), its text stops at 2,000 bytes.
+            let text = ty(110).to_string();
+            assert!(
+                text.len() < 2_100 && text.ends_with("..."),
+                "{}",
+                text.len()
+            );
+            assert!(text.starts_with("tuple [tuple [tuple ["), "{text}");
+            assert!(dump(&p).contains(&format!("c9: {text}")));
+            fn_hcl::cli::analyze::analyze(&p);
             assert!(start.elapsed() < Duration::from_secs(10));
             got
         })

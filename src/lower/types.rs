@@ -197,39 +197,80 @@ fn same<'t>(mut ts: impl Iterator<Item = &'t SType>) -> SType {
 }
 
 impl fmt::Display for SType {
-    /// cty's friendly names, with the attributes of small objects spelled out.
+    /// cty's friendly names, with the attributes of objects spelled out, up to
+    /// [`MAX_TYPE_TEXT`] bytes (then `...`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SType::Dynamic => f.write_str("dynamic"),
-            SType::Bool => f.write_str("bool"),
-            SType::Number => f.write_str("number"),
-            SType::String => f.write_str("string"),
-            SType::List(e) => write!(f, "list of {e}"),
-            SType::Set(e) => write!(f, "set of {e}"),
-            SType::Map(e) => write!(f, "map of {e}"),
-            SType::AnyTuple => f.write_str("tuple"),
-            SType::AnyObject => f.write_str("object"),
-            SType::Tuple(es) => {
-                f.write_str("tuple [")?;
-                for (i, e) in es.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{e}")?;
+        let mut s = String::new();
+        if !self.write_capped(&mut s) {
+            s.push_str("...");
+        }
+        f.write_str(&s)
+    }
+}
+
+/// Longest text of a static type (hover, `analyze`, the IR dump): the type of a chain of
+/// locals of ten copies of the one before describes 10^9 parts (shared), and printed whole
+/// took minutes and gigabytes.
+const MAX_TYPE_TEXT: usize = 2_000;
+
+impl SType {
+    /// Appends the type's text to `s`; false (and stopped) once `s` is past
+    /// [`MAX_TYPE_TEXT`].
+    fn write_capped(&self, s: &mut String) -> bool {
+        if s.len() > MAX_TYPE_TEXT {
+            return false;
+        }
+        let parts = |s: &mut String,
+                     open: &str,
+                     n: usize,
+                     part: &mut dyn FnMut(&mut String, usize) -> bool| {
+            s.push_str(open);
+            for i in 0..n {
+                if !part(s, i) {
+                    return false;
                 }
-                f.write_str("]")
+            }
+            true
+        };
+        match self {
+            SType::Dynamic => s.push_str("dynamic"),
+            SType::Bool => s.push_str("bool"),
+            SType::Number => s.push_str("number"),
+            SType::String => s.push_str("string"),
+            SType::List(e) => return parts(s, "list of ", 1, &mut |s, _| e.write_capped(s)),
+            SType::Set(e) => return parts(s, "set of ", 1, &mut |s, _| e.write_capped(s)),
+            SType::Map(e) => return parts(s, "map of ", 1, &mut |s, _| e.write_capped(s)),
+            SType::AnyTuple => s.push_str("tuple"),
+            SType::AnyObject => s.push_str("object"),
+            SType::Tuple(es) => {
+                let done = parts(s, "tuple [", es.len(), &mut |s, i| {
+                    if i > 0 {
+                        s.push_str(", ");
+                    }
+                    es[i].write_capped(s)
+                });
+                if !done {
+                    return false;
+                }
+                s.push(']');
             }
             SType::Object(fs) => {
-                f.write_str("object {")?;
-                for (i, (k, t)) in fs.iter().enumerate() {
+                let done = parts(s, "object {", fs.len(), &mut |s, i| {
                     if i > 0 {
-                        f.write_str(",")?;
+                        s.push(',');
                     }
-                    write!(f, " {k}: {t}")?;
+                    s.push(' ');
+                    s.push_str(&fs[i].0);
+                    s.push_str(": ");
+                    fs[i].1.write_capped(s)
+                });
+                if !done {
+                    return false;
                 }
-                f.write_str(if fs.is_empty() { "}" } else { " }" })
+                s.push_str(if fs.is_empty() { "}" } else { " }" });
             }
         }
+        true
     }
 }
 
