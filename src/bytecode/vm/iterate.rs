@@ -23,6 +23,9 @@ pub(super) struct ForState {
     group: bool,
     tuple: Vec<Value>,
     fields: Entries,
+    /// The depth of the tuple or object (not grouped) made of the values pushed so far
+    /// (kept ones: a duplicate key's value is dropped), counted as each is charged.
+    depth: u32,
     groups: BTreeMap<Str, Vec<Value>>,
     pending_key: Option<Str>,
 }
@@ -139,6 +142,7 @@ impl Vm<'_> {
                 Vec::with_capacity(len)
             },
             fields: Entries::Sorted(Vec::new()),
+            depth: 1,
             groups: BTreeMap::new(),
             pending_key: None,
         });
@@ -349,10 +353,11 @@ impl Vm<'_> {
     ) -> Step {
         let v = self.pop()?;
         self.alloc(1, 0)?;
-        self.charge_shared(std::iter::once(&v))?;
+        let depth = self.charge_shared(std::iter::once(&v))?;
         let prog = self.program;
         let st = self.for_state()?;
         if !st.object {
+            st.depth = st.depth.max(depth);
             st.tuple.push(v);
             return Ok(Flow::Jump(next));
         }
@@ -363,18 +368,20 @@ impl Vm<'_> {
             st.groups.entry(k).or_default().push(v);
             return Ok(Flow::Jump(next));
         }
-        if let Some(k) = st.fields.insert(k, v) {
-            let s = prog.site(site).ok_or(Stop::Fault(&"missing site"))?;
-            diags.push(
-                err_diag(
-                    "Duplicate object key",
-                    format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", go_quote(&k)),
-                    s.key,
-                )
-                .with_context(s.whole)
-                .with_expression(s.key),
-            );
-        }
+        let Some(k) = st.fields.insert(k, v) else {
+            st.depth = st.depth.max(depth);
+            return Ok(Flow::Jump(next));
+        };
+        let s = prog.site(site).ok_or(Stop::Fault(&"missing site"))?;
+        diags.push(
+            err_diag(
+                "Duplicate object key",
+                format!("Two different items produced the key {} in this 'for' expression. If duplicates are expected, use the ellipsis (...) after the value expression to enable grouping by key.", go_quote(&k)),
+                s.key,
+            )
+            .with_context(s.whole)
+            .with_expression(s.key),
+        );
         Ok(Flow::Jump(next))
     }
 
@@ -384,7 +391,7 @@ impl Vm<'_> {
         let v = if !st.known {
             DYN
         } else if !st.object {
-            Value::tuple(st.tuple)
+            Value::tuple_counted(st.tuple, Self::check_depth_of(st.depth)?)
         } else if st.group {
             Value::object_sorted(
                 st.groups
@@ -393,7 +400,8 @@ impl Vm<'_> {
                     .collect(),
             )
         } else {
-            Value::object_sorted(st.fields.into_sorted())
+            let depth = Self::check_depth_of(st.depth)?;
+            Value::object_sorted_counted(st.fields.into_sorted(), depth)
         };
         Self::check_depth(&v)?;
         self.push(v)
