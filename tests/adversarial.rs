@@ -9,6 +9,8 @@
 //! (template, replace), a user-function call bomb, a front end fed a huge object and a
 //! program over its token budget, and numbers beyond fn-hcl's range.
 
+mod common;
+
 use fn_hcl::bytecode::vm::{Limits, Usage};
 use fn_hcl::lower::ir::compile_txtar;
 use fn_hcl::protocol::doc::parse_json;
@@ -592,20 +594,9 @@ fn builtins_build_only_what_they_charged() {
     assert!(u.bytes > 1 << 53, "charged the whole padding: {u:?}");
 }
 
-/// A chain of `locals` from `l0 = 1` to `l{n}`, each `per` brackets around the one before:
-/// `l{n}` nests `n * per` levels deep, for a few instructions a level.
+/// [`common::nested_locals`] closed, with `v = l{n}`.
 fn nested_chain(n: usize, per: usize) -> String {
-    let mut s = "locals {\n  l0 = 1\n".to_string();
-    for i in 1..=n {
-        s.push_str(&format!(
-            "  l{i} = {}l{}{}\n",
-            "[".repeat(per),
-            i - 1,
-            "]".repeat(per)
-        ));
-    }
-    s.push_str(&format!("  v = l{n}\n}}\n"));
-    s
+    common::nested_locals(n, per) + &format!("  v = l{n}\n}}\n")
 }
 
 /// Runs `f` on a thread with the stack of the server's evaluation threads (2 MiB), in

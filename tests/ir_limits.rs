@@ -2,6 +2,8 @@
 //! long dependency chains. Lowering, analysis and the dump must neither overflow the stack
 //! nor take long; nesting beyond the parser's limit is a clear error.
 
+mod common;
+
 use fn_hcl::lower::ir::{Item, compile_files, dump};
 use std::time::{Duration, Instant};
 
@@ -116,15 +118,7 @@ fn types_of_a_chain_of_deep_locals_stay_shallow() {
     // deep, describe 10^9 types: their depth is found, and their text written, without
     // walking them all.
     let deep = |n: usize, per: usize| {
-        let mut s = String::from("locals {\n  l0 = 1\n");
-        for i in 1..=n {
-            s.push_str(&format!(
-                "  l{i} = {}l{}{}\n",
-                "[".repeat(per),
-                i - 1,
-                "]".repeat(per)
-            ));
-        }
+        let mut s = common::nested_locals(n, per);
         s.push_str("  c0 = \"x\"\n");
         for i in 1..=9 {
             let refs = vec![format!("c{}", i - 1); 10].join(", ");

@@ -14,6 +14,18 @@ mod shared;
 #[allow(unused_imports)]
 pub use shared::{CASE_DATA, hcl_blocks, hcl_corpus, missing, shared_dir, walk};
 
+/// The start of a `locals` block (left open) from `l0 = 1` to `l{n}`, each `per` brackets
+/// around the one before: `l{n}` nests `n * per` levels deep, for a few instructions a
+/// level (hostile-input tests of values and types nested deep).
+pub fn nested_locals(n: usize, per: usize) -> String {
+    let mut s = String::from("locals {\n  l0 = 1\n");
+    for i in 1..=n {
+        let (open, close) = ("[".repeat(per), "]".repeat(per));
+        s.push_str(&format!("  l{i} = {open}l{}{close}\n", i - 1));
+    }
+    s
+}
+
 pub fn rng(s: Span) -> String {
     if s.start.line == s.end.line {
         format!("{},{}-{}", s.start.line, s.start.col, s.end.col)
