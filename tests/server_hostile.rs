@@ -3,6 +3,7 @@
 //! correctly, every hostile one gets a Fatal result naming its budget, no call is lost and
 //! the process's peak memory stays bounded. Latencies are printed, not asserted.
 
+mod common;
 mod server_support;
 
 use std::time::{Duration, Instant};
@@ -40,7 +41,14 @@ fn hostile() -> Vec<(&'static str, String, &'static str)> {
         }
         s + "}\nresource r {\n  body = { apiVersion = \"v1\", kind = \"C\", n = length(s6) }\n}\n"
     };
+    // 20,000 levels of brackets through 100 locals: every walk over such a value
+    // overflowed an evaluation thread's stack and aborted the server.
+    let deep = format!(
+        "-- main.hcl --\n{}}}\nresource r {{\n  body = {{ apiVersion = \"v1\", kind = \"C\", n = l100 == l100 }}\n}}\n",
+        common::nested_locals(100, 200)
+    );
     vec![
+        ("deep", deep, "a value nested more than 1024 levels deep"),
         ("chain", chain, "collection elements allocated"),
         ("bomb", bomb, "user function calls"),
         ("yaml", yaml, "(in yamldecode)"),
