@@ -21,8 +21,8 @@ pub const MAX_DEPTH: u32 = 1024;
 
 /// Elements of a list, set or tuple. For lists and sets `elem` is the element type
 /// (which matters when the collection is empty); for tuples it is unused (`Dynamic`).
-/// `items` may be changed in place only where the change keeps the depth (a conversion
-/// of each element), or followed by [`Seq::recount_depth`].
+/// `items` may be changed in place only if followed by [`Seq::recount_depth`] (a
+/// converted element may be deeper: a null given a type).
 #[derive(Clone, Debug)]
 pub struct Seq {
     elem: Type,
@@ -32,8 +32,8 @@ pub struct Seq {
 
 /// Entries of a map or object, sorted by key (cty iterates both in key order).
 /// For maps `elem` is the element type; for objects it is unused (`Dynamic`).
-/// `entries` may be changed in place only followed by [`Fields::recount_depth`] (or
-/// where the change keeps the depth).
+/// `entries` may be changed in place only if followed by [`Fields::recount_depth`] or
+/// [`Fields::entry_replaced`].
 #[derive(Clone, Debug)]
 pub struct Fields {
     elem: Type,
