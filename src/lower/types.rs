@@ -200,11 +200,12 @@ impl fmt::Display for SType {
     /// cty's friendly names, with the attributes of objects spelled out, up to
     /// [`MAX_TYPE_TEXT`] bytes (then `...`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
-        if !self.write_capped(&mut s) {
-            s.push_str("...");
+        let mut out = Capped(String::new());
+        // An error is the cap reached: the walk stopped there.
+        if fmt::write(&mut out, format_args!("{}", Text(self))).is_err() {
+            out.0.push_str("...");
         }
-        f.write_str(&s)
+        f.write_str(&out.0)
     }
 }
 
@@ -213,64 +214,55 @@ impl fmt::Display for SType {
 /// took minutes and gigabytes.
 const MAX_TYPE_TEXT: usize = 2_000;
 
-impl SType {
-    /// Appends the type's text to `s`; false (and stopped) once `s` is past
-    /// [`MAX_TYPE_TEXT`].
-    fn write_capped(&self, s: &mut String) -> bool {
-        if s.len() > MAX_TYPE_TEXT {
-            return false;
+/// A string that refuses (`fmt::Error`) what would take it past [`MAX_TYPE_TEXT`].
+struct Capped(String);
+
+impl fmt::Write for Capped {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.0.len() + s.len() > MAX_TYPE_TEXT {
+            return Err(fmt::Error);
         }
-        let parts = |s: &mut String,
-                     open: &str,
-                     n: usize,
-                     part: &mut dyn FnMut(&mut String, usize) -> bool| {
-            s.push_str(open);
-            for i in 0..n {
-                if !part(s, i) {
-                    return false;
-                }
-            }
-            true
-        };
-        match self {
-            SType::Dynamic => s.push_str("dynamic"),
-            SType::Bool => s.push_str("bool"),
-            SType::Number => s.push_str("number"),
-            SType::String => s.push_str("string"),
-            SType::List(e) => return parts(s, "list of ", 1, &mut |s, _| e.write_capped(s)),
-            SType::Set(e) => return parts(s, "set of ", 1, &mut |s, _| e.write_capped(s)),
-            SType::Map(e) => return parts(s, "map of ", 1, &mut |s, _| e.write_capped(s)),
-            SType::AnyTuple => s.push_str("tuple"),
-            SType::AnyObject => s.push_str("object"),
+        self.0.push_str(s);
+        Ok(())
+    }
+}
+
+/// A type's whole text, written part by part (stopped by the writer's error).
+struct Text<'t>(&'t SType);
+
+impl fmt::Display for Text<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            SType::Dynamic => f.write_str("dynamic"),
+            SType::Bool => f.write_str("bool"),
+            SType::Number => f.write_str("number"),
+            SType::String => f.write_str("string"),
+            SType::List(e) => write!(f, "list of {}", Text(e)),
+            SType::Set(e) => write!(f, "set of {}", Text(e)),
+            SType::Map(e) => write!(f, "map of {}", Text(e)),
+            SType::AnyTuple => f.write_str("tuple"),
+            SType::AnyObject => f.write_str("object"),
             SType::Tuple(es) => {
-                let done = parts(s, "tuple [", es.len(), &mut |s, i| {
+                f.write_str("tuple [")?;
+                for (i, e) in es.iter().enumerate() {
                     if i > 0 {
-                        s.push_str(", ");
+                        f.write_str(", ")?;
                     }
-                    es[i].write_capped(s)
-                });
-                if !done {
-                    return false;
+                    write!(f, "{}", Text(e))?;
                 }
-                s.push(']');
+                f.write_str("]")
             }
             SType::Object(fs) => {
-                let done = parts(s, "object {", fs.len(), &mut |s, i| {
+                f.write_str("object {")?;
+                for (i, (k, t)) in fs.iter().enumerate() {
                     if i > 0 {
-                        s.push(',');
+                        f.write_str(",")?;
                     }
-                    s.push(' ');
-                    s.push_str(&fs[i].0);
-                    s.push_str(": ");
-                    fs[i].1.write_capped(s)
-                });
-                if !done {
-                    return false;
+                    write!(f, " {k}: {}", Text(t))?;
                 }
-                s.push_str(if fs.is_empty() { "}" } else { " }" });
+                f.write_str(if fs.is_empty() { "}" } else { " }" })
             }
         }
-        true
     }
 }
 
