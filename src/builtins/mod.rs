@@ -393,15 +393,13 @@ pub fn prepare_args(def: &FuncDef, args: &mut [Value]) -> Result<(), FuncError> 
 /// cty's rule for unknown arguments, applied before an implementation runs: an unknown
 /// argument gives an unknown result, and so does an argument holding an unknown anywhere
 /// inside it, except for the functions that move such values around without looking into
-/// them ([`FuncDef::nested_unknowns`]), which decide for themselves. Whether the function
-/// takes nested unknowns is asked first: only for the others is an argument walked
-/// (`contains_unknown` visits the whole value, which made a call inside a `for` over a
-/// large collection cost its size).
+/// them ([`FuncDef::nested_unknowns`]), which decide for themselves (a collection knows
+/// whether it holds an unknown: nothing is walked).
 #[inline]
 pub fn unknown_result(def: &FuncDef, args: &[Value]) -> Option<Value> {
-    let walk = !def.nested_unknowns;
+    let nested = !def.nested_unknowns;
     args.iter()
-        .any(|a| a.is_unknown() || (walk && a.contains_unknown()))
+        .any(|a| a.is_unknown() || (nested && a.contains_unknown()))
         .then_some(Value::Unknown(crate::value::Type::Dynamic))
 }
 

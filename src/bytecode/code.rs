@@ -14,7 +14,7 @@ use crate::builtins::FuncId;
 use crate::syntax::ast::{BinaryOp, UnaryOp};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::{SourceMap, Span};
-use crate::value::{Str, Value};
+use crate::value::{Str, Summary, Value};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -551,6 +551,8 @@ pub(crate) struct ObjShape {
     /// Distinct keys in cty order, each with the source index of its value (the last of
     /// duplicates, as hcl keeps).
     pub keys: Vec<(Str, u32)>,
+    /// What the keys add to the summary of an object of this shape (their bytes).
+    pub keys_sum: Summary,
 }
 
 impl ObjShape {
@@ -566,7 +568,15 @@ impl ObjShape {
                 _ => out.push(e),
             }
         }
-        ObjShape { values, keys: out }
+        let mut keys_sum = Summary::default();
+        for (k, _) in &out {
+            keys_sum.add_key(k);
+        }
+        ObjShape {
+            values,
+            keys: out,
+            keys_sum,
+        }
     }
 }
 

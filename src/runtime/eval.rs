@@ -22,7 +22,7 @@ use crate::syntax::diag::{Diagnostic, Severity, Text};
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
 use crate::value::gofmt::go_struct_text;
-use crate::value::{Fields, Str, Type, Value};
+use crate::value::{Fields, Str, Summary, Type, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
@@ -1584,14 +1584,16 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
     static INDEX: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_INDEX));
     let mut body = object_fields(Some(body));
     let body_fields = Arc::make_mut(&mut body);
-    let meta_slot = entry_mut(body_fields, &METADATA);
-    let meta_depth = meta_slot.depth();
+    let (meta_slot, meta_new) = entry_mut(body_fields, &METADATA);
+    let mut meta_out = Summary::default();
+    meta_out.add(meta_slot);
     let mut meta = object_fields(Some(std::mem::take(meta_slot)));
     let meta_fields = Arc::make_mut(&mut meta);
-    let ann_slot = entry_mut(meta_fields, &ANNOTATIONS);
+    let (ann_slot, ann_new) = entry_mut(meta_fields, &ANNOTATIONS);
+    let mut ann_out = Summary::default();
+    ann_out.add(ann_slot);
     // `item_index` is ASCII: in normal form already.
     let (base, index) = (Value::String(base), Value::String(index));
-    let ann_depth = ann_slot.depth();
     let ann = match std::mem::take(ann_slot) {
         // No annotations (or null): the two, already in order.
         Value::Null(_) => {
@@ -1604,13 +1606,23 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
             Value::Object(ann)
         }
     };
-    let new_ann_depth = ann.depth();
+    // Each level changed in place updates its summary by what left and what came
+    // (`Fields::changed`): the entry's old value out, the new one (and a new key) in.
+    let into = |new: &Value, key: Option<&Str>| {
+        let mut s = Summary::default();
+        s.add(new);
+        if let Some(k) = key {
+            s.add_key(k);
+        }
+        s
+    };
+    let ann_in = into(&ann, ann_new.then_some(&ANNOTATIONS));
     *ann_slot = ann;
-    meta_fields.entry_replaced(ann_depth, new_ann_depth);
+    meta_fields.changed(ann_out, ann_in, usize::from(ann_new));
     let meta = Value::Object(meta);
-    let new_meta_depth = meta.depth();
+    let meta_in = into(&meta, meta_new.then_some(&METADATA));
     *meta_slot = meta;
-    body_fields.entry_replaced(meta_depth, new_meta_depth);
+    body_fields.changed(meta_out, meta_in, usize::from(meta_new));
     Some(Value::Object(body))
 }
 
@@ -1621,6 +1633,9 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
 /// the entries after them.
 fn add_annotations(fields: &mut Fields, first: (&Str, Value), second: (&Str, Value)) {
     debug_assert!(first.0 < second.0);
+    let (mut out, mut added) = (Summary::default(), Summary::default());
+    added.add(&first.1);
+    added.add(&second.1);
     let entries = &mut fields.entries;
     let (b, b_found) = match entries.binary_search_by(|(k, _)| k.cmp(first.0)) {
         Ok(i) => (i, true),
@@ -1632,29 +1647,32 @@ fn add_annotations(fields: &mut Fields, first: (&Str, Value), second: (&Str, Val
     }
     let j_found = entries.get(j).is_some_and(|(k, _)| k == second.0);
     if !b_found && !j_found && j == b {
+        added.add_key(first.0);
+        added.add_key(second.0);
         entries.splice(
             b..b,
             [(first.0.clone(), first.1), (second.0.clone(), second.1)],
         );
+        fields.changed(out, added, 2);
         return;
     }
-    // The second first, so the first's position stays right. The two are strings: the
-    // depth changes only if a value they replace was the deepest.
-    let mut replaced_depth = 0;
+    // The second first, so the first's position stays right.
+    let mut grown = 0;
     if j_found {
-        replaced_depth = std::mem::replace(&mut entries[j].1, second.1).depth();
+        out.add(&std::mem::replace(&mut entries[j].1, second.1));
     } else {
+        added.add_key(second.0);
+        grown += 1;
         entries.insert(j, (second.0.clone(), second.1));
     }
     if b_found {
-        let old = std::mem::replace(&mut entries[b].1, first.1).depth();
-        replaced_depth = replaced_depth.max(old);
+        out.add(&std::mem::replace(&mut entries[b].1, first.1));
     } else {
+        added.add_key(first.0);
+        grown += 1;
         entries.insert(b, (first.0.clone(), first.1));
     }
-    if replaced_depth > 0 {
-        fields.recount_depth();
-    }
+    fields.changed(out, added, grown);
 }
 
 /// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
@@ -1684,17 +1702,18 @@ fn object_fields(v: Option<Value>) -> Arc<Fields> {
     }
 }
 
-/// The value of `key` in sorted entries, inserted (null) at its sorted position if absent.
-fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> &'f mut Value {
+/// The value of `key` in sorted entries, inserted (null) at its sorted position if absent
+/// (then true: the caller updates the summary, [`Fields::changed`]).
+fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> (&'f mut Value, bool) {
     let entries = &mut fields.entries;
-    let i = match entries.binary_search_by(|(k, _)| k.cmp(key)) {
-        Ok(i) => i,
+    let (i, new) = match entries.binary_search_by(|(k, _)| k.cmp(key)) {
+        Ok(i) => (i, false),
         Err(i) => {
             entries.insert(i, (key.clone(), Value::NULL));
-            i
+            (i, true)
         }
     };
-    &mut entries[i].1
+    (&mut entries[i].1, new)
 }
 
 /// The attribute names of a collection item's `each`.
@@ -1933,8 +1952,9 @@ mod tests {
                 .map(|(i, k)| (Str::from(*k), Value::int(i as i64)))
                 .collect();
             let mut want = Fields::new(Type::Dynamic, entries.clone());
-            *entry_mut(&mut want, &first) = Value::string("1");
-            *entry_mut(&mut want, &second) = Value::string("2");
+            *entry_mut(&mut want, &first).0 = Value::string("1");
+            *entry_mut(&mut want, &second).0 = Value::string("2");
+            want.recount();
             let mut got = Fields::new(Type::Dynamic, entries);
             add_annotations(
                 &mut got,
@@ -1943,6 +1963,8 @@ mod tests {
             );
             let show = |f: &Fields| format!("{:?}", f.entries);
             assert_eq!(show(&got), show(&want), "{mask:#b}");
+            // Updated by what left and came, the summary is the recounted one.
+            assert_eq!(got.summary(), want.summary(), "{mask:#b}");
         }
     }
 

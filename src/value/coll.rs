@@ -1,14 +1,19 @@
 //! The collections inside values: a [`Seq`] (list, set, tuple) and [`Fields`] (map,
-//! object), each knowing how deeply it nests.
+//! object), each knowing what is inside it ([`Summary`]): how deeply it nests, how large
+//! it is written out, and whether it holds an unknown or a number that needs a closer look.
 //!
 //! A value's depth bounds every recursive walk over it (comparing, hashing, converting,
 //! encoding, typing, dropping), and a value nested ten thousand levels deep is cheap to
 //! build (a chain of locals, each wrapping the last in brackets) and overflows the stack
 //! of the thread that walks it: the process aborts. So each collection records its depth
 //! when it is made, from its elements' (one read each, as they are placed), and the
-//! evaluator refuses to make one deeper than [`MAX_DEPTH`], naming the limit. The fields
-//! that decide the depth are private: a collection is made only by [`Seq::new`] and
-//! [`Fields::new`], and code that changes one in place recounts it.
+//! evaluator refuses to make one deeper than [`MAX_DEPTH`], naming the limit. The same
+//! read adds up the rest of the summary, which the evaluation asks of most values it
+//! handles (a builtin's arguments hold an unknown? what does a fresh result or a response
+//! body cost written out?) and which was a walk over the whole value each time. The fields
+//! that decide the summary are private: a collection is made only by [`Seq::new`] and
+//! [`Fields::new`] (or their `counted` forms), and code that changes one in place
+//! recounts it.
 
 use super::{Str, Type, Value, cmp_str};
 
@@ -19,52 +24,185 @@ use super::{Str, Type, Value, cmp_str};
 /// stack (tested on one), the smallest an evaluation runs on.
 pub const MAX_DEPTH: u32 = 1024;
 
+/// What a collection knows of everything inside it, added up from its elements as it is
+/// made (an element that is itself a collection gives its own summary whole).
+///
+/// The size is what [`crate::value::meter::expanded_size`] measures, shared parts
+/// counted each time they appear, in 32-bit counters that saturate: a saturated one says
+/// only "at least this much", and the size is then measured by walking (a value that
+/// large in expansion is made only of shared parts, and the walk stops at the budget).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    depth: u32,
+    elements: u32,
+    bytes: u32,
+    /// [`UNKNOWN`] and [`BIG_NUMBER`], or'ed as parts are added.
+    flags: u8,
+}
+
+/// A [`Summary`] flag: something inside is unknown.
+const UNKNOWN: u8 = 1;
+/// A [`Summary`] flag: a number inside is not a small integer.
+const BIG_NUMBER: u8 = 2;
+
+impl Summary {
+    /// Adds what element `v` brings to the collection it is placed in (not the element
+    /// itself, counted by [`Summary::finish`]).
+    #[inline(always)]
+    pub fn add(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => self.add_str(s),
+            Value::Number(n) => self.add_number(n),
+            Value::Bool(_) => {}
+            Value::Null(t) => self.add_type(t),
+            Value::Unknown(t) => self.add_unknown(t),
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => self.include(&q.sum),
+            Value::Map(f) | Value::Object(f) => self.include(&f.sum),
+        }
+    }
+
+    /// [`Summary::add`] of a string.
+    #[inline(always)]
+    pub fn add_str(&mut self, s: &Str) {
+        self.bytes = self.bytes.saturating_add(len32(s.len()));
+    }
+
+    /// [`Summary::add`] of a number.
+    #[inline(always)]
+    pub fn add_number(&mut self, n: &super::number::Number) {
+        if !n.is_small() {
+            self.flags |= BIG_NUMBER;
+        }
+    }
+
+    /// [`Summary::add`] of a typed null.
+    #[inline(always)]
+    pub fn add_type(&mut self, t: &Type) {
+        self.depth = self.depth.max(t.depth());
+    }
+
+    /// [`Summary::add`] of an unknown.
+    #[inline(always)]
+    pub fn add_unknown(&mut self, t: &Type) {
+        self.add_type(t);
+        self.flags |= UNKNOWN;
+    }
+
+    /// Adds a collection's summary (an element's, or another part's being gathered).
+    #[inline(always)]
+    pub fn include(&mut self, s: &Summary) {
+        self.depth = self.depth.max(s.depth);
+        self.elements = self.elements.saturating_add(s.elements);
+        self.bytes = self.bytes.saturating_add(s.bytes);
+        self.flags |= s.flags;
+    }
+
+    /// Adds the bytes of a map's or object's key.
+    #[inline(always)]
+    pub fn add_key(&mut self, k: &Str) {
+        self.bytes = self.bytes.saturating_add(len32(k.len()));
+    }
+
+    /// The summary of a collection of `n` elements whose contents were added, with
+    /// element type `elem`: one level deeper than its deepest part, `n` elements more.
+    #[inline(always)]
+    fn finish(mut self, elem: &Type, n: usize) -> Summary {
+        self.depth = self.depth.max(elem.depth()).saturating_add(1);
+        self.elements = self.elements.saturating_add(len32(n));
+        self
+    }
+
+    /// How deeply the collection nests: 1 for one of scalars (see [`MAX_DEPTH`]).
+    #[inline]
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Elements and bytes written out, if both counters are exact (not saturated).
+    #[inline]
+    pub fn size(&self) -> Option<(u64, u64)> {
+        (self.elements != u32::MAX && self.bytes != u32::MAX)
+            .then_some((u64::from(self.elements), u64::from(self.bytes)))
+    }
+
+    /// Whether anything inside is unknown.
+    #[inline]
+    pub fn unknown(&self) -> bool {
+        self.flags & UNKNOWN != 0
+    }
+
+    /// Whether a number inside is not a small integer (a fraction, a huge or infinite
+    /// number): one that may not survive being written out, so a writer looks.
+    #[inline]
+    pub fn big_number(&self) -> bool {
+        self.flags & BIG_NUMBER != 0
+    }
+}
+
+/// A length as a saturating 32-bit count.
+#[inline(always)]
+fn len32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The summary of a collection of `items` with element type `elem`.
+#[inline]
+fn summarize<'a>(elem: &Type, items: impl ExactSizeIterator<Item = &'a Value>) -> Summary {
+    let n = items.len();
+    let mut s = Summary::default();
+    for v in items {
+        s.add(v);
+    }
+    s.finish(elem, n)
+}
+
+/// The summary of a map's or object's `entries` with element type `elem`.
+#[inline]
+fn summarize_entries(elem: &Type, entries: &[(Str, Value)]) -> Summary {
+    let mut s = Summary::default();
+    for (k, v) in entries {
+        s.add_key(k);
+        s.add(v);
+    }
+    s.finish(elem, entries.len())
+}
+
 /// Elements of a list, set or tuple. For lists and sets `elem` is the element type
 /// (which matters when the collection is empty); for tuples it is unused (`Dynamic`).
-/// `items` may be changed in place only if followed by [`Seq::recount_depth`] (a
-/// converted element may be deeper: a null given a type).
+/// `items` may be changed in place only if followed by [`Seq::recount`] (a converted
+/// element may be deeper: a null given a type).
 #[derive(Clone, Debug)]
 pub struct Seq {
     elem: Type,
     pub items: Vec<Value>,
-    depth: u32,
+    sum: Summary,
 }
 
 /// Entries of a map or object, sorted by key (cty iterates both in key order).
 /// For maps `elem` is the element type; for objects it is unused (`Dynamic`).
-/// `entries` may be changed in place only if followed by [`Fields::recount_depth`] or
-/// [`Fields::entry_replaced`].
+/// `entries` may be changed in place only if followed by [`Fields::recount`].
 #[derive(Clone, Debug)]
 pub struct Fields {
     elem: Type,
     pub entries: Vec<(Str, Value)>,
-    depth: u32,
-}
-
-/// One more than the deepest of `elem` and the elements.
-#[inline]
-fn depth_over<'a>(elem: &Type, items: impl Iterator<Item = &'a Value>) -> u32 {
-    let mut d = elem.depth();
-    for v in items {
-        d = d.max(v.depth());
-    }
-    d.saturating_add(1)
+    sum: Summary,
 }
 
 impl Seq {
     /// A list's, set's or tuple's elements (`elem` `Dynamic` for a tuple).
     #[inline]
     pub fn new(elem: Type, items: Vec<Value>) -> Seq {
-        let depth = depth_over(&elem, items.iter());
-        Seq { elem, items, depth }
+        let sum = summarize(&elem, items.iter());
+        Seq { elem, items, sum }
     }
 
-    /// [`Seq::new`] of a `depth` the caller counted as it looked at each item (the VM,
-    /// which charges them), checked in debug builds.
+    /// [`Seq::new`] of the contents' summary the caller added up as it looked at each
+    /// item (the VM, which charges them), checked in debug builds.
     #[inline]
-    pub fn counted(elem: Type, items: Vec<Value>, depth: u32) -> Seq {
-        debug_assert_eq!(depth, depth_over(&elem, items.iter()));
-        Seq { elem, items, depth }
+    pub fn counted(elem: Type, items: Vec<Value>, contents: Summary) -> Seq {
+        let sum = contents.finish(&elem, items.len());
+        debug_assert_eq!(sum, summarize(&elem, items.iter()));
+        Seq { elem, items, sum }
     }
 
     /// The element type of a list or set (`Dynamic` for a tuple).
@@ -73,28 +211,36 @@ impl Seq {
         &self.elem
     }
 
+    /// What is inside: depth, size written out, unknowns (checked against a recount of
+    /// this level in debug builds: code that changed `items` in place recounted them).
+    #[inline]
+    pub fn summary(&self) -> &Summary {
+        debug_assert_eq!(self.sum, summarize(&self.elem, self.items.iter()));
+        &self.sum
+    }
+
     /// How deeply the collection nests: 1 for one of scalars (see [`MAX_DEPTH`]).
     #[inline]
     pub fn depth(&self) -> u32 {
-        self.depth
+        self.sum.depth
     }
 
     /// Gives a list or set another element type. One at least as deep as the old one
     /// (a tuple's `Dynamic` becoming a list's element type) deepens the collection to it
-    /// at most, without a look at the items.
+    /// at most, without a look at the items (the rest of the summary is the items').
     pub fn set_elem(&mut self, elem: Type) {
         let (old, new) = (self.elem.depth(), elem.depth());
         self.elem = elem;
         if new >= old {
-            self.depth = self.depth.max(new.saturating_add(1));
+            self.sum.depth = self.sum.depth.max(new.saturating_add(1));
         } else {
-            self.recount_depth();
+            self.recount();
         }
     }
 
-    /// Counts the depth again, after `items` were changed in place.
-    pub fn recount_depth(&mut self) {
-        self.depth = depth_over(&self.elem, self.items.iter());
+    /// Counts the summary again, after `items` were changed in place.
+    pub fn recount(&mut self) {
+        self.sum = summarize(&self.elem, self.items.iter());
     }
 }
 
@@ -103,23 +249,17 @@ impl Fields {
     /// no duplicates.
     #[inline]
     pub fn new(elem: Type, entries: Vec<(Str, Value)>) -> Fields {
-        let depth = depth_over(&elem, entries.iter().map(|(_, v)| v));
-        Fields {
-            elem,
-            entries,
-            depth,
-        }
+        let sum = summarize_entries(&elem, &entries);
+        Fields { elem, entries, sum }
     }
 
-    /// [`Fields::new`] of a `depth` the caller counted (see [`Seq::counted`]).
+    /// [`Fields::new`] of the summary of the entries (keys and values) the caller added
+    /// up (see [`Seq::counted`]).
     #[inline]
-    pub fn counted(elem: Type, entries: Vec<(Str, Value)>, depth: u32) -> Fields {
-        debug_assert_eq!(depth, depth_over(&elem, entries.iter().map(|(_, v)| v)));
-        Fields {
-            elem,
-            entries,
-            depth,
-        }
+    pub fn counted(elem: Type, entries: Vec<(Str, Value)>, contents: Summary) -> Fields {
+        let sum = contents.finish(&elem, entries.len());
+        debug_assert_eq!(sum, summarize_entries(&elem, &entries));
+        Fields { elem, entries, sum }
     }
 
     /// The element type of a map (`Dynamic` for an object).
@@ -128,36 +268,53 @@ impl Fields {
         &self.elem
     }
 
+    /// What is inside: depth, size written out, unknowns (checked as [`Seq::summary`]).
+    #[inline]
+    pub fn summary(&self) -> &Summary {
+        debug_assert_eq!(self.sum, summarize_entries(&self.elem, &self.entries));
+        &self.sum
+    }
+
     /// How deeply the collection nests: 1 for one of scalars (see [`MAX_DEPTH`]).
     #[inline]
     pub fn depth(&self) -> u32 {
-        self.depth
+        self.sum.depth
     }
 
     /// Makes a map's entries an object's.
     pub fn forget_elem(&mut self) {
         self.elem = Type::Dynamic;
-        self.recount_depth();
+        self.recount();
     }
 
-    /// Counts the depth again, after `entries` were changed in place.
-    pub fn recount_depth(&mut self) {
-        self.depth = depth_over(&self.elem, self.entries.iter().map(|(_, v)| v));
+    /// Counts the summary again, after `entries` were changed in place (one level: the
+    /// values inside know their own).
+    pub fn recount(&mut self) {
+        self.sum = summarize_entries(&self.elem, &self.entries);
     }
 
-    /// Counts the depth again after one entry's value, `old` levels deep, was replaced
-    /// in place by one `new` levels deep (an added entry replaced nothing: 0). A value at
-    /// least as deep needs no look at the other entries.
-    pub fn entry_replaced(&mut self, old: u32, new: u32) {
-        if new >= old {
-            self.depth = self.depth.max(new.saturating_add(1));
+    /// Updates the summary after entries were changed in place, from what was taken out
+    /// (`removed`: the values replaced or removed, added up by [`Summary::add`], and the
+    /// keys of entries removed) and what was put in (`added`, likewise), with `grown`
+    /// entries more than before: a few additions instead of a look at every entry.
+    /// Counted again where arithmetic cannot tell: a counter saturated, or what was taken
+    /// out held an unknown, a number to look at, or maybe the deepest part.
+    pub fn changed(&mut self, removed: Summary, added: Summary, grown: usize) {
+        let s = &mut self.sum;
+        let exact = s.size().is_some()
+            && removed.flags == 0
+            && (removed.depth.saturating_add(1) < s.depth || added.depth >= removed.depth);
+        if exact {
+            s.elements = (s.elements - removed.elements)
+                .saturating_add(added.elements)
+                .saturating_add(len32(grown));
+            s.bytes = (s.bytes - removed.bytes).saturating_add(added.bytes);
+            s.depth = s.depth.max(added.depth.saturating_add(1));
+            s.flags |= added.flags;
         } else {
-            self.recount_depth();
+            self.recount();
         }
-        debug_assert_eq!(
-            self.depth,
-            depth_over(&self.elem, self.entries.iter().map(|(_, v)| v))
-        );
+        debug_assert_eq!(self.sum, summarize_entries(&self.elem, &self.entries));
     }
 
     /// Lookup by key: a scan comparing lengths first for a small object (most attribute
@@ -219,6 +376,99 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// What a summary says, found by walking every part (shared ones each time).
+    fn walked(v: &Value) -> (u64, u64, bool, bool) {
+        let mut r = (0, 0, false, false);
+        let add = |x: &Value, r: &mut (u64, u64, bool, bool)| {
+            let (e, b, u, n) = walked(x);
+            match x {
+                Value::String(s) => r.1 += s.len() as u64,
+                Value::Unknown(_) => r.2 = true,
+                Value::Number(m) => r.3 |= !m.is_small(),
+                _ => {}
+            }
+            *r = (r.0 + e, r.1 + b, r.2 | u, r.3 | n);
+        };
+        match v {
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
+                r.0 += q.items.len() as u64;
+                for x in &q.items {
+                    add(x, &mut r);
+                }
+            }
+            Value::Map(f) | Value::Object(f) => {
+                r.0 += f.entries.len() as u64;
+                for (k, x) in &f.entries {
+                    r.1 += k.len() as u64;
+                    add(x, &mut r);
+                }
+            }
+            _ => {}
+        }
+        r
+    }
+
+    fn summary(v: &Value) -> Summary {
+        match v {
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => *q.summary(),
+            Value::Map(f) | Value::Object(f) => *f.summary(),
+            _ => panic!("not a collection: {v:?}"),
+        }
+    }
+
+    #[test]
+    fn a_summary_is_what_walking_the_value_finds() {
+        let s = |x: &str| Value::string(x);
+        let half = Value::Number(crate::value::number::Number::from_f64(0.5).expect("finite"));
+        let obj = |entries: Vec<(&str, Value)>| {
+            Value::object(entries.into_iter().map(|(k, v)| (k.into(), v)).collect())
+        };
+        let inner = obj(vec![
+            ("name", s("a-long-name-past-fifteen")),
+            ("n", Value::int(3)),
+        ]);
+        let values = [
+            Value::tuple(vec![]),
+            Value::tuple(vec![s("ab"), Value::int(1), Value::NULL]),
+            obj(vec![("k", inner.clone()), ("again", inner.clone())]),
+            Value::tuple(vec![inner.clone(); 7]),
+            Value::map(
+                Type::String,
+                vec![("x".into(), s("1")), ("yy".into(), s("22"))],
+            ),
+            Value::list(
+                Type::Dynamic,
+                vec![Value::tuple(vec![Value::Unknown(Type::String)])],
+            ),
+            obj(vec![(
+                "deep",
+                Value::tuple(vec![Value::tuple(vec![half.clone()])]),
+            )]),
+            Value::tuple(vec![half, Value::Unknown(Type::Dynamic), inner]),
+        ];
+        for v in &values {
+            let (e, b, u, n) = walked(v);
+            let sum = summary(v);
+            assert_eq!(sum.size(), Some((e, b)), "{v:?}");
+            assert_eq!((sum.unknown(), sum.big_number()), (u, n), "{v:?}");
+            assert_eq!(sum.depth(), v.depth());
+        }
+        // Shared parts make a value far larger written out than in memory: the counters
+        // saturate, and the summary then says it does not know the size.
+        let mut v = s("x");
+        for _ in 0..10 {
+            v = Value::tuple(vec![v; 10]);
+        }
+        assert_eq!(summary(&v).size(), None);
+        assert_eq!(summary(&v).depth(), 10);
+        // Changed in place and recounted, the summary follows.
+        let mut f = Fields::new(Type::Dynamic, vec![("a".into(), s("b"))]);
+        f.entries.push(("c".into(), Value::Unknown(Type::String)));
+        f.recount();
+        assert_eq!(f.summary().size(), Some((2, 3)));
+        assert!(f.summary().unknown());
+    }
+
     #[test]
     fn depth_counts_collections_and_the_types_inside_them() {
         let one = Value::int(1);
@@ -244,7 +494,7 @@ mod tests {
         assert_eq!(s.depth(), 4);
         let mut f = Fields::new(Type::Dynamic, vec![("a".into(), one)]);
         f.entries[0].1 = t;
-        f.recount_depth();
+        f.recount();
         assert_eq!(f.depth(), 3);
         f.entries[0].1 = Value::Map(Arc::new(Fields::new(deep_type, vec![])));
         f.forget_elem();

@@ -13,8 +13,8 @@
 //! but never further than the caller's cap, so measuring costs no more than the budget the
 //! caller is about to charge.
 
-use crate::value::Value;
 use crate::value::number::Number;
+use crate::value::{Summary, Value};
 use std::cell::Cell;
 use std::fmt;
 use std::time::Instant;
@@ -257,16 +257,24 @@ fn is_collection(v: &Value) -> bool {
     )
 }
 
-/// The size of `v` written out, shared parts counted each time they appear. The walk stops
-/// as soon as the size exceeds `cap` (the result then exceeds it too), so it visits at most
-/// about `cap.elements` values whatever the sharing. It allocates nothing for values
-/// nested up to [`RECURSION`] levels (every body of a response); deeper parts continue on
-/// a heap stack.
+/// The size of `v` written out, shared parts counted each time they appear: a collection
+/// knows its own ([`Summary`]) unless it is larger in expansion than its counters hold,
+/// and only then is it walked. The walk stops as soon as the size exceeds `cap` (the
+/// result then exceeds it too), so it visits at most about `cap.elements` values whatever
+/// the sharing. It allocates nothing for values nested up to [`RECURSION`] levels; deeper
+/// parts continue on a heap stack.
 pub fn expanded_size(v: &Value, cap: Size) -> Size {
-    walk(v, cap, &mut |_| {})
+    struct Measure;
+    impl Visit for Measure {
+        fn whole(&mut self, _: &Summary) -> bool {
+            true
+        }
+        fn leaf(&mut self, _: &Value) {}
+    }
+    walk(v, cap, &mut Measure)
 }
 
-/// What [`output_facts`] learns of a value in one walk.
+/// What [`output_facts`] learns of a value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Facts {
     /// As [`expanded_size`].
@@ -277,35 +285,95 @@ pub struct Facts {
     pub refused_number: bool,
 }
 
-/// [`expanded_size`] of a value about to be written out, and in the same walk whether
-/// anything in it is unknown or a number the output cannot carry (`number_ok` false):
-/// what a response body is checked for, in one walk instead of three. Past the cap the
-/// walk stops, and the flags then speak only of what it visited.
+/// [`expanded_size`] of a value about to be written out, and whether anything in it is
+/// unknown or a number the output cannot carry (`number_ok` false): what a response body
+/// is checked for. The collections' summaries answer all three, except where a number
+/// other than a small integer lies: there the numbers are looked at (a small integer is
+/// carried by every output, and `number_ok` is not asked about it). Past the cap the walk
+/// stops, and the flags then speak only of what it visited.
 pub fn output_facts(v: &Value, cap: Size, number_ok: impl Fn(&Number) -> bool) -> Facts {
-    let (mut unknown, mut refused_number) = (false, false);
-    let size = walk(v, cap, &mut |x| match x {
-        Value::Unknown(_) => unknown = true,
-        Value::Number(n) if !refused_number && !number_ok(n) => refused_number = true,
-        _ => {}
-    });
+    struct Check<F> {
+        number_ok: F,
+        unknown: bool,
+        refused_number: bool,
+    }
+    impl<F: Fn(&Number) -> bool> Visit for Check<F> {
+        fn whole(&mut self, s: &Summary) -> bool {
+            self.unknown |= s.unknown() && !s.big_number();
+            !s.big_number()
+        }
+        fn leaf(&mut self, x: &Value) {
+            match x {
+                Value::Unknown(_) => self.unknown = true,
+                Value::Number(n) if !self.refused_number && !(self.number_ok)(n) => {
+                    self.refused_number = true
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut check = Check {
+        number_ok,
+        unknown: false,
+        refused_number: false,
+    };
+    let size = walk(v, cap, &mut check);
     Facts {
         size,
-        unknown,
-        refused_number,
+        unknown: check.unknown,
+        refused_number: check.refused_number,
     }
 }
 
-/// The walk of [`expanded_size`], calling `leaf` on every value that is not a collection
-/// (shared ones each time they appear).
-fn walk(v: &Value, cap: Size, leaf: &mut impl FnMut(&Value)) -> Size {
+/// What a walk does at each part of a value.
+trait Visit {
+    /// Whether a collection of this summary, whose size it holds exactly, is taken whole
+    /// (its size added from the summary, nothing inside visited).
+    fn whole(&mut self, s: &Summary) -> bool;
+    /// Called on every value visited that is not a collection.
+    fn leaf(&mut self, x: &Value);
+}
+
+/// The summary of `v` if it is a collection.
+#[inline]
+fn summary_of(v: &Value) -> Option<&Summary> {
+    match v {
+        Value::List(q) | Value::Set(q) | Value::Tuple(q) => Some(q.summary()),
+        Value::Map(f) | Value::Object(f) => Some(f.summary()),
+        _ => None,
+    }
+}
+
+/// Adds collection `v`'s size to `s` from its summary if it has it exactly and `visit`
+/// takes it whole.
+#[inline(always)]
+fn taken_whole(v: &Value, s: &mut Size, visit: &mut impl Visit) -> bool {
+    let Some(sum) = summary_of(v) else {
+        return false;
+    };
+    match sum.size() {
+        Some((e, b)) if visit.whole(sum) => {
+            s.elements = s.elements.saturating_add(e);
+            s.bytes = s.bytes.saturating_add(b);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The walk of [`expanded_size`] and [`output_facts`].
+fn walk(v: &Value, cap: Size, visit: &mut impl Visit) -> Size {
     let mut s = Size::default();
+    if taken_whole(v, &mut s, visit) {
+        return s;
+    }
     let mut deep: Vec<&Value> = Vec::new();
-    add(v, cap, &mut s, 0, &mut deep, leaf);
+    add(v, cap, &mut s, 0, &mut deep, visit);
     while let Some(v) = deep.pop() {
         if s.exceeds(cap) {
             break;
         }
-        add(v, cap, &mut s, 0, &mut deep, leaf);
+        add(v, cap, &mut s, 0, &mut deep, visit);
     }
     s
 }
@@ -315,37 +383,38 @@ const RECURSION: u32 = 48;
 
 /// Adds `v` (at recursion depth `depth`) to `s`; parts deeper than [`RECURSION`] go to
 /// `deep`.
-fn add<'v, L: FnMut(&Value)>(
+fn add<'v, V: Visit>(
     v: &'v Value,
     cap: Size,
     s: &mut Size,
     depth: u32,
     deep: &mut Vec<&'v Value>,
-    leaf: &mut L,
+    visit: &mut V,
 ) {
-    let mut child = |x: &'v Value, s: &mut Size, leaf: &mut L| match x {
+    let mut child = |x: &'v Value, s: &mut Size, visit: &mut V| match x {
         Value::String(t) => s.bytes = s.bytes.saturating_add(t.len() as u64),
-        _ if !is_collection(x) => leaf(x),
+        _ if !is_collection(x) => visit.leaf(x),
         _ if s.exceeds(cap) => {}
-        _ if depth < RECURSION => add(x, cap, s, depth + 1, deep, leaf),
+        _ if taken_whole(x, s, visit) => {}
+        _ if depth < RECURSION => add(x, cap, s, depth + 1, deep, visit),
         _ => deep.push(x),
     };
     match v {
         Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
             s.elements = s.elements.saturating_add(q.items.len() as u64);
             for x in &q.items {
-                child(x, s, leaf);
+                child(x, s, visit);
             }
         }
         Value::Map(f) | Value::Object(f) => {
             s.elements = s.elements.saturating_add(f.entries.len() as u64);
             for (k, x) in &f.entries {
                 s.bytes = s.bytes.saturating_add(k.len() as u64);
-                child(x, s, leaf);
+                child(x, s, visit);
             }
         }
         Value::String(x) if depth == 0 => s.bytes = s.bytes.saturating_add(x.len() as u64),
-        _ if depth == 0 => leaf(v),
+        _ if depth == 0 => visit.leaf(v),
         _ => {}
     }
 }
@@ -380,8 +449,21 @@ mod tests {
         let deep = |leaf: Value| obj(vec![("x", copies(copies(leaf, 2), 2))]);
         let f = output_facts(&deep(Value::Unknown(Type::String)), all, finite);
         assert_eq!((f.unknown, f.refused_number), (true, false));
-        let f = output_facts(&deep(Value::int(3)), all, |_| false);
+        let half = || Value::Number(Number::from_f64(0.5).expect("finite"));
+        let f = output_facts(&deep(half()), all, |_| false);
         assert_eq!((f.unknown, f.refused_number), (false, true));
+        // A small integer is carried by every output: not asked about.
+        let f = output_facts(&deep(Value::int(3)), all, |_| false);
+        assert_eq!((f.unknown, f.refused_number), (false, false));
+        // Where a part holds a number to look at, an unknown beside it is still seen,
+        // and the size is the same.
+        let both = obj(vec![
+            ("n", deep(half())),
+            ("u", deep(Value::Unknown(Type::String))),
+        ]);
+        let f = output_facts(&both, all, |_| false);
+        assert_eq!((f.unknown, f.refused_number), (true, true));
+        assert_eq!(f.size, expanded_size(&both, all));
         // A scalar on its own is a leaf too.
         let f = output_facts(&Value::Unknown(Type::Dynamic), all, finite);
         assert!(f.unknown);
@@ -413,9 +495,21 @@ mod tests {
             elements: 1000,
             bytes: u64::MAX,
         };
-        let s = expanded_size(&v, cap);
+        // Within the summaries' 32-bit counters: known without a walk.
+        assert_eq!(
+            expanded_size(&v, cap),
+            Size {
+                elements: 1_111_111_110,
+                bytes: 3_000_000_000
+            }
+        );
+        // Past them (10^10 strings), walked: the first part's summary is past the cap,
+        // and the walk stops there.
+        let w = copies(v.clone(), 10);
+        let s = expanded_size(&w, cap);
         assert!(s.exceeds(cap));
-        assert!(s.elements <= 1000 + 10, "{s:?}");
+        assert_eq!(s.elements, 10 + 1_111_111_110, "{s:?}");
+        assert_eq!(expanded_size(&w, all).elements, 11_111_111_110);
     }
 
     #[test]

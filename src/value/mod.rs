@@ -19,7 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::text::Str;
-pub use coll::{Fields, MAX_DEPTH, Seq};
+pub use coll::{Fields, MAX_DEPTH, Seq, Summary};
 
 /// A cty type. Object attributes are sorted by name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -243,11 +243,11 @@ impl Value {
         Value::Tuple(Arc::new(Seq::new(Type::Dynamic, items)))
     }
 
-    /// [`Value::tuple`] of a `depth` the caller counted as it looked at each item (the
-    /// VM, charging them): one more than the deepest item's.
+    /// [`Value::tuple`] of the items' summary the caller added up as it looked at each
+    /// one (the VM, charging them; see [`Seq::counted`]).
     #[inline]
-    pub fn tuple_counted(items: Vec<Value>, depth: u32) -> Value {
-        Value::Tuple(Arc::new(Seq::counted(Type::Dynamic, items, depth)))
+    pub fn tuple_counted(items: Vec<Value>, contents: Summary) -> Value {
+        Value::Tuple(Arc::new(Seq::counted(Type::Dynamic, items, contents)))
     }
 
     /// A list; `elem` must be the (common) element type.
@@ -266,27 +266,27 @@ impl Value {
         Value::Object(Arc::new(Fields::new(Type::Dynamic, entries)))
     }
 
-    /// [`Value::object`] of a `depth` the caller counted (see [`Value::tuple_counted`]),
-    /// counted again when a duplicate key's value was dropped (it may have been the
-    /// deepest).
+    /// [`Value::object`] of the entries' summary (keys and values) the caller added up
+    /// (see [`Value::tuple_counted`]), counted again when a duplicate key's entry was
+    /// dropped.
     #[inline]
-    pub fn object_counted(mut entries: Vec<(Str, Value)>, depth: u32) -> Value {
+    pub fn object_counted(mut entries: Vec<(Str, Value)>, contents: Summary) -> Value {
         let n = entries.len();
         sort_dedup_entries(&mut entries);
         let fields = if entries.len() == n {
-            Fields::counted(Type::Dynamic, entries, depth)
+            Fields::counted(Type::Dynamic, entries, contents)
         } else {
             Fields::new(Type::Dynamic, entries)
         };
         Value::Object(Arc::new(fields))
     }
 
-    /// [`Value::object_sorted`] of a `depth` the caller counted (see
-    /// [`Value::tuple_counted`]).
+    /// [`Value::object_sorted`] of the entries' summary (keys and values) the caller
+    /// added up (see [`Value::tuple_counted`]).
     #[inline]
-    pub fn object_sorted_counted(entries: Vec<(Str, Value)>, depth: u32) -> Value {
+    pub fn object_sorted_counted(entries: Vec<(Str, Value)>, contents: Summary) -> Value {
         debug_assert!(sorted_unique(&entries));
-        Value::Object(Arc::new(Fields::counted(Type::Dynamic, entries, depth)))
+        Value::Object(Arc::new(Fields::counted(Type::Dynamic, entries, contents)))
     }
 
     /// An object from entries already sorted by key with no duplicates.
@@ -327,60 +327,16 @@ impl Value {
         matches!(self, Value::Unknown(_))
     }
 
-    /// True if the value or anything inside it is unknown. A value that is not a
-    /// collection (most arguments of most builtin calls) is answered here; only a
-    /// collection is walked, out of line.
+    /// True if the value or anything inside it is unknown: a collection knows it
+    /// ([`Summary`]), so no value is walked.
     #[inline]
     pub fn contains_unknown(&self) -> bool {
         match self {
             Value::Unknown(_) => true,
-            Value::List(_) | Value::Set(_) | Value::Tuple(_) | Value::Map(_) | Value::Object(_) => {
-                self.collection_contains_unknown()
-            }
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.summary().unknown(),
+            Value::Map(f) | Value::Object(f) => f.summary().unknown(),
             _ => false,
         }
-    }
-
-    /// [`Value::contains_unknown`] of a collection.
-    #[inline(never)]
-    fn collection_contains_unknown(&self) -> bool {
-        // Counted once per call, not per collection: this runs on every argument of most
-        // builtin calls, mostly small values.
-        // An element is tested where it lies, and only a collection is walked by a call:
-        // a call per element cost ~28 instructions an element, which `lookup` or
-        // `contains` inside a `for` over the same collection pays for every item.
-        #[inline(always)]
-        fn element(x: &Value, walked: &mut usize) -> bool {
-            match x {
-                Value::Unknown(_) => true,
-                Value::List(_)
-                | Value::Set(_)
-                | Value::Tuple(_)
-                | Value::Map(_)
-                | Value::Object(_) => walk(x, walked),
-                _ => false,
-            }
-        }
-        fn walk(v: &Value, walked: &mut usize) -> bool {
-            match v {
-                Value::Unknown(_) => true,
-                Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
-                    *walked += s.items.len();
-                    s.items.iter().any(|x| element(x, walked))
-                }
-                Value::Map(f) | Value::Object(f) => {
-                    *walked += f.entries.len();
-                    f.entries.iter().any(|(_, x)| element(x, walked))
-                }
-                _ => false,
-            }
-        }
-        let mut walked = 0;
-        let r = walk(self, &mut walked);
-        if walked > 0 {
-            meter::walked(walked);
-        }
-        r
     }
 
     /// The value's cty type.
@@ -787,7 +743,7 @@ mod tests {
     }
 
     #[test]
-    fn contains_unknown_finds_an_unknown_at_any_depth_and_counts_what_it_walked() {
+    fn contains_unknown_finds_an_unknown_at_any_depth_without_a_walk() {
         let unknown = Value::Unknown(Type::String);
         let known = || Value::tuple(vec![Value::int(1), Value::string("a"), Value::NULL]);
         assert!(unknown.contains_unknown());
@@ -804,10 +760,11 @@ mod tests {
         assert!(!deep(Value::int(3)).contains_unknown());
         let set = Value::Set(Arc::new(Seq::new(Type::Dynamic, vec![unknown.clone()])));
         assert!(Value::tuple(vec![known(), set]).contains_unknown());
-        // Elements walked: 2 entries, 3 items, 1 entry, 2 items.
+        // Nothing is walked: each collection knows.
+        let v = deep(Value::int(3));
         let before = meter::walked_so_far();
-        assert!(!deep(Value::int(3)).contains_unknown());
-        assert_eq!(meter::walked_so_far() - before, 8);
+        assert!(!v.contains_unknown());
+        assert_eq!(meter::walked_so_far() - before, 0);
     }
 
     #[test]

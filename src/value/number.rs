@@ -569,6 +569,14 @@ impl Number {
         }
     }
 
+    /// An integer held inline: every one converts to a finite float64, so a writer of
+    /// JSON or protobuf need not look at it (collections record whether they hold another
+    /// kind, [`crate::value::coll::Summary`]).
+    #[inline]
+    pub fn is_small(&self) -> bool {
+        matches!(self.0, Repr::Small { .. })
+    }
+
     /// Finite and integral (Go's `IsInt`).
     pub fn is_integer(&self) -> bool {
         match &self.0 {

@@ -4,15 +4,15 @@ use super::{DYN, Flow, Step, Stop, Vm, err_diag, has_errors_since};
 use crate::bytecode::code::{ItemSite, SiteId};
 use crate::syntax::diag::Diagnostic;
 use crate::value::convert::convert;
-use crate::value::{Type, Value};
+use crate::value::{Summary, Type, Value};
 
 impl Vm<'_> {
     /// [`crate::bytecode::code::Op::MakeTuple`]
     pub(super) fn op_make_tuple(&mut self, n: u32) -> Step {
         let items = self.pop_n(n as usize)?;
         self.alloc(u64::from(n), 0)?;
-        let depth = Self::check_depth_of(self.charge_shared(items.iter())?)?;
-        self.push_with(|| Value::tuple_counted(items, depth))
+        let sum = Self::check_contents(self.charge_shared(Summary::default(), items.iter())?)?;
+        self.push_with(|| Value::tuple_counted(items, sum))
     }
 
     /// [`crate::bytecode::code::Op::KeyDone`]
@@ -74,19 +74,24 @@ impl Vm<'_> {
         let at = self.top_n(2 * n as usize)?;
         let mut known = true;
         let mut entries = Vec::with_capacity(n as usize);
+        let mut keys = Summary::default();
         let mut it = self.stack.drain(at..);
         while let (Some(k), Some(v)) = (it.next(), it.next()) {
             match k {
-                Value::String(s) => entries.push((s, v)),
+                Value::String(s) => {
+                    keys.add_key(&s);
+                    entries.push((s, v));
+                }
                 _ => known = false,
             }
         }
         drop(it);
         self.alloc(u64::from(n), 0)?;
-        let depth = Self::check_depth_of(self.charge_shared(entries.iter().map(|(_, v)| v))?)?;
+        let values = entries.iter().map(|(_, v)| v);
+        let sum = Self::check_contents(self.charge_shared(keys, values)?)?;
         self.push_with(|| {
             if known {
-                Value::object_counted(entries, depth)
+                Value::object_counted(entries, sum)
             } else {
                 DYN
             }
@@ -107,7 +112,8 @@ impl Vm<'_> {
         }
         self.stack.truncate(base);
         self.alloc(u64::from(shape.values), 0)?;
-        let depth = Self::check_depth_of(self.charge_shared(entries.iter().map(|(_, v)| v))?)?;
-        self.push_with(|| Value::object_sorted_counted(entries, depth))
+        let values = entries.iter().map(|(_, v)| v);
+        let sum = Self::check_contents(self.charge_shared(shape.keys_sum, values)?)?;
+        self.push_with(|| Value::object_sorted_counted(entries, sum))
     }
 }

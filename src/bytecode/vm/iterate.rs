@@ -5,7 +5,7 @@ use crate::bytecode::code::{ForSite, SiteId, SplatSite};
 use crate::syntax::diag::Diagnostic;
 use crate::text::quote::go_quote;
 use crate::value::convert::convert;
-use crate::value::{Kind, Str, Type, Value};
+use crate::value::{Kind, Str, Summary, Type, Value};
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
@@ -23,9 +23,10 @@ pub(super) struct ForState {
     group: bool,
     tuple: Vec<Value>,
     fields: Entries,
-    /// The depth of the tuple or object (not grouped) made of the values pushed so far
-    /// (kept ones: a duplicate key's value is dropped), counted as each is charged.
-    depth: u32,
+    /// The summary of the contents of the tuple or object (not grouped) made of the
+    /// values pushed so far (kept ones: a duplicate key's value is dropped), added up as
+    /// each is charged.
+    contents: Summary,
     groups: BTreeMap<Str, Vec<Value>>,
     pending_key: Option<Str>,
 }
@@ -142,7 +143,7 @@ impl Vm<'_> {
                 Vec::with_capacity(len)
             },
             fields: Entries::Sorted(Vec::new()),
-            depth: 1,
+            contents: Summary::default(),
             groups: BTreeMap::new(),
             pending_key: None,
         });
@@ -353,11 +354,11 @@ impl Vm<'_> {
     ) -> Step {
         let v = self.pop()?;
         self.alloc(1, 0)?;
-        let depth = self.charge_shared(std::iter::once(&v))?;
+        let mut one = self.charge_shared(Summary::default(), std::iter::once(&v))?;
         let prog = self.program;
         let st = self.for_state()?;
         if !st.object {
-            st.depth = st.depth.max(depth);
+            st.contents.include(&one);
             st.tuple.push(v);
             return Ok(Flow::Jump(next));
         }
@@ -368,8 +369,9 @@ impl Vm<'_> {
             st.groups.entry(k).or_default().push(v);
             return Ok(Flow::Jump(next));
         }
+        one.add_key(&k);
         let Some(k) = st.fields.insert(k, v) else {
-            st.depth = st.depth.max(depth);
+            st.contents.include(&one);
             return Ok(Flow::Jump(next));
         };
         let s = prog.site(site).ok_or(Stop::Fault(&"missing site"))?;
@@ -391,19 +393,20 @@ impl Vm<'_> {
         let v = if !st.known {
             DYN
         } else if !st.object {
-            Value::tuple_counted(st.tuple, Self::check_depth_of(st.depth)?)
+            Value::tuple_counted(st.tuple, Self::check_contents(st.contents)?)
         } else if st.group {
-            Value::object_sorted(
+            let v = Value::object_sorted(
                 st.groups
                     .into_iter()
                     .map(|(k, vs)| (k, Value::tuple(vs)))
                     .collect(),
-            )
+            );
+            Self::check_depth(&v)?;
+            v
         } else {
-            let depth = Self::check_depth_of(st.depth)?;
-            Value::object_sorted_counted(st.fields.into_sorted(), depth)
+            let contents = Self::check_contents(st.contents)?;
+            Value::object_sorted_counted(st.fields.into_sorted(), contents)
         };
-        Self::check_depth(&v)?;
         self.push(v)
     }
 

@@ -36,7 +36,7 @@ use crate::bytecode::code::{ChunkId, Code, Op, SiteId, SiteKind};
 use crate::syntax::diag::{Diagnostic, Text};
 use crate::syntax::span::Span;
 use crate::value::meter::{self, Facts, Size, expanded_size, output_facts};
-use crate::value::{Str, Type, Value};
+use crate::value::{Str, Summary, Type, Value};
 use control::{CondState, Region, TryState};
 use iterate::{ForState, SplatState};
 use std::fmt;
@@ -558,16 +558,20 @@ impl<'p> Vm<'p> {
     /// two to values within it), and no walk reaches it but its drop.
     #[inline(always)]
     fn check_depth(v: &Value) -> Result<(), Stop> {
-        Self::check_depth_of(v.depth()).map(|_| ())
-    }
-
-    /// [`Vm::check_depth`] of a collection about to be made `depth` levels deep.
-    #[inline(always)]
-    fn check_depth_of(depth: u32) -> Result<u32, Stop> {
-        if depth > crate::value::MAX_DEPTH {
+        if v.depth() > crate::value::MAX_DEPTH {
             return Err(Stop::Limit(LimitKind::Depth));
         }
-        Ok(depth)
+        Ok(())
+    }
+
+    /// [`Vm::check_depth`] of a tuple or object about to be made of contents summed up
+    /// as `contents` (one level deeper than they are), which it returns.
+    #[inline(always)]
+    fn check_contents(contents: Summary) -> Result<Summary, Stop> {
+        if contents.depth() >= crate::value::MAX_DEPTH {
+            return Err(Stop::Limit(LimitKind::Depth));
+        }
+        Ok(contents)
     }
 
     /// The top value of the running chunk's part of the stack.
@@ -651,38 +655,52 @@ impl<'p> Vm<'p> {
     /// A string of up to 15 bytes is never shared (it lives in its element, copied with
     /// it): its copies are bounded by the element budget, at 15 bytes each.
     ///
-    /// The same look at each element counts the depth of the tuple or object they make
-    /// (returned; see [`Vm::check_depth`]).
-    fn charge_shared<'v>(&mut self, vals: impl Iterator<Item = &'v Value>) -> Result<u32, Stop> {
-        let mut depth = 0;
+    /// The same look at each element adds up the summary of the tuple or object they
+    /// make, from `start` (an object's keys): returned, its contents ([`Summary`]; see
+    /// [`Vm::check_contents`]).
+    fn charge_shared<'v>(
+        &mut self,
+        start: Summary,
+        vals: impl Iterator<Item = &'v Value>,
+    ) -> Result<Summary, Stop> {
+        let mut sum = start;
         for v in vals {
             let shared = match v {
                 Value::String(x) => {
+                    sum.add_str(x);
                     if Str::strong_count(x) > 1 {
                         self.bytes = self.bytes.saturating_add(x.len() as u64);
                     }
                     false
                 }
                 Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
-                    depth = depth.max(q.depth());
+                    sum.include(q.summary());
                     std::sync::Arc::strong_count(q) > 1
                 }
                 Value::Map(f) | Value::Object(f) => {
-                    depth = depth.max(f.depth());
+                    sum.include(f.summary());
                     std::sync::Arc::strong_count(f) > 1
                 }
-                Value::Null(t) | Value::Unknown(t) => {
-                    depth = depth.max(t.depth());
+                Value::Number(n) => {
+                    sum.add_number(n);
                     false
                 }
-                _ => false,
+                Value::Null(t) => {
+                    sum.add_type(t);
+                    false
+                }
+                Value::Unknown(t) => {
+                    sum.add_unknown(t);
+                    false
+                }
+                Value::Bool(_) => false,
             };
             if shared {
                 self.charge_expanded(v, 0)?;
             }
         }
         self.alloc(0, 0)?;
-        Ok(depth + 1)
+        Ok(sum)
     }
 
     /// Charges `v` its expanded size (measured no further than what is left of the
