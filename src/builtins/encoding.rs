@@ -37,7 +37,14 @@ fn base64decode(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn base64encode(args: &[Value]) -> Result<Value, FuncError> {
-    Ok(Value::string(base64_encode(str_arg(args, 0)?.as_bytes())))
+    let data = str_arg(args, 0)?.as_bytes();
+    // A short text (a name, an address) is encoded on the stack: the value is allocated
+    // once, at its size.
+    let mut buf = [0u8; 128];
+    if let Some(s) = crate::text::base64::base64_encode_short(data, &mut buf) {
+        return Ok(Value::string(s));
+    }
+    Ok(Value::string(base64_encode(data)))
 }
 
 /// What Go's `gzip.NewWriter` + `Write` + `Flush` + `Close` produce: a header with no

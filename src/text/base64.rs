@@ -10,6 +10,15 @@ pub fn base64_encode(data: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(data)
 }
 
+/// [`base64_encode`] written into `buf`, if it fits.
+pub fn base64_encode_short<'b>(data: &[u8], buf: &'b mut [u8]) -> Option<&'b str> {
+    let n = base64::engine::general_purpose::STANDARD
+        .encode_slice(data, buf)
+        .ok()?;
+    // The alphabet and padding are ASCII.
+    std::str::from_utf8(buf.get(..n)?).ok()
+}
+
 const fn b64_value(c: u8) -> Option<u8> {
     match c {
         b'A'..=b'Z' => Some(c - b'A'),
@@ -178,8 +187,12 @@ mod tests {
             ("foobar", "Zm9vYmFy"),
         ] {
             assert_eq!(base64_encode(plain.as_bytes()), coded);
+            let mut buf = [0u8; 8];
+            assert_eq!(base64_encode_short(plain.as_bytes(), &mut buf), Some(coded));
         }
         assert_eq!(base64_encode(&[0xfb, 0xff, 0xbf]), "+/+/");
+        // Too long for the buffer: none (the caller encodes into a string).
+        assert_eq!(base64_encode_short(b"foobar", &mut [0u8; 7]), None);
     }
 
     /// Every string of up to 6 symbols over an alphabet with each class of byte Go's
