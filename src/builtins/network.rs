@@ -413,7 +413,36 @@ fn net_contains(n: &IpNet, ip: &[u8]) -> bool {
 }
 
 /// Terraform's `ipaddr.ParseCIDR`; the error is Go's `ParseError` text.
+/// Go's `net.ParseCIDR`, the last network parsed on this thread remembered: the network
+/// of a `cidrsubnet`/`cidrhost` call is most often one constant for every member of a
+/// collection, and parsing it cost ~500 instructions a call.
 fn parse_cidr(s: &str) -> Result<IpNet, String> {
+    /// Longer texts (an IPv6 address written out in full fits) are parsed every time.
+    const KEPT: usize = 48;
+    type Last = Option<([u8; KEPT], usize, IpNet)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+    }
+    let b = s.as_bytes();
+    if b.len() > KEPT {
+        return parse_cidr_text(s);
+    }
+    let found = LAST.with(|last| match &*last.borrow() {
+        Some((text, n, net)) if text.get(..*n) == Some(b) => Some(net.clone()),
+        _ => None,
+    });
+    if let Some(net) = found {
+        return Ok(net);
+    }
+    let net = parse_cidr_text(s)?;
+    let mut text = [0u8; KEPT];
+    text[..b.len()].copy_from_slice(b);
+    LAST.with(|last| *last.borrow_mut() = Some((text, b.len(), net.clone())));
+    Ok(net)
+}
+
+/// [`parse_cidr`] of the text.
+fn parse_cidr_text(s: &str) -> Result<IpNet, String> {
     let err = || format!("invalid CIDR address: {s}");
     let b = s.as_bytes();
     let Some(slash) = b.iter().position(|&c| c == b'/') else {
@@ -981,6 +1010,32 @@ mod tests {
     /// The IPv4 fast path answers exactly as the general path over networks (prefixes 0
     /// to 32, host bits set, IPv4-mapped IPv6, IPv6), extensions -2 to 34 and subnet
     /// numbers around every boundary, errors included.
+    #[test]
+    fn a_remembered_network_is_the_parsed_one() {
+        let texts = [
+            "10.0.0.0/8",
+            "10.0.0.0/8",
+            "10.0.0.1/8",
+            "192.168.1.0/24",
+            "10.0.0.0/8",
+            "10.0.0.0/33",
+            "10.0.0.0/33",
+            "fd00::/8",
+            "fd00::/8",
+            "2001:0db8:0000:0000:0000:0000:0000:0000/32",
+            "2001:0db8:0000:0000:0000:0000:0000:0000:0000/32",
+            "not a cidr",
+            "10.0.0.0/8",
+        ];
+        for t in texts.iter().chain(texts.iter().rev()) {
+            assert_eq!(
+                format!("{:?}", parse_cidr(t)),
+                format!("{:?}", parse_cidr_text(t)),
+                "{t}"
+            );
+        }
+    }
+
     #[test]
     fn cidrsubnet_v4_fast_path_is_the_general_path() {
         let general_path = |args: &[Value]| -> Result<Value, FuncError> {

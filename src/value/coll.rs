@@ -305,10 +305,11 @@ impl Fields {
             && removed.flags == 0
             && (removed.depth.saturating_add(1) < s.depth || added.depth >= removed.depth);
         if exact {
-            s.elements = (s.elements - removed.elements)
+            // Exact counters hold what was removed: the subtractions cannot go below 0.
+            s.elements = (s.elements.saturating_sub(removed.elements))
                 .saturating_add(added.elements)
                 .saturating_add(len32(grown));
-            s.bytes = (s.bytes - removed.bytes).saturating_add(added.bytes);
+            s.bytes = (s.bytes.saturating_sub(removed.bytes)).saturating_add(added.bytes);
             s.depth = s.depth.max(added.depth.saturating_add(1));
             s.flags |= added.flags;
         } else {
