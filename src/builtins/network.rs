@@ -412,10 +412,10 @@ fn net_contains(n: &IpNet, ip: &[u8]) -> bool {
     (0..ip.len()).all(|i| nn[i] & m[i] == ip[i] & m[i])
 }
 
-/// Terraform's `ipaddr.ParseCIDR`; the error is Go's `ParseError` text.
-/// Go's `net.ParseCIDR`, the last network parsed on this thread remembered: the network
-/// of a `cidrsubnet`/`cidrhost` call is most often one constant for every member of a
-/// collection, and parsing it cost ~500 instructions a call.
+/// Terraform's `ipaddr.ParseCIDR` (the error is Go's `ParseError` text), the last network
+/// parsed on this thread remembered: the network of a `cidrsubnet`/`cidrhost` call is
+/// most often one constant for every member of a collection, and parsing it cost ~500
+/// instructions a call. Errors are not remembered.
 fn parse_cidr(s: &str) -> Result<IpNet, String> {
     /// Longer texts (an IPv6 address written out in full fits) are parsed every time.
     const KEPT: usize = 48;
@@ -441,7 +441,7 @@ fn parse_cidr(s: &str) -> Result<IpNet, String> {
     Ok(net)
 }
 
-/// [`parse_cidr`] of the text.
+/// [`parse_cidr`], parsing the text.
 fn parse_cidr_text(s: &str) -> Result<IpNet, String> {
     let err = || format!("invalid CIDR address: {s}");
     let b = s.as_bytes();
@@ -1007,9 +1007,8 @@ mod tests {
         );
     }
 
-    /// The IPv4 fast path answers exactly as the general path over networks (prefixes 0
-    /// to 32, host bits set, IPv4-mapped IPv6, IPv6), extensions -2 to 34 and subnet
-    /// numbers around every boundary, errors included.
+    /// The remembered network is the one parsing gives, whatever came before (the same
+    /// text, another, an error, a text too long to remember).
     #[test]
     fn a_remembered_network_is_the_parsed_one() {
         let texts = [
@@ -1036,6 +1035,9 @@ mod tests {
         }
     }
 
+    /// The IPv4 fast path answers exactly as the general path over networks (prefixes 0
+    /// to 32, host bits set, IPv4-mapped IPv6, IPv6), extensions -2 to 34 and subnet
+    /// numbers around every boundary, errors included.
     #[test]
     fn cidrsubnet_v4_fast_path_is_the_general_path() {
         let general_path = |args: &[Value]| -> Result<Value, FuncError> {

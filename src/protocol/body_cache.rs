@@ -5,12 +5,12 @@
 //! every reconcile, byte for byte the same until the resource changes. Checking a body's
 //! bytes (prost's verdict, the annotations the eager path reads) costs ~8 instructions a
 //! byte and decoding what a program reads of it more; hashing them costs a fraction of
-//! one (XXH3-128: SIMD lanes over 64-byte stripes, ~0.2 instructions a byte). Both
+//! one (XXH3-128: SSE2 lanes over 64-byte stripes, ~0.6 instructions a byte). Both
 //! results are functions of the bytes alone (and of prost's budget, or of the paths
 //! read), so they are remembered under a 128-bit hash of the bytes keyed at random per
 //! process (XXH3 under a secret of 192 random bytes: no one can aim at a collision
-//! without it) with the length. Rejections and decoding errors are not remembered (they end the
-//! request, and are rare).
+//! without it) with the length. Rejections and decoding errors are not remembered (they
+//! end the request, and are rare).
 //!
 //! Memory is bounded: each of the two caches charges every entry its size (a scan's
 //! collection annotations, a value's expanded size, and a fixed overhead) against half of
