@@ -538,7 +538,7 @@ impl<'p> Vm<'p> {
     // ---- the stacks ----
 
     fn push(&mut self, v: Value) -> Step {
-        self.stack.push(v);
+        v.push_onto(&mut self.stack);
         Ok(Flow::Next)
     }
 
