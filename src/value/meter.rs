@@ -299,8 +299,12 @@ pub fn output_facts(v: &Value, cap: Size, number_ok: impl Fn(&Number) -> bool) -
     }
     impl<F: Fn(&Number) -> bool> Visit for Check<F> {
         fn whole(&mut self, s: &Summary) -> bool {
-            self.unknown |= s.unknown() && !s.big_number();
-            !s.big_number()
+            // A big number inside may be refused: walked, each number looked at.
+            if s.big_number() {
+                return false;
+            }
+            self.unknown |= s.unknown();
+            true
         }
         fn leaf(&mut self, x: &Value) {
             match x {
@@ -334,21 +338,11 @@ trait Visit {
     fn leaf(&mut self, x: &Value);
 }
 
-/// The summary of `v` if it is a collection.
-#[inline]
-fn summary_of(v: &Value) -> Option<&Summary> {
-    match v {
-        Value::List(q) | Value::Set(q) | Value::Tuple(q) => Some(q.summary()),
-        Value::Map(f) | Value::Object(f) => Some(f.summary()),
-        _ => None,
-    }
-}
-
 /// Adds collection `v`'s size to `s` from its summary if it has it exactly and `visit`
 /// takes it whole.
 #[inline(always)]
 fn taken_whole(v: &Value, s: &mut Size, visit: &mut impl Visit) -> bool {
-    let Some(sum) = summary_of(v) else {
+    let Some(sum) = v.summary() else {
         return false;
     };
     match sum.size() {

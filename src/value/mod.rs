@@ -358,9 +358,17 @@ impl Value {
     pub fn contains_unknown(&self) -> bool {
         match self {
             Value::Unknown(_) => true,
-            Value::List(s) | Value::Set(s) | Value::Tuple(s) => s.summary().unknown(),
-            Value::Map(f) | Value::Object(f) => f.summary().unknown(),
-            _ => false,
+            v => v.summary().is_some_and(Summary::unknown),
+        }
+    }
+
+    /// What a collection holds ([`Summary`]); `None` for a scalar, null or unknown.
+    #[inline]
+    pub fn summary(&self) -> Option<&Summary> {
+        match self {
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => Some(q.summary()),
+            Value::Map(f) | Value::Object(f) => Some(f.summary()),
+            _ => None,
         }
     }
 
