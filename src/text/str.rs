@@ -111,6 +111,24 @@ impl Str {
         Some(Str::assemble(buf, len))
     }
 
+    /// An inline string's bytes as one number, the first byte lowest and zero past its
+    /// length, with the length; `None` for a string on the heap. Strings joined as numbers
+    /// stay in registers: joined byte by byte in memory and read back whole, the CPU
+    /// cannot forward the pieces to the wide read (a stall per short template).
+    #[inline]
+    pub fn inline_bits(&self) -> Option<(u128, usize)> {
+        let tail = self.tail();
+        if tail >> 63 == 0 {
+            return None;
+        }
+        let len = (tail >> 56) as usize & 0x7f;
+        let head = u64::from_le(self.head_word());
+        Some((
+            u128::from(head) | u128::from(tail & (u64::MAX >> 8)) << 64,
+            len,
+        ))
+    }
+
     /// The inline string of the first `len` (at most 15) bytes of `all`, whose other
     /// bytes are zero (equality compares all sixteen).
     #[inline]
@@ -477,6 +495,18 @@ mod tests {
                 assert_eq!(a == b, x == y, "{x:?} {y:?}");
             }
         }
+    }
+
+    #[test]
+    fn inline_bits_are_the_bytes_in_order() {
+        for s in ["", "a", "abcdefgh", "abcdefghi", "abcdefghijklmno", "é"] {
+            let (bits, len) = Str::from(s).inline_bits().expect("inline");
+            assert_eq!(len, s.len());
+            let mut want = [0u8; 16];
+            want[..len].copy_from_slice(s.as_bytes());
+            assert_eq!(bits.to_le_bytes(), want, "{s:?}");
+        }
+        assert!(Str::from("abcdefghijklmnop").inline_bits().is_none());
     }
 
     #[test]

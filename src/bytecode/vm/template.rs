@@ -3,7 +3,6 @@
 use super::{Step, Stop, Vm, err_diag};
 use crate::bytecode::code::{JoinSite, Piece, SiteId};
 use crate::syntax::diag::Diagnostic;
-use crate::text::words::copy_short;
 use crate::value::convert::convert;
 use crate::value::{Kind, Str, Type, Value};
 
@@ -178,10 +177,10 @@ impl Vm<'_> {
 }
 
 /// The template of these pieces and string values as an inline string, when it is ASCII
-/// of at most [`Str::INLINE`] bytes (None otherwise, or if a value is not a string).
+/// of at most [`Str::INLINE`] bytes (None otherwise, or if a value is not a string). The
+/// bytes are joined in one number ([`Str::inline_bits`]).
 fn short_template(pieces: &[Piece], values: &[Value]) -> Option<Str> {
-    let mut buf = [0u8; 16];
-    let mut len = 0;
+    let (mut bits, mut len) = (0u128, 0usize);
     let mut values = values.iter();
     for piece in pieces {
         let s = match piece {
@@ -191,12 +190,69 @@ fn short_template(pieces: &[Piece], values: &[Value]) -> Option<Str> {
                 _ => return None,
             },
         };
-        let dst = buf.get_mut(len..)?;
-        if s.len() > dst.len() {
+        let (b, n) = s.inline_bits()?;
+        if len + n > Str::INLINE {
             return None;
         }
-        copy_short(dst, s.as_bytes());
-        len += s.len();
+        // `len` is at most 15: the shift stays inside the number, and `b` is zero past
+        // its `n` bytes, so nothing is lost.
+        bits |= b << (8 * len);
+        len += n;
     }
-    Str::inline_ascii(buf, len)
+    Str::inline_ascii(bits.to_le_bytes(), len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::span::Span;
+
+    /// Every way of splitting short and long, ASCII and not, strings into text and
+    /// values: the short join is the joined string whenever it gives one, and gives one
+    /// exactly when that string is ASCII and inline.
+    #[test]
+    fn a_short_template_is_the_joined_string_or_none() {
+        let samples = [
+            "",
+            "a",
+            "ab",
+            "svc-007",
+            "abcdefg",
+            "abcdefgh",
+            "é",
+            "x\u{301}",
+            "日本",
+            "abcdefghijklmno",
+            "abcdefghijklmnop",
+            "🙂",
+        ];
+        let at = Span::default();
+        for a in samples {
+            for b in samples {
+                for c in samples {
+                    for shape in 0..4u8 {
+                        // Which of the three parts are literal text, which values.
+                        let kinds = [shape & 1 != 0, shape & 2 != 0, shape == 3];
+                        let mut pieces = Vec::new();
+                        let mut values = Vec::new();
+                        for (s, text) in [a, b, c].into_iter().zip(kinds) {
+                            if text {
+                                pieces.push(Piece::Text(Str::from(s)));
+                            } else {
+                                pieces.push(Piece::Value(at));
+                                values.push(Value::String(Str::from(s)));
+                            }
+                        }
+                        let joined = format!("{a}{b}{c}");
+                        let want = (joined.is_ascii() && joined.len() <= Str::INLINE)
+                            .then(|| Str::from(joined.as_str()));
+                        assert_eq!(short_template(&pieces, &values), want, "{a:?} {b:?} {c:?}");
+                    }
+                }
+            }
+        }
+        // A value that is not a string is left to the general join.
+        let pieces = [Piece::Value(at)];
+        assert_eq!(short_template(&pieces, &[Value::int(1)]), None);
+    }
 }
