@@ -30,9 +30,40 @@ pub fn is_ascii(b: &[u8]) -> bool {
     match n {
         0..=3 => b.iter().all(|&c| c < 0x80),
         4..=8 => (w4(0) | w4(n - 4)) & 0x8080_8080 == 0,
-        9..=16 => (w8(0) | w8(n - 8)) & 0x8080_8080_8080_8080 == 0,
-        _ => b.is_ascii(),
+        9..=16 => (w8(0) | w8(n - 8)) & HIGH8 == 0,
+        _ => is_ascii_long(b),
     }
+}
+
+const HIGH8: u64 = 0x8080_8080_8080_8080;
+
+/// [`is_ascii`] of more than 16 bytes. The standard library checks whole 64-byte blocks
+/// 16 bytes at a time but the rest byte by byte (up to 63 compares and branches: names,
+/// API versions, the program's last line); here the rest is the OR of words, the last
+/// one overlapping, a loop without exits the compiler vectorizes.
+#[inline(never)]
+fn is_ascii_long(b: &[u8]) -> bool {
+    let n = b.len();
+    if n < 8 {
+        return b.is_ascii();
+    }
+    // The blocks, then what follows them: at least the last 8 bytes (a word already
+    // checked twice is still ASCII).
+    let bulk = n - n % 64;
+    b[..bulk].is_ascii() && words_are_ascii(&b[bulk.min(n - 8)..])
+}
+
+/// Whether every byte of `b` (at least 8 bytes) is ASCII: its 8-byte words ORed.
+#[inline(always)]
+fn words_are_ascii(b: &[u8]) -> bool {
+    let mut acc = 0u64;
+    let chunks = b.chunks_exact(8);
+    let last = word8(b, b.len().wrapping_sub(8)).unwrap_or(u64::MAX);
+    for c in chunks {
+        let w: [u8; 8] = c.try_into().unwrap_or([0xff; 8]);
+        acc |= u64::from_ne_bytes(w);
+    }
+    (acc | last) & HIGH8 == 0
 }
 
 /// `b` as a str if it is UTF-8: short ASCII (most keys and strings of a request) is
@@ -114,6 +145,21 @@ mod tests {
                 let mut b = a.clone();
                 b.splice(i..i + 1, "\u{e9}".bytes());
                 assert_eq!(str_of(&b), std::str::from_utf8(&b).ok(), "{n} at {i}");
+            }
+        }
+    }
+
+    /// `is_ascii` is the standard library's for every length to past two 64-byte
+    /// blocks, with one non-ASCII byte at each position.
+    #[test]
+    fn is_ascii_is_the_standard_librarys() {
+        for n in 0..=200usize {
+            let a: Vec<u8> = (0..n).map(|i| b' ' + (i % 90) as u8).collect();
+            assert!(is_ascii(&a), "{n}");
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] = 0x80 | (i as u8);
+                assert_eq!(is_ascii(&b), b.is_ascii(), "{n} at {i}");
             }
         }
     }
