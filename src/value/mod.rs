@@ -775,6 +775,43 @@ mod tests {
         }
     }
 
+    /// `push_onto` moves each kind of value whole: what comes off the stack equals what
+    /// went on, and references are neither taken nor lost (counted on a shared list), also
+    /// across the stack's growth.
+    #[test]
+    fn push_onto_moves_every_kind_of_value_whole() {
+        let shared = Arc::new(Seq::new(Type::String, vec![Value::string("x")]));
+        let values = || {
+            vec![
+                Value::NULL,
+                Value::Null(Type::list(Type::Number)),
+                Value::Unknown(Type::String),
+                Value::Bool(true),
+                Value::int(-7),
+                Value::Number(Number::from_f64(0.5).expect("finite")),
+                Value::string("short"),
+                Value::string("a string longer than fifteen bytes"),
+                Value::List(Arc::clone(&shared)),
+                Value::object(vec![("k".into(), Value::Tuple(Arc::clone(&shared)))]),
+            ]
+        };
+        let mut stack = Vec::new();
+        for _ in 0..10 {
+            for v in values() {
+                v.push_onto(&mut stack);
+            }
+        }
+        assert_eq!(Arc::strong_count(&shared), 1 + 2 * 10);
+        let want: Vec<Value> = (0..10).flat_map(|_| values()).collect();
+        assert_eq!(stack.len(), want.len());
+        for (got, want) in stack.iter().zip(&want) {
+            assert!(got.raw_equals(want), "{got:?} != {want:?}");
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        }
+        drop((stack, want));
+        assert_eq!(Arc::strong_count(&shared), 1);
+    }
+
     #[test]
     fn contains_unknown_finds_an_unknown_at_any_depth_without_a_walk() {
         let unknown = Value::Unknown(Type::String);
