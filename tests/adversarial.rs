@@ -265,6 +265,23 @@ fn strings_are_charged_before_they_are_built() {
     assert!(m.contains("string bytes allocated (at main.hcl:6,"), "{m}");
     assert!(m.ends_with("(in join)"), "{m}");
     assert!(u.bytes > 99_000_000, "the whole result charged: {u:?}");
+    // base64 of base64 of a 10 MB string, four times (13, 18, 24, 32 MB): the fourth
+    // crosses the budget, refused by its own charge (the error names it) before it is
+    // encoded.
+    let mut hcl = tenfold(4);
+    for i in 1..=4 {
+        hcl.push_str(&format!(
+            "  b{i} = base64encode({})\n",
+            ["s4", "b1", "b2", "b3"][i - 1]
+        ));
+    }
+    hcl.push_str("}\n");
+    hcl.push_str(&resource("length(b4)"));
+    let (m, u) = run(&hcl, "{}", limits());
+    let m = fatal(m);
+    assert!(m.contains("string bytes allocated (at main.hcl:10,"), "{m}");
+    assert!(m.ends_with("(in base64encode)"), "{m}");
+    assert!(u.bytes > 64 << 20, "the whole result charged: {u:?}");
 }
 
 #[test]

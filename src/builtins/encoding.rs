@@ -37,9 +37,14 @@ fn base64decode(args: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn base64encode(args: &[Value]) -> Result<Value, FuncError> {
-    let data = str_arg(args, 0)?.as_bytes();
-    // A short text (a name, an address) is encoded on the stack: the value is allocated
-    // once, at its size.
+    base64_value("base64encode", str_arg(args, 0)?.as_bytes())
+}
+
+/// `data` in base64 as a string value (`base64encode`, `base64gzip`, `textencodebase64`):
+/// its length, a third more than the data's, charged before it is written. A short one (a
+/// name, an address) is encoded on the stack, the value allocated once at its size.
+fn base64_value(site: &'static str, data: &[u8]) -> Result<Value, FuncError> {
+    crate::value::meter::bytes(site, (data.len() as u64).div_ceil(3).saturating_mul(4))?;
     let mut buf = [0u8; 128];
     if let Some(s) = crate::text::base64::base64_encode_short(data, &mut buf) {
         return Ok(Value::string(s));
@@ -827,9 +832,7 @@ mod go_deflate {
 }
 
 fn base64gzip(args: &[Value]) -> Result<Value, FuncError> {
-    Ok(Value::string(base64_encode(&go_gzip(
-        str_arg(args, 0)?.as_bytes(),
-    ))))
+    base64_value("base64gzip", &go_gzip(str_arg(args, 0)?.as_bytes()))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -996,7 +999,7 @@ fn textencodebase64(args: &[Value]) -> Result<Value, FuncError> {
             format!("the given string contains characters that cannot be represented in {canon}"),
         )
     })?;
-    Ok(Value::string(base64_encode(&bytes)))
+    base64_value("textencodebase64", &bytes)
 }
 
 fn textdecodebase64(args: &[Value]) -> Result<Value, FuncError> {

@@ -16,7 +16,7 @@ pub fn base64_encode_short<'b>(data: &[u8], buf: &'b mut [u8]) -> Option<&'b str
         .encode_slice(data, buf)
         .ok()?;
     // The alphabet and padding are ASCII.
-    std::str::from_utf8(buf.get(..n)?).ok()
+    crate::text::words::str_of(buf.get(..n)?)
 }
 
 const fn b64_value(c: u8) -> Option<u8> {
