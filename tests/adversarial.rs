@@ -282,6 +282,18 @@ fn strings_are_charged_before_they_are_built() {
     assert!(m.contains("string bytes allocated (at main.hcl:10,"), "{m}");
     assert!(m.ends_with("(in base64encode)"), "{m}");
     assert!(u.bytes > 64 << 20, "the whole result charged: {u:?}");
+    // urlencode of urlencode of 10 MB of "/" (30 MB of "%2F", then 50 MB of "%252F"):
+    // the second is refused by its own charge, measured before it is written.
+    let mut hcl = tenfold(4);
+    hcl.push_str(
+        "  u0 = replace(s4, \"x\", \"/\")\n  u1 = urlencode(u0)\n  u2 = urlencode(u1)\n}\n",
+    );
+    hcl.push_str(&resource("length(u2)"));
+    let (m, u) = run(&hcl, "{}", limits());
+    let m = fatal(m);
+    assert!(m.contains("string bytes allocated (at main.hcl:9,"), "{m}");
+    assert!(m.ends_with("(in urlencode)"), "{m}");
+    assert!(u.bytes > 100_000_000, "the whole result charged: {u:?}");
 }
 
 #[test]

@@ -839,15 +839,27 @@ fn base64gzip(args: &[Value]) -> Result<Value, FuncError> {
 // urlencode
 
 fn urlencode(args: &[Value]) -> Result<Value, FuncError> {
+    /// Bytes Go's `url.QueryEscape` writes as they are (a space becomes `+`).
+    fn unreserved(b: u8) -> bool {
+        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~')
+    }
     let s = str_arg(args, 0)?;
-    let mut out = String::with_capacity(s.len());
+    // The result (up to three times the input) is measured and charged before it is
+    // written, and written at its size.
+    let escaped = s.bytes().filter(|&b| b != b' ' && !unreserved(b)).count();
+    let len = s.len() + 2 * escaped;
+    crate::value::meter::bytes("urlencode", len as u64)?;
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(len);
     for &b in s.as_bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
+        if unreserved(b) {
+            out.push(char::from(b));
+        } else if b == b' ' {
+            out.push('+');
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
         }
     }
     Ok(Value::string(out))
@@ -1349,6 +1361,18 @@ mod tests {
         assert_eq!(ok1(urlencode, ""), "");
         assert_eq!(ok1(urlencode, "~-._ABCxyz019"), "~-._ABCxyz019");
         assert_eq!(ok1(urlencode, "100%"), "100%25");
+        // Every ASCII character and some multi-byte ones, against Go's rule written
+        // plainly.
+        let all: String = (0u8..0x80).map(char::from).chain("é✓😀".chars()).collect();
+        let plain: String = all
+            .bytes()
+            .map(|b| match b {
+                b' ' => "+".to_string(),
+                b if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) => char::from(b).to_string(),
+                b => format!("%{b:02X}"),
+            })
+            .collect();
+        assert_eq!(ok1(urlencode, &all), plain);
     }
 
     #[test]
