@@ -128,7 +128,11 @@ impl<'a> Input<'a> {
         // Struct fields iterate in sorted key order, the order protojson marshals them in;
         // with two spellings of one field, the later one wins, as in Go.
         for (key, kind) in entries {
-            let Some(field) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)).copied() else {
+            // Spelled as the field is (every call), else in another case (Go's decoder
+            // matches names case-insensitively).
+            let field = FIELDS.iter().find(|f| **f == key);
+            let field = field.or_else(|| FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)));
+            let Some(&field) = field else {
                 continue;
             };
             let result = match (field, kind) {

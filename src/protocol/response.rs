@@ -731,7 +731,7 @@ impl ResponseBuilder {
         for b in &self.bodies {
             out.push((&*b.name, DesiredEntry::Body(b), b.resource_len()));
         }
-        out.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        sort_by_name(&mut out);
         out
     }
 
@@ -770,6 +770,25 @@ impl ResponseBuilder {
 
     fn desired(&mut self) -> &mut v1::State {
         self.rsp.desired.get_or_insert_with(Default::default)
+    }
+}
+
+/// Sorts the desired entries by name. They come in evaluation order, which is mostly
+/// sorted already (a collection's items, then a resource after them): the sorted run at
+/// the front is kept and the few entries after it are put in place by binary search, in
+/// place; a shuffled order is sorted whole.
+fn sort_by_name<T>(entries: &mut [(&str, T, usize)]) {
+    let run = 1 + entries.windows(2).take_while(|w| w[0].0 <= w[1].0).count();
+    if run >= entries.len() {
+        return;
+    }
+    if entries.len() - run > 8 {
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        return;
+    }
+    for i in run..entries.len() {
+        let at = entries[..i].partition_point(|e| e.0 <= entries[i].0);
+        entries[at..=i].rotate_right(1);
     }
 }
 
@@ -1378,6 +1397,42 @@ fn put_container(v: &Value, levels: usize, w: &mut Backward) -> Walk {
 mod tests {
 
     #[test]
+    fn desired_entries_sort_as_a_whole_sort_would() {
+        // Sorted runs with stragglers after them (kept run, binary insertion) and
+        // shuffled orders (sorted whole), against the plain sort.
+        let names: Vec<String> = (0..40).map(|i| format!("r-{:02}", (i * 7) % 40)).collect();
+        let mut orders: Vec<Vec<&str>> = Vec::new();
+        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        for stragglers in [0, 1, 2, 8, 9, 20, 40] {
+            let (run, rest) = sorted.split_at(sorted.len() - stragglers);
+            // The stragglers taken from everywhere in the order: every other name.
+            let mut front: Vec<&str> = run.to_vec();
+            let mut back: Vec<&str> = rest.to_vec();
+            for (i, n) in run.iter().enumerate() {
+                if i % 5 == 0 && back.len() < stragglers.max(1) * 2 {
+                    back.push(n);
+                    front.retain(|x| x != n);
+                }
+            }
+            front.extend(back.iter().rev());
+            orders.push(front);
+        }
+        orders.push(names.iter().map(String::as_str).collect());
+        orders.push(sorted.iter().rev().copied().collect());
+        orders.push(Vec::new());
+        orders.push(vec!["only"]);
+        for order in orders {
+            let mut got: Vec<(&str, (), usize)> = order.iter().map(|n| (*n, (), 0)).collect();
+            sort_by_name(&mut got);
+            let mut want = order.clone();
+            want.sort_unstable();
+            let got: Vec<&str> = got.iter().map(|e| e.0).collect();
+            assert_eq!(got, want, "{order:?}");
+        }
+    }
+
+    #[test]
     fn numbers_leave_through_ctys_decimal_text() {
         use crate::value::number::Number;
         // 2^64 at float64 precision prints as 18446744073709550000, which Go re-reads as
@@ -1719,22 +1774,22 @@ mod tests {
     fn unsorted_entries_are_written_as_prost_writes_them() {
         // Values keep their entries sorted; were one not, the response still matches prost's
         // map (sorted, the later duplicate wins).
-        let v = Value::Object(std::sync::Arc::new(crate::value::Fields::new(
+        let v = Value::Object(crate::value::Fields::new(
             crate::value::Type::Dynamic,
             vec![
                 ("b".into(), Value::int(1)),
                 ("a".into(), Value::tuple(vec![Value::int(2)])),
                 ("b".into(), Value::string("later")),
             ],
-        )));
+        ));
         assert_eq!(direct_bytes(&v).unwrap(), prost_bytes(&v).unwrap());
-        let bad = Value::Object(std::sync::Arc::new(crate::value::Fields::new(
+        let bad = Value::Object(crate::value::Fields::new(
             crate::value::Type::Dynamic,
             vec![
                 ("b".into(), Value::Number(Number::infinity(false))),
                 ("a".into(), Value::Unknown(crate::value::Type::Number)),
             ],
-        )));
+        ));
         assert_eq!(
             direct_bytes(&bad).unwrap_err(),
             prost_bytes(&bad).unwrap_err()
@@ -1746,14 +1801,14 @@ mod tests {
     #[test]
     fn unsorted_entries_near_the_depth_limit() {
         let unsorted = |dropped: Value| {
-            Value::Object(std::sync::Arc::new(crate::value::Fields::new(
+            Value::Object(crate::value::Fields::new(
                 crate::value::Type::Dynamic,
                 vec![
                     ("b".into(), dropped),
                     ("a".into(), Value::int(1)),
                     ("b".into(), Value::int(2)),
                 ],
-            )))
+            ))
         };
         let mut dropped = Value::int(0);
         for _ in 0..3 {
