@@ -1044,7 +1044,7 @@ fn zipmap(args: &[Value]) -> Result<Value, FuncError> {
 /// Sort entries by key, keeping the last of duplicate keys (Go map assignment order).
 fn sorted_last_wins(entries: Vec<(Str, Value)>) -> Vec<(Str, Value)> {
     match Value::object(entries) {
-        Value::Object(f) => f.entries.clone(),
+        Value::Object(f) => f.entries.to_vec(),
         _ => Vec::new(),
     }
 }

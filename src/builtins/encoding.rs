@@ -1597,10 +1597,10 @@ mod golden {
             ("list", Value::list(Type::String, vec![s("a"), s("b")])),
             (
                 "set",
-                Value::Set(std::sync::Arc::new(crate::value::Seq::new(
+                Value::Set(crate::value::Seq::new(
                     Type::Number,
                     vec![Value::int(1), Value::int(2)],
-                ))),
+                )),
             ),
             (
                 "tuple",

@@ -22,9 +22,9 @@ use crate::syntax::diag::{Diagnostic, Severity, Text};
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
 use crate::value::gofmt::go_struct_text;
-use crate::value::{Fields, Str, Summary, Type, Value};
+use crate::value::{Fields, Shared, Str, Summary, Type, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 /// What evaluation reads from the request, already converted to values.
 #[derive(Clone, Debug, Default)]
@@ -1016,7 +1016,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         };
         let secrets = (strings.into_iter().flatten().map(value_secret))
             .chain(go_object.iter().flatten().map(json_secret));
-        let count = strings.map_or(0, Vec::len) + go_object.as_ref().map_or(0, |o| o.len());
+        let count = strings.map_or(0, <[_]>::len) + go_object.as_ref().map_or(0, |o| o.len());
         let mut values = Vec::with_capacity(count);
         let mut bad = false;
         for (k, s) in secrets {
@@ -1577,102 +1577,48 @@ fn with_annotations(body: Value, annotations: Option<(Str, Str)>) -> Option<Valu
         return Some(body);
     };
     // The body, its metadata and their annotations are objects just built (not shared):
-    // they are changed where they lie, each key found or inserted at its sorted position.
+    // a value is replaced where it lies; an object given a new key is made again with it
+    // in its place (`Fields::with_entries`).
     const METADATA: Str = Str::inline("metadata");
     const ANNOTATIONS: Str = Str::inline("annotations");
     static BASE_NAME: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_BASE_NAME));
     static INDEX: LazyLock<Str> = LazyLock::new(|| Str::from(ANNOTATION_INDEX));
-    let mut body = object_fields(Some(body));
-    let body_fields = Arc::make_mut(&mut body);
-    let (meta_slot, meta_new) = entry_mut(body_fields, &METADATA);
-    let mut meta_out = Summary::default();
-    meta_out.add(meta_slot);
-    let mut meta = object_fields(Some(std::mem::take(meta_slot)));
-    let meta_fields = Arc::make_mut(&mut meta);
-    let (ann_slot, ann_new) = entry_mut(meta_fields, &ANNOTATIONS);
-    let mut ann_out = Summary::default();
-    ann_out.add(ann_slot);
     // `item_index` is ASCII: in normal form already.
-    let (base, index) = (Value::String(base), Value::String(index));
-    let ann = match std::mem::take(ann_slot) {
-        // No annotations (or null): the two, already in order.
-        Value::Null(_) => {
-            Value::object_sorted(vec![(BASE_NAME.clone(), base), (INDEX.clone(), index)])
-        }
-        given => {
-            let mut ann = object_fields(Some(given));
-            let fields = Arc::make_mut(&mut ann);
-            add_annotations(fields, (&BASE_NAME, base), (&INDEX, index));
-            Value::Object(ann)
-        }
-    };
-    // Each level changed in place updates its summary by what left and what came
-    // (`Fields::changed`): the entry's old value out, the new one (and a new key) in.
-    let into = |new: &Value, key: Option<&Str>| {
-        let mut s = Summary::default();
-        s.add(new);
-        if let Some(k) = key {
-            s.add_key(k);
-        }
-        s
-    };
-    let ann_in = into(&ann, ann_new.then_some(&ANNOTATIONS));
-    *ann_slot = ann;
-    meta_fields.changed(ann_out, ann_in, usize::from(ann_new));
-    let meta = Value::Object(meta);
-    let meta_in = into(&meta, meta_new.then_some(&METADATA));
-    *meta_slot = meta;
-    body_fields.changed(meta_out, meta_in, usize::from(meta_new));
+    let two = [
+        (BASE_NAME.clone(), Value::String(base)),
+        (INDEX.clone(), Value::String(index)),
+    ];
+    let body = update_entry(object_fields(Some(body)), &METADATA, |meta| {
+        let meta = update_entry(object_fields(Some(meta)), &ANNOTATIONS, |ann| match ann {
+            // No annotations (or null): the two, already in order.
+            Value::Null(_) => Value::object_sorted(two.into()),
+            given => Value::Object(Fields::with_entries(object_fields(Some(given)), two)),
+        });
+        Value::Object(meta)
+    });
     Some(Value::Object(body))
 }
 
-/// Sets two entries of sorted `fields`, `first` and `second` by key (the collection
-/// annotations), the first key ordered before the second: one binary search, for the
-/// first; the second is at most a few keys on (only a key ordered between the two could
-/// stand between them), and when both are new and adjacent they go in with one move of
-/// the entries after them.
-fn add_annotations(fields: &mut Fields, first: (&Str, Value), second: (&Str, Value)) {
-    debug_assert!(first.0 < second.0);
-    let (mut out, mut added) = (Summary::default(), Summary::default());
-    added.add(&first.1);
-    added.add(&second.1);
-    let entries = &mut fields.entries;
-    let (b, b_found) = match entries.binary_search_by(|(k, _)| k.cmp(first.0)) {
-        Ok(i) => (i, true),
-        Err(i) => (i, false),
+/// `fields` with the value of `key` (null if absent) replaced by what `f` makes of it:
+/// where it lies if the entries are not shared (a body just built), the summary updated
+/// by what left and came; a new key by [`Fields::with_entries`].
+fn update_entry(
+    mut fields: Shared<Fields>,
+    key: &Str,
+    f: impl FnOnce(Value) -> Value,
+) -> Shared<Fields> {
+    let Ok(i) = fields.entries.binary_search_by(|(k, _)| k.cmp(key)) else {
+        return Fields::with_entries(fields, [(key.clone(), f(Value::NULL))]);
     };
-    let mut j = if b_found { b + 1 } else { b };
-    while entries.get(j).is_some_and(|(k, _)| k < second.0) {
-        j += 1;
-    }
-    let j_found = entries.get(j).is_some_and(|(k, _)| k == second.0);
-    if !b_found && !j_found && j == b {
-        added.add_key(first.0);
-        added.add_key(second.0);
-        entries.splice(
-            b..b,
-            [(first.0.clone(), first.1), (second.0.clone(), second.1)],
-        );
-        fields.changed(out, added, 2);
-        return;
-    }
-    // The second first, so the first's position stays right.
-    let mut grown = 0;
-    if j_found {
-        out.add(&std::mem::replace(&mut entries[j].1, second.1));
-    } else {
-        added.add_key(second.0);
-        grown += 1;
-        entries.insert(j, (second.0.clone(), second.1));
-    }
-    if b_found {
-        out.add(&std::mem::replace(&mut entries[b].1, first.1));
-    } else {
-        added.add_key(first.0);
-        grown += 1;
-        entries.insert(b, (first.0.clone(), first.1));
-    }
-    fields.changed(out, added, grown);
+    let m = Fields::make_mut(&mut fields);
+    let old = std::mem::take(&mut m.entries[i].1);
+    let (mut out, mut added) = (Summary::default(), Summary::default());
+    out.add(&old);
+    let new = f(old);
+    added.add(&new);
+    m.entries[i].1 = new;
+    m.changed(out, added, 0);
+    fields
 }
 
 /// A collection item's index annotation, `s` and six digits at least (`s000042`), formatted
@@ -1691,29 +1637,15 @@ fn item_index(i: usize) -> Str {
 }
 
 /// The entries of a map or object as an object's (anything else: none).
-fn object_fields(v: Option<Value>) -> Arc<Fields> {
+fn object_fields(v: Option<Value>) -> Shared<Fields> {
     match v {
         Some(Value::Object(f)) => f,
         Some(Value::Map(mut f)) => {
-            Arc::make_mut(&mut f).forget_elem();
+            Fields::make_mut(&mut f).forget_elem();
             f
         }
-        _ => Arc::new(Fields::new(Type::Dynamic, Vec::new())),
+        _ => Fields::new(Type::Dynamic, Vec::new()),
     }
-}
-
-/// The value of `key` in sorted entries, inserted (null) at its sorted position if absent
-/// (then true: the caller updates the summary, [`Fields::changed`]).
-fn entry_mut<'f>(fields: &'f mut Fields, key: &Str) -> (&'f mut Value, bool) {
-    let entries = &mut fields.entries;
-    let (i, new) = match entries.binary_search_by(|(k, _)| k.cmp(key)) {
-        Ok(i) => (i, false),
-        Err(i) => {
-            entries.insert(i, (key.clone(), Value::NULL));
-            (i, true)
-        }
-    };
-    (&mut entries[i].1, new)
 }
 
 /// The attribute names of a collection item's `each`.
@@ -1935,37 +1867,6 @@ mod tests {
         assert_eq!(&*item_index(1_000_000), "s1000000");
         assert_eq!(&*item_index(1_234_567), "s1234567");
         assert_eq!(&*item_index(usize::MAX), format!("s{}", usize::MAX));
-    }
-
-    /// `add_annotations` leaves what setting each key by `entry_mut` leaves, whatever keys
-    /// stand around, between or on the two.
-    #[test]
-    fn two_annotations_set_as_one_by_one() {
-        let (first, second) = (Str::from("p/b"), Str::from("p/i"));
-        let others = ["a", "p/a", "p/b", "p/c", "p/i", "p/j", "z"];
-        // Every subset of the other keys (as the annotations already there).
-        for mask in 0u32..(1 << others.len()) {
-            let entries: Vec<(Str, Value)> = others
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| mask & (1 << i) != 0)
-                .map(|(i, k)| (Str::from(*k), Value::int(i as i64)))
-                .collect();
-            let mut want = Fields::new(Type::Dynamic, entries.clone());
-            *entry_mut(&mut want, &first).0 = Value::string("1");
-            *entry_mut(&mut want, &second).0 = Value::string("2");
-            want.recount();
-            let mut got = Fields::new(Type::Dynamic, entries);
-            add_annotations(
-                &mut got,
-                (&first, Value::string("1")),
-                (&second, Value::string("2")),
-            );
-            let show = |f: &Fields| format!("{:?}", f.entries);
-            assert_eq!(show(&got), show(&want), "{mask:#b}");
-            // Updated by what left and came, the summary is the recounted one.
-            assert_eq!(got.summary(), want.summary(), "{mask:#b}");
-        }
     }
 
     #[test]

@@ -204,7 +204,7 @@ fn json_entries(f: &Fields) -> std::borrow::Cow<'_, [(Str, Value)]> {
     if crate::value::sorted_unique(&f.entries) {
         return std::borrow::Cow::Borrowed(&f.entries);
     }
-    let mut entries = f.entries.clone();
+    let mut entries = f.entries.to_vec();
     crate::value::sort_dedup_entries(&mut entries);
     std::borrow::Cow::Owned(entries)
 }

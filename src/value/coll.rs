@@ -56,8 +56,8 @@ impl Summary {
             Value::Bool(_) => {}
             Value::Null(t) => self.add_type(t),
             Value::Unknown(t) => self.add_unknown(t),
-            Value::List(q) | Value::Set(q) | Value::Tuple(q) => self.include(&q.sum),
-            Value::Map(f) | Value::Object(f) => self.include(&f.sum),
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => self.include(&q.head.sum),
+            Value::Map(f) | Value::Object(f) => self.include(&f.head.sum),
         }
     }
 
@@ -167,72 +167,163 @@ fn summarize_entries(elem: &Type, entries: &[(Str, Value)]) -> Summary {
     s.finish(elem, entries.len())
 }
 
+/// The shared pointer of every collection: one allocation holding the count, the header
+/// and the elements (`std`'s `Arc<Vec<_>>` was two, ~54% of heavy-200's allocations).
+pub type Shared<T> = triomphe::Arc<T>;
+
+/// What a [`Seq`] knows besides its items.
+#[derive(Clone, Debug)]
+struct SeqHead {
+    elem: Type,
+    sum: Summary,
+}
+
+/// What a [`Fields`] knows besides its entries.
+#[derive(Clone, Debug)]
+struct FieldsHead {
+    elem: Type,
+    sum: Summary,
+}
+
 /// Elements of a list, set or tuple. For lists and sets `elem` is the element type
 /// (which matters when the collection is empty); for tuples it is unused (`Dynamic`).
 /// `items` may be changed in place only if followed by [`Seq::recount`] (a converted
-/// element may be deeper: a null given a type).
-#[derive(Clone, Debug)]
+/// element may be deeper: a null given a type). Made only as a [`Shared`] one.
+#[repr(C)]
 pub struct Seq {
-    elem: Type,
-    pub items: Vec<Value>,
-    sum: Summary,
+    head: SeqHead,
+    pub items: [Value],
 }
 
 /// Entries of a map or object, sorted by key (cty iterates both in key order).
 /// For maps `elem` is the element type; for objects it is unused (`Dynamic`).
-/// `entries` may be changed in place only if followed by [`Fields::recount`].
-#[derive(Clone, Debug)]
+/// `entries` may be changed in place only if followed by [`Fields::recount`]. Made only
+/// as a [`Shared`] one.
+#[repr(C)]
 pub struct Fields {
-    elem: Type,
-    pub entries: Vec<(Str, Value)>,
-    sum: Summary,
+    head: FieldsHead,
+    pub entries: [(Str, Value)],
+}
+
+impl std::fmt::Debug for Seq {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Seq")
+            .field("elem", &self.head.elem)
+            .field("items", &&self.items)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for Fields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fields")
+            .field("elem", &self.head.elem)
+            .field("entries", &&self.entries)
+            .finish()
+    }
+}
+
+/// A header-and-slice `Arc` as the collection type of the same layout.
+macro_rules! shared_as {
+    ($arc:expr, $t:ty) => {{
+        let raw = triomphe::Arc::into_raw($arc) as *const $t;
+        // SAFETY: `$t` is `repr(C)` of its head and then its slice, the layout of
+        // triomphe's `HeaderSlice` (`repr(C)`, header then slice) of the same two types;
+        // the cast keeps the slice's length. The pointer came from `into_raw` of an `Arc`
+        // whose count is the one this `Arc` takes over.
+        unsafe { triomphe::Arc::from_raw(raw) }
+    }};
+}
+
+fn seq_of_vec(head: SeqHead, items: Vec<Value>) -> Shared<Seq> {
+    shared_as!(triomphe::Arc::from_header_and_vec(head, items), Seq)
+}
+
+fn seq_of_iter(head: SeqHead, items: impl ExactSizeIterator<Item = Value>) -> Shared<Seq> {
+    shared_as!(triomphe::Arc::from_header_and_iter(head, items), Seq)
+}
+
+fn fields_of_vec(head: FieldsHead, entries: Vec<(Str, Value)>) -> Shared<Fields> {
+    shared_as!(triomphe::Arc::from_header_and_vec(head, entries), Fields)
+}
+
+fn fields_of_iter(
+    head: FieldsHead,
+    entries: impl ExactSizeIterator<Item = (Str, Value)>,
+) -> Shared<Fields> {
+    shared_as!(triomphe::Arc::from_header_and_iter(head, entries), Fields)
 }
 
 impl Seq {
     /// A list's, set's or tuple's elements (`elem` `Dynamic` for a tuple).
     #[inline]
-    pub fn new(elem: Type, items: Vec<Value>) -> Seq {
+    pub fn new(elem: Type, items: Vec<Value>) -> Shared<Seq> {
         let sum = summarize(&elem, items.iter());
-        Seq { elem, items, sum }
+        seq_of_vec(SeqHead { elem, sum }, items)
     }
 
     /// [`Seq::new`] of the contents' summary the caller added up as it looked at each
     /// item (the VM, which charges them), checked in debug builds.
     #[inline]
-    pub fn counted(elem: Type, items: Vec<Value>, contents: Summary) -> Seq {
+    pub fn counted(elem: Type, items: Vec<Value>, contents: Summary) -> Shared<Seq> {
         let sum = contents.finish(&elem, items.len());
         debug_assert_eq!(sum, summarize(&elem, items.iter()));
-        Seq { elem, items, sum }
+        seq_of_vec(SeqHead { elem, sum }, items)
+    }
+
+    /// [`Seq::counted`] of items written straight into the collection (no vector first).
+    #[inline]
+    pub fn counted_iter(
+        elem: Type,
+        items: impl ExactSizeIterator<Item = Value>,
+        contents: Summary,
+    ) -> Shared<Seq> {
+        let sum = contents.finish(&elem, items.len());
+        let s = seq_of_iter(SeqHead { elem, sum }, items);
+        debug_assert_eq!(s.head.sum, summarize(&s.head.elem, s.items.iter()));
+        s
     }
 
     /// The element type of a list or set (`Dynamic` for a tuple).
     #[inline]
     pub fn elem(&self) -> &Type {
-        &self.elem
+        &self.head.elem
     }
 
     /// What is inside: depth, size written out, unknowns (checked against a recount of
     /// this level in debug builds: code that changed `items` in place recounted them).
     #[inline]
     pub fn summary(&self) -> &Summary {
-        debug_assert_eq!(self.sum, summarize(&self.elem, self.items.iter()));
-        &self.sum
+        debug_assert_eq!(self.head.sum, summarize(&self.head.elem, self.items.iter()));
+        &self.head.sum
     }
 
     /// How deeply the collection nests: 1 for one of scalars (see [`MAX_DEPTH`]).
     #[inline]
     pub fn depth(&self) -> u32 {
-        self.sum.depth
+        self.head.sum.depth
+    }
+
+    /// The collection to change in place: this one if it is not shared, else a copy
+    /// (`Arc::make_mut`, which a header-and-slice `Arc` does not have).
+    pub fn make_mut(this: &mut Shared<Seq>) -> &mut Seq {
+        if !this.is_unique() {
+            *this = seq_of_iter(this.head.clone(), this.items.iter().cloned());
+        }
+        match Shared::get_mut(this) {
+            Some(s) => s,
+            None => unreachable!("a collection just copied is not shared"),
+        }
     }
 
     /// Gives a list or set another element type. One at least as deep as the old one
     /// (a tuple's `Dynamic` becoming a list's element type) deepens the collection to it
     /// at most, without a look at the items (the rest of the summary is the items').
     pub fn set_elem(&mut self, elem: Type) {
-        let (old, new) = (self.elem.depth(), elem.depth());
-        self.elem = elem;
+        let (old, new) = (self.head.elem.depth(), elem.depth());
+        self.head.elem = elem;
         if new >= old {
-            self.sum.depth = self.sum.depth.max(new.saturating_add(1));
+            self.head.sum.depth = self.head.sum.depth.max(new.saturating_add(1));
         } else {
             self.recount();
         }
@@ -240,7 +331,7 @@ impl Seq {
 
     /// Counts the summary again, after `items` were changed in place.
     pub fn recount(&mut self) {
-        self.sum = summarize(&self.elem, self.items.iter());
+        self.head.sum = summarize(&self.head.elem, self.items.iter());
     }
 }
 
@@ -248,49 +339,133 @@ impl Fields {
     /// A map's or object's entries (`elem` `Dynamic` for an object), sorted by key with
     /// no duplicates.
     #[inline]
-    pub fn new(elem: Type, entries: Vec<(Str, Value)>) -> Fields {
+    pub fn new(elem: Type, entries: Vec<(Str, Value)>) -> Shared<Fields> {
         let sum = summarize_entries(&elem, &entries);
-        Fields { elem, entries, sum }
+        fields_of_vec(FieldsHead { elem, sum }, entries)
     }
 
     /// [`Fields::new`] of the summary of the entries (keys and values) the caller added
     /// up (see [`Seq::counted`]).
     #[inline]
-    pub fn counted(elem: Type, entries: Vec<(Str, Value)>, contents: Summary) -> Fields {
+    pub fn counted(elem: Type, entries: Vec<(Str, Value)>, contents: Summary) -> Shared<Fields> {
         let sum = contents.finish(&elem, entries.len());
         debug_assert_eq!(sum, summarize_entries(&elem, &entries));
-        Fields { elem, entries, sum }
+        fields_of_vec(FieldsHead { elem, sum }, entries)
+    }
+
+    /// [`Fields::counted`] of entries written straight into the collection (no vector
+    /// first), sorted by key with no duplicates.
+    #[inline]
+    pub fn counted_iter(
+        elem: Type,
+        entries: impl ExactSizeIterator<Item = (Str, Value)>,
+        contents: Summary,
+    ) -> Shared<Fields> {
+        let sum = contents.finish(&elem, entries.len());
+        let f = fields_of_iter(FieldsHead { elem, sum }, entries);
+        debug_assert_eq!(f.head.sum, summarize_entries(&f.head.elem, &f.entries));
+        f
     }
 
     /// The element type of a map (`Dynamic` for an object).
     #[inline]
     pub fn elem(&self) -> &Type {
-        &self.elem
+        &self.head.elem
     }
 
     /// What is inside: depth, size written out, unknowns (checked as [`Seq::summary`]).
     #[inline]
     pub fn summary(&self) -> &Summary {
-        debug_assert_eq!(self.sum, summarize_entries(&self.elem, &self.entries));
-        &self.sum
+        debug_assert_eq!(
+            self.head.sum,
+            summarize_entries(&self.head.elem, &self.entries)
+        );
+        &self.head.sum
     }
 
     /// How deeply the collection nests: 1 for one of scalars (see [`MAX_DEPTH`]).
     #[inline]
     pub fn depth(&self) -> u32 {
-        self.sum.depth
+        self.head.sum.depth
+    }
+
+    /// The entries to change in place: these if they are not shared, else a copy
+    /// (`Arc::make_mut`, which a header-and-slice `Arc` does not have).
+    pub fn make_mut(this: &mut Shared<Fields>) -> &mut Fields {
+        if !this.is_unique() {
+            *this = fields_of_iter(this.head.clone(), this.entries.iter().cloned());
+        }
+        match Shared::get_mut(this) {
+            Some(f) => f,
+            None => unreachable!("a collection just copied is not shared"),
+        }
+    }
+
+    /// These entries with each of `new` (sorted by key, no duplicates) set: a key present
+    /// has its value replaced where it lies (in a copy if these are shared); a new key
+    /// makes the collection again with it in its place, in one allocation (a collection
+    /// cannot grow where it lies), the entries moved out of these if nothing else holds
+    /// them. The summary is updated by what left and came ([`Fields::changed`]).
+    pub fn with_entries<const N: usize>(
+        mut this: Shared<Fields>,
+        new: [(Str, Value); N],
+    ) -> Shared<Fields> {
+        debug_assert!(new.windows(2).all(|w| w[0].0 < w[1].0));
+        // Where each new key is (true) or goes, in order: the keys are sorted.
+        let mut at = [(0usize, false); N];
+        let (mut out, mut added) = (Summary::default(), Summary::default());
+        for (slot, (k, v)) in at.iter_mut().zip(&new) {
+            *slot = match this.entries.binary_search_by(|(x, _)| x.cmp(k)) {
+                Ok(i) => {
+                    out.add(&this.entries[i].1);
+                    (i, true)
+                }
+                Err(i) => {
+                    added.add_key(k);
+                    (i, false)
+                }
+            };
+            added.add(v);
+        }
+        let grown = at.iter().filter(|(_, found)| !found).count();
+        if grown == 0 {
+            let f = Fields::make_mut(&mut this);
+            for ((_, v), (i, _)) in new.into_iter().zip(at) {
+                f.entries[i].1 = v;
+            }
+            f.changed(out, added, 0);
+            return this;
+        }
+        let head = this.head.clone();
+        let len = this.entries.len() + grown;
+        // Shared (not the usual case: a body just built), copied first.
+        let old = &mut Fields::make_mut(&mut this).entries;
+        let merged = Inserted {
+            old,
+            i: 0,
+            new: new.map(Some),
+            at,
+            j: 0,
+            left: len,
+        };
+        let mut f = fields_of_iter(head, merged);
+        match Shared::get_mut(&mut f) {
+            Some(m) => m.changed(out, added, grown),
+            None => unreachable!("a collection just made is not shared"),
+        }
+        f
     }
 
     /// Makes a map's entries an object's.
     pub fn forget_elem(&mut self) {
-        self.elem = Type::Dynamic;
+        self.head.elem = Type::Dynamic;
         self.recount();
     }
 
     /// Counts the summary again, after `entries` were changed in place (one level: the
     /// values inside know their own).
     pub fn recount(&mut self) {
-        self.sum = summarize_entries(&self.elem, &self.entries);
+        self.head.sum = summarize_entries(&self.head.elem, &self.entries);
     }
 
     /// Updates the summary after entries were changed in place, from what was taken out
@@ -300,7 +475,7 @@ impl Fields {
     /// Counted again where arithmetic cannot tell: a counter saturated, or what was taken
     /// out held an unknown, a number to look at, or maybe the deepest part.
     pub fn changed(&mut self, removed: Summary, added: Summary, grown: usize) {
-        let s = &mut self.sum;
+        let s = &mut self.head.sum;
         let exact = s.size().is_some()
             && removed.flags == 0
             && (removed.depth.saturating_add(1) < s.depth || added.depth >= removed.depth);
@@ -315,7 +490,10 @@ impl Fields {
         } else {
             self.recount();
         }
-        debug_assert_eq!(self.sum, summarize_entries(&self.elem, &self.entries));
+        debug_assert_eq!(
+            self.head.sum,
+            summarize_entries(&self.head.elem, &self.entries)
+        );
     }
 
     /// Lookup by key: a scan comparing lengths first for a small object (most attribute
@@ -352,6 +530,46 @@ impl Fields {
     }
 }
 
+/// Sorted entries with new ones put at the places found for them (replacing the entry
+/// there when the key was found), moved out of `old`: an exact count of `left` items.
+struct Inserted<'a, const N: usize> {
+    old: &'a mut [(Str, Value)],
+    i: usize,
+    new: [Option<(Str, Value)>; N],
+    at: [(usize, bool); N],
+    j: usize,
+    left: usize,
+}
+
+impl<const N: usize> Iterator for Inserted<'_, N> {
+    type Item = (Str, Value);
+    fn next(&mut self) -> Option<(Str, Value)> {
+        let e = match self.at.get(self.j) {
+            Some(&(at, found)) if at == self.i => {
+                if found {
+                    // The entry replaced stays behind, dropped with the old collection.
+                    self.i += 1;
+                }
+                let e = self.new.get_mut(self.j).and_then(Option::take);
+                self.j += 1;
+                e
+            }
+            _ => {
+                let e = self.old.get_mut(self.i).map(std::mem::take);
+                self.i += 1;
+                e
+            }
+        }?;
+        self.left = self.left.saturating_sub(1);
+        Some(e)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<const N: usize> ExactSizeIterator for Inserted<'_, N> {}
+
 /// Equality of two byte strings (lengths first), comparing short ones (attribute names)
 /// inline: two overlapping words instead of a call to `memcmp`, which cost ~20
 /// instructions a lookup (measured: 1% of heavy-200 in `Fields::get`).
@@ -375,7 +593,6 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     /// What a summary says, found by walking every part (shared ones each time).
     fn walked(v: &Value) -> (u64, u64, bool, bool) {
@@ -459,9 +676,13 @@ mod tests {
         assert_eq!(summary(&v).size(), None);
         assert_eq!(summary(&v).depth(), 10);
         // Changed in place and recounted, the summary follows.
-        let mut f = Fields::new(Type::Dynamic, vec![("a".into(), s("b"))]);
-        f.entries.push(("c".into(), Value::Unknown(Type::String)));
-        f.recount();
+        let mut f = Fields::new(
+            Type::Dynamic,
+            vec![("a".into(), s("b")), ("c".into(), s("d"))],
+        );
+        let m = Fields::make_mut(&mut f);
+        m.entries[1].1 = Value::Unknown(Type::String);
+        m.recount();
         assert_eq!(f.summary().size(), Some((2, 3)));
         assert!(f.summary().unknown());
     }
@@ -487,15 +708,80 @@ mod tests {
         // Changed in place, then recounted.
         let mut s = Seq::new(Type::Dynamic, vec![one.clone()]);
         assert_eq!(s.depth(), 1);
-        s.set_elem(deep_type.clone());
+        Seq::make_mut(&mut s).set_elem(deep_type.clone());
         assert_eq!(s.depth(), 4);
         let mut f = Fields::new(Type::Dynamic, vec![("a".into(), one)]);
-        f.entries[0].1 = t;
-        f.recount();
+        let m = Fields::make_mut(&mut f);
+        m.entries[0].1 = t;
+        m.recount();
         assert_eq!(f.depth(), 3);
-        f.entries[0].1 = Value::Map(Arc::new(Fields::new(deep_type, vec![])));
-        f.forget_elem();
+        let m = Fields::make_mut(&mut f);
+        m.entries[0].1 = Value::Map(Fields::new(deep_type, vec![]));
+        m.forget_elem();
         assert_eq!(f.depth(), 5);
+    }
+
+    /// `with_entries` gives what an object of the entries and the new ones (the later
+    /// winning) is, whatever keys stand around, between or on the new ones, shared or not.
+    #[test]
+    fn entries_set_as_an_object_of_all_of_them_would_be() {
+        let (first, second) = (Str::from("p/b"), Str::from("p/i"));
+        let others = ["a", "p/a", "p/b", "p/c", "p/i", "p/j", "z"];
+        // Every subset of the other keys (as the entries already there).
+        for mask in 0u32..(1 << others.len()) {
+            let entries: Vec<(Str, Value)> = others
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(i, k)| (Str::from(*k), Value::int(i as i64)))
+                .collect();
+            let two = || {
+                [
+                    (first.clone(), Value::string("1")),
+                    (
+                        second.clone(),
+                        Value::tuple(vec![Value::Unknown(Type::String)]),
+                    ),
+                ]
+            };
+            let want = Value::object(entries.iter().cloned().chain(two()).collect());
+            let Value::Object(want) = want else {
+                unreachable!("an object")
+            };
+            for shared in [false, true] {
+                let f = Fields::new(Type::Dynamic, entries.clone());
+                let held = shared.then(|| f.clone());
+                let got = Fields::with_entries(f, two());
+                assert_eq!(
+                    format!("{:?}", &got.entries),
+                    format!("{:?}", &want.entries)
+                );
+                // Updated by what left and came, or recounted: the summary of the entries.
+                assert_eq!(got.summary(), want.summary(), "{mask:#b}");
+                if let Some(h) = held {
+                    assert_eq!(h.entries.len(), entries.len(), "the shared one unchanged");
+                }
+            }
+            // One key: replaced in place when present, else inserted.
+            let one = Fields::with_entries(
+                Fields::new(Type::Dynamic, entries.clone()),
+                [(first.clone(), Value::int(9))],
+            );
+            let Value::Object(want) = Value::object(
+                entries
+                    .iter()
+                    .cloned()
+                    .chain([(first.clone(), Value::int(9))])
+                    .collect(),
+            ) else {
+                unreachable!("an object")
+            };
+            assert_eq!(
+                format!("{:?}", &one.entries),
+                format!("{:?}", &want.entries)
+            );
+            assert_eq!(one.summary(), want.summary(), "{mask:#b}");
+        }
     }
 
     #[test]

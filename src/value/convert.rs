@@ -55,7 +55,7 @@ pub fn tuple_to_list_in_place(v: &mut Value, want: &Type) -> bool {
     let (Value::Tuple(s), Type::List(we)) = (&mut *v, want) else {
         return false;
     };
-    let Some(seq) = Arc::get_mut(s) else {
+    let Some(seq) = crate::value::Shared::get_mut(s) else {
         return false;
     };
     if !all_of_element_type(&seq.items, we) {
@@ -79,7 +79,7 @@ fn tuple_of_the_element_type(v: &Value, want: &Type) -> Option<Value> {
     if !all_of_element_type(&s.items, we) {
         return None;
     }
-    let (elem, items) = ((**we).clone(), s.items.clone());
+    let (elem, items) = ((**we).clone(), s.items.to_vec());
     Some(if matches!(want, Type::Set(_)) {
         make_set(elem, items)
     } else {

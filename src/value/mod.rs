@@ -19,7 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::text::Str;
-pub use coll::{Fields, MAX_DEPTH, Seq, Summary};
+pub use coll::{Fields, MAX_DEPTH, Seq, Shared, Summary};
 
 /// A cty type. Object attributes are sorted by name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -179,11 +179,11 @@ pub enum Value {
     Bool(bool),
     Number(Number),
     String(Str),
-    List(Arc<Seq>),
-    Set(Arc<Seq>),
-    Tuple(Arc<Seq>),
-    Map(Arc<Fields>),
-    Object(Arc<Fields>),
+    List(Shared<Seq>),
+    Set(Shared<Seq>),
+    Tuple(Shared<Seq>),
+    Map(Shared<Fields>),
+    Object(Shared<Fields>),
 }
 
 // A value is moved, cloned and dropped by every instruction: a `Type` of one tag and one
@@ -211,8 +211,8 @@ impl Value {
             Value::Bool(_) => {}
             Value::Number(n) => forget(n.clone()),
             Value::String(s) => forget(s.clone()),
-            Value::List(s) | Value::Set(s) | Value::Tuple(s) => forget(Arc::clone(s)),
-            Value::Map(f) | Value::Object(f) => forget(Arc::clone(f)),
+            Value::List(s) | Value::Set(s) | Value::Tuple(s) => forget(Shared::clone(s)),
+            Value::Map(f) | Value::Object(f) => forget(Shared::clone(f)),
         }
         // SAFETY: the payload's clone, forgotten above, took the reference the copy owns;
         // each payload's clone copies its bits (an Arc's pointer, a Str's or a small
@@ -265,30 +265,30 @@ impl Value {
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {
-        Value::Tuple(Arc::new(Seq::new(Type::Dynamic, items)))
+        Value::Tuple(Seq::new(Type::Dynamic, items))
     }
 
     /// [`Value::tuple`] of the items' summary the caller added up as it looked at each
     /// one (the VM, charging them; see [`Seq::counted`]).
     #[inline]
     pub fn tuple_counted(items: Vec<Value>, contents: Summary) -> Value {
-        Value::Tuple(Arc::new(Seq::counted(Type::Dynamic, items, contents)))
+        Value::Tuple(Seq::counted(Type::Dynamic, items, contents))
     }
 
     /// A list; `elem` must be the (common) element type.
     pub fn list(elem: Type, items: Vec<Value>) -> Value {
-        Value::List(Arc::new(Seq::new(elem, items)))
+        Value::List(Seq::new(elem, items))
     }
 
     /// A set of `items` already in cty's set order with no duplicates.
     pub fn set_ordered(elem: Type, items: Vec<Value>) -> Value {
-        Value::Set(Arc::new(Seq::new(elem, items)))
+        Value::Set(Seq::new(elem, items))
     }
 
     /// An object from entries in any order (later duplicates win, as in hcl).
     pub fn object(mut entries: Vec<(Str, Value)>) -> Value {
         sort_dedup_entries(&mut entries);
-        Value::Object(Arc::new(Fields::new(Type::Dynamic, entries)))
+        Value::Object(Fields::new(Type::Dynamic, entries))
     }
 
     /// [`Value::object`] of the entries' summary (keys and values) the caller added up
@@ -303,7 +303,7 @@ impl Value {
         } else {
             Fields::new(Type::Dynamic, entries)
         };
-        Value::Object(Arc::new(fields))
+        Value::Object(fields)
     }
 
     /// [`Value::object_sorted`] of the entries' summary (keys and values) the caller
@@ -311,25 +311,25 @@ impl Value {
     #[inline]
     pub fn object_sorted_counted(entries: Vec<(Str, Value)>, contents: Summary) -> Value {
         debug_assert!(sorted_unique(&entries));
-        Value::Object(Arc::new(Fields::counted(Type::Dynamic, entries, contents)))
+        Value::Object(Fields::counted(Type::Dynamic, entries, contents))
     }
 
     /// An object from entries already sorted by key with no duplicates.
     pub fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
         debug_assert!(sorted_unique(&entries));
-        Value::Object(Arc::new(Fields::new(Type::Dynamic, entries)))
+        Value::Object(Fields::new(Type::Dynamic, entries))
     }
 
     /// A map from entries in any order; `elem` must be the (common) element type.
     pub fn map(elem: Type, mut entries: Vec<(Str, Value)>) -> Value {
         sort_dedup_entries(&mut entries);
-        Value::Map(Arc::new(Fields::new(elem, entries)))
+        Value::Map(Fields::new(elem, entries))
     }
 
     /// A map from entries already sorted by key with no duplicates.
     pub fn map_sorted(elem: Type, entries: Vec<(Str, Value)>) -> Value {
         debug_assert!(sorted_unique(&entries));
-        Value::Map(Arc::new(Fields::new(elem, entries)))
+        Value::Map(Fields::new(elem, entries))
     }
 
     /// How deeply the value nests ([`MAX_DEPTH`]): 0 for a scalar, a collection's own
@@ -679,11 +679,11 @@ mod tests {
         let Value::Object(f) = &obj else {
             unreachable!()
         };
-        let before = Arc::strong_count(f);
+        let before = Shared::count(f);
         let copies: Vec<Value> = (0..3).map(|_| obj.clone_for_push()).collect();
-        assert_eq!(Arc::strong_count(f), before + 3);
+        assert_eq!(Shared::count(f), before + 3);
         drop(copies);
-        assert_eq!(Arc::strong_count(f), before);
+        assert_eq!(Shared::count(f), before);
         let long = Str::from("another string longer than fifteen");
         let v = Value::String(long.clone());
         let c = v.clone_for_push();
@@ -780,7 +780,7 @@ mod tests {
     /// across the stack's growth.
     #[test]
     fn push_onto_moves_every_kind_of_value_whole() {
-        let shared = Arc::new(Seq::new(Type::String, vec![Value::string("x")]));
+        let shared = Seq::new(Type::String, vec![Value::string("x")]);
         let values = || {
             vec![
                 Value::NULL,
@@ -791,8 +791,8 @@ mod tests {
                 Value::Number(Number::from_f64(0.5).expect("finite")),
                 Value::string("short"),
                 Value::string("a string longer than fifteen bytes"),
-                Value::List(Arc::clone(&shared)),
-                Value::object(vec![("k".into(), Value::Tuple(Arc::clone(&shared)))]),
+                Value::List(Shared::clone(&shared)),
+                Value::object(vec![("k".into(), Value::Tuple(Shared::clone(&shared)))]),
             ]
         };
         let mut stack = Vec::new();
@@ -801,7 +801,7 @@ mod tests {
                 v.push_onto(&mut stack);
             }
         }
-        assert_eq!(Arc::strong_count(&shared), 1 + 2 * 10);
+        assert_eq!(Shared::count(&shared), 1 + 2 * 10);
         let want: Vec<Value> = (0..10).flat_map(|_| values()).collect();
         assert_eq!(stack.len(), want.len());
         for (got, want) in stack.iter().zip(&want) {
@@ -809,7 +809,7 @@ mod tests {
             assert_eq!(format!("{got:?}"), format!("{want:?}"));
         }
         drop((stack, want));
-        assert_eq!(Arc::strong_count(&shared), 1);
+        assert_eq!(Shared::count(&shared), 1);
     }
 
     #[test]
@@ -828,7 +828,7 @@ mod tests {
         };
         assert!(deep(unknown.clone()).contains_unknown());
         assert!(!deep(Value::int(3)).contains_unknown());
-        let set = Value::Set(Arc::new(Seq::new(Type::Dynamic, vec![unknown.clone()])));
+        let set = Value::Set(Seq::new(Type::Dynamic, vec![unknown.clone()]));
         assert!(Value::tuple(vec![known(), set]).contains_unknown());
         // Nothing is walked: each collection knows.
         let v = deep(Value::int(3));

@@ -9,7 +9,6 @@ use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
 use crate::value::convert::{convert, tuple_to_list_in_place};
 use crate::value::{Kind, Value};
-use std::sync::Arc;
 
 impl<'p> Vm<'p> {
     pub(super) fn call_site(&self, call: u32) -> Result<&'p CallSite, Stop> {
@@ -339,8 +338,8 @@ impl<'p> Vm<'p> {
             Value::String(x) => {
                 return self.alloc(0, (x.len() as u64).saturating_sub(charged.1));
             }
-            Value::List(q) | Value::Set(q) | Value::Tuple(q) => Arc::strong_count(q) == 1,
-            Value::Map(f) | Value::Object(f) => Arc::strong_count(f) == 1,
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => q.is_unique(),
+            Value::Map(f) | Value::Object(f) => f.is_unique(),
             _ => false,
         };
         if !fresh {

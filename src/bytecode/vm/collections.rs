@@ -4,15 +4,22 @@ use super::{DYN, Flow, Step, Stop, Vm, err_diag, has_errors_since};
 use crate::bytecode::code::{ItemSite, SiteId};
 use crate::syntax::diag::Diagnostic;
 use crate::value::convert::convert;
-use crate::value::{Summary, Type, Value};
+use crate::value::{Fields, Seq, Summary, Type, Value};
 
 impl Vm<'_> {
     /// [`crate::bytecode::code::Op::MakeTuple`]
     pub(super) fn op_make_tuple(&mut self, n: u32) -> Step {
-        let items = self.pop_n(n as usize)?;
+        let at = self.top_n(n as usize)?;
         self.alloc(u64::from(n), 0)?;
-        let sum = Self::check_contents(self.charge_shared(Summary::default(), items.iter())?)?;
-        self.push_with(|| Value::tuple_counted(items, sum))
+        // The items are charged where they lie (the stack set aside while the charge
+        // looks at them), then moved straight into the tuple: one allocation.
+        let stack = std::mem::take(&mut self.stack);
+        let sum = self.charge_shared(Summary::default(), stack[at..].iter());
+        self.stack = stack;
+        let sum = Self::check_contents(sum?)?;
+        let items = self.stack.drain(at..);
+        let v = Value::Tuple(Seq::counted_iter(Type::Dynamic, items, sum));
+        self.push(v)
     }
 
     /// [`crate::bytecode::code::Op::KeyDone`]
@@ -69,8 +76,8 @@ impl Vm<'_> {
     /// [`crate::bytecode::code::Op::MakeObject`]: an unknown key makes the whole object
     /// unknown.
     pub(super) fn op_make_object(&mut self, n: u32) -> Step {
-        // Taken from the stack in place (`pop_n` would allocate a vector of the 2n
-        // operands only to take them apart).
+        // Taken from the stack in place (not a vector of the 2n operands, only to take
+        // them apart).
         let at = self.top_n(2 * n as usize)?;
         let mut known = true;
         let mut entries = Vec::with_capacity(n as usize);
@@ -89,13 +96,12 @@ impl Vm<'_> {
         self.alloc(u64::from(n), 0)?;
         let values = entries.iter().map(|(_, v)| v);
         let sum = Self::check_contents(self.charge_shared(keys, values)?)?;
-        self.push_with(|| {
-            if known {
-                Value::object_counted(entries, sum)
-            } else {
-                DYN
-            }
-        })
+        let v = if known {
+            Value::object_counted(entries, sum)
+        } else {
+            DYN
+        };
+        self.push(v)
     }
 
     /// [`crate::bytecode::code::Op::MakeObjectConst`]: the values are taken in key order.
@@ -104,16 +110,22 @@ impl Vm<'_> {
         let shape = prog.shapes.get(i as usize);
         let shape = shape.ok_or(Stop::Fault(&"missing object shape"))?;
         let base = self.top_n(shape.values as usize)?;
-        let mut entries = Vec::with_capacity(shape.keys.len());
-        for (k, at) in &shape.keys {
-            let v = self.stack.get_mut(base + *at as usize);
-            let v = v.ok_or(Stop::Fault(&"object shape names a value it does not have"))?;
-            entries.push((k.clone(), std::mem::replace(v, DYN)));
-        }
-        self.stack.truncate(base);
         self.alloc(u64::from(shape.values), 0)?;
-        let values = entries.iter().map(|(_, v)| v);
-        let sum = Self::check_contents(self.charge_shared(shape.keys_sum, values)?)?;
-        self.push_with(|| Value::object_sorted_counted(entries, sum))
+        // Each kept value (the last of duplicate keys) is charged where it lies (the
+        // stack set aside while the charge looks), then moved straight into the object:
+        // one allocation. A shape's value indices are below its `values` (`ObjShape::new`).
+        let stack = std::mem::take(&mut self.stack);
+        let values = (shape.keys.iter()).filter_map(|(_, at)| stack.get(base + *at as usize));
+        let sum = self.charge_shared(shape.keys_sum, values);
+        self.stack = stack;
+        let sum = Self::check_contents(sum?)?;
+        let stack = &mut self.stack;
+        let entries = shape.keys.iter().map(|(k, at)| {
+            let v = stack.get_mut(base + *at as usize).map(std::mem::take);
+            (k.clone(), v.unwrap_or(DYN))
+        });
+        let v = Value::Object(Fields::counted_iter(Type::Dynamic, entries, sum));
+        self.stack.truncate(base);
+        self.push(v)
     }
 }

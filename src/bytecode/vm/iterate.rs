@@ -5,7 +5,7 @@ use crate::bytecode::code::{ForSite, SiteId, SplatSite};
 use crate::syntax::diag::Diagnostic;
 use crate::text::quote::go_quote;
 use crate::value::convert::convert;
-use crate::value::{Kind, Str, Summary, Type, Value};
+use crate::value::{Kind, Seq, Str, Summary, Type, Value};
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
@@ -21,7 +21,8 @@ pub(super) struct ForState {
     val_temp: usize,
     object: bool,
     group: bool,
-    tuple: Vec<Value>,
+    /// Where this (tuple) `for`'s values start in the VM's `for_values`.
+    tuple_base: usize,
     fields: Entries,
     /// The summary of the contents of the tuple or object (not grouped) made of the
     /// values pushed so far (kept ones: a duplicate key's value is dropped), added up as
@@ -126,6 +127,9 @@ impl Vm<'_> {
             return Ok(Flow::Jump(end));
         };
         self.alloc(len as u64, 0)?;
+        if !object {
+            self.for_values.reserve(len);
+        }
         *self.temp_mut(key_temp)? = DYN;
         *self.temp_mut(val_temp)? = DYN;
         self.fors.push(ForState {
@@ -137,11 +141,7 @@ impl Vm<'_> {
             val_temp: self.temp_base + val_temp as usize,
             object,
             group,
-            tuple: if object {
-                Vec::new()
-            } else {
-                Vec::with_capacity(len)
-            },
+            tuple_base: self.for_values.len(),
             fields: Entries::Sorted(Vec::new()),
             contents: Summary::default(),
             groups: BTreeMap::new(),
@@ -226,7 +226,8 @@ impl Vm<'_> {
         if !fail {
             return Ok(Flow::Next);
         }
-        self.fors.pop().ok_or(Stop::Fault(&"for stack underflow"))?;
+        let st = self.fors.pop().ok_or(Stop::Fault(&"for stack underflow"))?;
+        self.for_values.truncate(st.tuple_base);
         self.stack.push(DYN);
         Ok(Flow::Jump(end))
     }
@@ -356,10 +357,11 @@ impl Vm<'_> {
         self.alloc(1, 0)?;
         let mut one = self.charge_shared(Summary::default(), std::iter::once(&v))?;
         let prog = self.program;
-        let st = self.for_state()?;
+        let st = self.fors.last_mut();
+        let st = st.ok_or(Stop::Fault(&"a for instruction outside a for"))?;
         if !st.object {
             st.contents.include(&one);
-            st.tuple.push(v);
+            self.for_values.push(v);
             return Ok(Flow::Jump(next));
         }
         let Some(k) = st.pending_key.take() else {
@@ -391,9 +393,12 @@ impl Vm<'_> {
     pub(super) fn op_for_end(&mut self) -> Step {
         let st = self.fors.pop().ok_or(Stop::Fault(&"for stack underflow"))?;
         let v = if !st.known {
+            self.for_values.truncate(st.tuple_base);
             DYN
         } else if !st.object {
-            Value::tuple_counted(st.tuple, Self::check_contents(st.contents)?)
+            let contents = Self::check_contents(st.contents)?;
+            let values = self.for_values.drain(st.tuple_base..);
+            Value::Tuple(Seq::counted_iter(Type::Dynamic, values, contents))
         } else if st.group {
             let v = Value::object_sorted(
                 st.groups

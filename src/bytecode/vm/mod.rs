@@ -215,6 +215,10 @@ pub struct Vm<'p> {
     regions: Vec<Region>,
     conds: Vec<CondState>,
     fors: Vec<ForState>,
+    /// The values of the tuple `for`s being evaluated, each `for`'s above the enclosing
+    /// one's (see `ForState`): moved into the tuple at its end, one allocation, and the
+    /// buffer kept for the next `for`.
+    for_values: Vec<Value>,
     splats: Vec<SplatState>,
     expands: Vec<Vec<Value>>,
     tries: Vec<TryState>,
@@ -273,6 +277,7 @@ impl<'p> Vm<'p> {
             regions: Vec::new(),
             conds: Vec::new(),
             fors: Vec::new(),
+            for_values: Vec::new(),
             splats: Vec::new(),
             expands: Vec::new(),
             tries: Vec::new(),
@@ -363,6 +368,7 @@ impl<'p> Vm<'p> {
             self.regions.clear();
             self.conds.clear();
             self.fors.clear();
+            self.for_values.clear();
             self.splats.clear();
             self.expands.clear();
             self.tries.clear();
@@ -542,17 +548,6 @@ impl<'p> Vm<'p> {
         Ok(Flow::Next)
     }
 
-    /// Pushes the value `make` builds, building it once the stack has room, so that it is
-    /// written straight into its slot. A value built before `push` lives in a temporary
-    /// across the growth check, and the copy into the slot reloads the two words just
-    /// stored with one wide load, which the CPU cannot forward from them: a stall on every
-    /// push of a new collection (perf samples; instruction counts do not show it).
-    #[inline(always)]
-    fn push_with(&mut self, make: impl FnOnce() -> Value) -> Step {
-        self.stack.extend(std::iter::once_with(make));
-        Ok(Flow::Next)
-    }
-
     /// Refuses a new collection nested deeper than [`crate::value::MAX_DEPTH`]: one
     /// level past it at most is ever made (each constructor and builtin adds a level or
     /// two to values within it), and no walk reaches it but its drop.
@@ -608,11 +603,6 @@ impl<'p> Vm<'p> {
             Some(at) if at >= self.base => Ok(at),
             _ => Err(Stop::Fault(&"value stack underflow")),
         }
-    }
-
-    fn pop_n(&mut self, n: usize) -> Result<Vec<Value>, Stop> {
-        let at = self.top_n(n)?;
-        Ok(self.stack.split_off(at))
     }
 
     fn pop_mark(&mut self) -> Result<usize, Stop> {
@@ -675,11 +665,11 @@ impl<'p> Vm<'p> {
                 }
                 Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
                     sum.include(q.summary());
-                    std::sync::Arc::strong_count(q) > 1
+                    !q.is_unique()
                 }
                 Value::Map(f) | Value::Object(f) => {
                     sum.include(f.summary());
-                    std::sync::Arc::strong_count(f) > 1
+                    !f.is_unique()
                 }
                 Value::Number(n) => {
                     sum.add_number(n);
