@@ -339,6 +339,14 @@ fn expanding_builtins_charge_their_results_before_they_build_them() {
         "jsonencode",
         80_000_000,
     );
+    // format "%q" of 10 MB of "&": 60 MB.
+    check(
+        "  f0 = replace(s4, \"x\", \"&\")\n  f1 = format(\"%q\", f0)\n",
+        "f1",
+        8,
+        "format",
+        80_000_000,
+    );
 }
 
 #[test]
@@ -347,6 +355,14 @@ fn small_inputs_that_describe_large_results_are_charged_first() {
         let (m, u) = run(hcl, "{}", limits());
         (fatal(m), u)
     };
+    // A precision of a million zeros, a hundred times, from 1,200 bytes of format.
+    let (m, u) = run_fatal(&format!(
+        "locals {{\n  f = join(\"\", [for i in range(100) : \"%.999999[1]d\"])\n  x = format(f, 1)\n}}\n{}",
+        resource("length(x)")
+    ));
+    assert!(m.contains("string bytes allocated (at main.hcl:3,"), "{m}");
+    assert!(m.ends_with("(in format)"), "{m}");
+    assert!(u.bytes > 64 << 20, "{u:?}");
     // A number of 301 digits, shared a million times (1.1 million elements): 301 MB of
     // JSON.
     for f in ["jsonencode"] {
