@@ -339,6 +339,15 @@ fn expanding_builtins_charge_their_results_before_they_build_them() {
         "jsonencode",
         80_000_000,
     );
+    // yamlencode of 20 MB of U+0001: 80 MB of "\x01".
+    check(
+        "  y0 = replace(s4, \"x\", \"\\u0001\\u0001\")\n  y1 = yamlencode(y0)\n",
+        "y1",
+        8,
+        "yamlencode",
+        // (Charged as it is written: stopped at the budget.)
+        64 << 20,
+    );
     // format "%q" of 10 MB of "&": 60 MB.
     check(
         "  f0 = replace(s4, \"x\", \"&\")\n  f1 = format(\"%q\", f0)\n",
@@ -364,8 +373,8 @@ fn small_inputs_that_describe_large_results_are_charged_first() {
     assert!(m.ends_with("(in format)"), "{m}");
     assert!(u.bytes > 64 << 20, "{u:?}");
     // A number of 301 digits, shared a million times (1.1 million elements): 301 MB of
-    // JSON.
-    for f in ["jsonencode"] {
+    // JSON or YAML.
+    for f in ["jsonencode", "yamlencode"] {
         let mut hcl = "locals {\n  l0 = 1e300\n".to_string();
         for i in 1..=6 {
             hcl.push_str(&format!(
