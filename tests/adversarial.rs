@@ -392,6 +392,14 @@ fn small_inputs_that_describe_large_results_are_charged_first() {
         assert!(m.ends_with(&format!("(in {f})")), "{f}: {m}");
         assert!(u.bytes > 64 << 20, "{f}: {u:?}");
     }
+    // split of 10 MB by "": ten million strings, refused before the first.
+    let (m, u) = over_tenfold("  p = split(\"\", s4)\n", "p");
+    assert!(
+        m.contains("more than 4000000 collection elements allocated (at main.hcl:7,"),
+        "{m}"
+    );
+    assert!(m.ends_with("(in split)"), "{m}");
+    assert!(u.elements >= 10_000_000, "the whole result charged: {u:?}");
 }
 
 #[test]
