@@ -356,6 +356,15 @@ fn expanding_builtins_charge_their_results_before_they_build_them() {
         "format",
         80_000_000,
     );
+    // formatdate of 20 MB of "Z " at +05:30: 70 MB of "+05:30 ".
+    check(
+        "  d0 = replace(s4, \"x\", \"Z \")\n  d1 = formatdate(d0, \"2024-03-05T14:07:09+05:30\")\n",
+        "d1",
+        8,
+        "formatdate",
+        // (Charged a verb at a time: stopped at the budget.)
+        64 << 20,
+    );
 }
 
 #[test]
