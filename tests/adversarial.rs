@@ -219,18 +219,35 @@ fn yaml_aliases_count_their_expansion() {
     assert!(u.elements <= 4_000_000 + 1_000_000, "{u:?}");
 }
 
+/// A template of ten copies of local `x`.
+fn t(x: &str) -> String {
+    format!("\"{}\"", vec![format!("${{{x}}}"); 10].join(""))
+}
+
+/// Locals s0 (1 KB of "x") to s`n`, each ten copies of the one before (the block opened,
+/// not closed): s4 is 10 MB, on lines 2 to `n` + 2.
+fn tenfold(n: usize) -> String {
+    let mut hcl = format!("locals {{\n  s0 = \"{}\"\n", "x".repeat(1000));
+    for i in 1..=n {
+        hcl.push_str(&format!("  s{i} = {}\n", t(&format!("s{}", i - 1))));
+    }
+    hcl
+}
+
+/// `lines` added to [`tenfold`]`(4)` (from line 7), the last local's length the output:
+/// the refusal and what was charged.
+fn over_tenfold(lines: &str, last: &str) -> (String, Usage) {
+    let mut hcl = tenfold(4);
+    hcl.push_str(lines);
+    hcl.push_str("}\n");
+    hcl.push_str(&resource(&format!("length({last})")));
+    let (m, u) = run(&hcl, "{}", limits());
+    (fatal(m), u)
+}
+
 #[test]
 fn strings_are_charged_before_they_are_built() {
     // s4 is 10 MB; s5 would join ten of them (100 MB) and is refused before.
-    let t = |x: &str| format!("\"{}\"", vec![format!("${{{x}}}"); 10].join(""));
-    // Locals s0 (1 KB) to s`n`, each ten copies of the one before (opened, not closed).
-    let tenfold = |n: usize| {
-        let mut hcl = format!("locals {{\n  s0 = \"{}\"\n", "x".repeat(1000));
-        for i in 1..=n {
-            hcl.push_str(&format!("  s{i} = {}\n", t(&format!("s{}", i - 1))));
-        }
-        hcl
-    };
     let mut hcl = tenfold(5);
     hcl.push_str("}\n");
     hcl.push_str(&resource("length(s5)"));
@@ -294,6 +311,104 @@ fn strings_are_charged_before_they_are_built() {
     assert!(m.contains("string bytes allocated (at main.hcl:9,"), "{m}");
     assert!(m.ends_with("(in urlencode)"), "{m}");
     assert!(u.bytes > 100_000_000, "the whole result charged: {u:?}");
+}
+
+#[test]
+fn expanding_builtins_charge_their_results_before_they_build_them() {
+    // Each result is several times its input, past the budget: refused by the builtin's
+    // own charge (the message names it), made before what it charges is written: the
+    // whole result, or each piece as it is written (the builtins that write as they go).
+    // Before, each was charged its input's length, and its result once it was built.
+    let check = |lines: &str, last: &str, line: usize, name: &str, at_least: u64| {
+        let (m, u) = over_tenfold(lines, last);
+        assert!(
+            m.contains(&format!("string bytes allocated (at main.hcl:{line},")),
+            "{name}: {m}"
+        );
+        assert!(m.ends_with(&format!("(in {name})")), "{name}: {m}");
+        assert!(
+            u.bytes > at_least,
+            "{name}: the whole result charged: {u:?}"
+        );
+    };
+    // jsonencode of 10 MB of "<": 60 MB of "\u003c".
+    check(
+        "  j0 = replace(s4, \"x\", \"<\")\n  j1 = jsonencode(j0)\n",
+        "j1",
+        8,
+        "jsonencode",
+        80_000_000,
+    );
+    // yamlencode of 20 MB of U+0001: 80 MB of "\x01".
+    check(
+        "  y0 = replace(s4, \"x\", \"\\u0001\\u0001\")\n  y1 = yamlencode(y0)\n",
+        "y1",
+        8,
+        "yamlencode",
+        // (Charged as it is written: stopped at the budget.)
+        64 << 20,
+    );
+    // format "%q" of 10 MB of "&": 60 MB.
+    check(
+        "  f0 = replace(s4, \"x\", \"&\")\n  f1 = format(\"%q\", f0)\n",
+        "f1",
+        8,
+        "format",
+        80_000_000,
+    );
+    // formatdate of 20 MB of "Z " at +05:30: 70 MB of "+05:30 ".
+    check(
+        "  d0 = replace(s4, \"x\", \"Z \")\n  d1 = formatdate(d0, \"2024-03-05T14:07:09+05:30\")\n",
+        "d1",
+        8,
+        "formatdate",
+        // (Charged a verb at a time: stopped at the budget.)
+        64 << 20,
+    );
+}
+
+#[test]
+fn small_inputs_that_describe_large_results_are_charged_first() {
+    let run_fatal = |hcl: &str| {
+        let (m, u) = run(hcl, "{}", limits());
+        (fatal(m), u)
+    };
+    // A precision of a million zeros, a hundred times, from 1,200 bytes of format.
+    let (m, u) = run_fatal(&format!(
+        "locals {{\n  f = join(\"\", [for i in range(100) : \"%.999999[1]d\"])\n  x = format(f, 1)\n}}\n{}",
+        resource("length(x)")
+    ));
+    assert!(m.contains("string bytes allocated (at main.hcl:3,"), "{m}");
+    assert!(m.ends_with("(in format)"), "{m}");
+    assert!(u.bytes > 64 << 20, "{u:?}");
+    // A number of 301 digits, shared a million times (1.1 million elements): 301 MB of
+    // JSON or YAML.
+    for f in ["jsonencode", "yamlencode"] {
+        let mut hcl = "locals {\n  l0 = 1e300\n".to_string();
+        for i in 1..=6 {
+            hcl.push_str(&format!(
+                "  l{i} = [{}]\n",
+                vec![format!("l{}", i - 1); 10].join(", ")
+            ));
+        }
+        hcl.push_str(&format!("  e = {f}(l6)\n}}\n"));
+        hcl.push_str(&resource("length(e)"));
+        let (m, u) = run_fatal(&hcl);
+        assert!(
+            m.contains("string bytes allocated (at main.hcl:9,"),
+            "{f}: {m}"
+        );
+        assert!(m.ends_with(&format!("(in {f})")), "{f}: {m}");
+        assert!(u.bytes > 64 << 20, "{f}: {u:?}");
+    }
+    // split of 10 MB by "": ten million strings, refused before the first.
+    let (m, u) = over_tenfold("  p = split(\"\", s4)\n", "p");
+    assert!(
+        m.contains("more than 4000000 collection elements allocated (at main.hcl:7,"),
+        "{m}"
+    );
+    assert!(m.ends_with("(in split)"), "{m}");
+    assert!(u.elements >= 10_000_000, "the whole result charged: {u:?}");
 }
 
 #[test]

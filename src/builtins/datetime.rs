@@ -496,7 +496,13 @@ fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
     let t = cty_parse_timestamp(str_arg(args, 1)?).map_err(|e| FuncError::arg(1, e))?;
     let l = t.local;
     let mut buf: Vec<u8> = Vec::with_capacity(fmt.len() + 8);
-    let mut push = |s: String| buf.extend_from_slice(s.as_bytes());
+    // A verb writes up to six bytes a letter (`Z` is `+05:30`): each piece is charged
+    // before it is added (pieces are at most a literal's length, or nine bytes).
+    let mut push = |s: String| -> Result<(), FuncError> {
+        crate::value::meter::bytes("formatdate", s.len() as u64)?;
+        buf.extend_from_slice(s.as_bytes());
+        Ok(())
+    };
     let mut literal: Vec<u8> = Vec::new();
     for tok in split_date_format(fmt.as_bytes()) {
         let n = tok.len();
@@ -506,7 +512,7 @@ fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
                     return Err(FuncError::arg(0, "unterminated literal '"));
                 }
                 if n == 2 {
-                    push("'".into());
+                    push("'".into())?;
                 } else {
                     literal.clear();
                     let raw = &tok[1..n - 1];
@@ -518,7 +524,7 @@ fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
                         }
                         i += 1;
                     }
-                    push(String::from_utf8_lossy(&literal).into_owned());
+                    push(String::from_utf8_lossy(&literal).into_owned())?;
                 }
             }
             c if c.is_ascii_alphabetic() => {
@@ -560,9 +566,9 @@ fn formatdate(args: &[Value]) -> Result<Value, FuncError> {
                     (b'Z', 1 | 5) => offset_text(t.offset, true),
                     (b'Z', 3 | 4) => offset_text(t.offset, false),
                     _ => return Err(verb_err(tok, &verb_forms(c))),
-                });
+                })?;
             }
-            _ => push(String::from_utf8_lossy(tok).into_owned()),
+            _ => push(String::from_utf8_lossy(tok).into_owned())?,
         }
     }
     Ok(Value::string(String::from_utf8_lossy(&buf).into_owned()))

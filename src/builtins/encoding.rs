@@ -44,12 +44,22 @@ fn base64encode(args: &[Value]) -> Result<Value, FuncError> {
 /// its length, a third more than the data's, charged before it is written. A short one (a
 /// name, an address) is encoded on the stack, the value allocated once at its size.
 fn base64_value(site: &'static str, data: &[u8]) -> Result<Value, FuncError> {
-    crate::value::meter::bytes(site, (data.len() as u64).div_ceil(3).saturating_mul(4))?;
+    crate::value::meter::bytes(site, base64_len(data.len()))?;
+    Ok(base64_string(data))
+}
+
+/// The length of `n` bytes in base64.
+fn base64_len(n: usize) -> u64 {
+    (n as u64).div_ceil(3).saturating_mul(4)
+}
+
+/// [`base64_value`] without the charge (the caller charged it).
+fn base64_string(data: &[u8]) -> Value {
     let mut buf = [0u8; 128];
     if let Some(s) = crate::text::base64::base64_encode_short(data, &mut buf) {
-        return Ok(Value::string(s));
+        return Value::string(s);
     }
-    Ok(Value::string(base64_encode(data)))
+    Value::string(base64_encode(data))
 }
 
 /// What Go's `gzip.NewWriter` + `Write` + `Flush` + `Close` produce: a header with no
@@ -924,6 +934,45 @@ fn codec_named(name: &str) -> Option<Codec> {
     })
 }
 
+/// The length of [`encode_text`]'s bytes, counted without making them (None where it
+/// fails): UTF-16 makes two bytes of each ASCII one, gb18030 four of some two-byte
+/// characters, ISO-2022-JP adds escape sequences.
+fn encoded_len(s: &str, codec: Codec) -> Option<usize> {
+    match codec {
+        Codec::Utf8 => Some(s.len()),
+        Codec::Utf16 { bom, .. } => {
+            // A UTF-16 unit for each character, two for one of four UTF-8 bytes.
+            let units: usize = s
+                .bytes()
+                .map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+                .sum();
+            Some(2 * (units + usize::from(bom)))
+        }
+        Codec::Ascii => s.is_ascii().then_some(s.len()),
+        Codec::Latin1 => s
+            .chars()
+            .map(|c| u8::try_from(c as u32).ok().map(|_| 1))
+            .sum(),
+        Codec::Rs(enc) => {
+            use encoding_rs::EncoderResult;
+            let mut encoder = enc.output_encoding().new_encoder();
+            let (mut rest, mut len) = (s, 0usize);
+            let mut buf = [0u8; 1024];
+            loop {
+                let (r, read, written) =
+                    encoder.encode_from_utf8_without_replacement(rest, &mut buf, true);
+                len += written;
+                rest = rest.get(read..).unwrap_or("");
+                match r {
+                    EncoderResult::InputEmpty => return Some(len),
+                    EncoderResult::OutputFull => {}
+                    EncoderResult::Unmappable(_) => return None,
+                }
+            }
+        }
+    }
+}
+
 fn encode_text(s: &str, codec: Codec) -> Option<Vec<u8>> {
     match codec {
         Codec::Utf8 => Some(s.as_bytes().to_vec()),
@@ -1005,13 +1054,18 @@ fn textencodebase64(args: &[Value]) -> Result<Value, FuncError> {
     let s = str_arg(args, 0)?;
     let name = str_arg(args, 1)?;
     let (canon, codec) = iana_lookup(name).ok_or_else(|| unsupported_encoding(name))?;
-    let bytes = encode_text(s, codec).ok_or_else(|| {
+    let unrepresentable = || {
         FuncError::arg(
             0,
             format!("the given string contains characters that cannot be represented in {canon}"),
         )
-    })?;
-    base64_value("textencodebase64", &bytes)
+    };
+    // The result (up to 2.7 times the string in UTF-16) is measured and charged before
+    // the encoded bytes, and then it, are made.
+    let len = encoded_len(s, codec).ok_or_else(unrepresentable)?;
+    crate::value::meter::bytes("textencodebase64", base64_len(len))?;
+    let bytes = encode_text(s, codec).ok_or_else(unrepresentable)?;
+    Ok(base64_string(&bytes))
 }
 
 fn textdecodebase64(args: &[Value]) -> Result<Value, FuncError> {
@@ -1254,6 +1308,38 @@ fn yamldecode(args: &[Value]) -> Result<Value, FuncError> {
 mod tests {
     use super::*;
     use crate::builtins::test_util::s;
+
+    #[test]
+    fn encoded_len_is_the_encoded_length() {
+        let strings = [
+            "",
+            "abc",
+            "é✓😀",
+            "aアbイ",
+            "\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}",
+            "ÿ",
+            "€",
+        ];
+        for name in [
+            "UTF-8",
+            "UTF-16",
+            "UTF-16LE",
+            "UTF-16BE",
+            "US-ASCII",
+            "ISO-8859-1",
+            "GB18030",
+            "ISO-2022-JP",
+            "Shift_JIS",
+            "windows-1252",
+            "Big5",
+        ] {
+            let (_, codec) = iana_lookup(name).unwrap();
+            for s in strings {
+                let want = encode_text(s, codec).map(|b| b.len());
+                assert_eq!(encoded_len(s, codec), want, "{name} {s:?}");
+            }
+        }
+    }
 
     fn ok1(f: super::super::Impl, x: &str) -> String {
         f(&[s(x)]).unwrap().as_str().unwrap().to_string()

@@ -7,7 +7,9 @@ use super::{FuncDef, FuncError};
 use crate::text::quote::{go_quote, go_quote_rune};
 use crate::text::unicode::{clusters_prefix_len, grapheme_count};
 use crate::value::convert::convert;
-use crate::value::json::{encode as json_encode, push_json_string};
+use crate::value::json::{
+    encode as json_encode, encode_into as json_encode_into, json_string_len, push_json_string,
+};
 use crate::value::number::Number;
 use crate::value::{Type, Value};
 use num_bigint::BigInt;
@@ -294,20 +296,22 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
     if verb.width.is_some_and(|w| w > MAX_WIDTH) || verb.prec.is_some_and(|w| w > MAX_WIDTH) {
         return Err(unsupported(verb, "width or precision too large"));
     }
-    // A verb appends at most its argument's text (a string's bytes; other values are
-    // short or encoded, which charges itself) and its padding: charge that before it does,
-    // so that `%[1]s` repeated over a large string stops at the budget.
-    let adds = arg.as_str().map_or(0, str::len) + verb.width.unwrap_or(0);
-    crate::value::meter::bytes("format", adds as u64)?;
+    // Each verb charges what it appends, measured before it is appended (`charge`): a
+    // string's bytes and padding, a number's digits with their zeros and padding (`%b` of
+    // 2^131071 writes 131,072 digits, `%.999999d` a million zeros, from a few bytes of
+    // format), a quoted string with its escapes (up to six bytes a byte). A number's
+    // digits are made first, at most ~1 MB (the range, `MAX_WIDTH`), and dropped.
     match verb.mode {
         'v' => append_as_is(verb, out, arg),
         't' => {
             let v = convert(arg, &Type::Bool).map_err(|e| unsupported(verb, &e.0))?;
-            out.push_str(if v.as_bool() == Some(true) {
+            let t = if v.as_bool() == Some(true) {
                 "true"
             } else {
                 "false"
-            });
+            };
+            charge(t.len())?;
+            out.push_str(t);
             Ok(())
         }
         'b' | 'd' | 'o' | 'x' | 'X' | 'e' | 'E' | 'f' | 'g' | 'G' => {
@@ -324,22 +328,17 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
                         'b' => format!("{m:b}"),
                         'o' => format!("{m:o}"),
                         'x' | 'X' => format!("{m:x}"),
-                        _ => {
-                            append_int_digits(verb, out, i < 0, buf.format(m));
-                            return Ok(());
-                        }
+                        _ => return append_int_digits(verb, out, i < 0, buf.format(m)),
                     };
-                    append_int_digits(verb, out, i < 0, &digits);
-                    return Ok(());
+                    return append_int_digits(verb, out, i < 0, &digits);
                 }
                 let Some(i) = n.to_bigint() else {
                     return Err(unsupported(verb, "an integer is required"));
                 };
-                append_int(verb, out, &i);
+                append_int(verb, out, &i)
             } else {
-                append_float(verb, out, n);
+                append_float(verb, out, n)
             }
-            Ok(())
         }
         's' | 'q' => {
             let v = convert(arg, &Type::String).map_err(|e| unsupported(verb, &e.0))?;
@@ -349,13 +348,18 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
                 _ => s,
             };
             if verb.mode == 's' {
-                pad_width(verb, out, s);
-            } else {
-                let mut q = String::with_capacity(s.len() + 2);
-                push_json_string(&mut q, s);
-                pad_width(verb, out, &q);
+                return pad_width(verb, out, s);
             }
-            Ok(())
+            // Quoted: measured with its escapes first; without a width written in place.
+            let len = json_string_len(s);
+            charge(len)?;
+            if verb.width.is_none() {
+                push_json_string(out, s);
+                return Ok(());
+            }
+            let mut q = String::with_capacity(len);
+            push_json_string(&mut q, s);
+            pad_width(verb, out, &q)
         }
         m => Err(FuncError::general(format!(
             "unsupported format verb {} in {} at offset {}",
@@ -369,41 +373,48 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
 fn append_as_is(verb: &Verb<'_>, out: &mut String, arg: &Value) -> Result<(), FuncError> {
     if !verb.sharp {
         match arg {
-            Value::String(s) => {
-                pad_width(verb, out, s);
-                return Ok(());
-            }
-            Value::Number(n) => {
-                pad_width(verb, out, &n.text(b'g', -1));
-                return Ok(());
-            }
+            Value::String(s) => return pad_width(verb, out, s),
+            Value::Number(n) => return pad_width(verb, out, &n.text(b'g', -1)),
             _ => {}
         }
     }
+    // JSON charges what it writes as it writes it: without a width, written in place.
+    if verb.width.is_none() {
+        return json_encode_into(out, arg).map_err(|e| unsupported(verb, &e));
+    }
     let j = json_encode(arg).map_err(|e| unsupported(verb, &e))?;
-    pad_width(verb, out, &j);
+    pad_width(verb, out, &j)
+}
+
+/// Charges `n` bytes a verb is about to append.
+fn charge(n: usize) -> Result<(), FuncError> {
+    crate::value::meter::bytes("format", n as u64)?;
     Ok(())
 }
 
-/// cty's `formatPadWidth`: pads to the width in grapheme clusters.
-fn pad_width(verb: &Verb<'_>, out: &mut String, s: &str) {
+/// cty's `formatPadWidth`: pads to the width in grapheme clusters (charged first).
+fn pad_width(verb: &Verb<'_>, out: &mut String, s: &str) -> Result<(), FuncError> {
     let Some(width) = verb.width else {
+        charge(s.len())?;
         out.push_str(s);
-        return;
+        return Ok(());
     };
     let given = grapheme_count(s);
     if given >= width {
+        charge(s.len())?;
         out.push_str(s);
-        return;
+        return Ok(());
     }
-    let pad = if verb.zero { "0" } else { " " }.repeat(width - given);
+    charge(s.len() + (width - given))?;
+    let pad = if verb.zero { '0' } else { ' ' };
     if verb.minus {
         out.push_str(s);
-        out.push_str(&pad);
+        push_repeat(out, pad, width - given);
     } else {
-        out.push_str(&pad);
+        push_repeat(out, pad, width - given);
         out.push_str(s);
     }
+    Ok(())
 }
 
 fn push_repeat(out: &mut String, c: char, n: usize) {
@@ -411,7 +422,7 @@ fn push_repeat(out: &mut String, c: char, n: usize) {
 }
 
 /// Go's `(*big.Int).Format` for the verbs b, d, o, x, X.
-fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) {
+fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) -> Result<(), FuncError> {
     let base = match verb.mode {
         'b' => 2,
         'o' => 8,
@@ -423,11 +434,16 @@ fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) {
         out,
         x.is_negative(),
         &x.magnitude().to_str_radix(base),
-    );
+    )
 }
 
 /// [`append_int`] from the magnitude's digits (lower case) and the sign.
-fn append_int_digits(verb: &Verb<'_>, out: &mut String, negative: bool, digits: &str) {
+fn append_int_digits(
+    verb: &Verb<'_>,
+    out: &mut String,
+    negative: bool,
+    digits: &str,
+) -> Result<(), FuncError> {
     // Go's fmt only lets '0' pad to the left.
     let zero_flag = verb.zero && !verb.minus;
     let sign = if negative {
@@ -462,7 +478,7 @@ fn append_int_digits(verb: &Verb<'_>, out: &mut String, negative: bool, digits: 
         if digits.len() < prec {
             zeros = prec - digits.len();
         } else if digits == "0" && prec == 0 {
-            return;
+            return Ok(());
         }
     }
     let length = sign.len() + prefix.len() + zeros + digits.len();
@@ -479,16 +495,18 @@ fn append_int_digits(verb: &Verb<'_>, out: &mut String, negative: bool, digits: 
             left = d;
         }
     }
+    charge(left + sign.len() + prefix.len() + zeros + digits.len() + right)?;
     push_repeat(out, ' ', left);
     out.push_str(sign);
     out.push_str(prefix);
     push_repeat(out, '0', zeros);
     out.push_str(digits);
     push_repeat(out, ' ', right);
+    Ok(())
 }
 
 /// Go's `(*big.Float).Format` for the verbs e, E, f, g, G.
-fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) {
+fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) -> Result<(), FuncError> {
     let prec: i32 = match (verb.prec, verb.mode) {
         (Some(p), _) => p as i32,
         (None, 'g' | 'G') => -1,
@@ -513,6 +531,7 @@ fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) {
     {
         padding = width - sign.len() - body.len();
     }
+    charge(sign.len() + padding + body.len())?;
     if zero_flag && !x.is_infinite() {
         out.push_str(sign);
         push_repeat(out, '0', padding);
@@ -526,6 +545,7 @@ fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) {
         out.push_str(sign);
         out.push_str(body);
     }
+    Ok(())
 }
 
 #[cfg(test)]

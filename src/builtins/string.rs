@@ -343,6 +343,14 @@ fn join(args: &[Value]) -> Result<Value, FuncError> {
 fn split(args: &[Value]) -> Result<Value, FuncError> {
     let sep = str_arg(args, 0)?;
     let s = str_arg(args, 1)?;
+    // One element a piece, up to one a byte of the string (10 MB split by "" would be ten
+    // million strings): counted and charged before any is made.
+    let pieces = if sep.is_empty() {
+        s.chars().count()
+    } else {
+        s.matches(sep).count() + 1
+    };
+    crate::value::meter::elements("split", pieces as u64)?;
     let parts: Vec<Value> = if sep.is_empty() {
         s.chars().map(|c| Value::string(c.to_string())).collect()
     } else {

@@ -25,17 +25,58 @@ fn json_quote_char(c: u8) -> String {
 // ---------------------------------------------------------------------------------------
 // Encoding
 
+/// The length of `s` written by [`push_json_string`], quotes included, counted without
+/// writing it: an escape makes a byte up to six (`\u0001`, `\u003c`), so a writer that
+/// charges a budget charges this, not the input's length.
+pub fn json_string_len(s: &str) -> usize {
+    json_string_measure(s).0
+}
+
+/// [`json_string_len`], and whether `s` has no byte that may start an escape (it is then
+/// copied as it is).
+fn json_string_measure(s: &str) -> (usize, bool) {
+    let b = s.as_bytes();
+    let (mut n, mut plain) = (b.len() + 2, true);
+    for (i, &c) in b.iter().enumerate() {
+        let more = match c {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0..0x20 | b'<' | b'>' | b'&' => 5,
+            // U+2028 and U+2029 (E2 80 A8, E2 80 A9): three bytes written as six.
+            0xE2 => {
+                plain = false;
+                let line_sep =
+                    b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9));
+                if line_sep { 3 } else { 0 }
+            }
+            _ => continue,
+        };
+        n += more;
+        plain &= more == 0;
+    }
+    (n, plain)
+}
+
 /// Appends `s` as a JSON string the way Go's `encoding/json` writes it (HTML-safe).
 pub fn push_json_string(out: &mut String, s: &str) {
     // Only these bytes can start a character that is escaped below (0xE2: U+2028/U+2029).
     let plain = |b: &u8| *b >= 0x20 && !matches!(*b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2);
     if s.as_bytes().iter().all(plain) {
-        out.reserve(s.len() + 2);
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
+        push_plain_json_string(out, s);
         return;
     }
+    push_escaped_json_string(out, s);
+}
+
+/// A string with nothing to escape, in quotes.
+fn push_plain_json_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    out.push_str(s);
+    out.push('"');
+}
+
+/// [`push_json_string`]'s escaping loop.
+fn push_escaped_json_string(out: &mut String, s: &str) {
     out.push('"');
     let mut start = 0;
     for (i, c) in s.char_indices() {
@@ -88,11 +129,25 @@ pub fn encode_into(out: &mut String, v: &Value) -> Result<(), String> {
             .map_err(|e| e.to_string())
     };
     match v {
-        Value::String(s) => charge(s.len() + 2)?,
-        Value::List(s) | Value::Set(s) | Value::Tuple(s) => charge(s.items.len() + 2)?,
-        Value::Map(f) | Value::Object(f) => {
-            charge(f.entries.iter().map(|(k, _)| k.len() + 4).sum::<usize>() + 2)?
+        // A string as it is written, escapes and all: counted, charged, then copied.
+        Value::String(s) => {
+            let (len, plain) = json_string_measure(s);
+            charge(len)?;
+            if plain {
+                push_plain_json_string(out, s);
+            } else {
+                push_escaped_json_string(out, s);
+            }
+            return Ok(());
         }
+        Value::List(s) | Value::Set(s) | Value::Tuple(s) => charge(s.items.len() + 2)?,
+        Value::Map(f) | Value::Object(f) => charge(
+            f.entries
+                .iter()
+                .map(|(k, _)| json_string_len(k) + 2)
+                .sum::<usize>()
+                + 2,
+        )?,
         _ => charge(8)?,
     }
     match v {
@@ -103,9 +158,17 @@ pub fn encode_into(out: &mut String, v: &Value) -> Result<(), String> {
             if n.is_infinite() {
                 return Err("cannot serialize infinity as JSON".into());
             }
-            n.push_cty_string(out);
+            // Its text may be far longer than the 8 bytes charged (1e39000 has 39,001
+            // digits): the rest is charged before it is copied.
+            n.with_cty_text(|t| {
+                if t.len() > 8 {
+                    charge(t.len() - 8)?;
+                }
+                out.push_str(t);
+                Ok::<(), String>(())
+            })?;
         }
-        Value::String(s) => push_json_string(out, s),
+        Value::String(_) => {}
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {
             out.push('[');
             for (i, item) in s.items.iter().enumerate() {
@@ -655,6 +718,37 @@ mod tests {
 
     fn enc(v: &Value) -> String {
         encode(v).unwrap()
+    }
+
+    #[test]
+    fn json_string_len_is_what_is_written() {
+        // Every ASCII byte, the escaped line separators, their lead byte in other
+        // characters, and multi-byte text: counted as written.
+        let mut cases: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        let all: String = cases.concat();
+        cases.extend(
+            [
+                "",
+                "\u{2028}",
+                "\u{2029}",
+                "\u{2027}",
+                "\u{20ac}",
+                "é✓😀",
+                "a<b>&c",
+                "\u{2028}x\u{2029}",
+            ]
+            .map(String::from),
+        );
+        cases.push(all);
+        for s in &cases {
+            let mut out = String::new();
+            push_json_string(&mut out, s);
+            assert_eq!(json_string_len(s), out.len(), "{s:?}");
+            assert_eq!(enc(&Value::string(s.as_str())), out, "{s:?}");
+        }
+        // A number's whole text is written (and charged).
+        let big = Number::parse_in_range("1e400").unwrap().unwrap();
+        assert_eq!(enc(&Value::Number(big)).len(), 401);
     }
 
     #[test]

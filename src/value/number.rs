@@ -829,6 +829,18 @@ impl Number {
         out.push_str(&self.to_cty_string());
     }
 
+    /// Calls `f` with [`Number::to_cty_string`]'s text: an exact integer formatted on the
+    /// stack, anything else in a transient `String` (at most ~40 KB: the range is bounded).
+    /// Writers that charge a budget measure the text with it before they copy it.
+    pub fn with_cty_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        if let Repr::Small { v, prec } = &self.0
+            && bitlen_u64(v.unsigned_abs()) <= *prec
+        {
+            return f(itoa::Buffer::new().format(*v));
+        }
+        f(&self.to_cty_string())
+    }
+
     /// cty's `Equals` on numbers: equal when their `to_cty_string` texts are equal
     /// (with -0 equal to 0). Differs from `==` (exact value) when precisions differ,
     /// e.g. a 53-bit 0.1 from `pow` is cty-equal to the literal 0.1.

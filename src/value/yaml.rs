@@ -159,13 +159,27 @@ fn push_spaces(out: &mut String, mut n: usize) {
 }
 
 /// A number as go-cty-yaml writes it: cty's decimal text, and an infinity as
-/// `big.Float.Text('f', -1)` spells it (not YAML's `.inf`).
-fn push_number(out: &mut String, n: &Number) {
+/// `big.Float.Text('f', -1)` spells it (not YAML's `.inf`). A node is charged 8 bytes
+/// before it is written; a longer text (1e39000 has 39,001 digits) is charged the rest
+/// before it is copied.
+fn push_number(out: &mut String, n: &Number) -> Result<(), String> {
     if n.is_infinite() {
         out.push_str(if n.is_negative() { "-Inf" } else { "+Inf" });
-    } else {
-        n.push_cty_string(out);
+        return Ok(());
     }
+    n.with_cty_text(|t| {
+        if t.len() > 8 {
+            charge_more(t.len() - 8)?;
+        }
+        out.push_str(t);
+        Ok(())
+    })
+}
+
+/// Charges `n` bytes written beyond a node's own charge (escapes, folded lines, the
+/// indentation of a literal's lines, a long number), before they are written.
+fn charge_more(n: usize) -> Result<(), String> {
+    crate::value::meter::bytes("yamlencode", n as u64).map_err(|e| e.to_string())
 }
 
 impl Emitter {
@@ -291,10 +305,12 @@ impl Emitter {
             Value::Number(n) => {
                 let mut text = std::mem::take(&mut self.scratch);
                 text.clear();
-                push_number(&mut text, n);
-                self.write_plain(&text);
+                let pushed = push_number(&mut text, n);
+                if pushed.is_ok() {
+                    self.write_plain(&text);
+                }
                 self.scratch = text;
-                Ok(())
+                pushed
             }
             Value::String(s) if quotes_as_is(s) => {
                 self.write_as_is(s);
@@ -306,8 +322,7 @@ impl Emitter {
                 } else {
                     Style::Double
                 };
-                self.emit_scalar(s, style);
-                Ok(())
+                self.emit_scalar(s, style)
             }
             Value::List(seq) | Value::Set(seq) | Value::Tuple(seq) => {
                 if seq.items.is_empty() {
@@ -376,10 +391,13 @@ impl Emitter {
     /// without the indentation it raises and restores around the scalar (a scalar written
     /// as it is never reads it).
     fn write_as_is(&mut self, s: &str) {
-        self.write_double_quoted(s, false, true);
+        self.write_indicator("\"", true, false, false);
+        self.out.push_str(s);
+        self.column = self.column.saturating_add(s.len() as i64);
+        self.close_double_quoted();
     }
 
-    fn emit_scalar(&mut self, value: &str, requested: Style) {
+    fn emit_scalar(&mut self, value: &str, requested: Style) -> Result<(), String> {
         let a = analyze(value);
         let mut style = requested;
         if self.simple_key_context && a.multiline {
@@ -389,13 +407,14 @@ impl Emitter {
             style = Style::Double;
         }
         self.increase_indent(true, false);
-        match style {
+        let written = match style {
             Style::Double => {
                 self.write_double_quoted(value, !self.simple_key_context, quotes_as_is(value))
             }
             Style::Literal => self.write_literal(value),
-        }
+        };
         self.restore_indent();
+        written
     }
 
     fn write_plain(&mut self, value: &str) {
@@ -412,46 +431,69 @@ impl Emitter {
 
     /// A double-quoted scalar; `as_is`: [`quotes_as_is`] holds for `value` (the caller
     /// knows it), so its inside is itself, one column per byte.
-    fn write_double_quoted(&mut self, value: &str, allow_breaks: bool, as_is: bool) {
-        self.write_indicator("\"", true, false, false);
+    fn write_double_quoted(
+        &mut self,
+        value: &str,
+        allow_breaks: bool,
+        as_is: bool,
+    ) -> Result<(), String> {
         if as_is {
-            self.out.push_str(value);
-            self.column = self.column.saturating_add(value.len() as i64);
-        } else {
-            self.write_double_quoted_chars(value, allow_breaks);
+            self.write_as_is(value);
+            return Ok(());
         }
+        self.write_indicator("\"", true, false, false);
+        self.write_double_quoted_chars(value, allow_breaks)?;
+        self.close_double_quoted();
+        Ok(())
+    }
+
+    fn close_double_quoted(&mut self) {
         self.write_indicator("\"", false, false, false);
         self.whitespace = false;
         self.indention = false;
     }
 
     /// The inside of a double-quoted scalar, character by character as libyaml writes it.
-    fn write_double_quoted_chars(&mut self, value: &str, allow_breaks: bool) {
-        let chars: Vec<char> = value.chars().collect();
+    /// The node's charge covers the string's own bytes; what an escape or a folded line
+    /// adds (a byte becomes up to four, `\x01`; a space past column 80 a line break and
+    /// the indentation) is charged before it is written.
+    fn write_double_quoted_chars(&mut self, value: &str, allow_breaks: bool) -> Result<(), String> {
         let mut spaces = false;
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
+        let mut chars = value.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
             if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
+                let short = match c {
+                    '\0' => Some('0'),
+                    '\u{7}' => Some('a'),
+                    '\u{8}' => Some('b'),
+                    '\t' => Some('t'),
+                    '\n' => Some('n'),
+                    '\u{b}' => Some('v'),
+                    '\u{c}' => Some('f'),
+                    '\r' => Some('r'),
+                    '\u{1b}' => Some('e'),
+                    '"' => Some('"'),
+                    '\\' => Some('\\'),
+                    '\u{85}' => Some('N'),
+                    '\u{a0}' => Some('_'),
+                    '\u{2028}' => Some('L'),
+                    '\u{2029}' => Some('P'),
+                    _ => None,
+                };
+                let u = c as u32;
+                let written = match (short, u) {
+                    (Some(_), _) => 2,
+                    (None, 0..=0xFF) => 4,
+                    (None, 0x100..=0xFFFF) => 6,
+                    _ => 10,
+                };
+                if written > c.len_utf8() {
+                    charge_more(written - c.len_utf8())?;
+                }
                 self.put('\\');
-                match c {
-                    '\0' => self.put('0'),
-                    '\u{7}' => self.put('a'),
-                    '\u{8}' => self.put('b'),
-                    '\t' => self.put('t'),
-                    '\n' => self.put('n'),
-                    '\u{b}' => self.put('v'),
-                    '\u{c}' => self.put('f'),
-                    '\r' => self.put('r'),
-                    '\u{1b}' => self.put('e'),
-                    '"' => self.put('"'),
-                    '\\' => self.put('\\'),
-                    '\u{85}' => self.put('N'),
-                    '\u{a0}' => self.put('_'),
-                    '\u{2028}' => self.put('L'),
-                    '\u{2029}' => self.put('P'),
-                    _ => {
-                        let u = c as u32;
+                match short {
+                    Some(e) => self.put(e),
+                    None => {
                         let hex = if u <= 0xFF {
                             format!("x{u:02X}")
                         } else if u <= 0xFFFF {
@@ -463,32 +505,32 @@ impl Emitter {
                     }
                 }
                 spaces = false;
-                i += 1;
             } else if c == ' ' {
-                if allow_breaks
-                    && !spaces
-                    && self.column > BEST_WIDTH
-                    && i != 0
-                    && i != chars.len() - 1
-                {
+                let next = chars.peek().map(|&(_, n)| n);
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && i != 0 && next.is_some() {
+                    // The space becomes a line break, the indentation, and a backslash
+                    // when a space follows.
+                    let next_space = next == Some(' ');
+                    charge_more(self.indent.max(0) as usize + usize::from(next_space))?;
                     self.write_indent();
-                    if chars.get(i + 1) == Some(&' ') {
+                    if next_space {
                         self.put('\\');
                     }
                 } else {
                     self.put(c);
                 }
-                i += 1;
                 spaces = true;
             } else {
                 self.put(c);
-                i += 1;
                 spaces = false;
             }
         }
+        Ok(())
     }
 
-    fn write_literal(&mut self, value: &str) {
+    /// A literal block scalar. The node's charge covers the string's own bytes; the
+    /// indentation of each line is charged before it is written.
+    fn write_literal(&mut self, value: &str) -> Result<(), String> {
         self.write_indicator("|", true, false, false);
         // Block scalar hints.
         let first = value.chars().next();
@@ -497,15 +539,16 @@ impl Emitter {
             self.write_indicator(&hint, false, false, false);
         }
         self.open_ended = false;
-        let chars: Vec<char> = value.chars().collect();
-        let chomp = match chars.len() {
-            0 => Some('-'),
-            n if !is_break(chars[n - 1]) => Some('-'),
-            1 => {
+        // The last two characters decide the chomping indicator.
+        let mut from_end = value.chars().rev();
+        let chomp = match (from_end.next(), from_end.next()) {
+            (None, _) => Some('-'),
+            (Some(last), _) if !is_break(last) => Some('-'),
+            (Some(_), None) => {
                 self.open_ended = true;
                 Some('+')
             }
-            n if is_break(chars[n - 2]) => {
+            (Some(_), Some(before)) if is_break(before) => {
                 self.open_ended = true;
                 Some('+')
             }
@@ -520,7 +563,7 @@ impl Emitter {
         self.indention = true;
         self.whitespace = true;
         let mut breaks = true;
-        for &c in &chars {
+        for c in value.chars() {
             if is_break(c) {
                 if c == '\n' {
                     self.put_break();
@@ -532,6 +575,7 @@ impl Emitter {
                 breaks = true;
             } else {
                 if breaks {
+                    charge_more(self.indent.max(0) as usize)?;
                     self.write_indent();
                 }
                 self.put(c);
@@ -539,6 +583,7 @@ impl Emitter {
                 breaks = false;
             }
         }
+        Ok(())
     }
 }
 
@@ -615,7 +660,9 @@ impl Block {
         let mut b = Block {
             out: String::with_capacity(look.charge.min(1 << 16)),
         };
-        b.node(v, 0, Place::Start);
+        if let Err(e) = b.node(v, 0, Place::Start) {
+            return Some(Err(e));
+        }
         b.out.push('\n');
         Some(Ok(b.out))
     }
@@ -695,7 +742,7 @@ impl Block {
 
     /// A node [`Block::fits`] accepted, as [`Block::fits`] describes its place: a
     /// collection's items start there, a scalar follows after one space.
-    fn node(&mut self, v: &Value, parent: usize, place: Place) {
+    fn node(&mut self, v: &Value, parent: usize, place: Place) -> Result<(), String> {
         let own = Self::own_indent(v, parent, place);
         match v {
             Value::List(q) | Value::Set(q) | Value::Tuple(q) if q.items.is_empty() => {
@@ -707,7 +754,7 @@ impl Block {
                 for item in &q.items {
                     self.line(own, at);
                     self.out.push('-');
-                    self.node(item, own, Place::AfterDash);
+                    self.node(item, own, Place::AfterDash)?;
                     at = Place::Line;
                 }
             }
@@ -718,7 +765,7 @@ impl Block {
                     self.out.push('"');
                     self.out.push_str(k);
                     self.out.push_str("\":");
-                    self.node(x, own, Place::Line);
+                    self.node(x, own, Place::Line)?;
                     at = Place::Line;
                 }
             }
@@ -730,10 +777,11 @@ impl Block {
             Value::Bool(b) => self.out.push_str(if *b { " true" } else { " false" }),
             Value::Number(n) => {
                 self.out.push(' ');
-                push_number(&mut self.out, n);
+                push_number(&mut self.out, n)?;
             }
             _ => self.out.push_str(" null"),
         }
+        Ok(())
     }
 }
 
@@ -1535,7 +1583,7 @@ mod tests {
                     e1.column = column;
                     e2.column = column;
                     e1.write_str(v);
-                    e2.write_double_quoted_chars(v, true);
+                    e2.write_double_quoted_chars(v, true).unwrap();
                     assert_eq!((&e1.out, e1.column), (&e2.out, e2.column), "{v:?}");
                 }
             }
@@ -1545,6 +1593,40 @@ mod tests {
 
     fn s(x: &str) -> Value {
         Value::string(x)
+    }
+
+    #[test]
+    fn what_is_written_was_charged_before() {
+        use crate::value::meter;
+        // Deep: every space past column 80 folds to a line at the indentation.
+        let mut deep = s(&"a ".repeat(200));
+        for _ in 0..40 {
+            deep = Value::tuple(vec![deep]);
+        }
+        let mut lines = s(&"x\n".repeat(50));
+        for _ in 0..40 {
+            lines = Value::object(vec![("k".into(), lines)]);
+        }
+        let big = Number::parse_in_range("1e400").unwrap().unwrap();
+        for v in [
+            deep,
+            lines,
+            s(&"\u{1}\u{85}\u{feff}\u{10ffff}\u{7f}\\\"".repeat(50)),
+            Value::tuple(vec![s(&"\u{1}".repeat(100)), Value::Number(big.clone())]),
+            Value::Number(big),
+        ] {
+            meter::begin(u64::MAX, u64::MAX, None);
+            let out = encode(&v).unwrap();
+            let used = meter::end();
+            // (A document's end, `...` after a root scalar, is a few bytes more.)
+            assert!(used.bytes + 8 >= out.len() as u64, "{used:?} {}", out.len());
+            // The charges stay close to what is written.
+            assert!(
+                used.bytes <= 2 * out.len() as u64 + 64,
+                "{used:?} {}",
+                out.len()
+            );
+        }
     }
 
     #[test]
