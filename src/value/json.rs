@@ -36,6 +36,11 @@ pub fn json_string_len(s: &str) -> usize {
 /// copied as it is).
 fn json_string_measure(s: &str) -> (usize, bool) {
     let b = s.as_bytes();
+    // The usual string (a name, a label) has no such byte: one pass the compiler runs
+    // over whole words, before the count of escapes byte by byte.
+    if b.iter().all(is_plain_json_byte) {
+        return (b.len() + 2, true);
+    }
     let (mut n, mut plain) = (b.len() + 2, true);
     for (i, &c) in b.iter().enumerate() {
         let more = match c {
@@ -56,11 +61,16 @@ fn json_string_measure(s: &str) -> (usize, bool) {
     (n, plain)
 }
 
+/// Whether a byte is written as it is and starts no escaped character (0xE2 may start
+/// U+2028 or U+2029).
+#[inline(always)]
+fn is_plain_json_byte(b: &u8) -> bool {
+    *b >= 0x20 && !matches!(*b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2)
+}
+
 /// Appends `s` as a JSON string the way Go's `encoding/json` writes it (HTML-safe).
 pub fn push_json_string(out: &mut String, s: &str) {
-    // Only these bytes can start a character that is escaped below (0xE2: U+2028/U+2029).
-    let plain = |b: &u8| *b >= 0x20 && !matches!(*b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2);
-    if s.as_bytes().iter().all(plain) {
+    if s.as_bytes().iter().all(is_plain_json_byte) {
         push_plain_json_string(out, s);
         return;
     }
