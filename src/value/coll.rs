@@ -262,16 +262,9 @@ impl Seq {
         seq_of_vec(SeqHead { elem, sum }, items)
     }
 
-    /// [`Seq::new`] of the contents' summary the caller added up as it looked at each
-    /// item (the VM, which charges them), checked in debug builds.
-    #[inline]
-    pub fn counted(elem: Type, items: Vec<Value>, contents: Summary) -> Shared<Seq> {
-        let sum = contents.finish(&elem, items.len());
-        debug_assert_eq!(sum, summarize(&elem, items.iter()));
-        seq_of_vec(SeqHead { elem, sum }, items)
-    }
-
-    /// [`Seq::counted`] of items written straight into the collection (no vector first).
+    /// [`Seq::new`] of items written straight into the collection (no vector first), of
+    /// the contents' summary the caller added up as it looked at each item (the VM, which
+    /// charges them), checked in debug builds.
     #[inline]
     pub fn counted_iter(
         elem: Type,
@@ -345,7 +338,7 @@ impl Fields {
     }
 
     /// [`Fields::new`] of the summary of the entries (keys and values) the caller added
-    /// up (see [`Seq::counted`]).
+    /// up (see [`Seq::counted_iter`]).
     #[inline]
     pub fn counted(elem: Type, entries: Vec<(Str, Value)>, contents: Summary) -> Shared<Fields> {
         let sum = contents.finish(&elem, entries.len());

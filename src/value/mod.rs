@@ -268,13 +268,6 @@ impl Value {
         Value::Tuple(Seq::new(Type::Dynamic, items))
     }
 
-    /// [`Value::tuple`] of the items' summary the caller added up as it looked at each
-    /// one (the VM, charging them; see [`Seq::counted`]).
-    #[inline]
-    pub fn tuple_counted(items: Vec<Value>, contents: Summary) -> Value {
-        Value::Tuple(Seq::counted(Type::Dynamic, items, contents))
-    }
-
     /// A list; `elem` must be the (common) element type.
     pub fn list(elem: Type, items: Vec<Value>) -> Value {
         Value::List(Seq::new(elem, items))
@@ -291,23 +284,8 @@ impl Value {
         Value::Object(Fields::new(Type::Dynamic, entries))
     }
 
-    /// [`Value::object`] of the entries' summary (keys and values) the caller added up
-    /// (see [`Value::tuple_counted`]), counted again when a duplicate key's entry was
-    /// dropped.
-    #[inline]
-    pub fn object_counted(mut entries: Vec<(Str, Value)>, contents: Summary) -> Value {
-        let n = entries.len();
-        sort_dedup_entries(&mut entries);
-        let fields = if entries.len() == n {
-            Fields::counted(Type::Dynamic, entries, contents)
-        } else {
-            Fields::new(Type::Dynamic, entries)
-        };
-        Value::Object(fields)
-    }
-
     /// [`Value::object_sorted`] of the entries' summary (keys and values) the caller
-    /// added up (see [`Value::tuple_counted`]).
+    /// added up as it looked at each (the VM, charging them; see [`Seq::counted_iter`]).
     #[inline]
     pub fn object_sorted_counted(entries: Vec<(Str, Value)>, contents: Summary) -> Value {
         debug_assert!(sorted_unique(&entries));
@@ -603,8 +581,15 @@ pub fn sorted_unique<V>(entries: &[(Str, V)]) -> bool {
 /// Sorts entries by key, keeping the last of equal keys (Go's map assignment order): the
 /// one way maps, objects and object types are built from entries in any order.
 pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
+    let kept = sort_dedup_slice(entries);
+    entries.truncate(kept);
+}
+
+/// [`sort_dedup_entries`] of entries in any buffer (a vector on the stack): the kept
+/// entries end up first, and their number is returned.
+pub fn sort_dedup_slice<V>(entries: &mut [(Str, V)]) -> usize {
     if sorted_unique(entries) {
-        return;
+        return entries.len();
     }
     // Stable sort keeps source order among equal keys; keep the last of each run, in place.
     entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -617,7 +602,7 @@ pub fn sort_dedup_entries<V>(entries: &mut Vec<(Str, V)>) {
             w += 1;
         }
     }
-    entries.truncate(w);
+    w
 }
 
 /// Orders two strings the way cty orders set elements and map keys: by bytes. Keys most

@@ -4,7 +4,8 @@ use super::{DYN, Flow, Step, Stop, Vm, err_diag, has_errors_since};
 use crate::bytecode::code::{ItemSite, SiteId};
 use crate::syntax::diag::Diagnostic;
 use crate::value::convert::convert;
-use crate::value::{Fields, Seq, Summary, Type, Value};
+use crate::value::{Fields, Seq, Str, Summary, Type, Value, sort_dedup_slice};
+use smallvec::SmallVec;
 
 impl Vm<'_> {
     /// [`crate::bytecode::code::Op::MakeTuple`]
@@ -80,7 +81,9 @@ impl Vm<'_> {
         // them apart).
         let at = self.top_n(2 * n as usize)?;
         let mut known = true;
-        let mut entries = Vec::with_capacity(n as usize);
+        // On the stack for a few entries (`{ (self.name) = ... }`), moved into the object
+        // from there: one allocation, the object's.
+        let mut entries: SmallVec<[(Str, Value); 4]> = SmallVec::with_capacity(n as usize);
         let mut keys = Summary::default();
         let mut it = self.stack.drain(at..);
         while let (Some(k), Some(v)) = (it.next(), it.next()) {
@@ -96,10 +99,21 @@ impl Vm<'_> {
         self.alloc(u64::from(n), 0)?;
         let values = entries.iter().map(|(_, v)| v);
         let sum = Self::check_contents(self.charge_shared(keys, values)?)?;
-        let v = if known {
-            Value::object_counted(entries, sum)
+        if !known {
+            return self.push(DYN);
+        }
+        let n = entries.len();
+        let kept = sort_dedup_slice(&mut entries);
+        let v = if kept == n {
+            Value::Object(Fields::counted_iter(
+                Type::Dynamic,
+                entries.into_iter(),
+                sum,
+            ))
         } else {
-            DYN
+            // A duplicate key's entry was dropped: counted again.
+            entries.truncate(kept);
+            Value::object_sorted(entries.into_vec())
         };
         self.push(v)
     }

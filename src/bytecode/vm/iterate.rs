@@ -5,7 +5,7 @@ use crate::bytecode::code::{ForSite, SiteId, SplatSite};
 use crate::syntax::diag::Diagnostic;
 use crate::text::quote::go_quote;
 use crate::value::convert::convert;
-use crate::value::{Kind, Seq, Str, Summary, Type, Value};
+use crate::value::{Fields, Kind, Seq, Str, Summary, Type, Value};
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
@@ -74,14 +74,6 @@ impl Entries {
                 slot.insert(v);
                 None
             }
-        }
-    }
-
-    /// The entries in key order.
-    fn into_sorted(self) -> Vec<(Str, Value)> {
-        match self {
-            Entries::Sorted(entries) => entries,
-            Entries::Tree(tree) => tree.into_iter().collect(),
         }
     }
 }
@@ -410,7 +402,15 @@ impl Vm<'_> {
             v
         } else {
             let contents = Self::check_contents(st.contents)?;
-            Value::object_sorted_counted(st.fields.into_sorted(), contents)
+            match st.fields {
+                Entries::Sorted(entries) => Value::object_sorted_counted(entries, contents),
+                // From the tree into the object, in key order: no vector between.
+                Entries::Tree(tree) => Value::Object(Fields::counted_iter(
+                    Type::Dynamic,
+                    tree.into_iter(),
+                    contents,
+                )),
+            }
         };
         self.push(v)
     }
@@ -630,7 +630,10 @@ mod tests {
                 want.entry(Str::from(*k)).or_insert(Value::int(i as i64));
                 assert_eq!(dup.is_none(), first, "{keys:?} at {i}");
             }
-            let got = e.into_sorted();
+            let got: Vec<(Str, Value)> = match e {
+                Entries::Sorted(v) => v,
+                Entries::Tree(t) => t.into_iter().collect(),
+            };
             let want: Vec<(Str, Value)> = want.into_iter().collect();
             assert_eq!(got.len(), want.len(), "{keys:?}");
             for ((gk, gv), (wk, wv)) in got.iter().zip(&want) {
