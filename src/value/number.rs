@@ -810,23 +810,12 @@ impl Number {
     /// [`Number::to_cty_string`] as a shared string, in one allocation for an exact integer
     /// (formatted on the stack) instead of a `String` copied into an `Arc`.
     pub fn to_cty_str(&self) -> crate::value::Str {
-        if let Repr::Small { v, prec } = &self.0
-            && bitlen_u64(v.unsigned_abs()) <= *prec
-        {
-            return itoa::Buffer::new().format(*v).into();
-        }
-        self.to_cty_string().into()
+        self.with_cty_text(|t| crate::value::Str::from(t))
     }
 
     /// Appends [`Number::to_cty_string`] to `out`, without a `String` for an exact integer.
     pub fn push_cty_string(&self, out: &mut String) {
-        if let Repr::Small { v, prec } = &self.0
-            && bitlen_u64(v.unsigned_abs()) <= *prec
-        {
-            out.push_str(itoa::Buffer::new().format(*v));
-            return;
-        }
-        out.push_str(&self.to_cty_string());
+        self.with_cty_text(|t| out.push_str(t));
     }
 
     /// Calls `f` with [`Number::to_cty_string`]'s text: an exact integer formatted on the
