@@ -285,29 +285,19 @@ fn strings_are_charged_before_they_are_built() {
     // base64 of base64 of a 10 MB string, four times (13, 18, 24, 32 MB): the fourth
     // crosses the budget, refused by its own charge (the error names it) before it is
     // encoded.
-    let mut hcl = tenfold(4);
-    for i in 1..=4 {
-        hcl.push_str(&format!(
-            "  b{i} = base64encode({})\n",
-            ["s4", "b1", "b2", "b3"][i - 1]
-        ));
-    }
-    hcl.push_str("}\n");
-    hcl.push_str(&resource("length(b4)"));
-    let (m, u) = run(&hcl, "{}", limits());
-    let m = fatal(m);
+    let (m, u) = over_tenfold(
+        "  b1 = base64encode(s4)\n  b2 = base64encode(b1)\n  b3 = base64encode(b2)\n  b4 = base64encode(b3)\n",
+        "b4",
+    );
     assert!(m.contains("string bytes allocated (at main.hcl:10,"), "{m}");
     assert!(m.ends_with("(in base64encode)"), "{m}");
     assert!(u.bytes > 64 << 20, "the whole result charged: {u:?}");
     // urlencode of urlencode of 10 MB of "/" (30 MB of "%2F", then 50 MB of "%252F"):
     // the second is refused by its own charge, measured before it is written.
-    let mut hcl = tenfold(4);
-    hcl.push_str(
-        "  u0 = replace(s4, \"x\", \"/\")\n  u1 = urlencode(u0)\n  u2 = urlencode(u1)\n}\n",
+    let (m, u) = over_tenfold(
+        "  u0 = replace(s4, \"x\", \"/\")\n  u1 = urlencode(u0)\n  u2 = urlencode(u1)\n",
+        "u2",
     );
-    hcl.push_str(&resource("length(u2)"));
-    let (m, u) = run(&hcl, "{}", limits());
-    let m = fatal(m);
     assert!(m.contains("string bytes allocated (at main.hcl:9,"), "{m}");
     assert!(m.ends_with("(in urlencode)"), "{m}");
     assert!(u.bytes > 100_000_000, "the whole result charged: {u:?}");
