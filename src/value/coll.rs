@@ -397,8 +397,7 @@ impl Fields {
     /// These entries with each of `new` (sorted by key, no duplicates) set: a key present
     /// has its value replaced where it lies (in a copy if these are shared); a new key
     /// makes the collection again with it in its place, in one allocation (a collection
-    /// cannot grow where it lies), the entries moved out of these if nothing else holds
-    /// them. The summary is updated by what left and came ([`Fields::changed`]).
+    /// cannot grow where it lies). The summary is updated by what left and came ([`Fields::changed`]).
     pub fn with_entries<const N: usize>(
         mut this: Shared<Fields>,
         new: [(Str, Value); N],
@@ -431,17 +430,20 @@ impl Fields {
         }
         let head = this.head.clone();
         let len = this.entries.len() + grown;
-        // Shared (not the usual case: a body just built), copied first.
-        let old = &mut Fields::make_mut(&mut this).entries;
-        let merged = Inserted {
-            old,
-            i: 0,
-            new: new.map(Some),
-            at,
-            j: 0,
-            left: len,
+        let new = new.map(Some);
+        // The entries moved out of these if nothing else holds them (a body just built),
+        // else cloned from them (annotations shared by a collection's items): either way
+        // written once, into the new collection.
+        let mut f = match Shared::get_mut(&mut this) {
+            Some(m) => {
+                let take = |i: usize| m.entries.get_mut(i).map(std::mem::take);
+                fields_of_iter(head, Inserted::new(take, new, at, len))
+            }
+            None => {
+                let clone = |i: usize| this.entries.get(i).cloned();
+                fields_of_iter(head, Inserted::new(clone, new, at, len))
+            }
         };
-        let mut f = fields_of_iter(head, merged);
         match Shared::get_mut(&mut f) {
             Some(m) => m.changed(out, added, grown),
             None => unreachable!("a collection just made is not shared"),
@@ -524,9 +526,10 @@ impl Fields {
 }
 
 /// Sorted entries with new ones put at the places found for them (replacing the entry
-/// there when the key was found), moved out of `old`: an exact count of `left` items.
-struct Inserted<'a, const N: usize> {
-    old: &'a mut [(Str, Value)],
+/// there when the key was found), the old ones given by `old` by index (moved or cloned):
+/// an exact count of `left` items.
+struct Inserted<F, const N: usize> {
+    old: F,
     i: usize,
     new: [Option<(Str, Value)>; N],
     at: [(usize, bool); N],
@@ -534,13 +537,26 @@ struct Inserted<'a, const N: usize> {
     left: usize,
 }
 
-impl<const N: usize> Iterator for Inserted<'_, N> {
+impl<F: FnMut(usize) -> Option<(Str, Value)>, const N: usize> Inserted<F, N> {
+    fn new(old: F, new: [Option<(Str, Value)>; N], at: [(usize, bool); N], left: usize) -> Self {
+        Inserted {
+            old,
+            i: 0,
+            new,
+            at,
+            j: 0,
+            left,
+        }
+    }
+}
+
+impl<F: FnMut(usize) -> Option<(Str, Value)>, const N: usize> Iterator for Inserted<F, N> {
     type Item = (Str, Value);
     fn next(&mut self) -> Option<(Str, Value)> {
         let e = match self.at.get(self.j) {
             Some(&(at, found)) if at == self.i => {
                 if found {
-                    // The entry replaced stays behind, dropped with the old collection.
+                    // The entry replaced is left behind (not moved, not cloned).
                     self.i += 1;
                 }
                 let e = self.new.get_mut(self.j).and_then(Option::take);
@@ -548,7 +564,7 @@ impl<const N: usize> Iterator for Inserted<'_, N> {
                 e
             }
             _ => {
-                let e = self.old.get_mut(self.i).map(std::mem::take);
+                let e = (self.old)(self.i);
                 self.i += 1;
                 e
             }
@@ -561,7 +577,7 @@ impl<const N: usize> Iterator for Inserted<'_, N> {
     }
 }
 
-impl<const N: usize> ExactSizeIterator for Inserted<'_, N> {}
+impl<F: FnMut(usize) -> Option<(Str, Value)>, const N: usize> ExactSizeIterator for Inserted<F, N> {}
 
 /// Equality of two byte strings (lengths first), comparing short ones (attribute names)
 /// inline: two overlapping words instead of a call to `memcmp`, which cost ~20
