@@ -822,12 +822,20 @@ impl Number {
     /// stack, anything else in a transient `String` (at most ~40 KB: the range is bounded).
     /// Writers that charge a budget measure the text with it before they copy it.
     pub fn with_cty_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
-        if let Repr::Small { v, prec } = &self.0
-            && bitlen_u64(v.unsigned_abs()) <= *prec
-        {
-            return f(itoa::Buffer::new().format(*v));
+        if let Some(v) = self.exact_i64() {
+            return f(itoa::Buffer::new().format(v));
         }
         f(&self.to_cty_string())
+    }
+
+    /// The integer whose decimal digits are this number's cty text, when it is one (a
+    /// small integer held exactly): what writers can format without the general path.
+    #[inline]
+    pub fn exact_i64(&self) -> Option<i64> {
+        match &self.0 {
+            Repr::Small { v, prec } if bitlen_u64(v.unsigned_abs()) <= *prec => Some(*v),
+            _ => None,
+        }
     }
 
     /// cty's `Equals` on numbers: equal when their `to_cty_string` texts are equal
@@ -845,10 +853,7 @@ impl Number {
     }
 
     fn text_is_exact(&self) -> bool {
-        match &self.0 {
-            Repr::Small { v, prec } => bitlen_u64(v.unsigned_abs()) <= *prec,
-            Repr::Big(_) => false,
-        }
+        self.exact_i64().is_some()
     }
 
     /// Total order by value: -Inf < finite < +Inf, -0 == 0 (alias of `Ord::cmp`).

@@ -28,20 +28,21 @@ impl Vm<'_> {
         let ts = ts.ok_or(Stop::Fault(&"missing template site"))?;
         // The string parts are charged before they are joined (the rest, numbers and bools,
         // are short): a template of ten copies of a large string must not be built first.
-        let (mut parts, mut strings) = (ts.literal_len, true);
+        let (mut parts, mut short) = (ts.literal_len, true);
         for v in &self.stack[at..] {
             match v {
                 Value::String(s) => parts = parts.saturating_add(s.len() as u64),
-                _ => strings = false,
+                Value::Number(n) => short &= n.exact_i64().is_some(),
+                _ => short = false,
             }
         }
         if parts > self.left().bytes {
             return Err(Stop::Limit(super::LimitKind::AllocBytes));
         }
-        // Strings joined into a short ASCII string (a name, a label, `"${k}=${v}"`): on
-        // the stack, without the scratch buffer's copies, a `memcpy` call per part, or
-        // the normalization check.
-        if strings
+        // Strings and integers joined into a short ASCII string (a name, a label,
+        // `"${k}=${v}"`, `"${cidr}/${index}"`): on the stack, without the scratch buffer's
+        // copies, a `memcpy` call per part, or the normalization check.
+        if short
             && parts <= Str::INLINE as u64
             && let Some(s) = short_template(&ts.parts, &self.stack[at..])
         {
@@ -183,14 +184,14 @@ fn short_template(pieces: &[Piece], values: &[Value]) -> Option<Str> {
     let (mut bits, mut len) = (0u128, 0usize);
     let mut values = values.iter();
     for piece in pieces {
-        let s = match piece {
-            Piece::Text(t) => t,
+        let (b, n) = match piece {
+            Piece::Text(t) => t.inline_bits()?,
             Piece::Value(_) => match values.next() {
-                Some(Value::String(s)) => s,
+                Some(Value::String(s)) => s.inline_bits()?,
+                Some(Value::Number(x)) => int_bits(x.exact_i64()?)?,
                 _ => return None,
             },
         };
-        let (b, n) = s.inline_bits()?;
         if len + n > Str::INLINE {
             return None;
         }
@@ -200,6 +201,30 @@ fn short_template(pieces: &[Piece], values: &[Value]) -> Option<Str> {
         len += n;
     }
     Str::inline_ascii(bits.to_le_bytes(), len)
+}
+
+/// An integer's decimal text (cty's, `-` for a negative one) as [`Str::inline_bits`]
+/// gives a string's: its bytes as one number, the first lowest, with the length; `None`
+/// past [`Str::INLINE`] bytes.
+#[inline]
+fn int_bits(v: i64) -> Option<(u128, usize)> {
+    let mut u = v.unsigned_abs();
+    let sign = usize::from(v < 0);
+    let len = sign + u.checked_ilog10().unwrap_or(0) as usize + 1;
+    if len > Str::INLINE {
+        return None;
+    }
+    // Digits put in place from the last one, in a register (bytes written to memory and
+    // read back whole would stall, as `Str::inline_bits` says).
+    let (mut bits, mut at) = (u128::from(b'-') * sign as u128, len);
+    loop {
+        at -= 1;
+        bits |= u128::from(b'0' + (u % 10) as u8) << (8 * at);
+        u /= 10;
+        if u == 0 {
+            return Some((bits, len));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -251,8 +276,31 @@ mod tests {
                 }
             }
         }
-        // A value that is not a string is left to the general join.
-        let pieces = [Piece::Value(at)];
-        assert_eq!(short_template(&pieces, &[Value::int(1)]), None);
+        // Integers are joined as their cty text; other values are left to the general join.
+        let pieces = [Piece::Text(Str::from("p")), Piece::Value(at)];
+        for n in [
+            0,
+            7,
+            -7,
+            10,
+            99,
+            -100,
+            12_345,
+            99_999_999_999_999,
+            -9_999_999_999_999,
+            100_000_000_000_000,
+        ] {
+            let text = format!("p{n}");
+            let want = (text.len() <= Str::INLINE).then(|| Str::from(text.as_str()));
+            assert_eq!(short_template(&pieces, &[Value::int(n)]), want, "{n}");
+        }
+        for v in [i64::MIN, i64::MAX] {
+            assert_eq!(int_bits(v), None);
+        }
+        let half = crate::value::number::Number::parse("0.5").map(Value::Number);
+        let other = [half.unwrap_or(Value::NULL), Value::Bool(true), Value::NULL];
+        for v in other {
+            assert_eq!(short_template(&pieces, &[v.clone()]), None, "{v:?}");
+        }
     }
 }
