@@ -300,7 +300,11 @@ mod tests {
         let half = crate::value::number::Number::parse("0.5").map(Value::Number);
         let other = [half.unwrap_or(Value::NULL), Value::Bool(true), Value::NULL];
         for v in other {
-            assert_eq!(short_template(&pieces, &[v.clone()]), None, "{v:?}");
+            assert_eq!(
+                short_template(&pieces, std::slice::from_ref(&v)),
+                None,
+                "{v:?}"
+            );
         }
     }
 }
