@@ -51,6 +51,9 @@ impl Vm<'_> {
         let mut known = true;
         let mut out = std::mem::take(&mut self.text);
         out.clear();
+        // Room for the string parts and a number's digits at once: the buffer, kept
+        // across templates, grows by what the longest needs, not once per doubling.
+        out.reserve(usize::try_from(parts).unwrap_or(0).saturating_add(24));
         let mut values = self.stack[at..].iter();
         for piece in &ts.parts {
             let (v, span) = match piece {
