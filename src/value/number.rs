@@ -843,17 +843,13 @@ impl Number {
     /// e.g. a 53-bit 0.1 from `pow` is cty-equal to the literal 0.1.
     pub fn cty_equals(&self, other: &Number) -> bool {
         if let (Repr::Small { .. }, Repr::Small { .. }) = (&self.0, &other.0)
-            && self.text_is_exact()
-            && other.text_is_exact()
+            && self.exact_i64().is_some()
+            && other.exact_i64().is_some()
         {
             return self == other;
         }
         let norm = |s: String| if s == "-0" { "0".to_string() } else { s };
         norm(self.to_cty_string()) == norm(other.to_cty_string())
-    }
-
-    fn text_is_exact(&self) -> bool {
-        self.exact_i64().is_some()
     }
 
     /// Total order by value: -Inf < finite < +Inf, -0 == 0 (alias of `Ord::cmp`).
