@@ -12,11 +12,16 @@
 mod common;
 
 use fn_hcl::bytecode::vm::{Limits, Usage};
+use fn_hcl::cli::bench::{CountingAlloc, measure};
 use fn_hcl::lower::ir::compile_txtar;
 use fn_hcl::protocol::doc::parse_json;
 use fn_hcl::protocol::protojson::request_from_json;
 use fn_hcl::protocol::request::Request;
 use fn_hcl::runtime::eval::{Inputs, Output, evaluate_metered};
+
+// Counts what a case allocates ([`measure`]): a text refused before it is made is not.
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
 
 /// The program (one file) run against an XR whose spec is `spec` (JSON), with `limits`:
 /// the Fatal message (or `None` when it succeeded) and what was charged.
@@ -27,6 +32,13 @@ fn run(hcl: &str, spec: &str, limits: Limits) -> (Option<String>, Usage) {
 
 /// [`run`] with the evaluation's output.
 fn run_output(hcl: &str, spec: &str, limits: Limits) -> (Result<Output, String>, Usage) {
+    let (out, usage, _) = run_counted(hcl, spec, limits);
+    (out, usage)
+}
+
+/// [`run_output`] with the bytes the evaluation allocated (the program loaded, the
+/// request decoded, before it: not counted).
+fn run_counted(hcl: &str, spec: &str, limits: Limits) -> (Result<Output, String>, Usage, u64) {
     let program = compile_txtar(&format!("-- main.hcl --\n{hcl}"))
         .unwrap_or_else(|e| panic!("does not load: {}", e.message()));
     let req = parse_json(&format!(
@@ -35,14 +47,19 @@ fn run_output(hcl: &str, spec: &str, limits: Limits) -> (Result<Output, String>,
     .expect("request json");
     let req = request_from_json(&req).expect("request");
     let inputs = Inputs::from_request(&Request::from_proto(&req).expect("request decodes"));
-    let (out, usage) = evaluate_metered(&program, &inputs, limits);
-    (out.map_err(|f| f.0), usage)
+    let ((out, usage), _, allocated) = measure(|| evaluate_metered(&program, &inputs, limits));
+    (out.map_err(|f| f.0), usage, allocated)
 }
 
 /// A chain of locals `l0` (a 10-byte string) to `l{n}`, each a tuple of ten copies of the
 /// one before: `l{n}` describes 10^n strings in n tuples of ten.
 fn chain(n: usize) -> String {
-    let mut s = "locals {\n  l0 = \"xxxxxxxxxx\"\n".to_string();
+    chain_of("\"xxxxxxxxxx\"", n)
+}
+
+/// [`chain`] with `l0` the expression `leaf`: on lines 1 (`locals {`) to `n` + 3.
+fn chain_of(leaf: &str, n: usize) -> String {
+    let mut s = format!("locals {{\n  l0 = {leaf}\n");
     for i in 1..=n {
         let refs = vec![format!("l{}", i - 1); 10].join(", ");
         s.push_str(&format!("  l{i} = [{refs}]\n"));
@@ -64,6 +81,7 @@ fn limits() -> Limits {
     }
 }
 
+#[track_caller]
 fn fatal(m: Option<String>) -> String {
     m.expect("a Fatal result")
 }
@@ -236,6 +254,7 @@ fn tenfold(n: usize) -> String {
 
 /// `lines` added to [`tenfold`]`(4)` (from line 7), the last local's length the output:
 /// the refusal and what was charged.
+#[track_caller]
 fn over_tenfold(lines: &str, last: &str) -> (String, Usage) {
     let mut hcl = tenfold(4);
     hcl.push_str(lines);
@@ -374,18 +393,9 @@ fn small_inputs_that_describe_large_results_are_charged_first() {
     // A number of 301 digits, shared a million times (1.1 million elements): 301 MB of
     // JSON or YAML.
     for f in ["jsonencode", "yamlencode"] {
-        let mut hcl = "locals {\n  l0 = 1e300\n".to_string();
-        for i in 1..=6 {
-            hcl.push_str(&format!(
-                "  l{i} = [{}]\n",
-                vec![format!("l{}", i - 1); 10].join(", ")
-            ));
-        }
-        hcl.push_str(&format!("  e = {f}(l6)\n}}\n"));
-        hcl.push_str(&resource("length(e)"));
-        let (m, u) = run_fatal(&hcl);
+        let (m, u) = run_fatal(&on_chain_of("1e300", 6, &format!("{f}(l6)")));
         assert!(
-            m.contains("string bytes allocated (at main.hcl:9,"),
+            m.contains("string bytes allocated (at main.hcl:11,"),
             "{f}: {m}"
         );
         assert!(m.ends_with(&format!("(in {f})")), "{f}: {m}");
@@ -399,6 +409,115 @@ fn small_inputs_that_describe_large_results_are_charged_first() {
     );
     assert!(m.ends_with("(in split)"), "{m}");
     assert!(u.elements >= 10_000_000, "the whole result charged: {u:?}");
+    // A number of 1,001 digits, shared 5,000 times, converted to strings under a budget
+    // of 4 MiB: 5 MB of text from a few hundred bytes, each number's text charged before
+    // it is made. The conversion functions, and the conversion of a builtin's argument
+    // (`join` takes a list of strings), stop at the budget; they converted every number
+    // before (and `toset`, whose set is two strings, was not refused).
+    let four = Limits {
+        max_alloc_bytes: 4 << 20,
+        ..limits()
+    };
+    let copies = "flatten([[\"a\"], l3, l3, l3, l3, l3])";
+    for (e, site) in [
+        (format!("tolist({copies})"), "tolist"),
+        (format!("toset({copies})"), "toset"),
+        (
+            format!("tomap({{ for i, x in {copies} : \"k${{i}}\" => x }})"),
+            "tomap",
+        ),
+        (format!("join(\",\", {copies})"), "type conversion"),
+    ] {
+        let (m, u) = run(&on_chain_of("1e1000", 3, &e), "{}", four);
+        let m = m.unwrap_or_else(|| panic!("{e}: no Fatal ({u:?})"));
+        assert!(
+            m.contains("more than 4194304 string bytes allocated (at main.hcl:8,"),
+            "{e}: {m}"
+        );
+        assert!(m.ends_with(&format!("(in {site})")), "{e}: {m}");
+        assert!(u.bytes <= (4 << 20) + 1_001, "{e}: {u:?}");
+    }
+    // CSV rows of ten empty fields, a million of them in 10 MB: eleven million elements,
+    // refused at the row that crosses the budget, not after the last.
+    let (m, u) = over_tenfold(
+        "  r = replace(s4, \"xxxxxxxxxx\", \",,,,,,,,,\\n\")\n  c = csvdecode(\"a,b,c,d,e,f,g,h,i,j\\n${r}\")\n",
+        "c",
+    );
+    assert!(
+        m.contains("more than 4000000 collection elements allocated (at main.hcl:8,"),
+        "{m}"
+    );
+    assert!(m.ends_with("(in csvdecode)"), "{m}");
+    assert!(u.elements <= 4_000_000 + 11, "stopped at the row: {u:?}");
+    // The million characters of s3 as strings (a million elements; four million with the
+    // `for` of as many numbers and its expansion), then a million chunks of one (two
+    // million elements), or a million subnets: each charged before it is made.
+    for (e, site, budget) in [
+        ("chunklist(split(\"\", s3), 1)", "chunklist", 2_500_000),
+        (
+            "cidrsubnets(\"10.0.0.0/8\", [for x in split(\"\", s3) : 24]...)",
+            "cidrsubnets",
+            4_500_000,
+        ),
+    ] {
+        let mut hcl = tenfold(3);
+        hcl.push_str(&format!("  c = {e}\n}}\n"));
+        hcl.push_str(&resource("length(c)"));
+        let budget = Limits {
+            max_alloc_elements: budget,
+            ..limits()
+        };
+        let (m, u) = run(&hcl, "{}", budget);
+        let m = m.unwrap_or_else(|| panic!("{e}: no Fatal ({u:?})"));
+        assert!(
+            m.contains(&format!(
+                "more than {} collection elements allocated (at main.hcl:6,",
+                budget.max_alloc_elements
+            )),
+            "{e}: {m}"
+        );
+        assert!(m.ends_with(&format!("(in {site})")), "{e}: {m} {u:?}");
+        assert!(
+            u.elements <= budget.max_alloc_elements + 2_000_000,
+            "{e}: {u:?}"
+        );
+    }
+}
+
+/// [`chain_of`]`(leaf, n)`, then a local `c` (on line `n` + 5) of `expr`, and the resource
+/// of its length.
+fn on_chain_of(leaf: &str, n: usize, expr: &str) -> String {
+    chain_of(leaf, n) + &format!("locals {{\n  c = {expr}\n}}\n") + &resource("length(c)")
+}
+
+#[test]
+fn a_long_number_text_is_charged_before_it_is_made() {
+    // Under a budget of 20 KB: `tostring` of 1e39000 (39,001 digits), and a format of a
+    // million digits after the point (of 1, of 1e39000), or of 1e39000's 129,555 binary
+    // digits.
+    // Each is charged its text's length, refused, before it is made: nothing of its size
+    // is allocated. Before, the text was made, then charged.
+    let small = Limits {
+        max_alloc_bytes: 20_000,
+        ..limits()
+    };
+    for (e, site, text) in [
+        ("tostring(1e39000)", "tostring", 39_001),
+        ("format(\"%.999999f\", 1)", "format", 1_000_001),
+        ("format(\"%.999999e\", 1e39000)", "format", 1_000_005),
+        ("format(\"%.999999f\", 1e39000)", "format", 1_039_001),
+        ("format(\"%b\", 1e39000)", "format", 129_000),
+    ] {
+        let (out, u, allocated) = run_counted(&resource(&format!("length({e})")), "{}", small);
+        let m = fatal(out.err());
+        assert!(
+            m.contains("more than 20000 string bytes allocated (at main.hcl:2,"),
+            "{e}: {m}"
+        );
+        assert!(m.ends_with(&format!("(in {site})")), "{e}: {m}");
+        assert!(u.bytes >= text, "{e}: the whole text charged: {u:?}");
+        assert!(allocated < text, "{e}: {allocated} bytes allocated");
+    }
 }
 
 #[test]

@@ -135,6 +135,10 @@ fn chunklist(args: &[Value]) -> Result<Value, FuncError> {
     }
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     let ety = elem_type(&lt);
+    // The chunks and the elements copied into them, charged before they are made
+    // (`chunklist(l, 1)` makes two elements of each).
+    let chunks = xs.len().div_ceil(size);
+    crate::value::meter::elements("chunklist", (chunks + xs.len()) as u64)?;
     let chunks: Vec<Value> = xs
         .chunks(size)
         .map(|c| Value::list(ety.clone(), c.to_vec()))

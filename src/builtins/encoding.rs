@@ -1269,8 +1269,16 @@ fn csvdecode(args: &[Value]) -> Result<Value, FuncError> {
     }
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
     let ety = Type::object(sorted.iter().map(|(k, _)| (k.clone(), Type::String)));
+    // Each row is an object of every column: charged (the row, its entries, their keys
+    // and values) before it is made. A row of empty fields is a byte a field, and a
+    // hundred columns make each a hundred elements.
+    let keys: usize = sorted.iter().map(|(k, _)| k.len()).sum();
     let mut rows = Vec::new();
     while let Some(cols) = r.read_record().map_err(csv_error)? {
+        let values: usize = cols.iter().map(String::len).sum();
+        crate::value::meter::elements("csvdecode", 1 + sorted.len() as u64)?;
+        crate::value::meter::bytes("csvdecode", (keys + values) as u64)?;
+        crate::value::meter::tick("csvdecode")?;
         let entries = sorted
             .iter()
             .map(|(k, i)| (k.clone(), Value::string(cols[*i].as_str())))

@@ -10,7 +10,7 @@ use crate::value::convert::convert;
 use crate::value::json::{
     encode as json_encode, encode_into as json_encode_into, json_string_len, push_json_string,
 };
-use crate::value::number::Number;
+use crate::value::number::{Number, SHORT_TEXT};
 use crate::value::{Type, Value};
 use num_bigint::BigInt;
 use num_traits::Signed;
@@ -300,7 +300,8 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
     // string's bytes and padding, a number's digits with their zeros and padding (`%b` of
     // 2^131071 writes 131,072 digits, `%.999999d` a million zeros, from a few bytes of
     // format), a quoted string with its escapes (up to six bytes a byte). A number's
-    // digits are made first, at most ~1 MB (the range, `MAX_WIDTH`), and dropped.
+    // digits that may be many (up to ~1 MB: the range, `MAX_WIDTH`) are charged their
+    // bound before they are made (`ahead`), the rest of what is appended after.
     match verb.mode {
         'v' => append_as_is(verb, out, arg),
         't' => {
@@ -328,9 +329,9 @@ fn append_verb(verb: &Verb<'_>, out: &mut String, args: &[Value]) -> Result<(), 
                         'b' => format!("{m:b}"),
                         'o' => format!("{m:o}"),
                         'x' | 'X' => format!("{m:x}"),
-                        _ => return append_int_digits(verb, out, i < 0, buf.format(m)),
+                        _ => return append_int_digits(verb, out, i < 0, buf.format(m), 0),
                     };
-                    return append_int_digits(verb, out, i < 0, &digits);
+                    return append_int_digits(verb, out, i < 0, &digits, 0);
                 }
                 let Some(i) = n.to_bigint() else {
                     return Err(unsupported(verb, "an integer is required"));
@@ -374,7 +375,10 @@ fn append_as_is(verb: &Verb<'_>, out: &mut String, arg: &Value) -> Result<(), Fu
     if !verb.sharp {
         match arg {
             Value::String(s) => return pad_width(verb, out, s),
-            Value::Number(n) => return pad_width(verb, out, &n.text(b'g', -1)),
+            Value::Number(n) => {
+                let ahead = n.charge_long_text(b'g', -1, charge)?;
+                return pad_width_after(verb, out, &n.text(b'g', -1), ahead);
+            }
             _ => {}
         }
     }
@@ -394,6 +398,17 @@ fn charge(n: usize) -> Result<(), FuncError> {
 
 /// cty's `formatPadWidth`: pads to the width in grapheme clusters (charged first).
 fn pad_width(verb: &Verb<'_>, out: &mut String, s: &str) -> Result<(), FuncError> {
+    pad_width_after(verb, out, s, 0)
+}
+
+/// [`pad_width`] of a text of which `ahead` bytes were charged before it was made.
+fn pad_width_after(
+    verb: &Verb<'_>,
+    out: &mut String,
+    s: &str,
+    ahead: usize,
+) -> Result<(), FuncError> {
+    let charge = |n: usize| charge(n.saturating_sub(ahead));
     let Some(width) = verb.width else {
         charge(s.len())?;
         out.push_str(s);
@@ -423,26 +438,37 @@ fn push_repeat(out: &mut String, c: char, n: usize) {
 
 /// Go's `(*big.Int).Format` for the verbs b, d, o, x, X.
 fn append_int(verb: &Verb<'_>, out: &mut String, x: &BigInt) -> Result<(), FuncError> {
-    let base = match verb.mode {
-        'b' => 2,
-        'o' => 8,
-        'x' | 'X' => 16,
-        _ => 10,
+    let (base, bits_a_digit) = match verb.mode {
+        'b' => (2, 1.0),
+        'o' => (8, 3.0),
+        'x' | 'X' => (16, 4.0),
+        _ => (10, std::f64::consts::LOG2_10),
     };
+    // A big integer's digits (1e39000 has 129,555 binary ones), charged before they are
+    // made when they may be many: their count from its bits, one over for the rounding.
+    let mut ahead = 0;
+    let most = (x.bits() as f64 / bits_a_digit).ceil() as usize + 1;
+    if most > SHORT_TEXT {
+        charge(most)?;
+        ahead = most;
+    }
     append_int_digits(
         verb,
         out,
         x.is_negative(),
         &x.magnitude().to_str_radix(base),
+        ahead,
     )
 }
 
-/// [`append_int`] from the magnitude's digits (lower case) and the sign.
+/// [`append_int`] from the magnitude's digits (lower case) and the sign, `ahead` bytes of
+/// which were charged before the digits were made.
 fn append_int_digits(
     verb: &Verb<'_>,
     out: &mut String,
     negative: bool,
     digits: &str,
+    ahead: usize,
 ) -> Result<(), FuncError> {
     // Go's fmt only lets '0' pad to the left.
     let zero_flag = verb.zero && !verb.minus;
@@ -495,7 +521,9 @@ fn append_int_digits(
             left = d;
         }
     }
-    charge(left + sign.len() + prefix.len() + zeros + digits.len() + right)?;
+    charge(
+        (left + sign.len() + prefix.len() + zeros + digits.len() + right).saturating_sub(ahead),
+    )?;
     push_repeat(out, ' ', left);
     out.push_str(sign);
     out.push_str(prefix);
@@ -512,6 +540,9 @@ fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) -> Result<(), Fun
         (None, 'g' | 'G') => -1,
         (None, _) => 6,
     };
+    // A text that may be long (a million digits of precision, 1e39000's integer digits)
+    // is charged its bound before it is made.
+    let ahead = x.charge_long_text(verb.mode as u8, prec, charge)?;
     let text = x.text(verb.mode as u8, prec);
     let zero_flag = verb.zero && !verb.minus;
     let (sign, body) = if let Some(rest) = text.strip_prefix('-') {
@@ -531,7 +562,7 @@ fn append_float(verb: &Verb<'_>, out: &mut String, x: &Number) -> Result<(), Fun
     {
         padding = width - sign.len() - body.len();
     }
-    charge(sign.len() + padding + body.len())?;
+    charge((sign.len() + padding + body.len()).saturating_sub(ahead))?;
     if zero_flag && !x.is_infinite() {
         out.push_str(sign);
         push_repeat(out, '0', padding);

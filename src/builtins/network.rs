@@ -767,6 +767,9 @@ fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
     let first_len = first.wrapping_add(start_len);
     let mut current = previous_subnet(&network, first_len);
     let addr_bits = network.ip.len() as i64 * 8;
+    // One subnet for each length: the elements charged before the list is made, each
+    // subnet's text (at most 43 bytes, made on its own) before it is added.
+    crate::value::meter::elements("cidrsubnets", lengths.len() as u64)?;
     let mut out = Vec::with_capacity(lengths.len());
     for i in 0..lengths.len() {
         let mut length = whole_int(num_arg(args, i + 1)?).map_err(|e| FuncError::arg(i + 1, e))?;
@@ -808,7 +811,10 @@ fn cidrsubnets(args: &[Value]) -> Result<Value, FuncError> {
             ));
         }
         current = next;
-        out.push(Value::string(net_string(&current)));
+        let text = net_string(&current);
+        crate::value::meter::bytes("cidrsubnets", text.len() as u64)?;
+        crate::value::meter::tick("cidrsubnets")?;
+        out.push(Value::string(text));
     }
     Ok(Value::list(Type::String, out))
 }

@@ -8,7 +8,7 @@
 
 use crate::text::quote::go_quote;
 use crate::value::ops::make_set;
-use crate::value::{Str, Type, Value};
+use crate::value::{Str, Type, Value, meter};
 use std::fmt;
 use std::sync::Arc;
 
@@ -104,11 +104,24 @@ pub fn has_type(v: &Value, t: &Type) -> bool {
 pub fn to_string_value(v: &Value) -> Result<Str, ConvertError> {
     match v {
         Value::String(s) => Ok(s.clone()),
-        Value::Number(n) => Ok(n.to_cty_str()),
+        Value::Number(n) => number_text(n),
         Value::Bool(b) => Ok(Str::from(if *b { "true" } else { "false" })),
         Value::Null(_) => err("string required"),
         other => err(mismatch_message(&other.type_of(), &Type::String)),
     }
+}
+
+/// Where a conversion's charges are made ([`meter`]): a builtin's meter names the builtin
+/// instead; the VM's conversions of values (a builtin's arguments, a conditional's
+/// result) are named by this.
+pub const SITE: &str = "type conversion";
+
+/// A number's text as a string value, charged to the evaluation's string budget before
+/// it is made: a shared number converted a hundred thousand times (a tuple of copies to
+/// `list(string)`) is a hundred thousand texts of up to 39,457 digits each.
+fn number_text(n: &crate::value::number::Number) -> Result<Str, ConvertError> {
+    n.with_charged_cty_text(|len| meter::bytes(SITE, len as u64), |t| Str::from(t))
+        .map_err(|e| ConvertError(e.to_string()))
 }
 
 /// cty's `FriendlyNameForConstraint`: like `friendly_name` but `any type` for the dynamic
@@ -298,7 +311,7 @@ fn apply(v: &Value, got: &Type, want: &Type, unsafe_: bool) -> Result<Value, Con
         return convert(v, want);
     }
     match (v, want) {
-        (Value::Number(n), Type::String) => Ok(Value::string(n.to_cty_str())),
+        (Value::Number(n), Type::String) => number_text(n).map(Value::String),
         (Value::Bool(b), Type::String) => Ok(Value::string(if *b { "true" } else { "false" })),
         // cty.ParseNumberVal is big.ParseFloat, which reads "Inf", "-inf", "+Inf" too; a
         // number beyond fn-hcl's range is refused rather than read as ±Inf or 0.

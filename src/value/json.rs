@@ -169,14 +169,11 @@ pub fn encode_into(out: &mut String, v: &Value) -> Result<(), String> {
                 return Err("cannot serialize infinity as JSON".into());
             }
             // Its text may be far longer than the 8 bytes charged (1e39000 has 39,001
-            // digits): the rest is charged before it is copied.
-            n.with_cty_text(|t| {
-                if t.len() > 8 {
-                    charge(t.len() - 8)?;
-                }
-                out.push_str(t);
-                Ok::<(), String>(())
-            })?;
+            // digits): the rest is charged before it is copied, or, for a long one, made.
+            n.with_charged_cty_text(
+                |len| if len > 8 { charge(len - 8) } else { Ok(()) },
+                |t| out.push_str(t),
+            )?;
         }
         Value::String(_) => {}
         Value::List(s) | Value::Set(s) | Value::Tuple(s) => {

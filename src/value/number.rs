@@ -838,6 +838,64 @@ impl Number {
         }
     }
 
+    /// [`Number::with_cty_text`] for a writer that charges a budget: `charge` is given the
+    /// text's length before the text is copied anywhere, and, for a text that may be
+    /// longer than [`SHORT_TEXT`] (1e39000 has 39,001 digits, 1e-39000 39,000 zeros), its
+    /// bound ([`Number::text_len_bound`]) before its digits are made. An exact integer is
+    /// formatted on the stack and charged its length; a short text is made, then charged
+    /// exactly; a long one is charged its bound, a few bytes over it (for a tiny number,
+    /// at most the digits its precision holds), and nothing more once made.
+    pub fn with_charged_cty_text<R, E>(
+        &self,
+        mut charge: impl FnMut(usize) -> Result<(), E>,
+        f: impl FnOnce(&str) -> R,
+    ) -> Result<R, E> {
+        if let Some(v) = self.exact_i64() {
+            let mut buf = itoa::Buffer::new();
+            let t = buf.format(v);
+            charge(t.len())?;
+            return Ok(f(t));
+        }
+        let ahead = self.charge_long_text(b'f', -1, &mut charge)?;
+        let t = self.to_cty_string();
+        charge(t.len().saturating_sub(ahead))?;
+        Ok(f(&t))
+    }
+
+    /// For a writer about to make [`Number::text`]`(fmt, prec)` and charge it: when the
+    /// text may be longer than [`SHORT_TEXT`], charges its bound now, before a digit is
+    /// made, and returns it; otherwise charges nothing and returns 0. Either way the
+    /// writer then charges what it writes beyond the returned length.
+    pub fn charge_long_text<E>(
+        &self,
+        fmt: u8,
+        prec: i32,
+        charge: impl FnOnce(usize) -> Result<(), E>,
+    ) -> Result<usize, E> {
+        // An integer of i64: a sign, 19 digits, a point, the precision's digits and an
+        // exponent at most.
+        if let Repr::Small { .. } = &self.0
+            && i64::from(prec) + 28 <= SHORT_TEXT as i64
+        {
+            return Ok(0);
+        }
+        let bound = self.text_len_bound(fmt, prec);
+        if bound <= SHORT_TEXT {
+            return Ok(0);
+        }
+        charge(bound)?;
+        Ok(bound)
+    }
+
+    /// An upper bound on `self.text(fmt, prec).len()`, known without making a digit: from
+    /// the binary exponent, the mantissa's bits and the precision. Over the text by a few
+    /// bytes where the exponent decides its length (many integer digits, the zeros of a
+    /// tiny number or of a precision), and by at most the digits the number's precision
+    /// holds where its mantissa does (0.1 at 512 bits is "0.1", bounded at 160).
+    pub fn text_len_bound(&self, fmt: u8, prec: i32) -> usize {
+        self.with_f(|x| text_len_bound(x, fmt, prec))
+    }
+
     /// cty's `Equals` on numbers: equal when their `to_cty_string` texts are equal
     /// (with -0 equal to 0). Differs from `==` (exact value) when precisions differ,
     /// e.g. a 53-bit 0.1 from `pow` is cty-equal to the literal 0.1.
@@ -1157,6 +1215,81 @@ fn pow5(n: u64, prec: u32) -> F {
 
 // ---------------------------------------------------------------------------------------
 // formatting (Go's math/big ftoa.go and decimal.go)
+
+/// A number's text at most this long is made before it is charged (on the stack, or a
+/// short string dropped once copied); a longer one is charged its bound first
+/// ([`Number::charge_long_text`]).
+pub const SHORT_TEXT: usize = 1024;
+
+/// [`Number::text_len_bound`] of `x`: what [`ftoa`] can write, case by case.
+fn text_len_bound(x: &F, fmt: u8, prec: i32) -> usize {
+    let sign = i64::from(x.neg);
+    if x.is_inf() {
+        return 4;
+    }
+    if !matches!(fmt, b'e' | b'E' | b'f' | b'g' | b'G') {
+        return 2;
+    }
+    // x = 0.mant * 10^exp (Dec): exp in lo..=hi, mant at most `digits` long.
+    let (lo, hi, digits, integer) = match &x.k {
+        K::Fin { m, e } => {
+            const LOG10_2: f64 = std::f64::consts::LOG10_2;
+            const LOG10_5: f64 = 1.0 - LOG10_2;
+            let bits = m.bits() as i64;
+            // 2^(bits+e-1) <= |x| < 2^(bits+e), and exp = floor(log10 |x|) + 1; a margin
+            // of one each way for the floating point, and one up for a rounding carry.
+            let k = bits.saturating_add(*e);
+            let lo = ((k - 1) as f64 * LOG10_2).floor() as i64;
+            let hi = (k as f64 * LOG10_2).floor() as i64 + 3;
+            // Decimal digits of the exact value: an integer's are at most its exp; a
+            // fraction's those of m * 5^-e. The shortest text needs no more than those
+            // that tell apart numbers of the precision's bits.
+            let exact = if *e >= 0 {
+                hi
+            } else {
+                (bits as f64 * LOG10_2 + (-*e) as f64 * LOG10_5).floor() as i64 + 2
+            };
+            let mut digits = exact;
+            if prec < 0 {
+                digits = digits.min((x.prec as f64 * LOG10_2).ceil() as i64 + 2);
+            }
+            (lo, hi, digits.max(1), *e >= 0)
+        }
+        _ => (0, 0, 0, true),
+    };
+    let p = i64::from(prec);
+    let shortest = p < 0;
+    // fmt_e with `fp` digits after the point: "d.ddd" "e" sign, two or more exponent digits.
+    let exp_digits = {
+        let most = (lo - 1).unsigned_abs().max((hi - 1).unsigned_abs()).max(10);
+        i64::from(most.ilog10()) + 1
+    };
+    let len_e = |fp: i64| sign + 1 + if fp > 0 { 1 + fp } else { 0 } + 2 + exp_digits;
+    // fmt_f: the integer digits ("0" below 1), then the point and `fp` digits.
+    let len_f = |int: i64, fp: i64| sign + int.max(1) + if fp > 0 { 1 + fp } else { 0 };
+    let n = match fmt {
+        b'e' | b'E' if shortest => len_e(digits - 1),
+        b'e' | b'E' => len_e(p),
+        // Shortest: as many fraction digits as the mantissa has past the point (none for
+        // an integer), leading zeros of a number below 1 included.
+        b'f' if shortest => len_f(hi, if integer { 0 } else { (digits - lo).max(0) }),
+        b'f' => len_f(hi, p),
+        _ => {
+            // %g: the e form with at most `most` digits (the precision's, and no more
+            // than the exact value has), or the f form, chosen only for exponents from
+            // -4 to the precision (6 for the shortest).
+            let most = if shortest {
+                digits
+            } else {
+                p.max(1).min(digits.max(1))
+            };
+            // The f form: the mantissa's digits and a point (an integer of at most 6
+            // digits, for the shortest), after at most "0.000" below 1.
+            len_e(most - 1).max(sign + most.max(6) + 5)
+        }
+    };
+    usize::try_from(n).unwrap_or(0)
+}
 
 /// A decimal `0.mant * 10^exp`, mant without trailing zeros.
 struct Dec {
@@ -1678,6 +1811,93 @@ mod tests {
         assert!(one.div(&Number::from_i64(0)).unwrap().is_infinite());
         assert!(Number::infinity(false).mul(&big).unwrap().is_infinite());
         assert!(OUT_OF_RANGE_MSG.contains("2^131072"));
+    }
+
+    #[test]
+    fn text_len_bound_bounds_the_text_and_is_close_where_it_is_long() {
+        let mut ns: Vec<Number> = [0, 1, -1, 9, 10, 99, 100, i64::MAX, i64::MIN]
+            .into_iter()
+            .map(Number::from_i64)
+            .collect();
+        ns.extend(
+            [
+                "-0",
+                "0.1",
+                "0.5",
+                "-7.25",
+                "9.999999",
+                "0.00001234",
+                "1e30",
+                "1e300",
+                "-1e-300",
+                "1e1000",
+                "1e-1000",
+                "1e39000",
+                "-1e-39000",
+                "1e39456",
+                "1e-39456",
+                "123456789012345678901234567890",
+            ]
+            .iter()
+            .filter_map(|s| Number::parse(s)),
+        );
+        ns.extend(Number::from_f64(0.1));
+        ns.extend(Number::from_f64(1e-300));
+        ns.push(Number::from_i64(3).div(&Number::from_i64(7)).unwrap());
+        ns.push(Number::infinity(true));
+        // Precisions other than 512: a big integer at its own bit length, and a quotient
+        // of it.
+        let big = Number::from_bigint(&(BigInt::from(3) << 20_000u32));
+        ns.push(big.div(&Number::from_i64(7)).unwrap());
+        ns.push(big);
+        for n in &ns {
+            for fmt in *b"efgEGx" {
+                for prec in [-1, 0, 1, 2, 5, 17, 100, 2_000] {
+                    let len = n.text(fmt, prec).len();
+                    let bound = n.text_len_bound(fmt, prec);
+                    assert!(
+                        bound >= len,
+                        "{n:?} {} {prec}: {bound} < {len}",
+                        fmt as char
+                    );
+                    // Where the exponent or the precision makes the text long, the bound
+                    // is within the digits of a 512-bit mantissa of it.
+                    if len > SHORT_TEXT && n.prec() <= PREC {
+                        assert!(bound - len <= 200, "{n:?} {} {prec}: {bound}", fmt as char);
+                    }
+                }
+            }
+        }
+        // The cty text of a large integer, exactly to a few bytes.
+        let n = p("1e39000");
+        assert_eq!(n.to_cty_string().len(), 39_001);
+        assert!(n.text_len_bound(b'f', -1) <= 39_001 + 4);
+        // A long text is charged its bound before it is made, a short one exactly after.
+        let mut charged = Vec::new();
+        let got = n.with_charged_cty_text(
+            |len| {
+                charged.push(len);
+                Ok::<(), ()>(())
+            },
+            |t| t.len(),
+        );
+        assert_eq!(got, Ok(39_001));
+        assert_eq!(charged, [n.text_len_bound(b'f', -1), 0]);
+        for n in [i(-12), p("0.1"), p("1e300")] {
+            let mut charged = Vec::new();
+            let text = n.with_charged_cty_text(
+                |len| {
+                    charged.push(len);
+                    Ok::<(), ()>(())
+                },
+                str::to_string,
+            );
+            assert_eq!(charged, [s(&n).len()]);
+            assert_eq!(text, Ok(s(&n)));
+        }
+        // A refused charge: the text is not made.
+        let r = n.with_charged_cty_text(|_| Err("over"), |_| unreachable!());
+        assert_eq!(r, Err("over"));
     }
 
     #[test]

@@ -161,19 +161,22 @@ fn push_spaces(out: &mut String, mut n: usize) {
 /// A number as go-cty-yaml writes it: cty's decimal text, and an infinity as
 /// `big.Float.Text('f', -1)` spells it (not YAML's `.inf`). A node is charged 8 bytes
 /// before it is written; a longer text (1e39000 has 39,001 digits) is charged the rest
-/// before it is copied.
+/// before it is copied, or, for a long one, made.
 fn push_number(out: &mut String, n: &Number) -> Result<(), String> {
     if n.is_infinite() {
         out.push_str(if n.is_negative() { "-Inf" } else { "+Inf" });
         return Ok(());
     }
-    n.with_cty_text(|t| {
-        if t.len() > 8 {
-            charge_more(t.len() - 8)?;
-        }
-        out.push_str(t);
-        Ok(())
-    })
+    n.with_charged_cty_text(
+        |len| {
+            if len > 8 {
+                charge_more(len - 8)
+            } else {
+                Ok(())
+            }
+        },
+        |t| out.push_str(t),
+    )
 }
 
 /// Charges `n` bytes written beyond a node's own charge (escapes, folded lines, the

@@ -7,7 +7,7 @@ use crate::bytecode::code::{CallSite, Callee};
 use crate::syntax::diag::Diagnostic;
 use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
-use crate::value::convert::{convert, tuple_to_list_in_place};
+use crate::value::convert::{ConvertError, convert, tuple_to_list_in_place};
 use crate::value::{Kind, Value};
 
 impl<'p> Vm<'p> {
@@ -51,9 +51,13 @@ impl<'p> Vm<'p> {
         if tuple_to_list_in_place(top, &want) {
             return Ok(Flow::Next);
         }
-        match convert(top, &want) {
-            Ok(v) => *top = v,
+        let v = std::mem::take(top);
+        let converted = self.convert_metered(&v, &want)?;
+        let top = self.top_mut()?;
+        match converted {
+            Ok(cv) => *top = cv,
             Err(e) => {
+                *top = v;
                 let subject = c.arg_starts.get(arg as usize).copied().unwrap_or(c.range);
                 let expr = c.arg_ranges.get(arg as usize).copied().unwrap_or(c.range);
                 diags.push(
@@ -215,7 +219,7 @@ impl<'p> Vm<'p> {
             if let Some(p) = param(def, nstatic as usize + j)
                 && p.ty != ParamType::Any
             {
-                match convert(&v, &p.ty.to_type()) {
+                match self.convert_metered(&v, &p.ty.to_type())? {
                     Ok(cv) => v = cv,
                     Err(e) => diags.push(
                         invalid_argument(p.name, e, expand_range)
@@ -309,12 +313,26 @@ impl<'p> Vm<'p> {
         at: usize,
         name: &'static str,
     ) -> Result<(Result<Value, FuncError>, (u64, u64)), Stop> {
-        use crate::value::meter;
-        let left = self.left();
-        meter::begin(left.elements, left.bytes, self.deadline);
+        self.meter_begin();
         // Each argument went through `ConvArg` (or the expansion's conversion) and nulls
         // were checked by the caller: the implementation runs on them as they are.
         let r = builtins::call_converted(id, &self.stack[at..]);
+        let charged = self.meter_end(name)?;
+        Ok((r, charged))
+    }
+
+    /// Starts metering work below the VM (a builtin, a conversion) on this thread's
+    /// meter, with what is left of this evaluation's budgets.
+    fn meter_begin(&self) {
+        let left = self.left();
+        crate::value::meter::begin(left.elements, left.bytes, self.deadline);
+    }
+
+    /// Ends [`Vm::meter_begin`]'s metering: what was charged counts here (and is
+    /// returned: elements, bytes), and a budget exceeded stops the evaluation, naming
+    /// `name` (the builtin, or the conversion).
+    pub(super) fn meter_end(&mut self, name: &'static str) -> Result<(u64, u64), Stop> {
+        use crate::value::meter;
         let used = meter::end();
         self.elements = self.elements.saturating_add(used.elements);
         self.bytes = self.bytes.saturating_add(used.bytes);
@@ -326,7 +344,21 @@ impl<'p> Vm<'p> {
             };
             return Err(Stop::LimitIn(Box::new((kind, name))));
         }
-        Ok((r, (used.elements, used.bytes)))
+        Ok((used.elements, used.bytes))
+    }
+
+    /// [`convert`] metered: a conversion makes strings of numbers (a number's text may be
+    /// 39,457 digits long, and a tuple may hold the same number a million times), each
+    /// charged before it is made, as a builtin's are.
+    pub(super) fn convert_metered(
+        &mut self,
+        v: &Value,
+        want: &crate::value::Type,
+    ) -> Result<Result<Value, ConvertError>, Stop> {
+        self.meter_begin();
+        let r = convert(v, want);
+        self.meter_end(crate::value::convert::SITE)?;
+        Ok(r)
     }
 
     /// Charges a builtin's result: a new collection costs its expanded size (its parts may

@@ -104,7 +104,7 @@ impl Vm<'_> {
     }
 
     fn cond_merge(
-        &self,
+        &mut self,
         t: Value,
         f: Value,
         st: CondState,
@@ -177,7 +177,7 @@ impl Vm<'_> {
                 if result_type == Type::Dynamic || v.type_of() == result_type {
                     return Ok(v);
                 }
-                match convert(&v, &result_type) {
+                match self.convert_metered(&v, &result_type)? {
                     Ok(v) => v,
                     Err(e) => {
                         diags.push(
