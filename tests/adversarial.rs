@@ -518,6 +518,16 @@ fn a_long_number_text_is_charged_before_it_is_made() {
         assert!(u.bytes >= text, "{e}: the whole text charged: {u:?}");
         assert!(allocated < text, "{e}: {allocated} bytes allocated");
     }
+    // A template writes a number's text itself (no builtin): charged too, before it is made.
+    let e = "length(\"n=${1e39000}\")";
+    let (out, u, allocated) = run_counted(&resource(e), "{}", small);
+    let m = fatal(out.err());
+    assert!(
+        m.contains("more than 20000 string bytes allocated (at main.hcl:2,"),
+        "{e}: {m}"
+    );
+    assert!(u.bytes >= 39_001, "{e}: the whole text charged: {u:?}");
+    assert!(allocated < 39_001, "{e}: {allocated} bytes allocated");
 }
 
 #[test]

@@ -872,19 +872,25 @@ impl Number {
         prec: i32,
         charge: impl FnOnce(usize) -> Result<(), E>,
     ) -> Result<usize, E> {
+        let bound = self.long_text_bound(fmt, prec);
+        if bound > 0 {
+            charge(bound)?;
+        }
+        Ok(bound)
+    }
+
+    /// [`Number::text_len_bound`] when it is over [`SHORT_TEXT`], else 0: what
+    /// [`Number::charge_long_text`] charges, for a writer that charges several at once.
+    pub fn long_text_bound(&self, fmt: u8, prec: i32) -> usize {
         // An integer of i64: a sign, 19 digits, a point, the precision's digits and an
         // exponent at most.
         if let Repr::Small { .. } = &self.0
             && i64::from(prec) + 28 <= SHORT_TEXT as i64
         {
-            return Ok(0);
+            return 0;
         }
         let bound = self.text_len_bound(fmt, prec);
-        if bound <= SHORT_TEXT {
-            return Ok(0);
-        }
-        charge(bound)?;
-        Ok(bound)
+        if bound <= SHORT_TEXT { 0 } else { bound }
     }
 
     /// An upper bound on `self.text(fmt, prec).len()`, known without making a digit: from

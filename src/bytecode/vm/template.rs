@@ -26,19 +26,26 @@ impl Vm<'_> {
         let prog = self.program;
         let ts = prog.templates.get(site as usize);
         let ts = ts.ok_or(Stop::Fault(&"missing template site"))?;
-        // The string parts are charged before they are joined (the rest, numbers and bools,
-        // are short): a template of ten copies of a large string must not be built first.
-        let (mut parts, mut short) = (ts.literal_len, true);
+        // The string parts are checked against the budget before they are joined (a
+        // template of ten copies of a large string must not be built first), and long
+        // number texts charged before their digits are made (the join's charge is for
+        // the rest).
+        let (mut parts, mut short, mut ahead) = (ts.literal_len, true, 0usize);
         for v in &self.stack[at..] {
             match v {
                 Value::String(s) => parts = parts.saturating_add(s.len() as u64),
-                // An integer's text is short; `short_template` refuses any other number.
-                Value::Number(_) => {}
+                // An integer's text is short (`short_template` refuses any other number);
+                // a long one (1e39000's 39,001 digits) is charged its bound before its
+                // digits are made.
+                Value::Number(n) => ahead = ahead.saturating_add(n.long_text_bound(b'f', -1)),
                 _ => short = false,
             }
         }
         if parts > self.left().bytes {
             return Err(Stop::Limit(super::LimitKind::AllocBytes));
+        }
+        if ahead > 0 {
+            self.alloc(0, ahead as u64)?;
         }
         // Strings and integers joined into a short ASCII string (a name, a label,
         // `"${k}=${v}"`, `"${cidr}/${index}"`): on the stack, without the scratch buffer's
@@ -115,7 +122,7 @@ impl Vm<'_> {
             }
         }
         let r = if known {
-            self.alloc(0, out.len() as u64)
+            self.alloc(0, out.len().saturating_sub(ahead) as u64)
                 .map(|()| Value::string(out.as_str()))
         } else {
             Ok(Value::Unknown(Type::String))
