@@ -599,6 +599,31 @@ fn the_clock_is_read_after_an_instruction_that_walked_a_large_value() {
 }
 
 #[test]
+fn unifying_many_distinct_types_looks_at_the_clock() {
+    // A tuple of 10,000 distinct object types and a number: unification compares every
+    // pair of distinct types (as cty does, 50 million comparisons here), inside one
+    // `tolist` call. A wall budget already spent ends it at the first look.
+    let n = 10_000;
+    let items: Vec<String> = (0..n).map(|i| format!("{{\"k{i}\": 1}}, 1")).collect();
+    let spec = format!("{{\"distinct\": [{}]}}", items.join(","));
+    let spent = Limits {
+        max_wall: std::time::Duration::ZERO,
+        ..limits()
+    };
+    let (m, u) = run(
+        &resource("length(tolist(req.composite.spec.distinct))"),
+        &spec,
+        spent,
+    );
+    let m = m.unwrap_or_else(|| panic!("no Fatal ({u:?})"));
+    assert!(
+        m.starts_with("evaluate hcl: evaluation budget exceeded: evaluation took longer than 0 ms")
+            && m.ends_with("(in tolist)"),
+        "{m}"
+    );
+}
+
+#[test]
 fn the_front_end_is_linear_and_bounded() {
     // 50,000 attributes and 50,000 references to them: each reference used to copy the
     // object's type and scan it (quadratic: minutes); now this loads at once.
@@ -707,6 +732,7 @@ fn large_spec(n: usize) -> String {
         "json": json,
         "csv": format!("{}\n{}\n", keys.join(","), vec!["1"; n].join(",")),
         "ones": ones,
+        "mixed": format!("[{}]", vec!["1,\"a\""; n / 2].join(",")),
         "text": "a".repeat(n),
     })
     .to_string()
@@ -717,17 +743,20 @@ fn builtins_are_linear_in_large_inputs() {
     // Each of these scanned what it had built so far for every item (transpose's values,
     // matchkeys' searchset, merge's arguments, jsondecode's keys, csvdecode's headers):
     // 100,000 items took minutes inside one call, where the wall budget is not looked at.
+    // Unifying a tuple's element types compared every pair and kept the graph (tolist of
+    // 50,000 numbers and 50,000 strings: 2.5 billion edges).
     let n = 100_000;
     let hcl = "locals {\n  l = split(\",\", req.composite.spec.keys)\n}\n".to_string()
         + &resource(
             "[length(transpose({ a = l })), length(matchkeys(l, l, l)), \
              length(merge([for k in l : { (k) = 1 }]...)), \
              length(jsondecode(req.composite.spec.json)), \
-             length(csvdecode(req.composite.spec.csv)[0])]",
+             length(csvdecode(req.composite.spec.csv)[0]), \
+             length(tolist(jsondecode(req.composite.spec.mixed)))]",
         );
     let got = numbers(&hcl, &large_spec(n));
     let n = n as i64;
-    assert_eq!(got, [n, n, n, n, n]);
+    assert_eq!(got, [n, n, n, n, n, n]);
 }
 
 /// The numbers of the tuple that the program's resource has as `v` (the program must
