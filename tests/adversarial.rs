@@ -624,6 +624,37 @@ fn unifying_many_distinct_types_looks_at_the_clock() {
 }
 
 #[test]
+fn the_clock_is_read_before_a_long_number_text_is_made() {
+    // Expanding 1e39000 into decimal takes ~10 ms (release) and 8 MB of allocations, even
+    // for `%v`'s short "1e+39000": one `format` of 200 of them (or a conversion of a
+    // tuple of them to strings) expanded all 200 without a look at the clock. A spent
+    // wall budget now ends it at the first.
+    let big = vec!["1e39000"; 200].join(",");
+    let spent = Limits {
+        max_wall: std::time::Duration::ZERO,
+        ..limits()
+    };
+    let (out, u, allocated) = run_counted(
+        &resource(
+            "length(format(req.composite.spec.verbs, jsondecode(req.composite.spec.big)...))",
+        ),
+        &format!(
+            "{{\"big\": \"[{big}]\", \"verbs\": \"{}\"}}",
+            "%v".repeat(200)
+        ),
+        spent,
+    );
+    let m = out.err().unwrap_or_else(|| panic!("no Fatal ({u:?})"));
+    assert!(
+        m.starts_with("evaluate hcl: evaluation budget exceeded: evaluation took longer than 0 ms")
+            && m.ends_with("(in format)"),
+        "{m}"
+    );
+    // Three expansions at most (one is 8 MB of allocations; all 200, 1.7 GB).
+    assert!(allocated < 24 << 20, "{allocated} bytes allocated");
+}
+
+#[test]
 fn the_front_end_is_linear_and_bounded() {
     // 50,000 attributes and 50,000 references to them: each reference used to copy the
     // object's type and scan it (quadratic: minutes); now this loads at once.

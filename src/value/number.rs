@@ -27,6 +27,7 @@
 //!   first digits plus a sticky digit, so rounding may differ from Go for crafted inputs.
 //! - `parseint` results wider than [`EXP_LIMIT`] bits are rejected by the builtin.
 
+use crate::value::meter;
 use num_bigint::{BigInt, BigUint, Sign};
 use num_integer::Integer;
 use num_traits::{One, ToPrimitive, Zero};
@@ -1227,6 +1228,12 @@ fn pow5(n: u64, prec: u32) -> F {
 /// ([`Number::charge_long_text`]).
 pub const SHORT_TEXT: usize = 1024;
 
+/// Where the clock look before a long decimal expansion is accounted ([`meter::tick`]).
+const LONG_TEXT_SITE: &str = "number formatting";
+
+/// From how many bits a decimal expansion looks at the clock first (~1,200 digits).
+const LONG_EXPANSION_BITS: u64 = 4096;
+
 /// [`Number::text_len_bound`] of `x`: what [`ftoa`] can write, case by case.
 fn text_len_bound(x: &F, fmt: u8, prec: i32) -> usize {
     let sign = i64::from(x.neg);
@@ -1311,6 +1318,21 @@ impl Dec {
                 mant: Vec::new(),
                 exp: 0,
             };
+        }
+        // Expanding a large number is work far beyond what its text may show (1e39000's
+        // 39,001 digits take ~10 ms: `%v` and `==` expand them all, even where the text
+        // is short): the clock is looked at first. A spent wall budget is recorded in
+        // the meter, and the next charge or tick of the call fails with it.
+        let bits = if e >= 0 {
+            m.bits().saturating_add(e as u64)
+        } else {
+            // m · 5^-e: log2(5) < 2.33 bits per power of five.
+            m.bits()
+                .saturating_add(e.unsigned_abs().saturating_mul(233) / 100)
+        };
+        if bits >= LONG_EXPANSION_BITS {
+            meter::walked(usize::try_from(bits).unwrap_or(usize::MAX));
+            let _ = meter::tick(LONG_TEXT_SITE);
         }
         let (digits, scale) = if e >= 0 {
             ((m << (e as u64)).to_str_radix(10), 0i64)
