@@ -528,6 +528,18 @@ fn a_long_number_text_is_charged_before_it_is_made() {
     );
     assert!(u.bytes >= 39_001, "{e}: the whole text charged: {u:?}");
     assert!(allocated < 39_001, "{e}: {allocated} bytes allocated");
+    // A conditional converts its result to the type both sides unify to (a tuple of
+    // strings here): the VM meters that conversion as it does a builtin's.
+    let e = "length(req.composite.spec.t ? [1e39000] : [\"a\"])";
+    let (out, u, allocated) = run_counted(&resource(e), r#"{"t": true}"#, small);
+    let m = fatal(out.err());
+    assert!(
+        m.contains("more than 20000 string bytes allocated (at main.hcl:2,")
+            && m.ends_with("(in type conversion)"),
+        "{e}: {m}"
+    );
+    assert!(u.bytes >= 39_001, "{e}: the whole text charged: {u:?}");
+    assert!(allocated < 39_001, "{e}: {allocated} bytes allocated");
 }
 
 #[test]
