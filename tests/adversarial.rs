@@ -711,6 +711,13 @@ fn the_front_end_is_linear_and_bounded() {
         _ => None,
     };
     assert_eq!(v.as_ref().and_then(|v| v.as_str()), Some("49999"));
+    // A tuple of 50,000 different objects converted to a list: the compiler's type of its
+    // element unified every pair of them (cty's way: 4,000 took 2 s in a debug build, a
+    // program of the token budget would take hours); now that is the run's work, where
+    // it looks at the clock (`unifying_many_distinct_types_looks_at_the_clock`).
+    let items: Vec<String> = (0..n).map(|i| format!("{{ a{i} = 1 }}")).collect();
+    let hcl = resource(&format!("length(tolist([{}, 1]))", items.join(", ")));
+    compile_txtar(&format!("-- main.hcl --\n{hcl}")).expect("loads");
     // Over the token budget: refused where the limit is reached.
     let over = format!(
         "-- main.hcl --\nlocals {{\n  t = [{}]\n}}\n",

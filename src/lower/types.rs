@@ -266,6 +266,9 @@ impl fmt::Display for Text<'_> {
     }
 }
 
+/// How many distinct types [`unify`] unifies at compile time.
+const MAX_UNIFIED_TYPES: usize = 64;
+
 /// The unification of static types (for `?:`, `try`, tuple elements): exact types go
 /// through cty's `UnifyUnsafe`; anything unknown gives `Dynamic`. `None` only when the
 /// types are exact and cty cannot unify them (a certain error in a conditional).
@@ -278,6 +281,18 @@ pub fn unify(ts: &[SType]) -> Option<SType> {
     }
     if !ts.iter().all(SType::is_exact) {
         return Some(SType::Dynamic);
+    }
+    // Unifying compares each distinct type with every other: a literal of thousands of
+    // different objects is left to the run, where that work looks at the clock (a
+    // compile has none), as a type not known here.
+    let mut distinct: Vec<&SType> = Vec::new();
+    for t in ts {
+        if !distinct.contains(&t) {
+            if distinct.len() == MAX_UNIFIED_TYPES {
+                return Some(SType::Dynamic);
+            }
+            distinct.push(t);
+        }
     }
     let cty: Vec<Type> = ts.iter().map(SType::to_cty).collect();
     crate::value::convert::unify_unsafe(&cty).map(|t| SType::from_cty(&t))
