@@ -212,6 +212,7 @@ pub fn write_output(
     out: &mut ResponseBuilder,
 ) -> Result<(), String> {
     use crate::runtime::eval::{ResultSeverity, SelectorMatch};
+    out.reserve_resources(o.resources.len());
     for (name, body, ready) in o.resources {
         out.set_resource_value(name.clone(), body).map_err(|e| {
             format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}")

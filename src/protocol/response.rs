@@ -415,6 +415,16 @@ impl ResponseBuilder {
         Ok(())
     }
 
+    /// Room for `n` more resource bodies (their index grew by rehashing as they came).
+    /// The caller's `n` is a count of bodies it already holds. A few fit the index's
+    /// first allocation, made on the first insert.
+    pub fn reserve_resources(&mut self, n: usize) {
+        if n > 3 {
+            self.bodies.reserve(n);
+            self.body_index.reserve(n);
+        }
+    }
+
     fn remove_body(&mut self, name: &str) {
         if let Some(i) = self.body_index.remove(name) {
             self.bodies.swap_remove(i);
