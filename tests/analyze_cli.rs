@@ -175,3 +175,20 @@ fn bad_assert_blocks_are_errors() {
     assert!(out.contains("error: Invalid assert message"), "{out}");
     assert!(out.ends_with("3 errors, 0 warnings\n"), "{out}");
 }
+
+#[test]
+fn disassemble_prints_every_chunk_of_a_good_program() {
+    let o = analyze_stdin_with(&["--disassemble"], GOOD);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("no problems found\n"), "{out}");
+    // `name`'s chunk is its constant; the body reads the local from its slot.
+    assert!(out.contains("\n== chunk 0\n"), "{out}");
+    assert!(out.contains("const \"app\"\n"), "{out}");
+    assert!(out.contains("make_object_const {name}"), "{out}");
+    assert!(out.contains("return\n"), "{out}");
+    // A program with errors is reported, not compiled.
+    let bad = analyze_stdin_with(&["--disassemble"], BAD);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(!stdout(&bad).contains("== chunk"), "{}", stdout(&bad));
+}

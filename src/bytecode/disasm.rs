@@ -1,4 +1,4 @@
-//! A readable listing of compiled chunks, for tests and debugging (`fn-hcl analyze`).
+//! A readable listing of compiled chunks, for tests and debugging (`fn-hcl analyze --disassemble`).
 
 use crate::bytecode::code::{ChunkId, Code, Op, Piece};
 use crate::value::Value;

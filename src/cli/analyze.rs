@@ -128,3 +128,20 @@ pub fn report(diags: &[Diagnostic], sm: &SourceMap) -> String {
     }
     s
 }
+
+/// The bytecode of a program (no errors), every chunk in order: what `--disassemble`
+/// prints after the report.
+pub fn disassembly(files: &[(String, String)]) -> Result<String, Failure> {
+    let program = crate::lower::ir::compile_files(files)
+        .map_err(|e| Failure::from(format!("cannot compile: {}", e.message())))?;
+    let code = &program.code;
+    let mut out = String::new();
+    for i in 0..code.chunk_count() {
+        let id = crate::bytecode::code::ChunkId(i as u32);
+        out.push_str(&format!(
+            "\n== chunk {i}\n{}",
+            crate::bytecode::disasm::disassemble(code, id)
+        ));
+    }
+    Ok(out)
+}

@@ -75,6 +75,10 @@ pub enum Command {
         /// rejects: fn-hcl's extensions (`assert` blocks).
         #[arg(long)]
         portable: bool,
+        /// Also print the bytecode a program without errors compiles to, chunk by chunk
+        /// (for performance work and bug reports).
+        #[arg(long)]
+        disassemble: bool,
     },
     /// Format HCL files in place as `fn-hcl-tools fmt` does (hclwrite's canonical
     /// layout, object literals with `=`); `-` filters standard input to standard output.
@@ -251,9 +255,16 @@ pub fn run(cmd: Command) -> Result<String, Failure> {
             crate::server::serve(args).map_err(|e| e.to_string())?;
             Ok(String::new())
         }
-        Command::Analyze { paths, portable } => {
+        Command::Analyze {
+            paths,
+            portable,
+            disassemble,
+        } => {
             let files = crate::cli::analyze::load_inputs(&paths)?;
-            let (report, errors) = crate::cli::analyze::run_with(&files, portable);
+            let (mut report, errors) = crate::cli::analyze::run_with(&files, portable);
+            if disassemble && !errors {
+                report.push_str(&crate::cli::analyze::disassembly(&files)?);
+            }
             if errors {
                 // The report goes to stdout as on success; the exit code says it failed.
                 print!("{report}");
