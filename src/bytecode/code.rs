@@ -51,17 +51,22 @@ impl<T> Copy for SiteId<T> {}
 /// (`Temp`, `*_temp`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Op {
-    /// Push a constant. `[..] → [.., c]`
-    Const(u32),
+    /// Push a constant. `[..] → [.., c]`; with `mark`, a [`Op::Mark`] first (see below).
+    ///
+    /// The four loads (`Const`, `Slot`, `Temp`, `SlotPath`) carry the `Mark` the compiler
+    /// emitted just before one, as `mark`: an expression's first operand is most often a
+    /// load, and a separate `Mark` cost a dispatch (~20 instructions) for one push. The
+    /// instruction still counts as two against the instruction budget.
+    Const { index: u32, mark: bool },
     /// Push a frame slot (root variable). `[..] → [.., v]`
-    Slot(u32),
+    Slot { slot: u32, mark: bool },
     /// Push a temporary (`for` or splat variable) of the running chunk. `[..] → [.., v]`
-    Temp(u32),
+    Temp { temp: u32, mark: bool },
     /// A frame slot followed by attribute steps (`each.value.name`), one instruction: the
     /// steps are taken by reference and only the attribute reached is cloned (a `Slot`
     /// then `Attr`s would clone every object on the way only to drop it). `path` indexes
     /// [`Code::paths`]. `[..] → [.., v]`
-    SlotPath { slot: u32, path: u32 },
+    SlotPath { slot: u32, path: u32, mark: bool },
     /// Record a prebuilt diagnostic and push `DynamicVal`. `[..] → [.., dyn]`
     Fail(u32),
     /// hcl `GetAttr`, a traversal step. `[.., v] → [.., v.name]`
@@ -286,8 +291,11 @@ impl Op {
         };
         let v = Effect::values;
         Some(match *self {
-            Op::Const(_) | Op::Slot(_) | Op::Temp(_) | Op::Fail(_) => next(v(0, 1)),
-            Op::SlotPath { .. } => next(v(0, 1)),
+            Op::Fail(_) => next(v(0, 1)),
+            Op::Const { mark, .. }
+            | Op::Slot { mark, .. }
+            | Op::Temp { mark, .. }
+            | Op::SlotPath { mark, .. } => next(v(0, 1).and(Marks, i8::from(mark))),
             Op::Attr { .. } | Op::IndexConst { .. } | Op::ConvArg { .. } => next(v(1, 1)),
             Op::TemplateJoin { .. } => next(v(1, 1)),
             Op::Index { .. } => next(v(2, 1)),

@@ -19,9 +19,13 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
     let mut pc = base;
     while let Some(op) = program.code.get(pc) {
         let text = match *op {
-            Op::Const(i) => format!(
+            Op::Const { index, .. } => format!(
                 "const {}",
-                program.consts.get(i as usize).map(show).unwrap_or_default()
+                program
+                    .consts
+                    .get(index as usize)
+                    .map(show)
+                    .unwrap_or_default()
             ),
             Op::Attr { name, .. } => format!(
                 "attr .{}",
@@ -39,7 +43,7 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                     .map(show)
                     .unwrap_or_default()
             ),
-            Op::SlotPath { slot, path } => {
+            Op::SlotPath { slot, path, .. } => {
                 let names = program.paths.get(path as usize).map(|steps| {
                     steps
                         .iter()
@@ -140,6 +144,15 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                 snake(debug.split(['{', '(']).next().unwrap_or("").trim()) + &operand_suffix(&other)
             }
         };
+        // A load that carries the `Mark` before it reads as the two it replaces.
+        let mark = match op {
+            Op::Const { mark, .. }
+            | Op::Slot { mark, .. }
+            | Op::Temp { mark, .. }
+            | Op::SlotPath { mark, .. } => *mark,
+            _ => false,
+        };
+        let text = if mark { format!("mark_{text}") } else { text };
         let _ = writeln!(out, "{:04} {text}", pc - base);
         if *op == Op::Return {
             break;
@@ -151,8 +164,8 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
 
 fn operand_suffix(op: &Op) -> String {
     match op {
-        Op::Slot(i) => format!(" s{i}"),
-        Op::Temp(i) => format!(" t{i}"),
+        Op::Slot { slot, .. } => format!(" s{slot}"),
+        Op::Temp { temp, .. } => format!(" t{temp}"),
         Op::Unary { op, .. } => format!(" {op:?}"),
         Op::Binary { op, .. } | Op::Logic { op, .. } | Op::LogicRhs { op } => {
             format!(" {}", op.symbol())

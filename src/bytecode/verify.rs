@@ -103,14 +103,16 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
     };
     let call = |i: u32| has("call site", i, code.calls.len());
     match op {
-        Op::Const(i) | Op::IndexConst { key: i, .. } => {
+        Op::Const { index: i, .. } | Op::IndexConst { key: i, .. } => {
             has("constant", i, code.consts.len())?;
             if let Op::IndexConst { site: s, .. } = op {
                 site(code.site(s).is_some())?;
             }
             Ok(())
         }
-        Op::Temp(i) | Op::SplatNext { temp: i, .. } => has("temporary", i, temps as usize),
+        Op::Temp { temp: i, .. } | Op::SplatNext { temp: i, .. } => {
+            has("temporary", i, temps as usize)
+        }
         Op::Fail(i) => has("diagnostic", i, code.diags.len()),
         Op::SlotPath { path, .. } => {
             let steps = code.paths.get(path as usize);
@@ -187,7 +189,7 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         | Op::Invoke { call: c, .. }
         | Op::TryFail { call: c, .. } => call(c),
         Op::MemoBegin { memo, .. } | Op::MemoEnd { memo } => has("memo", memo, code.memos as usize),
-        Op::Slot(_)
+        Op::Slot { .. }
         | Op::Mark
         | Op::LogicRhs { .. }
         | Op::CondSelect

@@ -472,8 +472,8 @@ fn root<'a>(
     op: Option<&Op>,
 ) -> Option<(u32, impl Iterator<Item = &'a Str>)> {
     let (slot, path) = match op? {
-        Op::Slot(s) => (*s, None),
-        Op::SlotPath { slot, path } => (*slot, Some(code.paths.get(*path as usize)?)),
+        Op::Slot { slot, .. } => (*slot, None),
+        Op::SlotPath { slot, path, .. } => (*slot, Some(code.paths.get(*path as usize)?)),
         _ => return None,
     };
     let names = path

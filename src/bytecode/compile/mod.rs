@@ -24,6 +24,7 @@ use crate::syntax::visit::{is_literal_key, literal_template, static_string, trav
 use crate::text::suggest::{closest_first, suggest};
 use crate::value::number::Number;
 use crate::value::{Str, Type, Value};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -110,6 +111,9 @@ pub struct CodeBuilder {
     invariant_below: Option<u32>,
     /// Compiling a remembered expression (its parts are not remembered again).
     in_memo: bool,
+    /// The position after a `Mark` just emitted, while nothing has taken a position since:
+    /// a load emitted there carries it ([`CodeBuilder::emit`]).
+    fusable_mark: Cell<Option<usize>>,
 }
 
 impl CodeBuilder {
@@ -138,6 +142,7 @@ impl CodeBuilder {
             },
             name_ids: HashMap::default(),
             fn_ids: HashMap::default(),
+            fusable_mark: Cell::new(None),
             locals: Vec::new(),
             splat_temps: Vec::new(),
             temps_next: 0,
@@ -222,6 +227,7 @@ impl CodeBuilder {
     // ---- chunk bookkeeping ----
 
     fn begin_chunk(&mut self) -> u32 {
+        self.fusable_mark.set(None);
         self.locals.clear();
         self.splat_temps.clear();
         self.temps_next = 0;
@@ -245,19 +251,43 @@ impl CodeBuilder {
         id
     }
 
-    fn emit(&mut self, op: Op, span: Span) -> u32 {
+    fn emit(&mut self, mut op: Op, span: Span) -> u32 {
+        // A load straight after a `Mark` takes it over (`Op::Const`'s `mark`), unless a
+        // position was taken between the two: a jump could land on the load, past the
+        // mark, or code read from there (`slots_read_since`) would miss it.
+        let fuse = self.fusable_mark.take() == Some(self.out.code.len())
+            && match &mut op {
+                Op::Const { mark, .. }
+                | Op::Slot { mark, .. }
+                | Op::Temp { mark, .. }
+                | Op::SlotPath { mark, .. } => {
+                    *mark = true;
+                    true
+                }
+                _ => false,
+            };
+        if fuse {
+            self.out.code.pop();
+            self.out.spans.pop();
+        }
         self.out.code.push(op);
         self.out.spans.push(span);
-        (self.out.code.len() - 1) as u32
+        let at = self.out.code.len();
+        if op == Op::Mark {
+            self.fusable_mark.set(Some(at));
+        }
+        (at - 1) as u32
     }
 
     fn here(&self) -> u32 {
+        self.fusable_mark.set(None);
         self.out.code.len() as u32
     }
 
     /// Where the next instruction goes: with [`CodeBuilder::slots_read_since`], what the
     /// code compiled in between reads of the frame.
     pub fn code_len(&self) -> usize {
+        self.fusable_mark.set(None);
         self.out.code.len()
     }
 
@@ -269,7 +299,7 @@ impl CodeBuilder {
             .unwrap_or(&[])
             .iter()
             .filter_map(|op| match op {
-                Op::Slot(s) | Op::SlotPath { slot: s, .. } => Some(*s),
+                Op::Slot { slot: s, .. } | Op::SlotPath { slot: s, .. } => Some(*s),
                 _ => None,
             })
     }
@@ -352,7 +382,13 @@ impl CodeBuilder {
     fn expr_inner(&mut self, e: &Expr, scope: &dyn Scope) {
         if let Some(v) = self.const_value(e) {
             let k = self.konst(v);
-            self.emit(Op::Const(k), e.span);
+            self.emit(
+                Op::Const {
+                    index: k,
+                    mark: false,
+                },
+                e.span,
+            );
             return;
         }
         if self.worth_remembering(e, scope) {
@@ -398,10 +434,22 @@ impl CodeBuilder {
             }
             ExprKind::SplatItem => {
                 if let Some(&t) = self.splat_temps.last() {
-                    self.emit(Op::Temp(t), e.span);
+                    self.emit(
+                        Op::Temp {
+                            temp: t,
+                            mark: false,
+                        },
+                        e.span,
+                    );
                 } else {
                     let k = self.konst(Value::Unknown(Type::Dynamic));
-                    self.emit(Op::Const(k), e.span);
+                    self.emit(
+                        Op::Const {
+                            index: k,
+                            mark: false,
+                        },
+                        e.span,
+                    );
                 }
             }
             ExprKind::Splat { source, each, .. } => self.splat(source, each, e.span, scope),
@@ -491,7 +539,13 @@ impl CodeBuilder {
             Branch::Tmpl(t, span) => self.template(t, span, scope),
             Branch::Empty(span) => {
                 let k = self.konst(Value::string(""));
-                self.emit(Op::Const(k), span);
+                self.emit(
+                    Op::Const {
+                        index: k,
+                        mark: false,
+                    },
+                    span,
+                );
             }
         }
     }
@@ -601,11 +655,18 @@ impl CodeBuilder {
                             .collect();
                         self.out.paths.push(path);
                         let path = (self.out.paths.len() - 1) as u32;
-                        self.emit(Op::SlotPath { slot, path }, id.span);
+                        self.emit(
+                            Op::SlotPath {
+                                slot,
+                                path,
+                                mark: false,
+                            },
+                            id.span,
+                        );
                         rest = &steps[from + attrs..];
                     }
                     Some(slot) if from > 0 => {
-                        self.emit(Op::Slot(slot), id.span);
+                        self.emit(Op::Slot { slot, mark: false }, id.span);
                         rest = &steps[from..];
                     }
                     _ => self.load_var(id, e.span, scope),
@@ -688,11 +749,17 @@ impl CodeBuilder {
 
     fn load_var(&mut self, id: &ast::Ident, trav: Span, scope: &dyn Scope) {
         if let Some(&(_, t)) = self.locals.iter().rev().find(|(n, _)| **n == *id.name) {
-            self.emit(Op::Temp(t), id.span);
+            self.emit(
+                Op::Temp {
+                    temp: t,
+                    mark: false,
+                },
+                id.span,
+            );
             return;
         }
         if let Some(slot) = scope.resolve(&id.name) {
-            self.emit(Op::Slot(slot), id.span);
+            self.emit(Op::Slot { slot, mark: false }, id.span);
             return;
         }
         let mut names: Vec<Str> = scope.visible_names();
@@ -751,7 +818,13 @@ impl CodeBuilder {
     fn template(&mut self, t: &Template, whole: Span, scope: &dyn Scope) {
         if let Some(s) = literal_template(t) {
             let k = self.konst(Value::string(s));
-            self.emit(Op::Const(k), whole);
+            self.emit(
+                Op::Const {
+                    index: k,
+                    mark: false,
+                },
+                whole,
+            );
             return;
         }
         let mut parts = Vec::with_capacity(t.parts.len());
@@ -826,13 +899,25 @@ impl CodeBuilder {
             let key_is_expr = match &it.key {
                 ObjectKey::Ident(id) => {
                     let k = self.konst(Value::String(id.name.clone()));
-                    self.emit(Op::Const(k), id.span);
+                    self.emit(
+                        Op::Const {
+                            index: k,
+                            mark: false,
+                        },
+                        id.span,
+                    );
                     false
                 }
                 ObjectKey::Expr(k) => {
                     if let Some(word) = keyword_key(k) {
                         let c = self.konst(Value::String(word));
-                        self.emit(Op::Const(c), k.span);
+                        self.emit(
+                            Op::Const {
+                                index: c,
+                                mark: false,
+                            },
+                            k.span,
+                        );
                         false
                     } else {
                         self.emit(Op::Mark, k.span);
@@ -1151,7 +1236,13 @@ impl CodeBuilder {
         let func = self.function(&fname).map(|f| f.0).unwrap_or(u32::MAX);
         self.emit(Op::Mark, c.whole);
         let k = self.konst(Value::String(fname));
-        self.emit(Op::Const(k), c.args[0].span);
+        self.emit(
+            Op::Const {
+                index: k,
+                mark: false,
+            },
+            c.args[0].span,
+        );
         // A literal object of the function's own argument names (the common call) binds
         // its values to the frame directly; anything else is built and checked at run time.
         if let ExprKind::Object(items) = &c.args[1].kind
@@ -1363,6 +1454,102 @@ fn keyword_key(k: &Expr) -> Option<Str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A load emitted right after a `Mark` carries it; not once a position was taken in
+    /// between (a jump may land there), nor for any other instruction.
+    #[test]
+    fn a_load_takes_over_the_mark_before_it_unless_a_position_was_taken() {
+        let mut b = CodeBuilder::new(Arc::new(SourceMap::new()));
+        let s = Span::default();
+        b.emit(Op::Mark, s);
+        assert_eq!(
+            b.emit(
+                Op::Slot {
+                    slot: 0,
+                    mark: false
+                },
+                s
+            ),
+            0
+        );
+        assert_eq!(
+            b.out.code,
+            [Op::Slot {
+                slot: 0,
+                mark: true
+            }]
+        );
+        b.emit(Op::Mark, s);
+        let _ = b.here();
+        b.emit(
+            Op::Slot {
+                slot: 1,
+                mark: false,
+            },
+            s,
+        );
+        b.emit(Op::Mark, s);
+        let _ = b.code_len();
+        b.emit(
+            Op::Temp {
+                temp: 0,
+                mark: false,
+            },
+            s,
+        );
+        b.emit(Op::Mark, s);
+        b.emit(Op::Mark, s);
+        b.emit(
+            Op::Const {
+                index: 0,
+                mark: false,
+            },
+            s,
+        );
+        b.emit(Op::Mark, s);
+        b.emit(Op::Fail(0), s);
+        b.emit(Op::Mark, s);
+        b.emit(Op::Return, s);
+        b.begin_chunk();
+        b.emit(
+            Op::SlotPath {
+                slot: 2,
+                path: 0,
+                mark: false,
+            },
+            s,
+        );
+        assert_eq!(
+            b.out.code[1..],
+            [
+                Op::Mark,
+                Op::Slot {
+                    slot: 1,
+                    mark: false
+                },
+                Op::Mark,
+                Op::Temp {
+                    temp: 0,
+                    mark: false
+                },
+                Op::Mark,
+                Op::Const {
+                    index: 0,
+                    mark: true
+                },
+                Op::Mark,
+                Op::Fail(0),
+                Op::Mark,
+                Op::Return,
+                Op::SlotPath {
+                    slot: 2,
+                    path: 0,
+                    mark: false
+                },
+            ]
+        );
+        assert_eq!(b.out.spans.len(), b.out.code.len());
+    }
 
     struct OneVar;
     impl Scope for OneVar {

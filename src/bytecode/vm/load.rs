@@ -1,6 +1,6 @@
 //! Loads: constants, frame slots, the chunk's temporaries, prebuilt failures and marks.
 
-use super::{DYN, Flow, Step, Stop, Vm};
+use super::{DYN, Flow, LimitKind, Step, Stop, Vm};
 use crate::syntax::diag::Diagnostic;
 use crate::value::Value;
 
@@ -45,6 +45,20 @@ impl Vm<'_> {
     pub(super) fn op_mark(&mut self, diags: &[Diagnostic]) -> Step {
         self.marks.push(diags.len());
         Ok(Flow::Next)
+    }
+
+    /// The `Mark` a load carries: the dispatch counted (and checked the budgets for) the
+    /// mark; this pushes it and counts the load as its own instruction, with the same
+    /// check, so that a budget stops at exactly the instruction it did unfused. A budget
+    /// that runs out is returned.
+    #[inline(always)]
+    pub(super) fn carried_mark(&mut self, diags: &[Diagnostic]) -> Option<LimitKind> {
+        self.marks.push(diags.len());
+        self.steps += 1;
+        if self.steps >= self.next_check {
+            return self.budget_check();
+        }
+        None
     }
 
     /// A temporary of the running chunk, to bind a `for` or splat variable.

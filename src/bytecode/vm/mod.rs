@@ -388,10 +388,15 @@ impl<'p> Vm<'p> {
         let prog = self.program;
         let start = prog.chunks.get(chunk.0 as usize)?.start as usize;
         let (slot, steps) = match (prog.code.get(start)?, prog.code.get(start + 1)?) {
-            (Op::Slot(slot), Op::Return) => (*slot, &[][..]),
-            (Op::SlotPath { slot, path }, Op::Return) => {
-                (*slot, &prog.paths.get(*path as usize)?[..])
-            }
+            (Op::Slot { slot, mark: false }, Op::Return) => (*slot, &[][..]),
+            (
+                Op::SlotPath {
+                    slot,
+                    path,
+                    mark: false,
+                },
+                Op::Return,
+            ) => (*slot, &prog.paths.get(*path as usize)?[..]),
             _ => return None,
         };
         // `run` counts the read (one per step besides) and the `Return`.
@@ -462,10 +467,30 @@ impl<'p> Vm<'p> {
             // One instruction, by family.
             match op {
                 Op::Return => step!(Ok(Flow::Return)),
-                Op::Const(i) => step!(self.op_const(i)),
-                Op::Slot(i) => step!(self.op_slot(i, frame)),
-                Op::Temp(i) => step!(self.op_temp(i)),
-                Op::SlotPath { slot, path } => step!(self.op_slot_path(slot, path, frame, diags)),
+                Op::Const { index, mark } => {
+                    if mark && let Some(kind) = self.carried_mark(diags) {
+                        return Err(self.limit_error(kind, self.span_at(pc)));
+                    }
+                    step!(self.op_const(index))
+                }
+                Op::Slot { slot, mark } => {
+                    if mark && let Some(kind) = self.carried_mark(diags) {
+                        return Err(self.limit_error(kind, self.span_at(pc)));
+                    }
+                    step!(self.op_slot(slot, frame))
+                }
+                Op::Temp { temp, mark } => {
+                    if mark && let Some(kind) = self.carried_mark(diags) {
+                        return Err(self.limit_error(kind, self.span_at(pc)));
+                    }
+                    step!(self.op_temp(temp))
+                }
+                Op::SlotPath { slot, path, mark } => {
+                    if mark && let Some(kind) = self.carried_mark(diags) {
+                        return Err(self.limit_error(kind, self.span_at(pc)));
+                    }
+                    step!(self.op_slot_path(slot, path, frame, diags))
+                }
                 Op::Fail(i) => step!(self.op_fail(i, diags)),
                 Op::Mark => step!(self.op_mark(diags)),
                 Op::Attr { name, site } => step!(self.op_attr(name, site, diags)),
