@@ -221,21 +221,7 @@ fn apply(e: Expr, step: Step) -> Expr {
 
 fn expr() -> impl Strategy<Value = Expr> {
     leaf().prop_recursive(3, 24, 4, |inner| {
-        let ops = prop::sample::select(vec![
-            BinaryOp::Mul,
-            BinaryOp::Div,
-            BinaryOp::Mod,
-            BinaryOp::Add,
-            BinaryOp::Sub,
-            BinaryOp::Gt,
-            BinaryOp::Ge,
-            BinaryOp::Lt,
-            BinaryOp::Le,
-            BinaryOp::Eq,
-            BinaryOp::Ne,
-            BinaryOp::And,
-            BinaryOp::Or,
-        ]);
+        let ops = prop::sample::select(BinaryOp::ALL.to_vec());
         let step = prop_oneof![
             prop::sample::select(ATTRS).prop_map(Step::Attr),
             prop::sample::select(&["0", "1", "7"][..]).prop_map(Step::Legacy),

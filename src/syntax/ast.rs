@@ -201,6 +201,23 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// Every operator, by precedence (for tests and tables over all of them).
+    pub const ALL: [BinaryOp; 13] = [
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Mod,
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::And,
+        BinaryOp::Or,
+    ];
+
     pub fn symbol(self) -> &'static str {
         match self {
             BinaryOp::Mul => "*",

@@ -343,26 +343,13 @@ mod tests {
             Value::Bool(true),
             Value::Bool(false),
         ];
-        let ops = [
-            BinaryOp::Mul,
-            BinaryOp::Div,
-            BinaryOp::Mod,
-            BinaryOp::Add,
-            BinaryOp::Sub,
-            BinaryOp::Gt,
-            BinaryOp::Ge,
-            BinaryOp::Lt,
-            BinaryOp::Le,
-            BinaryOp::Eq,
-            BinaryOp::Ne,
-        ];
         let site = OperatorSite {
             lhs: Span::default(),
             rhs: Span::default(),
             whole: Span::default(),
         };
         let mut fast = 0;
-        for op in ops {
+        for op in BinaryOp::ALL {
             for l in &vals {
                 for r in &vals {
                     let Some(got) = primitive_binary(op, l, r) else {
