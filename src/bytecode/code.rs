@@ -56,7 +56,9 @@ pub(crate) enum Op {
     /// The four loads (`Const`, `Slot`, `Temp`, `SlotPath`) carry the `Mark` the compiler
     /// emitted just before one, as `mark`: an expression's first operand is most often a
     /// load, and a separate `Mark` cost a dispatch (~20 instructions) for one push. The
-    /// instruction still counts as two against the instruction budget.
+    /// instruction still counts as two against the instruction budget (a budget that
+    /// runs out at its mark names the load's range, where the `Mark` named the
+    /// expression's).
     Const { index: u32, mark: bool },
     /// Push a frame slot (root variable). `[..] → [.., v]`
     Slot { slot: u32, mark: bool },
@@ -277,6 +279,24 @@ pub struct Effects {
 }
 
 impl Op {
+    /// The `mark` of a load (`Const`, `Slot`, `Temp`, `SlotPath`): whether it carries the
+    /// `Mark` emitted before it. `None` for every other instruction.
+    pub(crate) fn mark_mut(&mut self) -> Option<&mut bool> {
+        match self {
+            Op::Const { mark, .. }
+            | Op::Slot { mark, .. }
+            | Op::Temp { mark, .. }
+            | Op::SlotPath { mark, .. } => Some(mark),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a load carrying the `Mark` emitted before it.
+    pub(crate) fn carries_mark(&self) -> bool {
+        let mut op = *self;
+        op.mark_mut().is_some_and(|m| *m)
+    }
+
     /// The instruction's stack effects (the table its documentation spells out). `None`
     /// for [`Op::Return`], which ends the chunk, and for an object shape the code lacks.
     pub(crate) fn effects(&self, code: &Code) -> Option<Effects> {
@@ -291,11 +311,10 @@ impl Op {
         };
         let v = Effect::values;
         Some(match *self {
+            Op::Const { .. } | Op::Slot { .. } | Op::Temp { .. } | Op::SlotPath { .. } => {
+                next(v(0, 1).and(Marks, i8::from(self.carries_mark())))
+            }
             Op::Fail(_) => next(v(0, 1)),
-            Op::Const { mark, .. }
-            | Op::Slot { mark, .. }
-            | Op::Temp { mark, .. }
-            | Op::SlotPath { mark, .. } => next(v(0, 1).and(Marks, i8::from(mark))),
             Op::Attr { .. } | Op::IndexConst { .. } | Op::ConvArg { .. } => next(v(1, 1)),
             Op::TemplateJoin { .. } => next(v(1, 1)),
             Op::Index { .. } => next(v(2, 1)),

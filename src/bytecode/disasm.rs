@@ -145,14 +145,11 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
             }
         };
         // A load that carries the `Mark` before it reads as the two it replaces.
-        let mark = match op {
-            Op::Const { mark, .. }
-            | Op::Slot { mark, .. }
-            | Op::Temp { mark, .. }
-            | Op::SlotPath { mark, .. } => *mark,
-            _ => false,
+        let text = if op.carries_mark() {
+            format!("mark_{text}")
+        } else {
+            text
         };
-        let text = if mark { format!("mark_{text}") } else { text };
         let _ = writeln!(out, "{:04} {text}", pc - base);
         if *op == Op::Return {
             break;

@@ -255,18 +255,10 @@ impl CodeBuilder {
         // A load straight after a `Mark` takes it over (`Op::Const`'s `mark`), unless a
         // position was taken between the two: a jump could land on the load, past the
         // mark, or code read from there (`slots_read_since`) would miss it.
-        let fuse = self.fusable_mark.take() == Some(self.out.code.len())
-            && match &mut op {
-                Op::Const { mark, .. }
-                | Op::Slot { mark, .. }
-                | Op::Temp { mark, .. }
-                | Op::SlotPath { mark, .. } => {
-                    *mark = true;
-                    true
-                }
-                _ => false,
-            };
-        if fuse {
+        if self.fusable_mark.take() == Some(self.out.code.len())
+            && let Some(mark) = op.mark_mut()
+        {
+            *mark = true;
             self.out.code.pop();
             self.out.spans.pop();
         }
@@ -1459,93 +1451,48 @@ mod tests {
     /// between (a jump may land there), nor for any other instruction.
     #[test]
     fn a_load_takes_over_the_mark_before_it_unless_a_position_was_taken() {
+        let slot = |slot, mark| Op::Slot { slot, mark };
+        let temp = |temp, mark| Op::Temp { temp, mark };
+        let konst = |index, mark| Op::Const { index, mark };
+        let path = |slot, mark| Op::SlotPath {
+            slot,
+            path: 0,
+            mark,
+        };
         let mut b = CodeBuilder::new(Arc::new(SourceMap::new()));
         let s = Span::default();
         b.emit(Op::Mark, s);
-        assert_eq!(
-            b.emit(
-                Op::Slot {
-                    slot: 0,
-                    mark: false
-                },
-                s
-            ),
-            0
-        );
-        assert_eq!(
-            b.out.code,
-            [Op::Slot {
-                slot: 0,
-                mark: true
-            }]
-        );
+        assert_eq!(b.emit(slot(0, false), s), 0);
+        assert_eq!(b.out.code, [slot(0, true)]);
         b.emit(Op::Mark, s);
         let _ = b.here();
-        b.emit(
-            Op::Slot {
-                slot: 1,
-                mark: false,
-            },
-            s,
-        );
+        b.emit(slot(1, false), s);
         b.emit(Op::Mark, s);
         let _ = b.code_len();
-        b.emit(
-            Op::Temp {
-                temp: 0,
-                mark: false,
-            },
-            s,
-        );
+        b.emit(temp(0, false), s);
         b.emit(Op::Mark, s);
         b.emit(Op::Mark, s);
-        b.emit(
-            Op::Const {
-                index: 0,
-                mark: false,
-            },
-            s,
-        );
+        b.emit(konst(0, false), s);
         b.emit(Op::Mark, s);
         b.emit(Op::Fail(0), s);
         b.emit(Op::Mark, s);
         b.emit(Op::Return, s);
         b.begin_chunk();
-        b.emit(
-            Op::SlotPath {
-                slot: 2,
-                path: 0,
-                mark: false,
-            },
-            s,
-        );
+        b.emit(path(2, false), s);
         assert_eq!(
             b.out.code[1..],
             [
                 Op::Mark,
-                Op::Slot {
-                    slot: 1,
-                    mark: false
-                },
+                slot(1, false),
                 Op::Mark,
-                Op::Temp {
-                    temp: 0,
-                    mark: false
-                },
+                temp(0, false),
                 Op::Mark,
-                Op::Const {
-                    index: 0,
-                    mark: true
-                },
+                konst(0, true),
                 Op::Mark,
                 Op::Fail(0),
                 Op::Mark,
                 Op::Return,
-                Op::SlotPath {
-                    slot: 2,
-                    path: 0,
-                    mark: false
-                },
+                path(2, false),
             ]
         );
         assert_eq!(b.out.spans.len(), b.out.code.len());

@@ -464,31 +464,31 @@ impl<'p> Vm<'p> {
                     }
                 }};
             }
+            // The `Mark` a load carries (see `Op::Const`), with its own budget check.
+            macro_rules! carried {
+                ($mark:expr) => {
+                    if $mark && let Some(kind) = self.carried_mark(diags) {
+                        return Err(self.limit_error(kind, self.span_at(pc)));
+                    }
+                };
+            }
             // One instruction, by family.
             match op {
                 Op::Return => step!(Ok(Flow::Return)),
                 Op::Const { index, mark } => {
-                    if mark && let Some(kind) = self.carried_mark(diags) {
-                        return Err(self.limit_error(kind, self.span_at(pc)));
-                    }
+                    carried!(mark);
                     step!(self.op_const(index))
                 }
                 Op::Slot { slot, mark } => {
-                    if mark && let Some(kind) = self.carried_mark(diags) {
-                        return Err(self.limit_error(kind, self.span_at(pc)));
-                    }
+                    carried!(mark);
                     step!(self.op_slot(slot, frame))
                 }
                 Op::Temp { temp, mark } => {
-                    if mark && let Some(kind) = self.carried_mark(diags) {
-                        return Err(self.limit_error(kind, self.span_at(pc)));
-                    }
+                    carried!(mark);
                     step!(self.op_temp(temp))
                 }
                 Op::SlotPath { slot, path, mark } => {
-                    if mark && let Some(kind) = self.carried_mark(diags) {
-                        return Err(self.limit_error(kind, self.span_at(pc)));
-                    }
+                    carried!(mark);
                     step!(self.op_slot_path(slot, path, frame, diags))
                 }
                 Op::Fail(i) => step!(self.op_fail(i, diags)),
