@@ -52,8 +52,11 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
             Arc::clone(&issued),
         );
         workers.push(tokio::spawn(async move {
-            // (tag, which backend answered)
+            // (tag, which backend answered), and what A refused with before another
+            // answered (what a failure below prints: a call A logged as started but
+            // refused to the client is a different fault from one it never answered).
             let mut answered: Vec<(String, usize)> = Vec::new();
+            let mut refused: Vec<(String, String)> = Vec::new();
             loop {
                 let n = issued.fetch_add(1, Ordering::SeqCst);
                 if n >= MAX_CALLS || started.elapsed() > DURATION {
@@ -103,19 +106,24 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
                                     ),
                                 "{tag}: {status:?}"
                             );
+                            if i == 0 {
+                                refused.push((tag.clone(), format!("{status:?}")));
+                            }
                             backends[i].down.store(true, Ordering::SeqCst);
                         }
                     }
                 }
             }
-            answered
+            (answered, refused)
         }));
     }
     tokio::time::sleep(STOP_AFTER).await;
     a.signal("-TERM");
-    let mut answered = Vec::new();
+    let (mut answered, mut refused_by_a) = (Vec::new(), Vec::new());
     for w in workers {
-        answered.extend(w.await.expect("worker"));
+        let (a, r) = w.await.expect("worker");
+        answered.extend(a);
+        refused_by_a.extend(r);
     }
     let (status, a_lines) = tokio::task::spawn_blocking(move || a.wait(Duration::from_secs(30)))
         .await
@@ -143,9 +151,15 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
         .collect();
     assert!(!accepted_by_a.is_empty());
     for tag in &accepted_by_a {
+        let refusal = refused_by_a.iter().find(|(t, _)| t == tag).map(|(_, s)| s);
+        let about: Vec<&String> = a_lines
+            .iter()
+            .filter(|l| l.contains(tag.as_str()) || l.contains("SIGTERM") || l.contains("shut"))
+            .collect();
         assert!(
             by_a.contains(tag.as_str()),
-            "{tag} was accepted by the stopped replica but lost"
+            "{tag} was accepted by the stopped replica but lost (the client saw from it: \
+             {refusal:?}; the replica's log of it and of its stop: {about:?})"
         );
     }
     assert_eq!(
