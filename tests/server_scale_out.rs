@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use server_support::process::Proc;
-use server_support::{Client, call, client, request};
+use server_support::{Client, call, client, request_for};
 use tokio::sync::Mutex;
 
 const WORKERS: usize = 4;
@@ -21,6 +21,8 @@ const WORKERS: usize = 4;
 const MAX_CALLS: usize = 4000;
 const DURATION: Duration = Duration::from_secs(3);
 const STOP_AFTER: Duration = Duration::from_millis(1200);
+/// Every call's tag: the test hook makes each evaluation sleep this long.
+const SLEEP: &str = "fn-hcl-test:sleep-ms=3";
 
 struct Backend {
     client: Mutex<Client>,
@@ -52,7 +54,7 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
             Arc::clone(&issued),
         );
         workers.push(tokio::spawn(async move {
-            // (tag, which backend answered), and what A refused with before another
+            // (call, which backend answered), and what A refused with before another
             // answered (what a failure below prints: a call A logged as started but
             // refused to the client is a different fault from one it never answered).
             let mut answered: Vec<(String, usize)> = Vec::new();
@@ -62,12 +64,13 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
                 if n >= MAX_CALLS || started.elapsed() > DURATION {
                     break;
                 }
-                // A few milliseconds of work each, so calls are in flight at the SIGTERM.
-                let tag = format!("fn-hcl-test:sleep-ms=3#{w}-{n}");
+                // A few milliseconds of work each, so calls are in flight at the SIGTERM;
+                // each call is its own XR (the server logs every call with its XR's name).
+                let id = format!("xr-{w}-{n}");
                 let mut tries = 0;
                 loop {
                     tries += 1;
-                    assert!(tries <= 4, "call {tag} found no ready backend");
+                    assert!(tries <= 4, "call {id} found no ready backend");
                     // Round-robin over the backends not known to be down (as gRPC's
                     // round_robin picks only READY subchannels).
                     let pick = next.fetch_add(1, Ordering::SeqCst) % 2;
@@ -79,13 +82,13 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
                     let mut c = backends[i].client.lock().await.clone();
                     match call(
                         &mut c,
-                        request(&tag, "-- main.hcl --\nlocals {\n  x = 1\n}\n"),
+                        request_for(&id, SLEEP, "-- main.hcl --\nlocals {\n  x = 1\n}\n"),
                     )
                     .await
                     {
                         Ok(rsp) => {
-                            assert_eq!(rsp.meta.map(|m| m.tag).as_deref(), Some(tag.as_str()));
-                            answered.push((tag.clone(), i));
+                            assert_eq!(rsp.meta.map(|m| m.tag).as_deref(), Some(SLEEP));
+                            answered.push((id.clone(), i));
                             break;
                         }
                         // Refused before it was accepted: the backend is going away.
@@ -104,10 +107,10 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
                                             | tonic::Code::Unknown
                                             | tonic::Code::Cancelled
                                     ),
-                                "{tag}: {status:?}"
+                                "{id}: {status:?}"
                             );
                             if i == 0 {
-                                refused.push((tag.clone(), format!("{status:?}")));
+                                refused.push((id.clone(), format!("{status:?}")));
                             }
                             backends[i].down.store(true, Ordering::SeqCst);
                         }
@@ -141,24 +144,25 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
         "both replicas take calls: a {}, b {by_b}",
         by_a.len()
     );
-    // Every call A started (it logs "Running Function" with the tag when it accepts one)
-    // was answered by A.
+    // Every call A started (it logs "Running Function" with the XR's name when it accepts
+    // one) was answered by A.
     let accepted_by_a: Vec<String> = a_lines
         .iter()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter(|j| j["msg"] == "Running Function")
-        .filter_map(|j| j["tag"].as_str().map(str::to_string))
+        .filter_map(|j| j["xr_name"].as_str().map(str::to_string))
         .collect();
     assert!(!accepted_by_a.is_empty());
-    for tag in &accepted_by_a {
-        let refusal = refused_by_a.iter().find(|(t, _)| t == tag).map(|(_, s)| s);
+    for id in &accepted_by_a {
+        let refusal = refused_by_a.iter().find(|(t, _)| t == id).map(|(_, s)| s);
+        let quoted = format!("\"{id}\"");
         let about: Vec<&String> = a_lines
             .iter()
-            .filter(|l| l.contains(tag.as_str()) || l.contains("SIGTERM") || l.contains("shut"))
+            .filter(|l| l.contains(&quoted) || l.contains("SIGTERM") || l.contains("shut"))
             .collect();
         assert!(
-            by_a.contains(tag.as_str()),
-            "{tag} was accepted by the stopped replica but lost (the client saw from it: \
+            by_a.contains(id.as_str()),
+            "{id} was accepted by the stopped replica but lost (the client saw from it: \
              {refusal:?}; the replica's log of it and of its stop: {about:?})"
         );
     }

@@ -31,8 +31,7 @@ use prost::Message as _;
 /// Request tags that trigger test behaviour when the server runs with test hooks enabled
 /// (`--enable-test-hooks`, hidden; never in production).
 pub const TEST_PANIC_TAG: &str = "fn-hcl-test:panic";
-/// `fn-hcl-test:sleep-ms=N`: the evaluation sleeps N ms (at most 60 s) before answering;
-/// anything after the digits (`fn-hcl-test:sleep-ms=3#7`) keeps many such tags distinct.
+/// `fn-hcl-test:sleep-ms=N`: the evaluation sleeps N ms (at most 60 s) before answering.
 pub const TEST_SLEEP_TAG: &str = "fn-hcl-test:sleep-ms=";
 
 /// How much earlier than the client's deadline the server gives up, so that its own
@@ -443,10 +442,10 @@ fn evaluate(shared: &Shared, req: &LazyRequest) -> crate::protocol::response::Re
         if tag == TEST_PANIC_TAG {
             panic!("test hook: panic requested by the request tag");
         }
-        if let Some(ms) = tag.strip_prefix(TEST_SLEEP_TAG).and_then(|n| {
-            let digits = n.find(|c: char| !c.is_ascii_digit()).unwrap_or(n.len());
-            n[..digits].parse::<u64>().ok()
-        }) {
+        if let Some(ms) = tag
+            .strip_prefix(TEST_SLEEP_TAG)
+            .and_then(|n| n.parse::<u64>().ok())
+        {
             std::thread::sleep(Duration::from_millis(ms.min(60_000)));
         }
     }

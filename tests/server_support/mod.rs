@@ -20,10 +20,15 @@ pub type Client = v1::function_runner_service_client::FunctionRunnerServiceClien
 
 /// A request for the XR `bucket-1` running the bundle `program`, tagged `tag`.
 pub fn request(tag: &str, program: &str) -> v1::RunFunctionRequest {
+    request_for("bucket-1", tag, program)
+}
+
+/// [`request`] for the composite named `xr` (the server logs each call with its XR's name).
+pub fn request_for(xr: &str, tag: &str, program: &str) -> v1::RunFunctionRequest {
     let xr = structure([
         ("apiVersion", string("example.com/v1")),
         ("kind", string("XBucket")),
-        ("metadata", object([("name", string("bucket-1"))])),
+        ("metadata", object([("name", string(xr))])),
         ("spec", object([("region", string("eu-west-1"))])),
     ]);
     let mut req = proto::request(program, Some(resource(xr)));
