@@ -47,7 +47,11 @@ impl Vm<'_> {
         let v = frame.get(slot as usize);
         let v = v.ok_or(Stop::Fault(&"frame slot out of range"))?;
         self.steps = self.steps.saturating_add(steps.len() as u64);
-        let (v, taken) = present_attrs(prog, v, steps)?;
+        let hints = prog
+            .path_hints
+            .get(path as usize)
+            .map_or(&[][..], |h| &h[..]);
+        let (v, taken) = present_attrs(prog, v, steps, hints)?;
         self.push(v.clone_for_push())?;
         for &(name, site) in steps.iter().skip(taken) {
             self.op_attr(name, site, diags)?;
@@ -98,22 +102,23 @@ impl Vm<'_> {
 /// Follows `steps` from `v` while each is a present attribute of a known object or map, by
 /// reference: the value reached and how many steps were taken (the rest, if any, is for
 /// `Attr`'s general rules).
-#[inline]
+#[inline(always)]
 pub(super) fn present_attrs<'v>(
     prog: &Code,
     mut v: &'v Value,
     steps: &[PathStep],
+    hints: &[std::sync::atomic::AtomicU8],
 ) -> Result<(&'v Value, usize), Stop> {
-    for (taken, &(name, _)) in steps.iter().enumerate() {
+    for (taken, (&(name, _), hint)) in steps.iter().zip(hints).enumerate() {
         let name = prog.names.get(name as usize);
         let name = name.ok_or(Stop::Fault(&"missing attribute name"))?;
         v = match v {
-            Value::Object(f) | Value::Map(f) => match f.get_key(name) {
+            Value::Object(f) | Value::Map(f) => match f.get_key_hinted(name, hint) {
                 Some(x) => x,
                 None => return Ok((v, taken)),
             },
             _ => return Ok((v, taken)),
         };
     }
-    Ok((v, steps.len()))
+    Ok((v, steps.len().min(hints.len())))
 }
