@@ -676,11 +676,6 @@ pub struct Code {
     pub(crate) bindings: Vec<ArgBinding>,
     /// The attribute steps of each [`Op::SlotPath`]: name (in `names`) and site.
     pub(crate) paths: Vec<Box<[PathStep]>>,
-    /// For each step of each path, where its name was last found in the object it
-    /// looked into (`u8::MAX`: nowhere yet): a collection's members are objects of one
-    /// shape, so the next member's lookup checks that entry first. A hint only (relaxed,
-    /// shared by the threads running the program): the entry's key is compared.
-    pub(crate) path_hints: Vec<Box<[AtomicU8]>>,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) functions: Vec<UserFn>,
     /// How many expressions [`Op::MemoBegin`] remembers: each computed once per
@@ -689,8 +684,6 @@ pub struct Code {
     pub(crate) memos: u32,
     pub(crate) sources: Arc<SourceMap>,
 }
-
-use std::sync::atomic::AtomicU8;
 
 // Compiled code is shared across requests and threads.
 const _: () = {

@@ -525,30 +525,6 @@ impl Fields {
     }
 }
 
-impl Fields {
-    /// [`Fields::get_key`] that first looks where `hint` says the key was last found, and
-    /// remembers where it found it (see `Code::path_hints`).
-    #[inline]
-    pub fn get_key_hinted(&self, key: &Str, hint: &std::sync::atomic::AtomicU8) -> Option<&Value> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let h = usize::from(hint.load(Relaxed));
-        if let Some((k, v)) = self.entries.get(h)
-            && k == key
-        {
-            return Some(v);
-        }
-        let i = if self.entries.len() <= 8 {
-            self.entries.iter().position(|(k, _)| k == key)?
-        } else {
-            self.entries.binary_search_by(|(k, _)| k.cmp(key)).ok()?
-        };
-        if let Ok(i8) = u8::try_from(i) {
-            hint.store(i8, Relaxed);
-        }
-        self.entries.get(i).map(|(_, v)| v)
-    }
-}
-
 /// Sorted entries with new ones put at the places found for them (replacing the entry
 /// there when the key was found), the old ones given by `old` by index (moved or cloned):
 /// an exact count of `left` items.
@@ -626,54 +602,6 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_hinted_lookup_finds_what_get_key_finds_whatever_the_hint() {
-        use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
-        // The same entry, not an equal value.
-        let at = |v: Option<&Value>| v.map(std::ptr::from_ref);
-        // Objects of 0..300 keys: the small (scanned) and large (searched) paths, and
-        // positions past what a hint can hold.
-        for n in [0usize, 1, 4, 8, 9, 40, 255, 256, 300] {
-            let entries: Vec<(Str, Value)> = (0..n)
-                .map(|i| (Str::from(format!("k{i:03}").as_str()), Value::int(i as i64)))
-                .collect();
-            let Value::Object(f) = Value::object_sorted(entries) else {
-                panic!("an object");
-            };
-            let mut keys: Vec<Str> = (0..n)
-                .map(|i| Str::from(format!("k{i:03}").as_str()))
-                .collect();
-            keys.push(Str::from("absent"));
-            for key in &keys {
-                for start in [0u8, 3, 7, 100, 254, u8::MAX] {
-                    let hint = AtomicU8::new(start);
-                    for _ in 0..2 {
-                        assert_eq!(
-                            at(f.get_key_hinted(key, &hint)),
-                            at(f.get_key(key)),
-                            "{n} {key}"
-                        );
-                    }
-                    // A key found at a position a hint holds is remembered there.
-                    match f.entries.iter().position(|(k, _)| k == key) {
-                        Some(i) if i < 255 => assert_eq!(usize::from(hint.load(Relaxed)), i),
-                        _ => {}
-                    }
-                }
-            }
-            // Another object's hint (a member of another shape) is only a first guess.
-            let hint = AtomicU8::new(0);
-            let other = Value::object_sorted(vec![(Str::from("zz"), Value::Bool(true))]);
-            let Value::Object(g) = other else {
-                panic!("an object")
-            };
-            assert!(g.get_key_hinted(&Str::from("zz"), &hint).is_some());
-            if let Some(k) = keys.first() {
-                assert_eq!(at(f.get_key_hinted(k, &hint)), at(f.get_key(k)));
-            }
-        }
-    }
 
     /// What a summary says, found by walking every part (shared ones each time).
     fn walked(v: &Value) -> (u64, u64, bool, bool) {

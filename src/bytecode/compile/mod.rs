@@ -135,7 +135,6 @@ impl CodeBuilder {
                 shapes: Vec::new(),
                 bindings: Vec::new(),
                 paths: Vec::new(),
-                path_hints: Vec::new(),
                 diags: Vec::new(),
                 functions: Vec::new(),
                 memos: 0,
@@ -631,8 +630,7 @@ impl CodeBuilder {
                     .count();
                 match root {
                     Some(slot) if attrs > 0 => {
-                        let path: Box<[crate::bytecode::code::PathStep]> = steps
-                            [from..from + attrs]
+                        let path = steps[from..from + attrs]
                             .iter()
                             .filter_map(|s| match s {
                                 Step::Attr(id, span) => Some((*id, *span)),
@@ -647,11 +645,6 @@ impl CodeBuilder {
                                 (name, site)
                             })
                             .collect();
-                        let hints = path
-                            .iter()
-                            .map(|_| std::sync::atomic::AtomicU8::new(u8::MAX))
-                            .collect();
-                        self.out.path_hints.push(hints);
                         self.out.paths.push(path);
                         let path = (self.out.paths.len() - 1) as u32;
                         self.emit(

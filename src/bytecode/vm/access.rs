@@ -47,11 +47,7 @@ impl Vm<'_> {
         let v = frame.get(slot as usize);
         let v = v.ok_or(Stop::Fault(&"frame slot out of range"))?;
         self.steps = self.steps.saturating_add(steps.len() as u64);
-        let hints = prog
-            .path_hints
-            .get(path as usize)
-            .map_or(&[][..], |h| &h[..]);
-        let (v, taken) = present_attrs(prog, v, steps, hints)?;
+        let (v, taken) = present_attrs(prog, v, steps)?;
         self.push(v.clone_for_push())?;
         for &(name, site) in steps.iter().skip(taken) {
             self.op_attr(name, site, diags)?;
@@ -102,23 +98,22 @@ impl Vm<'_> {
 /// Follows `steps` from `v` while each is a present attribute of a known object or map, by
 /// reference: the value reached and how many steps were taken (the rest, if any, is for
 /// `Attr`'s general rules).
-#[inline(always)]
+#[inline]
 pub(super) fn present_attrs<'v>(
     prog: &Code,
     mut v: &'v Value,
     steps: &[PathStep],
-    hints: &[std::sync::atomic::AtomicU8],
 ) -> Result<(&'v Value, usize), Stop> {
-    for (taken, (&(name, _), hint)) in steps.iter().zip(hints).enumerate() {
+    for (taken, &(name, _)) in steps.iter().enumerate() {
         let name = prog.names.get(name as usize);
         let name = name.ok_or(Stop::Fault(&"missing attribute name"))?;
         v = match v {
-            Value::Object(f) | Value::Map(f) => match f.get_key_hinted(name, hint) {
+            Value::Object(f) | Value::Map(f) => match f.get_key(name) {
                 Some(x) => x,
                 None => return Ok((v, taken)),
             },
             _ => return Ok((v, taken)),
         };
     }
-    Ok((v, steps.len().min(hints.len())))
+    Ok((v, steps.len()))
 }

@@ -387,8 +387,8 @@ impl<'p> Vm<'p> {
     fn slot_read(&mut self, chunk: ChunkId, frame: &[Value]) -> Option<Value> {
         let prog = self.program;
         let start = prog.chunks.get(chunk.0 as usize)?.start as usize;
-        let (slot, steps, hints) = match (prog.code.get(start)?, prog.code.get(start + 1)?) {
-            (Op::Slot { slot, mark: false }, Op::Return) => (*slot, &[][..], &[][..]),
+        let (slot, steps) = match (prog.code.get(start)?, prog.code.get(start + 1)?) {
+            (Op::Slot { slot, mark: false }, Op::Return) => (*slot, &[][..]),
             (
                 Op::SlotPath {
                     slot,
@@ -396,11 +396,7 @@ impl<'p> Vm<'p> {
                     mark: false,
                 },
                 Op::Return,
-            ) => (
-                *slot,
-                &prog.paths.get(*path as usize)?[..],
-                &prog.path_hints.get(*path as usize)?[..],
-            ),
+            ) => (*slot, &prog.paths.get(*path as usize)?[..]),
             _ => return None,
         };
         // `run` counts the read (one per step besides) and the `Return`.
@@ -408,8 +404,7 @@ impl<'p> Vm<'p> {
         if counted > self.limits.max_instructions {
             return None;
         }
-        let (v, taken) =
-            access::present_attrs(prog, frame.get(slot as usize)?, steps, hints).ok()?;
+        let (v, taken) = access::present_attrs(prog, frame.get(slot as usize)?, steps).ok()?;
         if taken < steps.len() {
             return None;
         }
