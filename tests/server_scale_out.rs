@@ -23,6 +23,29 @@ const DURATION: Duration = Duration::from_secs(3);
 const STOP_AFTER: Duration = Duration::from_millis(1200);
 /// Every call's tag: the test hook makes each evaluation sleep this long.
 const SLEEP: &str = "fn-hcl-test:sleep-ms=3";
+/// Echoes the call's XR name into the composite's status: each answer is checked to be
+/// its own call's (the tag, the same for every call, cannot tell them apart).
+const PROGRAM: &str =
+    "-- main.hcl --\ncomposite status {\n  body = { seen = req.composite.metadata.name }\n}\n";
+
+/// The `status.seen` of the desired composite a response carries.
+fn seen(rsp: &fn_hcl::protocol::proto::v1::RunFunctionResponse) -> Option<String> {
+    use prost_types::value::Kind;
+    let composite = rsp
+        .desired
+        .as_ref()?
+        .composite
+        .as_ref()?
+        .resource
+        .as_ref()?;
+    let Some(Kind::StructValue(status)) = &composite.fields.get("status")?.kind else {
+        return None;
+    };
+    match &status.fields.get("seen")?.kind {
+        Some(Kind::StringValue(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
 
 struct Backend {
     client: Mutex<Client>,
@@ -80,14 +103,9 @@ async fn two_replicas_share_the_load_and_a_stopped_one_loses_no_accepted_call() 
                         pick
                     };
                     let mut c = backends[i].client.lock().await.clone();
-                    match call(
-                        &mut c,
-                        request_for(&id, SLEEP, "-- main.hcl --\nlocals {\n  x = 1\n}\n"),
-                    )
-                    .await
-                    {
+                    match call(&mut c, request_for(&id, SLEEP, PROGRAM)).await {
                         Ok(rsp) => {
-                            assert_eq!(rsp.meta.map(|m| m.tag).as_deref(), Some(SLEEP));
+                            assert_eq!(seen(&rsp).as_deref(), Some(id.as_str()), "{rsp:?}");
                             answered.push((id.clone(), i));
                             break;
                         }
