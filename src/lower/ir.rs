@@ -17,6 +17,7 @@
 
 use crate::bytecode::code::{ChunkId, FnId};
 use crate::bytecode::compile::{CodeBuilder, Scope};
+use crate::lower::annotate;
 use crate::lower::schema::{self, Content, Schema};
 use crate::lower::types::{SType, TypeEnv};
 use crate::syntax::ast::{self, Attribute, Block, Body, Expr, ExprKind, TemplatePart};
@@ -262,6 +263,10 @@ pub struct Collection {
     /// The template's `self` (the collection's and the member's attributes), declared
     /// after `each`.
     pub template_self: Special,
+    /// The slot after the template's `self` that holds a member's index annotation, when
+    /// the template's body has the collection's annotations compiled in
+    /// ([`crate::lower::annotate`]); `None`: the evaluator adds them to each body.
+    pub member_index: Option<u32>,
     pub template: ResourceContent,
     pub subs: Vec<Sub>,
 }
@@ -474,6 +479,7 @@ impl Scope for Scopes {
         // program with many names and many mistakes must not copy all names per mistake.
         self.entries
             .iter()
+            .filter(|(n, _, _)| &**n != annotate::MEMBER_INDEX)
             .take(crate::text::suggest::MAX_CANDIDATES + 1)
             .map(|(n, _, _)| n.clone())
             .collect()
@@ -877,13 +883,19 @@ impl<'a> Lowerer<'a> {
     }
 
     fn compile(&mut self, e: &Expr) -> CExpr {
+        self.compile_as(e, e)
+    }
+
+    /// [`Lowerer::compile`] of `e` that runs `run`, `e` with what the program cannot say
+    /// (the collection annotations of [`annotate`]): `e` is analyzed, typed and explained.
+    fn compile_as(&mut self, e: &Expr, run: &Expr) -> CExpr {
         self.analyze_expr(e);
         let env = Env {
             scopes: &self.scopes,
             fns: &self.fn_types,
         };
         let ty = crate::lower::types::infer(e, &env, &mut self.analysis);
-        let chunk = self.builder.compile_expr(e, &self.scopes);
+        let chunk = self.builder.compile_expr(run, &self.scopes);
         self.types.insert(chunk, ty);
         if self.explain_left.is_some() {
             let mut parts = vec![(e.span, chunk)];
@@ -1263,7 +1275,7 @@ impl<'a> Lowerer<'a> {
         let saved = self.scopes.push();
         let self_slot = self.scopes.declare_special("self", RESOURCE_SELF);
         let mark = self.builder.code_len();
-        let content = self.lower_resource_content(b.span, &c, true);
+        let content = self.lower_resource_content(b.span, &c, true, None);
         let self_ = self.special(self_slot, RESOURCE_SELF, mark);
         self.scopes.pop(saved);
         Ok(Resource {
@@ -1295,12 +1307,15 @@ impl<'a> Lowerer<'a> {
         out
     }
 
-    /// The content of a resource or template (the caller has declared `self`).
+    /// The content of a resource or template (the caller has declared `self`). `annotate`:
+    /// the base name of the collection whose annotations the body is compiled with (the
+    /// caller has declared [`annotate::MEMBER_INDEX`]).
     fn lower_resource_content(
         &mut self,
         span: Span,
         c: &Content<'a>,
         with_condition: bool,
+        annotate: Option<&str>,
     ) -> ResourceContent {
         let saved = self.scopes.push();
         let locals = self.lower_locals(c);
@@ -1313,7 +1328,10 @@ impl<'a> Lowerer<'a> {
         let body_attr = c.attr("body");
         let (body, body_vars) = match body_attr {
             Some(a) => {
-                let body = self.compile(&a.expr);
+                let body = match annotate.and_then(|base| annotate::annotated(&a.expr, base)) {
+                    Some(run) => self.compile_as(&a.expr, &run),
+                    None => self.compile(&a.expr),
+                };
                 self.check_type(&body, SType::certainly_not_object, "body", "an object");
                 (body, self.builder.compile_traversals(&a.expr, &self.scopes))
             }
@@ -1412,7 +1430,14 @@ impl<'a> Lowerer<'a> {
         );
         let template_self = self.scopes.declare_special("self", TEMPLATE_SELF);
         let template_mark = self.builder.code_len();
-        let template = self.lower_resource_content(template.span, &tc, false);
+        // `explain` matches the body's parts to its source: it gets the evaluator's way.
+        let annotate = self.explain_left.is_none()
+            && tc
+                .attr("body")
+                .is_some_and(|a| annotate::applies(&a.expr, &base));
+        let member_index = annotate.then(|| self.scopes.declare(annotate::MEMBER_INDEX));
+        let template =
+            self.lower_resource_content(template.span, &tc, false, annotate.then_some(&*base));
         self.builder.set_invariant_below(None);
         let template_self = self.special(template_self, TEMPLATE_SELF, template_mark);
         let each = self.special(each_slot, EACH_FIELDS, each_mark);
@@ -1431,6 +1456,7 @@ impl<'a> Lowerer<'a> {
             name,
             each,
             template_self,
+            member_index,
             template,
             subs,
         }))

@@ -2,6 +2,7 @@
 //! compiled to a chunk, static types and what a program reads from a request.
 
 pub mod analyze;
+pub mod annotate;
 pub mod index;
 pub mod ir;
 pub mod reads;

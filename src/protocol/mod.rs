@@ -19,11 +19,7 @@ pub mod request;
 pub mod response;
 pub mod yaml;
 
-/// Annotation naming the collection (`resources` block) a composed resource belongs to
-/// (read on observed resources, written on desired ones).
-pub const ANNOTATION_BASE_NAME: &str = "hcl.fn.crossplane.io/collection-base-name";
-/// Annotation holding a collection member's position (`s000000`).
-pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
+pub use crate::lower::annotate::{ANNOTATION_BASE_NAME, ANNOTATION_INDEX};
 /// Annotation on an XR that turns the debug dump on for it (when set to `"true"`).
 pub const DEBUG_ANNOTATION: &str = "hcl.fn.crossplane.io/debug";
 

@@ -909,9 +909,20 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                     .attr(k)
                     .unwrap_or_else(|| Self::own_attr(inputs, k, &name, own_body))
             });
+            // The annotations: compiled into the body, which reads the index from its slot,
+            // or added to the body by `add_resource`.
+            let index = item_index(i);
+            let annotations = match c.member_index {
+                Some(slot) => {
+                    debug_assert_eq!(self.frame.len() as u32, slot);
+                    self.frame.push(Value::String(index));
+                    None
+                }
+                None => Some((base_name.clone(), index)),
+            };
             let item = each.map(|each| (i, each, name.clone()));
             let ds = self.observed(c.template.span, item, |e| {
-                e.add_resource(&name, &c.template, Some((base_name.clone(), item_index(i))))
+                e.add_resource(&name, &c.template, annotations)
             });
             if self.part_stops(&mut diags, ds) {
                 return diags;

@@ -1418,7 +1418,7 @@ fn const_keys(items: &[ast::ObjectItem]) -> Option<Vec<Str>> {
 
 /// The key of an object item when it is a constant: a name, a keyword, or a literal string
 /// (as its template evaluates it: in normal form C).
-fn const_key(key: &ObjectKey) -> Option<Str> {
+pub fn const_key(key: &ObjectKey) -> Option<Str> {
     match key {
         ObjectKey::Ident(id) => Some(id.name.clone()),
         ObjectKey::Expr(k) => keyword_key(k).or_else(|| match &k.kind {
