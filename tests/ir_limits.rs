@@ -225,3 +225,38 @@ fn a_template_of_deep_and_wide_shared_expressions_compiles_quickly_on_a_worker_s
     assert!(t.join().expect("no stack overflow") > 0);
     assert!(start.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn a_collection_body_given_its_annotations_fits_a_worker_stack() {
+    // A template body whose literal `metadata.annotations` gets the collection's two
+    // annotations is copied with them at compile time (`lower::annotate`): a body nested
+    // 240 levels deep inside those annotations, beside 20,000 items, is copied, compiled
+    // and dropped on a 2 MiB stack (a tokio worker's) in a debug build, and its members
+    // are annotated.
+    let mut deep = String::from("each.key");
+    for _ in 0..240 {
+        deep = format!("[{deep}]");
+    }
+    let wide: Vec<String> = (0..20_000).map(|i| format!("\"w{i}\"")).collect();
+    let src = format!(
+        "resources r {{\n  for_each = [\"a\", \"b\"]\n  template {{\n    body = {{\n      metadata = {{ annotations = {{ deep = jsonencode({deep}) }} }}\n      wide = [{}]\n    }}\n  }}\n}}\n",
+        wide.join(", ")
+    );
+    let start = Instant::now();
+    let t = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let p = compile_files(&files(src)).expect("loads");
+            assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
+            let Some(Item::Collection(c)) = p.root.items.first() else {
+                panic!("a collection")
+            };
+            c.member_index.is_some()
+        })
+        .expect("spawns");
+    assert!(
+        t.join().expect("no stack overflow"),
+        "annotations compiled in"
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
