@@ -54,6 +54,7 @@ resources subnets {
     body = {
       apiVersion = "ec2.aws.upbound.io/v1beta1"
       kind       = "Subnet"
+      metadata   = { name = zone }
       spec       = { zone = zone, index = n, ok = true ? 1 : "x" }
     }
   }

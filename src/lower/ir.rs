@@ -2029,12 +2029,17 @@ impl Dumper<'_> {
                     self.content(i + 1, &r.content);
                 }
                 Item::Collection(c) => {
+                    let annotations = match c.member_index {
+                        Some(slot) => format!("compiled in, index @{slot}"),
+                        None => "added per member".to_string(),
+                    };
                     let s = format!(
-                        "resources {:?} (self {}, each {}, template self {})",
+                        "resources {:?} (self {}, each {}, template self {}, annotations {})",
                         &*c.base,
                         dump_special(&c.self_),
                         dump_special(&c.each),
                         dump_special(&c.template_self),
+                        annotations,
                     );
                     self.line(i, &s);
                     self.scope(i + 1, &c.locals, c.condition.as_ref());
