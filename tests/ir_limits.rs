@@ -7,6 +7,30 @@ mod common;
 use fn_hcl::lower::ir::{Item, compile_files, dump};
 use std::time::{Duration, Instant};
 
+/// Runs `f` on a thread with a tokio worker's 2 MiB stack: what a request's compilation
+/// gets in the server (an overflow fails the test).
+fn on_worker_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .expect("spawns")
+        .join()
+        .expect("no stack overflow")
+}
+
+/// Compiles `src` (no problem expected) on a worker's stack ([`on_worker_stack`]) and
+/// gives what `then` makes of the program there.
+fn compiled_on_worker_stack<T: Send + 'static>(
+    src: String,
+    then: impl FnOnce(&fn_hcl::lower::ir::Program) -> T + Send + 'static,
+) -> T {
+    on_worker_stack(move || {
+        let p = compile_files(&files(src)).expect("loads");
+        assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
+        then(&p)
+    })
+}
+
 fn files(src: String) -> Vec<(String, String)> {
     vec![("main.hcl".to_string(), src)]
 }
@@ -54,15 +78,7 @@ fn two_hundred_nested_groups() {
 fn deepest_accepted_nesting_fits_a_worker_stack() {
     // 250 nested groups (near the parser's limit of 256 levels) parsed, lowered, analyzed
     // and dumped on a 2 MiB stack (what a tokio worker thread gets), in a debug build.
-    let t = std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(|| {
-            let p = compile_files(&files(nested_groups(250))).expect("loads");
-            assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
-            dump(&p).len()
-        })
-        .expect("spawns");
-    assert!(t.join().expect("no stack overflow") > 0);
+    assert!(compiled_on_worker_stack(nested_groups(250), |p| dump(p).len()) > 0);
 }
 
 #[test]
@@ -126,34 +142,30 @@ fn types_of_a_chain_of_deep_locals_stay_shallow() {
         }
         s + "}\n"
     };
-    let t = std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(move || {
-            let start = Instant::now();
-            let p = compile_files(&files(deep(100, 200))).expect("loads");
-            let ty = |i: usize| p.type_of(&p.root.locals.defs[i].expr);
-            let got = (
-                ty(0).to_string(),
-                ty(1).depth(),
-                ty(100).to_string(),
-                ty(101).to_string(),
-                ty(110).depth(),
-            );
-            // Printed (hover, the dump, analyze), its text stops at 2,000 bytes.
-            let text = ty(110).to_string();
-            assert!(
-                text.len() < 2_100 && text.ends_with("..."),
-                "{}",
-                text.len()
-            );
-            assert!(text.starts_with("tuple [tuple [tuple ["), "{text}");
-            assert!(dump(&p).contains(&format!("c9: {text}")));
-            fn_hcl::cli::analyze::analyze(&p);
-            assert!(start.elapsed() < Duration::from_secs(10));
-            got
-        })
-        .expect("spawns");
-    let (l0, l1, l100, c0, c9) = t.join().expect("no stack overflow");
+    let (l0, l1, l100, c0, c9) = on_worker_stack(move || {
+        let start = Instant::now();
+        let p = compile_files(&files(deep(100, 200))).expect("loads");
+        let ty = |i: usize| p.type_of(&p.root.locals.defs[i].expr);
+        let got = (
+            ty(0).to_string(),
+            ty(1).depth(),
+            ty(100).to_string(),
+            ty(101).to_string(),
+            ty(110).depth(),
+        );
+        // Printed (hover, the dump, analyze), its text stops at 2,000 bytes.
+        let text = ty(110).to_string();
+        assert!(
+            text.len() < 2_100 && text.ends_with("..."),
+            "{}",
+            text.len()
+        );
+        assert!(text.starts_with("tuple [tuple [tuple ["), "{text}");
+        assert!(dump(&p).contains(&format!("c9: {text}")));
+        fn_hcl::cli::analyze::analyze(&p);
+        assert!(start.elapsed() < Duration::from_secs(10));
+        got
+    });
     assert_eq!(l0, "number");
     assert_eq!(l1, 0, "a type of 200 levels is not kept");
     assert_eq!(l100, "dynamic");
@@ -214,15 +226,7 @@ fn a_template_of_deep_and_wide_shared_expressions_compiles_quickly_on_a_worker_s
         wide.join(", ")
     );
     let start = Instant::now();
-    let t = std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(move || {
-            let p = compile_files(&files(src)).expect("loads");
-            assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
-            dump(&p).len()
-        })
-        .expect("spawns");
-    assert!(t.join().expect("no stack overflow") > 0);
+    assert!(compiled_on_worker_stack(src, |p| dump(p).len()) > 0);
     assert!(start.elapsed() < Duration::from_secs(10));
 }
 
@@ -243,20 +247,10 @@ fn a_collection_body_given_its_annotations_fits_a_worker_stack() {
         wide.join(", ")
     );
     let start = Instant::now();
-    let t = std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(move || {
-            let p = compile_files(&files(src)).expect("loads");
-            assert!(fn_hcl::cli::analyze::analyze(&p).is_empty());
-            let Some(Item::Collection(c)) = p.root.items.first() else {
-                panic!("a collection")
-            };
-            c.member_index.is_some()
-        })
-        .expect("spawns");
-    assert!(
-        t.join().expect("no stack overflow"),
-        "annotations compiled in"
-    );
+    let compiled_in = compiled_on_worker_stack(src, |p| match p.root.items.first() {
+        Some(Item::Collection(c)) => c.member_index.is_some(),
+        _ => panic!("a collection"),
+    });
+    assert!(compiled_in, "annotations compiled in");
     assert!(start.elapsed() < Duration::from_secs(10));
 }
