@@ -917,7 +917,7 @@ function settings {
 }
 "#;
     // (name, template locals, extra body fields, template blocks)
-    let cases: [(&str, &str, &str, &str); 12] = [
+    let cases: [(&str, &str, &str, &str); 17] = [
         ("base", "", "", ""),
         ("local", "it = each.value", "", ""),
         ("template", "", r#"t = "${xrName}/${each.value.name}""#, ""),
@@ -953,6 +953,39 @@ function settings {
             "",
         ),
         ("compare", "", r#"c = each.value.name != "bronze""#, ""),
+        // A `for` over a member's own 7-entry object (heavy-200's `settings` reads its
+        // `conf`), priced step by step: the object, a constant body, one template part
+        // read from a `for` variable, two, and the `join` of them.
+        (
+            "object-7",
+            "",
+            r#"s = { a = each.value.name, b = "y", c = "z", d = "w", e = "v", f = "u", g = "t" }"#,
+            "",
+        ),
+        (
+            "for-object",
+            "",
+            r#"s = [for k, v in { a = each.value.name, b = "y", c = "z", d = "w", e = "v", f = "u", g = "t" } : "q=x"]"#,
+            "",
+        ),
+        (
+            "for-object-key",
+            "",
+            r#"s = [for k, v in { a = each.value.name, b = "y", c = "z", d = "w", e = "v", f = "u", g = "t" } : "${k}=x"]"#,
+            "",
+        ),
+        (
+            "for-object-template",
+            "",
+            r#"s = [for k, v in { a = each.value.name, b = "y", c = "z", d = "w", e = "v", f = "u", g = "t" } : "${k}=${v}"]"#,
+            "",
+        ),
+        (
+            "for-object-join",
+            "",
+            r#"s = join(",", [for k, v in { a = each.value.name, b = "y", c = "z", d = "w", e = "v", f = "u", g = "t" } : "${k}=${v}"])"#,
+            "",
+        ),
         (
             "invoke",
             "",
