@@ -26,64 +26,50 @@ pub const ANNOTATION_INDEX: &str = "hcl.fn.crossplane.io/collection-index";
 /// no program can name it (it is not an identifier), and no suggestion offers it.
 pub const MEMBER_INDEX: &str = "\0collection-index";
 
-/// Whether [`annotated`] writes the annotations into `body` (the collection's base name
-/// `base`): decided before the template is lowered, which then declares [`MEMBER_INDEX`].
-pub fn applies(body: &Expr, base: &str) -> bool {
-    target(body, base).is_some()
-}
-
 /// `body` with the two annotations as the last items of its literal
 /// `metadata.annotations` (an `annotations` item added to `metadata` if it has none), or
-/// `None` when the body is not of that shape ([`applies`]).
+/// `None` when the body is not of that shape (see `target`). Decided before the template is
+/// lowered, which then declares [`MEMBER_INDEX`] and compiles this body.
 pub fn annotated(body: &Expr, base: &str) -> Option<Expr> {
     let (m, a) = target(body, base)?;
     let mut out = body.clone();
     let ExprKind::Object(items) = &mut out.kind else {
         return None;
     };
-    let meta = items.get_mut(m)?;
-    let meta_span = meta.value.span;
-    let ExprKind::Object(meta_items) = &mut meta.value.kind else {
+    let meta = &mut items.get_mut(m)?.value;
+    let span = meta.span;
+    let two = [
+        ObjectItem {
+            key: literal_key(ANNOTATION_BASE_NAME, span),
+            value: literal(base, span),
+        },
+        ObjectItem {
+            key: literal_key(ANNOTATION_INDEX, span),
+            value: Expr {
+                kind: ExprKind::Variable(Ident {
+                    name: Str::from(MEMBER_INDEX),
+                    span,
+                }),
+                span,
+            },
+        },
+    ];
+    let ExprKind::Object(meta_items) = &mut meta.kind else {
         return None;
     };
-    let (ann_items, span) = match a {
-        Some(a) => {
-            let ann = meta_items.get_mut(a)?;
-            let span = ann.value.span;
-            let ExprKind::Object(ann_items) = &mut ann.value.kind else {
-                return None;
-            };
-            (ann_items, span)
-        }
-        None => {
-            meta_items.push(ObjectItem {
-                key: literal_key("annotations", meta_span),
-                value: Expr {
-                    kind: ExprKind::Object(Vec::new()),
-                    span: meta_span,
-                },
-            });
-            let ann = meta_items.last_mut()?;
-            let ExprKind::Object(ann_items) = &mut ann.value.kind else {
-                return None;
-            };
-            (ann_items, meta_span)
-        }
-    };
-    ann_items.push(ObjectItem {
-        key: literal_key(ANNOTATION_BASE_NAME, span),
-        value: literal(base, span),
-    });
-    ann_items.push(ObjectItem {
-        key: literal_key(ANNOTATION_INDEX, span),
-        value: Expr {
-            kind: ExprKind::Variable(Ident {
-                name: Str::from(MEMBER_INDEX),
-                span,
-            }),
-            span,
+    match a {
+        Some(a) => match &mut meta_items.get_mut(a)?.value.kind {
+            ExprKind::Object(ann) => ann.extend(two),
+            _ => return None,
         },
-    });
+        None => meta_items.push(ObjectItem {
+            key: literal_key("annotations", span),
+            value: Expr {
+                kind: ExprKind::Object(two.into()),
+                span,
+            },
+        }),
+    }
     Some(out)
 }
 
@@ -224,9 +210,9 @@ mod tests {
             r#"{ metadata = { annotations = { "hcl.fn.crossplane.io/collection-index" = "x" } } }"#,
             r#"{ metadata = { annotations = { "hcl.fn.crossplane.io/collection-base-name" = "x" } } }"#,
         ] {
-            assert!(!applies(&parse(body), "svc"), "{body}");
+            assert!(annotated(&parse(body), "svc").is_none(), "{body}");
         }
-        assert!(!applies(&parse(r#"{ metadata = {} }"#), "sérvice"));
-        assert!(applies(&parse(r#"{ "metadata" = {} }"#), "svc"));
+        assert!(annotated(&parse(r#"{ metadata = {} }"#), "sérvice").is_none());
+        assert!(annotated(&parse(r#"{ "metadata" = {} }"#), "svc").is_some());
     }
 }

@@ -886,8 +886,9 @@ impl<'a> Lowerer<'a> {
         self.compile_as(e, e)
     }
 
-    /// [`Lowerer::compile`] of `e` that runs `run`, `e` with what the program cannot say
-    /// (the collection annotations of [`annotate`]): `e` is analyzed, typed and explained.
+    /// [`Lowerer::compile`] of `e` whose chunk runs `run` instead: `e` with what no program
+    /// can write (a collection's annotations, [`annotate`]). `e`, what the program says, is
+    /// the one analyzed, typed and explained.
     fn compile_as(&mut self, e: &Expr, run: &Expr) -> CExpr {
         self.analyze_expr(e);
         let env = Env {
@@ -1307,15 +1308,15 @@ impl<'a> Lowerer<'a> {
         out
     }
 
-    /// The content of a resource or template (the caller has declared `self`). `annotate`:
-    /// the base name of the collection whose annotations the body is compiled with (the
-    /// caller has declared [`annotate::MEMBER_INDEX`]).
+    /// The content of a resource or template (the caller has declared `self`). `annotated`:
+    /// the body with its collection's annotations, compiled in its place
+    /// ([`annotate::annotated`]; the caller has declared [`annotate::MEMBER_INDEX`]).
     fn lower_resource_content(
         &mut self,
         span: Span,
         c: &Content<'a>,
         with_condition: bool,
-        annotate: Option<&str>,
+        annotated: Option<&Expr>,
     ) -> ResourceContent {
         let saved = self.scopes.push();
         let locals = self.lower_locals(c);
@@ -1328,10 +1329,7 @@ impl<'a> Lowerer<'a> {
         let body_attr = c.attr("body");
         let (body, body_vars) = match body_attr {
             Some(a) => {
-                let body = match annotate.and_then(|base| annotate::annotated(&a.expr, base)) {
-                    Some(run) => self.compile_as(&a.expr, &run),
-                    None => self.compile(&a.expr),
-                };
+                let body = self.compile_as(&a.expr, annotated.unwrap_or(&a.expr));
                 self.check_type(&body, SType::certainly_not_object, "body", "an object");
                 (body, self.builder.compile_traversals(&a.expr, &self.scopes))
             }
@@ -1431,13 +1429,14 @@ impl<'a> Lowerer<'a> {
         let template_self = self.scopes.declare_special("self", TEMPLATE_SELF);
         let template_mark = self.builder.code_len();
         // `explain` matches the body's parts to its source: it gets the evaluator's way.
-        let annotate = self.explain_left.is_none()
-            && tc
-                .attr("body")
-                .is_some_and(|a| annotate::applies(&a.expr, &base));
-        let member_index = annotate.then(|| self.scopes.declare(annotate::MEMBER_INDEX));
-        let template =
-            self.lower_resource_content(template.span, &tc, false, annotate.then_some(&*base));
+        let annotated = tc
+            .attr("body")
+            .filter(|_| self.explain_left.is_none())
+            .and_then(|a| annotate::annotated(&a.expr, &base));
+        let member_index = annotated
+            .as_ref()
+            .map(|_| self.scopes.declare(annotate::MEMBER_INDEX));
+        let template = self.lower_resource_content(template.span, &tc, false, annotated.as_ref());
         self.builder.set_invariant_below(None);
         let template_self = self.special(template_self, TEMPLATE_SELF, template_mark);
         let each = self.special(each_slot, EACH_FIELDS, each_mark);
