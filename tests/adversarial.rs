@@ -213,6 +213,36 @@ fn one_shared_local_as_many_bodies_is_charged_per_body() {
 }
 
 #[test]
+fn a_collection_members_annotations_are_charged_however_its_body_is_written() {
+    // 10,000 members whose bodies and names cost ~10 bytes each, each given the
+    // collection's two annotations (86 bytes): 860,000 bytes written, charged whether the
+    // annotations are compiled into a literal body or added by the evaluator to a body
+    // that is not one. A 600,000-byte budget stops the evaluation (at whichever charge
+    // comes next once the annotations have used it up); 2,000,000 bytes do not.
+    let hcl = |body: &str| {
+        format!(
+            "resources r {{\n  for_each = flatten([for i in range(10) : range(1000)])\n  template {{\n    body = {body}\n  }}\n}}\n"
+        )
+    };
+    for body in ["{ metadata = {} }", "merge({ metadata = {} })"] {
+        let budget = |bytes| Limits {
+            max_alloc_bytes: bytes,
+            ..limits()
+        };
+        let (m, u) = run(&hcl(body), "{}", budget(600_000));
+        let m = fatal(m);
+        assert!(
+            m.contains("more than 600000 string bytes allocated"),
+            "{body}: {m}"
+        );
+        assert!(u.bytes <= 600_000 + 200, "{body}: {u:?}");
+        let (m, u) = run(&hcl(body), "{}", budget(2_000_000));
+        assert_eq!(m, None, "{body}");
+        assert!(u.bytes > 860_000, "{body}: the annotations charged: {u:?}");
+    }
+}
+
+#[test]
 fn yaml_aliases_count_their_expansion() {
     // A "billion laughs" in the XR's spec, decoded by the program.
     let mut doc = "a0: &a0 \"lol\"\n".to_string();

@@ -775,6 +775,21 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         }
         diags.append(&mut ds);
         self.body_diags = ds;
+        // The annotations added here (not compiled into the body, which charged them with
+        // it) are charged before they are, as the rest of the body was.
+        if json
+            && let Some((base, index)) = &annotations
+            && let Err(err) = self.vm.charge_written(
+                2,
+                (ANNOTATION_BASE_NAME.len() + base.len() + ANNOTATION_INDEX.len() + index.len())
+                    as u64,
+                c.body.range,
+            )
+        {
+            self.budget_error = Some(err.to_string());
+            diags.push(err_no_range(err.to_string()));
+            return diags;
+        }
         // Annotations add strings only: the body round-trips through JSON if `out` does.
         let body = match with_annotations(out, annotations).filter(|_| json) {
             Some(b) => b,

@@ -335,15 +335,22 @@ impl<'p> Vm<'p> {
         number_ok: impl Fn(&crate::value::number::Number) -> bool,
     ) -> Result<Facts, VmError> {
         let facts = output_facts(v, self.left(), number_ok);
-        let size = facts.size;
-        match self.alloc(size.elements, size.bytes) {
-            Ok(()) => Ok(facts),
+        self.charge_written(facts.size.elements, facts.size.bytes, span)?;
+        Ok(facts)
+    }
+
+    /// Charges `elements` and `bytes` about to be written into the response for the
+    /// expression at `span` (by [`Vm::charge_output`], and for what the evaluator adds to
+    /// a value it charged: a collection member's annotations).
+    #[inline]
+    pub fn charge_written(&mut self, elements: u64, bytes: u64, span: Span) -> Result<(), VmError> {
+        match self.alloc(elements, bytes) {
             Err(Stop::Limit(kind)) => {
                 let mut err = self.limit_error(kind, Some(span));
                 err.message = format!("{} (writing the response)", err.message);
                 Err(err)
             }
-            Err(_) => Ok(facts),
+            _ => Ok(()),
         }
     }
 
