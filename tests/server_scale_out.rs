@@ -30,21 +30,10 @@ const PROGRAM: &str =
 
 /// The `status.seen` of the desired composite a response carries.
 fn seen(rsp: &fn_hcl::protocol::proto::v1::RunFunctionResponse) -> Option<String> {
-    use prost_types::value::Kind;
-    let composite = rsp
-        .desired
-        .as_ref()?
-        .composite
-        .as_ref()?
-        .resource
-        .as_ref()?;
-    let Some(Kind::StructValue(status)) = &composite.fields.get("status")?.kind else {
-        return None;
-    };
-    match &status.fields.get("seen")?.kind {
-        Some(Kind::StringValue(s)) => Some(s.clone()),
-        _ => None,
-    }
+    let json = fn_hcl::protocol::protojson::response_to_json(rsp).ok()?;
+    let path = ["desired", "composite", "resource", "status", "seen"];
+    let seen = path.iter().try_fold(&json, |j, k| j.get(k))?;
+    seen.as_str().map(str::to_string)
 }
 
 struct Backend {
