@@ -436,6 +436,9 @@ impl<'p> Vm<'p> {
         self.temps
             .resize(self.temp_base + info.temps as usize, Value::NULL);
         let mut pc = info.start as usize;
+        // The table as a slice held here: read through `prog` on every instruction, it
+        // cost a load more (the vector's pointer and length behind the reference).
+        let code: &[Op] = &prog.code;
         // `None` at `Return`; the stop of an instruction that stopped evaluation.
         let stopped: Option<Stop> = loop {
             self.steps += 1;
@@ -444,7 +447,7 @@ impl<'p> Vm<'p> {
             {
                 return Err(self.limit_error(kind, self.span_at(pc)));
             }
-            let Some(op) = prog.code.get(pc).copied() else {
+            let Some(op) = code.get(pc) else {
                 return Err(self.fault("ran past the end of the code", chunk, None));
             };
             #[cfg(debug_assertions)]
@@ -459,7 +462,7 @@ impl<'p> Vm<'p> {
                         Ok(flow) => {
                             #[cfg(debug_assertions)]
                             if let Some(before) = &before {
-                                self.check_effect(op, flow, before, chunk, pc);
+                                self.check_effect(*op, flow, before, chunk, pc);
                             }
                             match flow {
                                 Flow::Next => pc += 1,
@@ -479,8 +482,10 @@ impl<'p> Vm<'p> {
                     }
                 };
             }
-            // One instruction, by family.
-            match op {
+            // One instruction, by family. Matched where it lies: each arm reads its own
+            // operands (a copy of the instruction read all of its words before the jump,
+            // five loads on every dispatch; heavy-200 -1.6% instructions).
+            match *op {
                 Op::Return => step!(Ok(Flow::Return)),
                 Op::Const { index, mark } => {
                     carried!(mark);
