@@ -247,10 +247,10 @@ impl Vm<'_> {
                 if keyed {
                     temps[kt] = Value::int(i as i64);
                 }
-                temps[vt] = seq.items.get(i).cloned().unwrap_or(DYN);
+                temps[vt] = seq.items.get(i).map_or(DYN, Value::clone_for_push);
             }
             Value::Set(seq) => {
-                temps[vt] = seq.items.get(i).cloned().unwrap_or(DYN);
+                temps[vt] = seq.items.get(i).map_or(DYN, Value::clone_for_push);
                 if keyed {
                     temps[kt] = temps[vt].clone();
                 }
@@ -260,7 +260,7 @@ impl Vm<'_> {
                     if keyed {
                         temps[kt] = Value::String(k.clone());
                     }
-                    temps[vt] = v.clone();
+                    temps[vt] = v.clone_for_push();
                 }
                 None => (temps[kt], temps[vt]) = (DYN, DYN),
             },
@@ -353,7 +353,7 @@ impl Vm<'_> {
         let st = st.ok_or(Stop::Fault(&"a for instruction outside a for"))?;
         if !st.object {
             st.contents.include(&one);
-            self.for_values.push(v);
+            v.push_onto(&mut self.for_values);
             return Ok(Flow::Jump(next));
         }
         let Some(k) = st.pending_key.take() else {
