@@ -110,19 +110,39 @@ struct CaseMap {
     changes: fn(&u8) -> bool,
     ascii: fn(&mut str),
     general: fn(&str) -> String,
+    /// The first and last letter the mapping changes (`a`, `z` for upper), for
+    /// [`flip_case_bits`].
+    letters: (u8, u8),
 }
 
 const UPPER: CaseMap = CaseMap {
     changes: u8::is_ascii_lowercase,
     ascii: str::make_ascii_uppercase,
     general: upper_general,
+    letters: (b'a', b'z'),
 };
 
 const LOWER: CaseMap = CaseMap {
     changes: u8::is_ascii_uppercase,
     ascii: str::make_ascii_lowercase,
     general: lower_general,
+    letters: (b'A', b'Z'),
 };
+
+/// The bytes of an inline ASCII string ([`Str::inline_bits`]: each below 0x80, zero past
+/// the string) with the case bit (0x20) of each letter from `lo` to `hi` flipped, all
+/// sixteen at once: `upper`'s and `lower`'s ASCII mapping of a short string (a name, a
+/// tier, a label) without copying it to a buffer and back. A byte plus `0x80 - lo` has
+/// its high bit set exactly when it is at least `lo`, and stays below 0x100 (no carry
+/// into the next byte); likewise for `hi + 1`.
+fn flip_case_bits(bits: u128, (lo, hi): (u8, u8)) -> u128 {
+    const ONES: u128 = u128::from_ne_bytes([1; 16]);
+    const HIGH: u128 = ONES * 0x80;
+    let at_least_lo = bits + ONES * u128::from(0x80 - lo);
+    let past_hi = bits + ONES * u128::from(0x80 - (hi + 1));
+    let letters = at_least_lo & !past_hi & HIGH;
+    bits ^ (letters >> 2)
+}
 
 /// Which path of a [`CaseMap`] a string takes.
 enum CasePath {
@@ -163,6 +183,20 @@ impl CaseMap {
     /// allocated once (a `String` first took one allocation more, and one for a short
     /// result too).
     fn call(&self, args: &[Value]) -> Result<Value, FuncError> {
+        const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
+        // An inline ASCII string: mapped as one number, its own result if nothing changed.
+        if let Some(Value::String(s)) = args.first()
+            && let Some((bits, len)) = s.inline_bits()
+            && bits & HIGH == 0
+        {
+            let mapped = flip_case_bits(bits, self.letters);
+            if mapped == bits {
+                return Ok(args[0].clone());
+            }
+            if let Some(s) = Str::inline_ascii(mapped.to_le_bytes(), len) {
+                return Ok(Value::String(s));
+            }
+        }
         let s = str_arg(args, 0)?;
         match self.path(s) {
             CasePath::Same => Ok(args[0].clone()),
@@ -1091,6 +1125,27 @@ fn replace(args: &[Value]) -> Result<Value, FuncError> {
 mod tests {
     use super::*;
     use crate::builtins::test_util::{err, n, ok, run, s, str_list as strs};
+
+    /// Every ASCII byte at every place of strings of every inline length (each next to
+    /// bytes from all over the table): the one-number mapping of a short string is the
+    /// byte mapping's, and its own result exactly when nothing changed.
+    #[test]
+    fn short_ascii_strings_map_case_as_the_byte_mapping_does() {
+        for (map, name) in [(&UPPER, "upper"), (&LOWER, "lower")] {
+            for first in 0u8..128 {
+                for len in 0..=Str::INLINE {
+                    let text: String = (0..len)
+                        .map(|k| char::from((first as usize + k * 37) as u8 % 128))
+                        .collect();
+                    let arg = Value::String(Str::from(text.as_str()));
+                    let got = map.call(std::slice::from_ref(&arg)).expect("a string");
+                    let mut want = text.clone();
+                    (map.ascii)(&mut want);
+                    assert_eq!(got.as_str(), Some(want.as_str()), "{name}({text:?})");
+                }
+            }
+        }
+    }
 
     #[test]
     fn patterns_compile_once_and_the_cache_stays_bounded() {
