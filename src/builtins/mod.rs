@@ -400,7 +400,9 @@ pub fn unknown_result(def: &FuncDef, args: &[Value]) -> Option<Value> {
     let nested = !def.nested_unknowns;
     args.iter()
         .any(|a| a.is_unknown() || (nested && a.contains_unknown()))
-        .then_some(Value::Unknown(crate::value::Type::Dynamic))
+        // Made only when it is the answer (`then_some` made it, and dropped it out of
+        // line, on every call).
+        .then(|| Value::Unknown(crate::value::Type::Dynamic))
 }
 
 /// Call a function with arguments of the right arity (the VM checks arity first, to
@@ -422,8 +424,8 @@ pub fn call_in_place(id: FuncId, args: &mut [Value]) -> Result<Value, FuncError>
 /// [`call`] on arguments already null-checked and converted to their parameter types
 /// (the VM converts each argument as it is pushed, `Op::ConvArg`): only the
 /// implementation runs, not [`prepare_args`] a second time.
-pub fn call_converted(id: FuncId, args: &[Value]) -> Result<Value, FuncError> {
-    (get(id).imp)(args)
+pub fn call_converted(def: &FuncDef, args: &[Value]) -> Result<Value, FuncError> {
+    (def.imp)(args)
 }
 
 /// The string argument `i` (type-checked before the call; a mismatch is an argument error).

@@ -272,7 +272,7 @@ impl<'p> Vm<'p> {
         let argc = args.len();
         let (result, charged) = match result {
             Some(r) => (r, (0, 0)),
-            None => self.call_metered(id, at, def.name)?,
+            None => self.call_metered(def, at)?,
         };
         match result {
             Ok(v) => {
@@ -309,15 +309,14 @@ impl<'p> Vm<'p> {
     #[allow(clippy::type_complexity)]
     fn call_metered(
         &mut self,
-        id: builtins::FuncId,
+        def: &'static FuncDef,
         at: usize,
-        name: &'static str,
     ) -> Result<(Result<Value, FuncError>, (u64, u64)), Stop> {
         self.meter_begin();
         // Each argument went through `ConvArg` (or the expansion's conversion) and nulls
         // were checked by the caller: the implementation runs on them as they are.
-        let r = builtins::call_converted(id, &self.stack[at..]);
-        let charged = self.meter_end(name)?;
+        let r = builtins::call_converted(def, &self.stack[at..]);
+        let charged = self.meter_end(def.name)?;
         Ok((r, charged))
     }
 
