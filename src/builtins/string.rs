@@ -134,7 +134,9 @@ const LOWER: CaseMap = CaseMap {
 /// sixteen at once: `upper`'s and `lower`'s ASCII mapping of a short string (a name, a
 /// tier, a label) without copying it to a buffer and back. A byte plus `0x80 - lo` has
 /// its high bit set exactly when it is at least `lo`, and stays below 0x100 (no carry
-/// into the next byte); likewise for `hi + 1`.
+/// into the next byte); likewise for `hi + 1`. Of other bytes the answer means nothing,
+/// but only case bits ever change: its high bits are the input's, so the string it
+/// makes is ASCII exactly when the input was ([`Str::inline_ascii`] tells).
 fn flip_case_bits(bits: u128, (lo, hi): (u8, u8)) -> u128 {
     const ONES: u128 = u128::from_ne_bytes([1; 16]);
     const HIGH: u128 = ONES * 0x80;
@@ -183,18 +185,18 @@ impl CaseMap {
     /// allocated once (a `String` first took one allocation more, and one for a short
     /// result too).
     fn call(&self, args: &[Value]) -> Result<Value, FuncError> {
-        const HIGH: u128 = u128::from_ne_bytes([0x80; 16]);
-        // An inline ASCII string: mapped as one number, its own result if nothing changed.
+        // An inline ASCII string: mapped as one number, its own result if nothing changed
+        // (`inline_ascii` refuses the mapping of any other, which takes the paths below).
         if let Some(Value::String(s)) = args.first()
             && let Some((bits, len)) = s.inline_bits()
-            && bits & HIGH == 0
         {
             let mapped = flip_case_bits(bits, self.letters);
-            if mapped == bits {
-                return Ok(args[0].clone());
-            }
-            if let Some(s) = Str::inline_ascii(mapped.to_le_bytes(), len) {
-                return Ok(Value::String(s));
+            if let Some(out) = Str::inline_ascii(mapped.to_le_bytes(), len) {
+                return Ok(if mapped == bits {
+                    args[0].clone()
+                } else {
+                    Value::String(out)
+                });
             }
         }
         let s = str_arg(args, 0)?;
@@ -1143,6 +1145,24 @@ mod tests {
                     (map.ascii)(&mut want);
                     assert_eq!(got.as_str(), Some(want.as_str()), "{name}({text:?})");
                 }
+            }
+            // Short strings that are not ASCII (bytes a carry would corrupt, letters with
+            // a case, none) are left to the per-rune mapping.
+            for text in [
+                "é",
+                "aé",
+                "ÿz",
+                "zÿ",
+                "ß",
+                "ǅa",
+                "日本",
+                "ÀÿÀÿÀÿÀ",
+                "\u{7f}\u{80}",
+            ] {
+                let arg = Value::String(Str::from(text));
+                let got = map.call(std::slice::from_ref(&arg)).expect("a string");
+                let want = (map.general)(text);
+                assert_eq!(got.as_str(), Some(want.as_str()), "{name}({text:?})");
             }
         }
     }
