@@ -484,7 +484,7 @@ impl<'p> Vm<'p> {
             }
             // One instruction, by family. Matched where it lies: each arm reads its own
             // operands (a copy of the instruction read all of its words before the jump,
-            // five loads on every dispatch; heavy-200 -1.6% instructions).
+            // five loads on every dispatch; benches/README.md, session 30).
             match *op {
                 Op::Return => step!(Ok(Flow::Return)),
                 Op::Const { index, mark } => {
