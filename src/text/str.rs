@@ -160,8 +160,9 @@ impl Str {
         }
     }
 
+    /// Held in its own sixteen bytes (dropping it frees nothing).
     #[inline]
-    fn is_inline(&self) -> bool {
+    pub fn is_inline(&self) -> bool {
         self.tag != Tag::Heap
     }
 

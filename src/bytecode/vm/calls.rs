@@ -75,7 +75,7 @@ impl<'p> Vm<'p> {
         let at = self.top_n(argc as usize)?;
         let mark = self.pop_mark()?;
         let v = self.call_builtin(call, at, mark, diags);
-        self.stack.truncate(at);
+        Value::truncate(&mut self.stack, at);
         self.push(v?)
     }
 
@@ -232,7 +232,7 @@ impl<'p> Vm<'p> {
         }
         let mark = self.pop_mark()?;
         let v = self.call_builtin(call, at, mark, diags);
-        self.stack.truncate(at);
+        Value::truncate(&mut self.stack, at);
         self.push(v?)
     }
 

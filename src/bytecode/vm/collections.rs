@@ -136,7 +136,7 @@ impl Vm<'_> {
         let stack = &mut self.stack;
         let entries = shape.keys.iter().map(|(k, at)| {
             let v = stack.get_mut(base + *at as usize).map(std::mem::take);
-            (k.clone(), v.unwrap_or(DYN))
+            (k.clone(), v.unwrap_or_default())
         });
         let v = Value::Object(Fields::counted_iter(Type::Dynamic, entries, sum));
         if shape.keys.len() == shape.values as usize {
@@ -153,7 +153,7 @@ impl Vm<'_> {
             unsafe { self.stack.set_len(base) }
         } else {
             // A duplicate key's earlier value is still there.
-            self.stack.truncate(base);
+            Value::truncate(&mut self.stack, base);
         }
         self.push(v)
     }

@@ -242,25 +242,33 @@ impl Vm<'_> {
             return Err(Stop::Fault(&"temporary out of range"));
         }
         let temps = &mut self.temps[..];
+        // The temporaries' previous values are discarded, not dropped out of line.
         match &st.items {
             Value::List(seq) | Value::Tuple(seq) => {
                 if keyed {
-                    temps[kt] = Value::int(i as i64);
+                    temps[kt].assign(Value::int(i as i64));
                 }
-                temps[vt] = seq.items.get(i).map_or(DYN, Value::clone_for_push);
+                temps[vt].assign(match seq.items.get(i) {
+                    Some(v) => v.clone_for_push(),
+                    None => DYN,
+                });
             }
             Value::Set(seq) => {
-                temps[vt] = seq.items.get(i).map_or(DYN, Value::clone_for_push);
+                temps[vt].assign(match seq.items.get(i) {
+                    Some(v) => v.clone_for_push(),
+                    None => DYN,
+                });
                 if keyed {
-                    temps[kt] = temps[vt].clone();
+                    let v = temps[vt].clone();
+                    temps[kt].assign(v);
                 }
             }
             Value::Map(f) | Value::Object(f) => match f.entries.get(i) {
                 Some((k, v)) => {
                     if keyed {
-                        temps[kt] = Value::String(k.clone());
+                        temps[kt].assign(Value::String(k.clone()));
                     }
-                    temps[vt] = v.clone_for_push();
+                    temps[vt].assign(v.clone_for_push());
                 }
                 None => (temps[kt], temps[vt]) = (DYN, DYN),
             },

@@ -571,7 +571,7 @@ impl<'p> Vm<'p> {
         if self.stack.len() != self.base + 1 {
             return Err(self.fault("a chunk must leave exactly one value", chunk, Some(pc)));
         }
-        let result = self.stack.pop().unwrap_or(DYN);
+        let result = self.stack.pop().unwrap_or_default();
         self.temps.truncate(self.temp_base);
         self.base = outer_base;
         self.temp_base = outer_temps;

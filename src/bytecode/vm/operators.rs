@@ -43,9 +43,9 @@ impl Vm<'_> {
             && let [.., l, r] = &self.stack[..]
             && let Some(v) = primitive_binary(op, l, r)
         {
-            self.stack.truncate(n - 1);
+            Value::truncate(&mut self.stack, n - 1);
             if let Some(slot) = self.stack.last_mut() {
-                *slot = v;
+                std::mem::replace(slot, v).discard();
             }
             return Ok(Flow::Next);
         }

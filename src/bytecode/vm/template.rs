@@ -11,7 +11,7 @@ impl Vm<'_> {
     pub(super) fn op_template(&mut self, n: u32, site: u32, diags: &mut Vec<Diagnostic>) -> Step {
         let at = self.top_n(n as usize)?;
         let v = self.template(at, site, diags);
-        self.stack.truncate(at);
+        Value::truncate(&mut self.stack, at);
         self.push(v?)
     }
 

@@ -61,7 +61,7 @@ impl<'p> Vm<'p> {
         let name = std::mem::replace(&mut self.stack[at], DYN);
         let mark = self.pop_mark()?;
         let v = self.invoke(call, func, &name, Args::Bound(b, at + 1), mark, diags);
-        self.stack.truncate(at);
+        Value::truncate(&mut self.stack, at);
         self.push(v?)
     }
 
