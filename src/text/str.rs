@@ -3,13 +3,16 @@
 //! labels, hashes cut to 16): up to [`Str::INLINE`] bytes live inside the value itself, so
 //! making one allocates nothing and cloning or dropping one is a copy, with no reference
 //! count to touch. Longer strings are an `Arc<str>`, shared as before, and
-//! [`Str::strong_count`] still tells a budget whether a string is shared.
+//! [`Str::strong_count`] still tells a budget whether a string is shared. A program's
+//! long constant strings (object keys such as `example.org/tier`, constant values) are
+//! [interned](Str::interned) once per process: cloning or dropping one is a copy too.
 //!
 //! Layout: sixteen bytes, the last a tag. An inline string is its bytes in the first
 //! fifteen and `0x80 | len` in the tag; a heap string is the `Arc<str>`'s data pointer in
 //! the first eight, its length in the next seven (little-endian: no string reaches 2^56
-//! bytes) and tag 0. The tag's unused values are a niche, so `Option<Str>` and enums of
-//! strings stay as small as they were with `Arc<str>`.
+//! bytes) and tag 0. An interned string is laid out as a heap one with tag 1 (its bytes
+//! live as long as the process and are not counted). The tag's unused values are a niche,
+//! so `Option<Str>` and enums of strings stay as small as they were with `Arc<str>`.
 
 use crate::text::words::{word4, word8};
 use std::borrow::Borrow;
@@ -37,12 +40,13 @@ union Head {
     bytes: [u8; 8],
 }
 
-/// `Heap`, or `0x80 | len` for an inline string of `len` bytes.
+/// `Heap`, `Static` (interned), or `0x80 | len` for an inline string of `len` bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 #[rustfmt::skip]
 enum Tag {
     Heap = 0,
+    Static = 1,
     I0 = 0x80, I1, I2, I3, I4, I5, I6, I7, I8, I9, I10, I11, I12, I13, I14, I15,
 }
 
@@ -160,10 +164,17 @@ impl Str {
         }
     }
 
-    /// Held in its own sixteen bytes (dropping it frees nothing).
+    /// Held in its own sixteen bytes.
     #[inline]
     pub fn is_inline(&self) -> bool {
-        self.tag != Tag::Heap
+        self.tag as u8 & 0x80 != 0
+    }
+
+    /// Holds a reference count: an `Arc<str>`'s (neither inline nor interned). Only such a
+    /// string's clone and drop do more than copy and forget its bytes.
+    #[inline]
+    pub fn is_counted(&self) -> bool {
+        self.tag == Tag::Heap
     }
 
     /// The second eight bytes as one number: a heap string's length (its tag, the top
@@ -183,9 +194,10 @@ impl Str {
         u64::from_ne_bytes(unsafe { self.head.bytes })
     }
 
+    /// The length of a heap or interned string (the tag masked off).
     #[inline]
     fn heap_len(&self) -> usize {
-        self.tail() as usize
+        (self.tail() & (u64::MAX >> 8)) as usize
     }
 
     /// The string.
@@ -202,17 +214,20 @@ impl Str {
                     (tail >> 56) as usize & 0x7f,
                 )
             } else {
-                (self.head.ptr, tail as usize)
+                (self.head.ptr, (tail & (u64::MAX >> 8)) as usize)
             };
             std::str::from_utf8_unchecked(std::slice::from_raw_parts(ptr, len))
         }
     }
 
     /// How many values share this string's bytes: 1 for an inline string (a clone is a
-    /// copy, so nothing is shared), the `Arc`'s strong count for a heap one.
+    /// copy, so nothing is shared), the `Arc`'s strong count for a heap one, and
+    /// `usize::MAX` for an interned one (shared by the whole process).
     pub fn strong_count(this: &Str) -> usize {
-        if this.is_inline() {
-            return 1;
+        match this.tag {
+            Tag::Heap => {}
+            Tag::Static => return usize::MAX,
+            _ => return 1,
         }
         // SAFETY: a heap Str owns one strong reference of the Arc its parts came from; the
         // ManuallyDrop gives it back untouched.
@@ -220,7 +235,7 @@ impl Str {
         Arc::strong_count(&arc)
     }
 
-    /// The raw `Arc<str>` pointer of a heap string.
+    /// The raw `Arc<str>` pointer of a heap string (or an interned string's bytes).
     #[inline]
     fn raw(&self) -> *const str {
         // SAFETY: only called on heap strings, whose head is the pointer.
@@ -228,7 +243,7 @@ impl Str {
         std::ptr::slice_from_raw_parts(ptr, self.heap_len()) as *const str
     }
 
-    /// The Arc a heap string holds. Safety: `self` is not inline, and the caller must not
+    /// The Arc a heap string holds. Safety: `self` is a heap string, and the caller must not
     /// let the returned Arc drop unless it takes over `self`'s reference.
     unsafe fn arc(&self) -> Arc<str> {
         // SAFETY: the caller's contract; the parts are those Arc::into_raw gave.
@@ -251,6 +266,40 @@ impl Str {
             head: Head { ptr },
             rest: [l[0], l[1], l[2], l[3], l[4], l[5], l[6]],
             tag: Tag::Heap,
+        }
+    }
+
+    /// `s` as an interned string when it is longer than [`Str::INLINE`] (inline
+    /// otherwise): for a program's constant keys and values, which every evaluation
+    /// clones and drops. An interned string's clone and drop are a copy, where a heap
+    /// string's touch its reference count: an atomic instruction each, which costs the
+    /// CPU far more than its count of one says (~5% of heavy-200's time sat just after
+    /// them). The process keeps at most [`INTERN_BYTES`] bytes of strings of at most
+    /// [`INTERN_MAX`] bytes each, never freed; past that, `s` is made as `Str::from`
+    /// makes it.
+    pub fn interned(s: &str) -> Str {
+        if s.len() <= LIMIT {
+            return Str::from_short(s);
+        }
+        static INTERNER: std::sync::LazyLock<std::sync::Mutex<Interner>> =
+            std::sync::LazyLock::new(Default::default);
+        // The set is consistent at every point a panic could leave it: a poisoned lock
+        // is used as it is.
+        let mut interner = INTERNER.lock().unwrap_or_else(|e| e.into_inner());
+        match interner.get(s, INTERN_BYTES) {
+            Some(x) => Str::from_static(x),
+            None => Str::from_long(s),
+        }
+    }
+
+    /// The interned string of `s` (longer than [`Str::INLINE`]).
+    fn from_static(s: &'static str) -> Str {
+        debug_assert!(s.len() > LIMIT);
+        let l = (s.len() as u64).to_le_bytes();
+        Str {
+            head: Head { ptr: s.as_ptr() },
+            rest: [l[0], l[1], l[2], l[3], l[4], l[5], l[6]],
+            tag: Tag::Static,
         }
     }
 
@@ -298,10 +347,40 @@ impl Str {
     }
 }
 
+/// The most bytes of interned strings a process keeps ([`Str::interned`]): what a
+/// hostile stream of programs can make it hold, besides the set's own table.
+pub const INTERN_BYTES: usize = 1 << 20;
+
+/// The longest string interned ([`Str::interned`]); a longer one is a heap string.
+pub const INTERN_MAX: usize = 1024;
+
+/// The interned strings (leaked: they live as long as the process) and their bytes.
+#[derive(Default)]
+struct Interner {
+    strings: std::collections::HashSet<&'static str>,
+    bytes: usize,
+}
+
+impl Interner {
+    /// The interned copy of `s`, made if there is room for it under `cap` bytes.
+    fn get(&mut self, s: &str, cap: usize) -> Option<&'static str> {
+        if let Some(&x) = self.strings.get(s) {
+            return Some(x);
+        }
+        if s.len() > INTERN_MAX || self.bytes.saturating_add(s.len()) > cap {
+            return None;
+        }
+        let x: &'static str = Box::leak(Box::from(s));
+        self.bytes += x.len();
+        self.strings.insert(x);
+        Some(x)
+    }
+}
+
 impl Drop for Str {
     #[inline]
     fn drop(&mut self) {
-        if !self.is_inline() {
+        if self.is_counted() {
             // SAFETY: a heap Str owns one strong reference; this gives it back.
             drop(unsafe { self.arc() });
         }
@@ -311,13 +390,14 @@ impl Drop for Str {
 impl Clone for Str {
     #[inline]
     fn clone(&self) -> Str {
-        if !self.is_inline() {
+        if self.is_counted() {
             // SAFETY: self holds a strong reference, so the Arc is alive; the clone owns
             // the new one.
             unsafe { Arc::increment_strong_count(self.raw()) };
         }
-        // SAFETY: a bitwise copy is a valid Str: an inline string is plain bytes, and the
-        // reference a heap one owns was counted above. One 16-byte copy, where a copy
+        // SAFETY: a bitwise copy is a valid Str: an inline string is plain bytes, an
+        // interned one's bytes are never freed, and the reference a heap one owns was
+        // counted above. One 16-byte copy, where a copy
         // field by field (8, 7 and 1 bytes) made the next wide read of it stall.
         unsafe { std::ptr::read(self) }
     }
@@ -634,6 +714,46 @@ mod tests {
         let short = Str::from("short");
         let _copy = short.clone();
         assert_eq!(Str::strong_count(&short), 1);
+    }
+
+    /// An interned string is the same string as a heap one (bytes, order, equality,
+    /// hash) without a count; interning the same text again gives the same bytes.
+    #[test]
+    fn interned_strings_are_uncounted_copies_of_the_same_text() {
+        use std::hash::BuildHasher;
+        let text = "example.org/interned-key";
+        let (i, h) = (Str::interned(text), Str::from(text));
+        assert!(!i.is_inline() && !i.is_counted() && h.is_counted());
+        assert_eq!((i.as_str(), i.len()), (text, text.len()));
+        assert_eq!(i, h);
+        assert_eq!(
+            i.cmp(&Str::from("example.org/interned-kez")),
+            Ordering::Less
+        );
+        let hasher = std::collections::hash_map::RandomState::new();
+        assert_eq!(hasher.hash_one(&i), hasher.hash_one(&h));
+        assert_eq!(Str::strong_count(&i), usize::MAX);
+        let again = Str::interned(text);
+        assert_eq!(again.as_ptr(), i.as_ptr());
+        let c = i.clone();
+        drop(i);
+        assert_eq!(c.as_str(), text);
+        // Short text stays inline.
+        assert!(Str::interned("short").is_inline());
+    }
+
+    /// The interner keeps no more than its cap, and nothing longer than `INTERN_MAX`.
+    #[test]
+    fn the_interner_is_bounded() {
+        let mut t = Interner::default();
+        let (a, b, c) = ("a".repeat(20), "b".repeat(20), "c".repeat(20));
+        assert!(t.get(&a, 40).is_some());
+        assert!(t.get(&b, 40).is_some());
+        assert_eq!(t.get(&c, 40), None);
+        assert_eq!(t.get(&a, 40), Some(a.as_str()));
+        assert_eq!(t.bytes, 40);
+        assert_eq!(t.get(&"d".repeat(INTERN_MAX + 1), usize::MAX), None);
+        assert!(t.get(&"d".repeat(INTERN_MAX), usize::MAX).is_some());
     }
 
     #[test]

@@ -220,8 +220,8 @@ impl Value {
         unsafe { std::ptr::read(self) }
     }
 
-    /// Whether dropping the value frees nothing: a bool, a small number, an inline string,
-    /// a null or unknown of a primitive type. See [`Value::discard`].
+    /// Whether dropping the value frees nothing: a bool, a small number, an inline or
+    /// interned string, a null or unknown of a primitive type. See [`Value::discard`].
     #[inline(always)]
     pub fn owns_nothing(&self) -> bool {
         match self {
@@ -230,7 +230,7 @@ impl Value {
             }
             Value::Bool(_) => true,
             Value::Number(n) => n.is_small(),
-            Value::String(s) => s.is_inline(),
+            Value::String(s) => !s.is_counted(),
             _ => false,
         }
     }
@@ -719,6 +719,43 @@ mod tests {
         assert_eq!(Str::strong_count(&long), 3);
         drop((v, c));
         assert_eq!(Str::strong_count(&long), 1);
+    }
+
+    /// Exactly the values whose drop frees nothing are discarded without it: each is
+    /// checked against a count it would change if it owned something.
+    #[test]
+    fn discard_drops_exactly_what_owns_something() {
+        let long = Str::from("a string longer than fifteen bytes");
+        let list = Value::list(Type::String, vec![Value::string("x")]);
+        let Value::List(seq) = &list else {
+            unreachable!()
+        };
+        let owners = [Value::String(long.clone()), list.clone()];
+        for v in &owners {
+            assert!(!v.owns_nothing(), "{v:?}");
+        }
+        assert_eq!((Str::strong_count(&long), Shared::count(seq)), (2, 2));
+        let mut stack: Vec<Value> = owners.into_iter().collect();
+        Value::truncate(&mut stack, 0);
+        assert_eq!((Str::strong_count(&long), Shared::count(seq)), (1, 1));
+        let free = [
+            Value::NULL,
+            Value::Unknown(Type::String),
+            Value::Bool(true),
+            Value::int(7),
+            Value::string("short"),
+            Value::String(Str::interned("an interned string, longer than 15")),
+        ];
+        for v in free {
+            assert!(v.owns_nothing(), "{v:?}");
+            v.discard();
+        }
+        for v in [
+            Value::Null(Type::list(Type::String)),
+            Value::Unknown(Type::tuple([])),
+        ] {
+            assert!(!v.owns_nothing(), "{v:?}");
+        }
     }
 
     #[test]

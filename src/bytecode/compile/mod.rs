@@ -319,6 +319,12 @@ impl CodeBuilder {
     }
 
     fn konst(&mut self, v: Value) -> u32 {
+        // A long constant string is interned: every evaluation clones it onto the stack
+        // and drops it.
+        let v = match v {
+            Value::String(s) if !s.is_inline() => Value::String(Str::interned(&s)),
+            v => v,
+        };
         self.out.consts.push(v);
         (self.out.consts.len() - 1) as u32
     }
