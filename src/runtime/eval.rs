@@ -885,7 +885,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         // the first member that needs them, for this collection only.
         self.vm.forget_memos();
         for (i, (key, value)) in iters.into_iter().enumerate() {
-            self.frame.truncate(iter_base);
+            Value::truncate(&mut self.frame, iter_base);
             // `explain` is told each member's `each` whole.
             let each = self
                 .observer
@@ -943,7 +943,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 return diags;
             }
         }
-        self.frame.truncate(iter_base);
+        Value::truncate(&mut self.frame, iter_base);
         for s in &c.subs {
             let cur = match s {
                 Sub::Composite(x) => self.composite(x),
@@ -962,7 +962,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     fn with_scope<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         let base = self.frame.len();
         let out = f(self);
-        self.frame.truncate(base);
+        Value::truncate(&mut self.frame, base);
         out
     }
 

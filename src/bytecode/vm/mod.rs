@@ -433,8 +433,9 @@ impl<'p> Vm<'p> {
         let (outer_base, outer_temps) = (self.base, self.temp_base);
         self.base = self.stack.len();
         self.temp_base = self.temps.len();
+        // Nulls made in place: `resize` cloned one for each and dropped it out of line.
         self.temps
-            .resize(self.temp_base + info.temps as usize, Value::NULL);
+            .resize_with(self.temp_base + info.temps as usize, || DYN);
         let mut pc = info.start as usize;
         // The table as a slice held here: read through `prog` on every instruction, it
         // cost a load more (the vector's pointer and length behind the reference).
@@ -572,7 +573,7 @@ impl<'p> Vm<'p> {
             return Err(self.fault("a chunk must leave exactly one value", chunk, Some(pc)));
         }
         let result = self.stack.pop().unwrap_or_default();
-        self.temps.truncate(self.temp_base);
+        Value::truncate(&mut self.temps, self.temp_base);
         self.base = outer_base;
         self.temp_base = outer_temps;
         Ok(result)

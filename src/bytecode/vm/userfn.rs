@@ -211,9 +211,9 @@ impl<'p> Vm<'p> {
         declared_given: usize,
         mut frame: Vec<Value>,
     ) -> Invoked {
-        frame.resize(frame_len(f), Value::NULL);
+        frame.resize_with(frame_len(f), || DYN);
         let r = self.run_in_frame(f, is_given, declared_given, &mut frame);
-        frame.clear();
+        Value::truncate(&mut frame, 0);
         self.frame_pool.push(frame);
         r
     }
