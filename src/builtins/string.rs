@@ -191,7 +191,7 @@ impl CaseMap {
             && let Some((bits, len)) = s.inline_bits()
         {
             let mapped = flip_case_bits(bits, self.letters);
-            if let Some(out) = Str::inline_ascii(mapped.to_le_bytes(), len) {
+            if let Some(out) = Str::inline_ascii(mapped, len) {
                 return Ok(if mapped == bits {
                     args[0].clone()
                 } else {

@@ -211,7 +211,7 @@ fn short_template(pieces: &[Piece], values: &[Value]) -> Option<Str> {
         bits |= b << (8 * len);
         len += n;
     }
-    Str::inline_ascii(bits.to_le_bytes(), len)
+    Str::inline_ascii(bits, len)
 }
 
 /// An integer's decimal text (cty's, `-` for a negative one) as [`Str::inline_bits`]
