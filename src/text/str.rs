@@ -194,8 +194,9 @@ impl Str {
         self.tag == Tag::Heap
     }
 
-    /// The second eight bytes as one number: a heap string's length (its tag, the top
-    /// byte, is 0), or an inline string's tag in the top byte.
+    /// The second eight bytes as one number: a heap or interned string's length in the
+    /// low seven bytes and its tag (0 or 1) in the top one, or an inline string's tag in
+    /// the top byte.
     #[inline]
     fn tail(&self) -> u64 {
         // SAFETY: `rest` and `tag` are the eight initialized bytes at offset 8 of a
@@ -223,7 +224,8 @@ impl Str {
         let tail = self.tail();
         // SAFETY: an inline string's first `len` bytes (head and rest are contiguous,
         // `repr(C)` with no padding) were copied from a str; a heap string's pointer and
-        // length are those of a live Arc<str> this Str owns.
+        // length are those of a live Arc<str> this Str owns, an interned one's those of a
+        // str never freed.
         unsafe {
             let (ptr, len) = if tail >> 63 != 0 {
                 (
@@ -255,7 +257,7 @@ impl Str {
     /// The raw `Arc<str>` pointer of a heap string (or an interned string's bytes).
     #[inline]
     fn raw(&self) -> *const str {
-        // SAFETY: only called on heap strings, whose head is the pointer.
+        // SAFETY: only called on heap and interned strings, whose head is the pointer.
         let ptr = unsafe { self.head.ptr };
         std::ptr::slice_from_raw_parts(ptr, self.heap_len()) as *const str
     }
