@@ -586,9 +586,7 @@ impl ObjShape {
     pub(crate) fn new(keys: Vec<Str>) -> ObjShape {
         let values = keys.len() as u32;
         // Interned: every object of the shape clones its keys.
-        let mut sorted: Vec<(Str, u32)> = (keys.iter().map(|k| Str::interned(k)))
-            .zip(0u32..)
-            .collect();
+        let mut sorted: Vec<(Str, u32)> = keys.into_iter().map(Str::intern).zip(0u32..).collect();
         // Stable: among equal keys the last in source order ends up last.
         sorted.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out: Vec<(Str, u32)> = Vec::with_capacity(sorted.len());

@@ -5,7 +5,7 @@
 //! count to touch. Longer strings are an `Arc<str>`, shared as before, and
 //! [`Str::strong_count`] still tells a budget whether a string is shared. A program's
 //! long constant strings (object keys such as `example.org/tier`, constant values) are
-//! [interned](Str::interned) once per process: cloning or dropping one is a copy too.
+//! [interned](Str::intern) once per process: cloning or dropping one is a copy too.
 //!
 //! Layout: sixteen bytes, the last a tag. An inline string is its bytes in the first
 //! fifteen and `0x80 | len` in the tag; a heap string is the `Arc<str>`'s data pointer in
@@ -288,26 +288,26 @@ impl Str {
         }
     }
 
-    /// `s` as an interned string when it is longer than [`Str::INLINE`] (inline
-    /// otherwise): for a program's constant keys and values, which every evaluation
-    /// clones and drops. An interned string's clone and drop are a copy, where a heap
-    /// string's touch its reference count: an atomic instruction each, which costs the
-    /// CPU far more than its count of one says (~5% of heavy-200's time sat just after
-    /// them). The process keeps at most [`INTERN_BYTES`] bytes of strings of at most
-    /// [`INTERN_MAX`] bytes each, never freed; past that, `s` is made as `Str::from`
-    /// makes it.
-    pub fn interned(s: &str) -> Str {
-        if s.len() <= LIMIT {
-            return Str::from_short(s);
+    /// The string interned when it is a counted one (longer than [`Str::INLINE`], not
+    /// interned yet) of at most [`INTERN_MAX`] bytes and there is room: for a program's
+    /// constant keys and values, which every evaluation clones and drops. An interned
+    /// string's clone and drop are a copy, where a counted string's touch its reference
+    /// count: an atomic instruction each, which costs the CPU far more than its count of
+    /// one says (benches/README.md, session 31). The process keeps at most
+    /// [`INTERN_BYTES`] bytes of interned strings, never freed; any other string is
+    /// returned as it is (not copied).
+    pub fn intern(self) -> Str {
+        if !self.is_counted() || self.len() > INTERN_MAX {
+            return self;
         }
         static INTERNER: std::sync::LazyLock<std::sync::Mutex<Interner>> =
             std::sync::LazyLock::new(Default::default);
         // The set is consistent at every point a panic could leave it: a poisoned lock
         // is used as it is.
         let mut interner = INTERNER.lock().unwrap_or_else(|e| e.into_inner());
-        match interner.get(s, INTERN_BYTES) {
+        match interner.get(&self, INTERN_BYTES) {
             Some(x) => Str::from_static(x),
-            None => Str::from_long(s),
+            None => self,
         }
     }
 
@@ -366,11 +366,11 @@ impl Str {
     }
 }
 
-/// The most bytes of interned strings a process keeps ([`Str::interned`]): what a
+/// The most bytes of interned strings a process keeps ([`Str::intern`]): what a
 /// hostile stream of programs can make it hold, besides the set's own table.
 pub const INTERN_BYTES: usize = 1 << 20;
 
-/// The longest string interned ([`Str::interned`]); a longer one is a heap string.
+/// The longest string interned ([`Str::intern`]); a longer one stays a counted one.
 pub const INTERN_MAX: usize = 1024;
 
 /// The interned strings (leaked: they live as long as the process) and their bytes.
@@ -749,7 +749,7 @@ mod tests {
     fn interned_strings_are_uncounted_copies_of_the_same_text() {
         use std::hash::BuildHasher;
         let text = "example.org/interned-key";
-        let (i, h) = (Str::interned(text), Str::from(text));
+        let (i, h) = (Str::from(text).intern(), Str::from(text));
         assert!(!i.is_inline() && !i.is_counted() && h.is_counted());
         assert_eq!((i.as_str(), i.len()), (text, text.len()));
         assert_eq!(i, h);
@@ -760,13 +760,17 @@ mod tests {
         let hasher = std::collections::hash_map::RandomState::new();
         assert_eq!(hasher.hash_one(&i), hasher.hash_one(&h));
         assert_eq!(Str::strong_count(&i), usize::MAX);
-        let again = Str::interned(text);
+        let again = Str::from(text).intern();
         assert_eq!(again.as_ptr(), i.as_ptr());
         let c = i.clone();
         drop(i);
         assert_eq!(c.as_str(), text);
         // Short text stays inline.
-        assert!(Str::interned("short").is_inline());
+        assert!(Str::from("short").intern().is_inline());
+        // Longer than INTERN_MAX: the same string back, still counted and not copied.
+        let long = Str::from("x".repeat(INTERN_MAX + 1));
+        let kept = long.clone().intern();
+        assert!(kept.is_counted() && kept.as_ptr() == long.as_ptr());
     }
 
     /// The interner keeps no more than its cap, and nothing longer than `INTERN_MAX`.

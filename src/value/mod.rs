@@ -744,7 +744,7 @@ mod tests {
             Value::Bool(true),
             Value::int(7),
             Value::string("short"),
-            Value::String(Str::interned("an interned string, longer than 15")),
+            Value::String(Str::from("an interned string, longer than 15").intern()),
         ];
         for v in free {
             assert!(v.owns_nothing(), "{v:?}");

@@ -322,7 +322,7 @@ impl CodeBuilder {
         // A long constant string is interned: every evaluation clones it onto the stack
         // and drops it.
         let v = match v {
-            Value::String(s) if !s.is_inline() => Value::String(Str::interned(&s)),
+            Value::String(s) => Value::String(s.intern()),
             v => v,
         };
         self.out.consts.push(v);
