@@ -523,6 +523,9 @@ pub(crate) struct TemplateSite {
     pub parts: Vec<Piece>,
     /// Bytes of the literal parts, charged with the interpolated strings before a join.
     pub literal_len: u64,
+    /// Whether a join may give a short ASCII string (its literal text is short ASCII):
+    /// the VM tries one only then.
+    pub may_be_short: bool,
     pub whole: Span,
 }
 
@@ -536,9 +539,15 @@ impl TemplateSite {
                 Piece::Value(_) => 0,
             })
             .sum();
+        let may_be_short = literal_len <= Str::INLINE as u64
+            && parts.iter().all(|p| match p {
+                Piece::Text(t) => t.is_ascii(),
+                Piece::Value(_) => true,
+            });
         TemplateSite {
             parts,
             literal_len,
+            may_be_short,
             whole,
         }
     }

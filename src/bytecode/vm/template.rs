@@ -26,19 +26,30 @@ impl Vm<'_> {
         let prog = self.program;
         let ts = prog.templates.get(site as usize);
         let ts = ts.ok_or(Stop::Fault(&"missing template site"))?;
+        // Strings and integers joined into a short ASCII string (a name, a label,
+        // `"${k}=${v}"`, `"${cidr}/${index}"`): tried first when the literal text allows
+        // one (`TemplateSite::may_be_short`), in one pass that gives up at
+        // the first part that cannot be in one, and made on the stack, without the scratch
+        // buffer's copies, a `memcpy` call per part or the normalization check. Its
+        // charge is its length, as the join's below: the same refusal (`AllocBytes`) when
+        // it is over what is left, and no number in it has a long text to charge ahead.
+        if ts.may_be_short
+            && let Some(s) = short_template(&ts.parts, &self.stack[at..])
+        {
+            return self.alloc(0, s.len() as u64).map(|()| Value::String(s));
+        }
         // The string parts are checked against the budget before they are joined (a
         // template of ten copies of a large string must not be built first), and long
         // number texts charged before their digits are made (the join's charge is for
         // the rest).
-        let (mut parts, mut short, mut ahead) = (ts.literal_len, true, 0usize);
+        let (mut parts, mut ahead) = (ts.literal_len, 0usize);
         for v in &self.stack[at..] {
             match v {
                 Value::String(s) => parts = parts.saturating_add(s.len() as u64),
-                // An integer's text is short (`short_template` refuses any other number);
-                // a long one (1e39000's 39,001 digits) is charged its bound before its
-                // digits are made.
+                // A long number (1e39000's 39,001 digits) is charged its bound before
+                // its digits are made.
                 Value::Number(n) => ahead = ahead.saturating_add(n.long_text_bound(b'f', -1)),
-                _ => short = false,
+                _ => {}
             }
         }
         if parts > self.left().bytes {
@@ -46,15 +57,6 @@ impl Vm<'_> {
         }
         if ahead > 0 {
             self.alloc(0, ahead as u64)?;
-        }
-        // Strings and integers joined into a short ASCII string (a name, a label,
-        // `"${k}=${v}"`, `"${cidr}/${index}"`): on the stack, without the scratch buffer's
-        // copies, a `memcpy` call per part, or the normalization check.
-        if short
-            && parts <= Str::INLINE as u64
-            && let Some(s) = short_template(&ts.parts, &self.stack[at..])
-        {
-            return self.alloc(0, s.len() as u64).map(|()| Value::String(s));
         }
         let mut known = true;
         let mut out = std::mem::take(&mut self.text);
