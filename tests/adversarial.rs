@@ -153,6 +153,48 @@ fn shared_values_are_charged_by_their_expanded_size() {
     assert!(u.bytes <= 200_000 + 64, "{u:?}");
 }
 
+/// An object of constant keys is charged for the shared values it holds as it is made
+/// (each copy whole, the last of duplicate keys included while the earlier is still on
+/// the stack), before a builtin reads it; one fresh value is not a copy.
+#[test]
+fn shared_values_in_an_object_are_charged_when_it_is_made() {
+    // The chain costs ~12,400 elements; each copy of `l4` 11,111.
+    let small = Limits {
+        max_alloc_elements: 70_000,
+        ..limits()
+    };
+    for body in [
+        "length({ a = l4, b = l4, c = l4, d = l4, e = l4, f = l4 })",
+        "length({ a = l4, a = l4, b = l4, c = l4, d = l4, e = l4, f = l4 })",
+    ] {
+        let (m, _) = run(&(chain(4) + &resource(body)), "{}", small);
+        let m = fatal(m);
+        assert!(
+            m.contains("more than 70000 collection elements allocated (at main.hcl:9,"),
+            "{body}: {m}"
+        );
+        assert!(!m.contains("(in length)"), "{body}: {m}");
+    }
+    // Four copies are within it.
+    let (m, u) = run(
+        &(chain(4) + &resource("length({ a = l4, b = l4, c = l4, d = l4 })")),
+        "{}",
+        small,
+    );
+    assert_eq!(m, None);
+    assert!(u.elements <= 70_000, "{u:?}");
+    // A fresh tuple is no copy: the object around it costs its one element.
+    let used = |body: &str| {
+        let (m, u) = run(&(chain(4) + &resource(body)), "{}", limits());
+        assert_eq!(m, None, "{body}");
+        u.elements
+    };
+    assert_eq!(
+        used("length({ a = [for x in l4 : x] })"),
+        used("length([for x in l4 : x])") + 1
+    );
+}
+
 #[test]
 fn invoke_refusing_a_shared_value_charges_the_type_it_prints() {
     // `invoke` prints the whole type of arguments that are not an object: for l6, 10^6

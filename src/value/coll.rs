@@ -360,6 +360,38 @@ impl Fields {
         f
     }
 
+    /// [`Fields::counted_iter`] whose values are summed up as they are written into the
+    /// collection, each shown to `see` on its way (the VM charges what it shares): one
+    /// pass over them, where adding them up first was a second. `keys` is what the keys
+    /// add ([`Summary::add_key`] of each).
+    #[inline]
+    pub fn gathered(
+        elem: Type,
+        entries: impl ExactSizeIterator<Item = (Str, Value)>,
+        keys: Summary,
+        see: impl FnMut(&Value),
+    ) -> Shared<Fields> {
+        let n = entries.len();
+        let head = FieldsHead {
+            elem,
+            sum: Summary::default(),
+        };
+        let mut sum = keys;
+        let g = Gather {
+            entries,
+            sum: &mut sum,
+            see,
+        };
+        let mut f = fields_of_iter(head, g);
+        // Made just now: no other reference can exist, and `get_mut` (a load, not an
+        // atomic update) finds it so.
+        if let Some(x) = Shared::get_mut(&mut f) {
+            x.head.sum = sum.finish(&x.head.elem, n);
+        }
+        debug_assert_eq!(f.head.sum, summarize_entries(&f.head.elem, &f.entries));
+        f
+    }
+
     /// The element type of a map (`Dynamic` for an object).
     #[inline]
     pub fn elem(&self) -> &Type {
@@ -523,6 +555,37 @@ impl Fields {
             .ok()
             .map(|i| &self.entries[i].1)
     }
+}
+
+/// The entries of [`Fields::gathered`], summed up and shown to `see` as they pass (a
+/// type of its own: as a closure in a `map`, its `next` was not inlined into the loop
+/// that writes the entries, a call an entry).
+struct Gather<'s, I, F> {
+    entries: I,
+    sum: &'s mut Summary,
+    see: F,
+}
+
+impl<I: ExactSizeIterator<Item = (Str, Value)>, F: FnMut(&Value)> Iterator for Gather<'_, I, F> {
+    type Item = (Str, Value);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(Str, Value)> {
+        let (k, v) = self.entries.next()?;
+        self.sum.add(&v);
+        (self.see)(&v);
+        Some((k, v))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.entries.size_hint()
+    }
+}
+
+impl<I: ExactSizeIterator<Item = (Str, Value)>, F: FnMut(&Value)> ExactSizeIterator
+    for Gather<'_, I, F>
+{
 }
 
 /// Sorted entries with new ones put at the places found for them (replacing the entry

@@ -125,20 +125,32 @@ impl Vm<'_> {
         let shape = shape.ok_or(Stop::Fault(&"missing object shape"))?;
         let base = self.top_n(shape.values as usize)?;
         self.alloc(u64::from(shape.values), 0)?;
-        // Each kept value (the last of duplicate keys) is charged where it lies (the
-        // stack set aside while the charge looks), then moved straight into the object:
-        // one allocation. A shape's value indices are below its `values` (`ObjShape::new`).
-        let stack = std::mem::take(&mut self.stack);
-        let values = (shape.keys.iter()).filter_map(|(_, at)| stack.get(base + *at as usize));
-        let sum = self.charge_shared(shape.keys_sum, values);
-        self.stack = stack;
-        let sum = Self::check_contents(sum?)?;
+        // Each kept value (the last of duplicate keys) is moved straight into the object
+        // (one allocation), summed up and looked at on the way (one pass: charged first,
+        // they were read twice): what it shares is charged once the object is made, and
+        // an object over a budget or nested too deeply is dropped at once, refused. A
+        // shape's value indices are below its `values` (`ObjShape::new`).
+        let (mut shared_bytes, mut shared_collection) = (0u64, false);
         let stack = &mut self.stack;
         let entries = shape.keys.iter().map(|(k, at)| {
             let v = stack.get_mut(base + *at as usize).map(std::mem::take);
             (k.clone(), v.unwrap_or_default())
         });
-        let v = Value::Object(Fields::counted_iter(Type::Dynamic, entries, sum));
+        let f = Fields::gathered(Type::Dynamic, entries, shape.keys_sum, |v| match v {
+            Value::String(x) if Str::strong_count(x) > 1 => {
+                shared_bytes = shared_bytes.saturating_add(x.len() as u64);
+            }
+            _ => shared_collection |= shares(v),
+        });
+        // What `charge_shared` charges, in the same totals, while the stack's copies of
+        // what the object shares are still there (a duplicate key's value).
+        self.bytes = self.bytes.saturating_add(shared_bytes);
+        if shared_collection {
+            for (_, v) in f.entries.iter().filter(|(_, v)| shares(v)) {
+                self.charge_expanded(v, 0)?;
+            }
+        }
+        self.alloc(0, 0)?;
         if shape.keys.len() == shape.values as usize {
             // Every value was moved out, leaving nulls that own nothing: forgotten, not
             // dropped one by one (a tenth of the instruction's work).
@@ -155,6 +167,18 @@ impl Vm<'_> {
             // A duplicate key's earlier value is still there.
             Value::truncate(&mut self.stack, base);
         }
+        let v = Value::Object(f);
+        Self::check_depth(&v)?;
         self.push(v)
+    }
+}
+
+/// Whether `v` is a collection another value holds too (written out, it is a copy).
+#[inline]
+fn shares(v: &Value) -> bool {
+    match v {
+        Value::List(q) | Value::Set(q) | Value::Tuple(q) => !q.is_unique(),
+        Value::Map(f) | Value::Object(f) => !f.is_unique(),
+        _ => false,
     }
 }
