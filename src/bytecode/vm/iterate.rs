@@ -354,7 +354,8 @@ impl Vm<'_> {
         diags: &mut Vec<Diagnostic>,
     ) -> Step {
         let v = self.pop()?;
-        self.alloc(1, 0)?;
+        // `charge_shared` ends with the budget check that counts the element too.
+        self.elements = self.elements.saturating_add(1);
         let mut one = self.charge_shared(Summary::default(), std::iter::once(&v))?;
         let prog = self.program;
         let st = self.fors.last_mut();
