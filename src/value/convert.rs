@@ -90,7 +90,15 @@ fn tuple_of_the_element_type(v: &Value, want: &Type) -> Option<Value> {
 /// Elements a tuple converts to a list or set of `elem` without converting any: at least
 /// one, each of that (known) type.
 fn all_of_element_type(items: &[Value], elem: &Type) -> bool {
-    !items.is_empty() && elem.is_known_type() && items.iter().all(|x| x.has_type(elem))
+    // A known primitive element (the usual one: `join`'s strings) is matched inline;
+    // `has_type`, called out of line, answers the rest.
+    let of_type = |x: &Value| match (x, elem) {
+        (Value::String(_), Type::String)
+        | (Value::Number(_), Type::Number)
+        | (Value::Bool(_), Type::Bool) => true,
+        _ => x.has_type(elem),
+    };
+    !items.is_empty() && elem.is_known_type() && items.iter().all(of_type)
 }
 
 /// Whether `v.type_of() == *t`, computed without allocating.
