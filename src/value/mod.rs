@@ -655,7 +655,10 @@ pub fn sort_dedup_slice<V>(entries: &mut [(Str, V)]) -> usize {
         if w > 0 && entries[w - 1].0 == entries[r].0 {
             entries.swap(w - 1, r);
         } else {
-            entries.swap(w, r);
+            // Until a duplicate is met every entry is where it is kept (no swap).
+            if w != r {
+                entries.swap(w, r);
+            }
             w += 1;
         }
     }
