@@ -27,12 +27,12 @@ impl Vm<'_> {
         let ts = prog.templates.get(site as usize);
         let ts = ts.ok_or(Stop::Fault(&"missing template site"))?;
         // Strings and integers joined into a short ASCII string (a name, a label,
-        // `"${k}=${v}"`, `"${cidr}/${index}"`): tried first when the literal text allows
-        // one (`TemplateSite::may_be_short`), in one pass that gives up at
-        // the first part that cannot be in one, and made on the stack, without the scratch
-        // buffer's copies, a `memcpy` call per part or the normalization check. Its
-        // charge is its length, as the join's below: the same refusal (`AllocBytes`) when
-        // it is over what is left, and no number in it has a long text to charge ahead.
+        // `"${k}=${v}"`, `"${cidr}/${index}"`): tried first where the literal text allows
+        // one (`TemplateSite::may_be_short`), in one pass that gives up at the first part
+        // that cannot be in one, and made on the stack, without the scratch buffer's
+        // copies, a `memcpy` call per part or the normalization check. Its charge is its
+        // length, as the join's below: the same refusal (`AllocBytes`) when it is over
+        // what is left, and no number in it has a long text to charge ahead.
         if ts.may_be_short
             && let Some(s) = short_template(&ts.parts, &self.stack[at..])
         {
