@@ -17,6 +17,7 @@ use crate::syntax::span::{SourceMap, Span};
 use crate::value::{Str, Summary, Value};
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
 
 /// A compiled expression: an entry point into the code table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -686,6 +687,11 @@ pub struct Code {
     pub(crate) bindings: Vec<ArgBinding>,
     /// The attribute steps of each [`Op::SlotPath`]: name (in `names`) and site.
     pub(crate) paths: Vec<Box<[PathStep]>>,
+    /// For each site, where a [`Op::SlotPath`] step at it last found its attribute among
+    /// an object's entries ([`crate::value::Fields::get_key_hinted`]); made by
+    /// [`Code::seal`]. The one part of the code that changes as it runs: guesses, checked
+    /// where they are used.
+    pub(crate) step_hints: Box<[AtomicU8]>,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) functions: Vec<UserFn>,
     /// How many expressions [`Op::MemoBegin`] remembers: each computed once per
@@ -727,5 +733,17 @@ impl Code {
     /// The site `id` names, if the table holds one of that kind there.
     pub(crate) fn site<T: SiteKind>(&self, id: SiteId<T>) -> Option<T> {
         self.sites.get(id.0 as usize).and_then(T::unwrap)
+    }
+
+    /// The attribute hint of a step's site ([`Code::step_hints`]).
+    #[inline]
+    pub(crate) fn step_hint(&self, id: SiteId<StepSite>) -> Option<&AtomicU8> {
+        self.step_hints.get(id.0 as usize)
+    }
+
+    /// The code as the VM runs it: a hint for each site, once every site is made.
+    pub(crate) fn seal(mut self) -> Code {
+        self.step_hints = self.sites.iter().map(|_| AtomicU8::new(0)).collect();
+        self
     }
 }

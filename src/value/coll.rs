@@ -16,6 +16,7 @@
 //! recounts it.
 
 use super::{Str, Type, Value, cmp_str};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The deepest a value may nest: collections inside collections, and the types of typed
 /// nulls, unknowns and empty collections inside them, counted alike. Request bodies are
@@ -544,16 +545,39 @@ impl Fields {
     /// small object's keys are compared as two words each when the key is inline.
     #[inline]
     pub fn get_key(&self, key: &Str) -> Option<&Value> {
+        self.key_index(key).map(|i| &self.entries[i].1)
+    }
+
+    /// Where `key` is among the entries.
+    #[inline]
+    fn key_index(&self, key: &Str) -> Option<usize> {
         if self.entries.len() <= 8 {
-            return self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+            return self.entries.iter().position(|(k, _)| k == key);
         }
         // `Str`'s order is the entries' (bytes), and compares two inline strings as words
         // (`cmp_str` called `memcmp` for every pair sharing a first byte: ~575
         // instructions a lookup of `svc-NNN` among 201 observed resources).
-        self.entries
-            .binary_search_by(|(k, _)| k.cmp(key))
-            .ok()
-            .map(|i| &self.entries[i].1)
+        self.entries.binary_search_by(|(k, _)| k.cmp(key)).ok()
+    }
+
+    /// [`Fields::get_key`] trying the entry at `hint` first (one comparison), and leaving
+    /// there where the key was found: a compiled attribute step (`each.value.name`) meets
+    /// objects of the same keys member after member, so its key is where it was the last
+    /// time. The hint is shared by the threads that run the program; it is only a guess,
+    /// checked against the key, so a stale or raced one costs the search it saves.
+    #[inline]
+    pub fn get_key_hinted(&self, key: &Str, hint: &AtomicU8) -> Option<&Value> {
+        let h = usize::from(hint.load(Ordering::Relaxed));
+        if let Some((k, v)) = self.entries.get(h)
+            && k == key
+        {
+            return Some(v);
+        }
+        let i = self.key_index(key)?;
+        if let Ok(b) = u8::try_from(i) {
+            hint.store(b, Ordering::Relaxed);
+        }
+        Some(&self.entries[i].1)
     }
 }
 

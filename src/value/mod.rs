@@ -809,8 +809,8 @@ mod tests {
     }
 
     /// A lookup by `Str` finds what the lookup by `&str` finds, in small objects (the scan)
-    /// and large ones (the binary search), for keys inline and not, sharing prefixes,
-    /// present and absent.
+    /// and large ones (the binary search, past 255 entries too), for keys inline and not,
+    /// sharing prefixes, present and absent, hinted or not.
     #[test]
     fn get_key_finds_what_get_finds() {
         let names = |n: usize| -> Vec<String> {
@@ -824,7 +824,7 @@ mod tests {
                 })
                 .collect()
         };
-        for n in [1, 3, 8, 9, 40] {
+        for n in [1, 3, 8, 9, 40, 100] {
             let entries = names(n)
                 .into_iter()
                 .map(|k| (Str::from(k.as_str()), Value::string(k)));
@@ -836,8 +836,23 @@ mod tests {
                 .chain([&String::new(), &"svc-0".to_string()])
             {
                 let want = f.get(k).map(|v| v.as_str().map(str::to_string));
-                let got = f.get_key(&Str::from(k.as_str()));
+                let key = Str::from(k.as_str());
+                let got = f.get_key(&key);
                 assert_eq!(got.map(|v| v.as_str().map(str::to_string)), want, "{n} {k}");
+                // Whatever the hint holds (right, stale, past the end), the hinted lookup
+                // finds the same, and leaves the hint at the entry it found (when its
+                // index fits the hint).
+                let at = f.entries.iter().position(|(e, _)| *e == key);
+                for start in [0u8, 1, 7, 8, 41, 254, 255] {
+                    let hint = std::sync::atomic::AtomicU8::new(start);
+                    let got = f.get_key_hinted(&key, &hint);
+                    assert_eq!(got.map(|v| v.as_str().map(str::to_string)), want, "{n} {k}");
+                    let left = hint.load(std::sync::atomic::Ordering::Relaxed);
+                    match at.map(u8::try_from) {
+                        Some(Ok(i)) => assert_eq!(left, i, "{n} {k}"),
+                        _ => assert_eq!(left, start, "{n} {k}"),
+                    }
+                }
             }
         }
     }

@@ -135,6 +135,7 @@ impl CodeBuilder {
                 shapes: Vec::new(),
                 bindings: Vec::new(),
                 paths: Vec::new(),
+                step_hints: Box::default(),
                 diags: Vec::new(),
                 functions: Vec::new(),
                 memos: 0,
@@ -221,7 +222,7 @@ impl CodeBuilder {
 
     /// The finished, immutable program.
     pub fn finish(self) -> Code {
-        self.out
+        self.out.seal()
     }
 
     // ---- chunk bookkeeping ----

@@ -98,17 +98,19 @@ impl Vm<'_> {
 /// Follows `steps` from `v` while each is a present attribute of a known object or map, by
 /// reference: the value reached and how many steps were taken (the rest, if any, is for
 /// `Attr`'s general rules).
-#[inline]
+#[inline(always)]
 pub(super) fn present_attrs<'v>(
     prog: &Code,
     mut v: &'v Value,
     steps: &[PathStep],
 ) -> Result<(&'v Value, usize), Stop> {
-    for (taken, &(name, _)) in steps.iter().enumerate() {
+    for (taken, &(name, site)) in steps.iter().enumerate() {
         let name = prog.names.get(name as usize);
         let name = name.ok_or(Stop::Fault(&"missing attribute name"))?;
+        let hint = prog.step_hint(site);
+        let hint = hint.ok_or(Stop::Fault(&"missing step hint"))?;
         v = match v {
-            Value::Object(f) | Value::Map(f) => match f.get_key(name) {
+            Value::Object(f) | Value::Map(f) => match f.get_key_hinted(name, hint) {
                 Some(x) => x,
                 None => return Ok((v, taken)),
             },
