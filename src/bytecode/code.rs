@@ -1,6 +1,7 @@
 //! Compiled code: the instruction set ([`Op`]), what each instruction does to the VM's
-//! stacks ([`Op::effects`]), and [`Code`], the flat, immutable result of compiling a
-//! program's expressions (instructions, constants and the side tables instructions index).
+//! stacks ([`Op::effects`]), and [`Code`], the flat result of compiling a program's
+//! expressions (instructions, constants and the side tables instructions index), immutable
+//! but for its attribute hints.
 //!
 //! The VM has one value stack and seven bookkeeping stacks ([`Aux`]): diagnostic marks,
 //! type-only regions, conditions, `for` loops, splats, expanded arguments and `try` calls.
@@ -671,7 +672,8 @@ pub(crate) struct UserFn {
 }
 
 /// Compiled code: every chunk's instructions in one table, with the constants, names and
-/// ranges they index. Immutable and shared across requests (and threads).
+/// ranges they index. Immutable (but for [`Code::step_hints`], guesses any thread may
+/// update) and shared across requests (and threads).
 #[derive(Debug)]
 pub struct Code {
     pub(crate) code: Vec<Op>,
