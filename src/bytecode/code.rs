@@ -385,8 +385,16 @@ impl Op {
     }
 }
 
-/// One attribute step of an [`Op::SlotPath`]: the name (in [`Code::names`]) and its site.
-pub(crate) type PathStep = (u32, SiteId<StepSite>);
+/// One attribute step of an [`Op::SlotPath`]: the name (in [`Code::names`]), its site, and
+/// where among an object's entries the step last found its attribute
+/// ([`crate::value::Fields::get_key_hinted`]): the one part of the code that changes as it
+/// runs, a guess any thread may update, checked where it is used.
+#[derive(Debug)]
+pub(crate) struct PathStep {
+    pub name: u32,
+    pub site: SiteId<StepSite>,
+    pub hint: AtomicU8,
+}
 
 /// A traversal step (`.name`, `[key]`) within its traversal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -672,7 +680,7 @@ pub(crate) struct UserFn {
 }
 
 /// Compiled code: every chunk's instructions in one table, with the constants, names and
-/// ranges they index. Immutable (but for [`Code::step_hints`], guesses any thread may
+/// ranges they index. Immutable (but for [`PathStep::hint`], guesses any thread may
 /// update) and shared across requests (and threads).
 #[derive(Debug)]
 pub struct Code {
@@ -689,11 +697,6 @@ pub struct Code {
     pub(crate) bindings: Vec<ArgBinding>,
     /// The attribute steps of each [`Op::SlotPath`]: name (in `names`) and site.
     pub(crate) paths: Vec<Box<[PathStep]>>,
-    /// For each site, where a [`Op::SlotPath`] step at it last found its attribute among
-    /// an object's entries ([`crate::value::Fields::get_key_hinted`]); made by
-    /// [`Code::seal`]. The one part of the code that changes as it runs: guesses, checked
-    /// where they are used.
-    pub(crate) step_hints: Box<[AtomicU8]>,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) functions: Vec<UserFn>,
     /// How many expressions [`Op::MemoBegin`] remembers: each computed once per
@@ -735,17 +738,5 @@ impl Code {
     /// The site `id` names, if the table holds one of that kind there.
     pub(crate) fn site<T: SiteKind>(&self, id: SiteId<T>) -> Option<T> {
         self.sites.get(id.0 as usize).and_then(T::unwrap)
-    }
-
-    /// The attribute hint of a step's site ([`Code::step_hints`]).
-    #[inline]
-    pub(crate) fn step_hint(&self, id: SiteId<StepSite>) -> Option<&AtomicU8> {
-        self.step_hints.get(id.0 as usize)
-    }
-
-    /// The code as the VM runs it: a hint for each site, once every site is made.
-    pub(crate) fn seal(mut self) -> Code {
-        self.step_hints = self.sites.iter().map(|_| AtomicU8::new(0)).collect();
-        self
     }
 }

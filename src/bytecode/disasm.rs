@@ -47,10 +47,14 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                 let names = program.paths.get(path as usize).map(|steps| {
                     steps
                         .iter()
-                        .map(|&(n, _)| {
+                        .map(|s| {
                             format!(
                                 ".{}",
-                                program.names.get(n as usize).map(|s| &**s).unwrap_or("?")
+                                program
+                                    .names
+                                    .get(s.name as usize)
+                                    .map(|n| &**n)
+                                    .unwrap_or("?")
                             )
                         })
                         .collect::<String>()

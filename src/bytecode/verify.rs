@@ -117,9 +117,9 @@ fn operands(code: &Code, op: Op, temps: u32) -> Result<(), String> {
         Op::SlotPath { path, .. } => {
             let steps = code.paths.get(path as usize);
             let steps = steps.ok_or_else(|| format!("path {path} of {}", code.paths.len()))?;
-            for &(name, s) in steps.iter() {
-                has("name", name, code.names.len())?;
-                site(code.site(s).is_some())?;
+            for s in steps.iter() {
+                has("name", s.name, code.names.len())?;
+                site(code.site(s.site).is_some())?;
             }
             Ok(())
         }

@@ -235,6 +235,18 @@ impl Value {
         }
     }
 
+    /// For a collection, whether no other value holds it (`Some(true)`: it is this
+    /// value's own, and written out nothing of it is a copy); `None` for any other value.
+    /// The VM's charges ask it: a collection held elsewhere too costs its expanded size.
+    #[inline(always)]
+    pub fn collection_unique(&self) -> Option<bool> {
+        match self {
+            Value::List(q) | Value::Set(q) | Value::Tuple(q) => Some(q.is_unique()),
+            Value::Map(f) | Value::Object(f) => Some(f.is_unique()),
+            _ => None,
+        }
+    }
+
     /// Drops the value, calling its drop only when it owns something. The VM drops most
     /// of its operands this way: the drop glue, called out of line for every value (and
     /// again for a null's type), was ~2% of a heavy collection's instructions.

@@ -12,7 +12,7 @@
 use crate::builtins;
 use crate::bytecode::code::{
     ArgBinding, CallSite, Callee, ChunkId, ChunkInfo, Code, CondSite, FnId, ForSite, ItemSite,
-    JoinSite, ObjShape, Op, OperatorSite, Piece, SiteId, SiteKind, SplatSite, StepSite,
+    JoinSite, ObjShape, Op, OperatorSite, PathStep, Piece, SiteId, SiteKind, SplatSite, StepSite,
     TemplateSite, UnarySite, UserFn,
 };
 use crate::syntax::ast::{
@@ -27,6 +27,7 @@ use crate::value::{Str, Type, Value};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
 
 /// Name resolution for root variables, done at compile time by the caller (the IR).
 pub trait Scope {
@@ -135,7 +136,6 @@ impl CodeBuilder {
                 shapes: Vec::new(),
                 bindings: Vec::new(),
                 paths: Vec::new(),
-                step_hints: Box::default(),
                 diags: Vec::new(),
                 functions: Vec::new(),
                 memos: 0,
@@ -222,7 +222,7 @@ impl CodeBuilder {
 
     /// The finished, immutable program.
     pub fn finish(self) -> Code {
-        self.out.seal()
+        self.out
     }
 
     // ---- chunk bookkeeping ----
@@ -649,7 +649,11 @@ impl CodeBuilder {
                                     step: span,
                                     whole: e.span,
                                 });
-                                (name, site)
+                                PathStep {
+                                    name,
+                                    site,
+                                    hint: AtomicU8::new(0),
+                                }
                             })
                             .collect();
                         self.out.paths.push(path);

@@ -49,8 +49,8 @@ impl Vm<'_> {
         self.steps = self.steps.saturating_add(steps.len() as u64);
         let (v, taken) = present_attrs(prog, v, steps)?;
         self.push(v.clone_for_push())?;
-        for &(name, site) in steps.iter().skip(taken) {
-            self.op_attr(name, site, diags)?;
+        for s in steps.iter().skip(taken) {
+            self.op_attr(s.name, s.site, diags)?;
         }
         Ok(Flow::Next)
     }
@@ -104,13 +104,11 @@ pub(super) fn present_attrs<'v>(
     mut v: &'v Value,
     steps: &[PathStep],
 ) -> Result<(&'v Value, usize), Stop> {
-    for (taken, &(name, site)) in steps.iter().enumerate() {
-        let name = prog.names.get(name as usize);
+    for (taken, step) in steps.iter().enumerate() {
+        let name = prog.names.get(step.name as usize);
         let name = name.ok_or(Stop::Fault(&"missing attribute name"))?;
-        let hint = prog.step_hint(site);
-        let hint = hint.ok_or(Stop::Fault(&"missing step hint"))?;
         v = match v {
-            Value::Object(f) | Value::Map(f) => match f.get_key_hinted(name, hint) {
+            Value::Object(f) | Value::Map(f) => match f.get_key_hinted(name, &step.hint) {
                 Some(x) => x,
                 None => return Ok((v, taken)),
             },

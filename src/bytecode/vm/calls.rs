@@ -365,15 +365,10 @@ impl<'p> Vm<'p> {
     /// (`element`, `lookup`) costs nothing more. What the builtin charged while making it
     /// (`charged`: elements, bytes) is not charged twice.
     fn charge_result(&mut self, v: &Value, charged: (u64, u64)) -> Result<(), Stop> {
-        let fresh = match v {
-            Value::String(x) => {
-                return self.alloc(0, (x.len() as u64).saturating_sub(charged.1));
-            }
-            Value::List(q) | Value::Set(q) | Value::Tuple(q) => q.is_unique(),
-            Value::Map(f) | Value::Object(f) => f.is_unique(),
-            _ => false,
-        };
-        if !fresh {
+        if let Value::String(x) = v {
+            return self.alloc(0, (x.len() as u64).saturating_sub(charged.1));
+        }
+        if v.collection_unique() != Some(true) {
             return Ok(());
         }
         Self::check_depth(v)?;

@@ -140,13 +140,17 @@ impl Vm<'_> {
             Value::String(x) if Str::strong_count(x) > 1 => {
                 shared_bytes = shared_bytes.saturating_add(x.len() as u64);
             }
-            _ => shared_collection |= shares(v),
+            _ => shared_collection |= v.collection_unique() == Some(false),
         });
         // What `charge_shared` charges, in the same totals, while the stack's copies of
         // what the object shares are still there (a duplicate key's value).
         self.bytes = self.bytes.saturating_add(shared_bytes);
         if shared_collection {
-            for (_, v) in f.entries.iter().filter(|(_, v)| shares(v)) {
+            for (_, v) in f
+                .entries
+                .iter()
+                .filter(|(_, v)| v.collection_unique() == Some(false))
+            {
                 self.charge_expanded(v, 0)?;
             }
         }
@@ -170,15 +174,5 @@ impl Vm<'_> {
         let v = Value::Object(f);
         Self::check_depth(&v)?;
         self.push(v)
-    }
-}
-
-/// Whether `v` is a collection another value holds too (written out, it is a copy).
-#[inline]
-fn shares(v: &Value) -> bool {
-    match v {
-        Value::List(q) | Value::Set(q) | Value::Tuple(q) => !q.is_unique(),
-        Value::Map(f) | Value::Object(f) => !f.is_unique(),
-        _ => false,
     }
 }

@@ -703,11 +703,11 @@ impl<'p> Vm<'p> {
                 }
                 Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
                     sum.include(q.summary());
-                    !q.is_unique()
+                    v.collection_unique() == Some(false)
                 }
                 Value::Map(f) | Value::Object(f) => {
                     sum.include(f.summary());
-                    !f.is_unique()
+                    v.collection_unique() == Some(false)
                 }
                 Value::Number(n) => {
                     sum.add_number(n);
