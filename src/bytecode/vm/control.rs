@@ -28,8 +28,10 @@ pub(super) struct Region {
 
 /// The arguments of a `try`/`can` tried so far.
 pub(super) struct TryState {
-    /// Where this `try`'s failed arguments' diagnostics start in [`Vm::try_failed`] (one
-    /// stack for all nested `try`s, so a `try` allocates nothing once it has warmed up).
+    /// Where this `try`'s failed arguments' diagnostics start among the evaluation's: a
+    /// failed argument's stay where they were reported, for `try`'s message should every
+    /// argument fail; the `try`'s end takes them away (the next argument's are after
+    /// them, so its own mark sees only its own).
     failed_from: usize,
     depends_on_unknown: bool,
 }
@@ -199,18 +201,18 @@ impl Vm<'_> {
     // ---- try / can ----
 
     /// [`crate::bytecode::code::Op::TryBegin`]
-    pub(super) fn op_try_begin(&mut self) -> Step {
+    pub(super) fn op_try_begin(&mut self, diags: &[Diagnostic]) -> Step {
         self.tries.push(TryState {
-            failed_from: self.try_failed.len(),
+            failed_from: diags.len(),
             depends_on_unknown: false,
         });
         Ok(Flow::Next)
     }
 
     /// Leaves the innermost `try`, dropping what its failed arguments reported.
-    fn end_try(&mut self) {
+    fn end_try(&mut self, diags: &mut Vec<Diagnostic>) {
         if let Some(st) = self.tries.pop() {
-            self.try_failed.truncate(st.failed_from);
+            diags.truncate(st.failed_from);
         }
     }
 
@@ -232,30 +234,34 @@ impl Vm<'_> {
     }
 
     /// [`crate::bytecode::code::Op::TryDepCheck`]
-    pub(super) fn op_try_dep_check(&mut self, end: u32, can: bool) -> Step {
+    pub(super) fn op_try_dep_check(
+        &mut self,
+        end: u32,
+        can: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Step {
         if !self.try_state()?.depends_on_unknown {
             return Ok(Flow::Next);
         }
-        self.end_try();
+        self.end_try(diags);
         self.stack
             .push(if can { Value::Unknown(Type::Bool) } else { DYN });
         Ok(Flow::Jump(end))
     }
 
     /// The end of a `try` argument: its value, and the diagnostics since its mark. With
-    /// errors, they are kept for `try`'s message and the next argument runs (`None`);
+    /// errors, they stay for `try`'s message and the next argument runs (`None`);
     /// otherwise the `try` ends, and the value is its result.
     fn try_argument(&mut self, diags: &mut Vec<Diagnostic>) -> Result<Option<Value>, Stop> {
         let v = self.pop()?;
         let mark = self.pop_mark()?;
         if has_errors_since(diags, mark) {
             self.try_state()?;
-            let failed = diags.drain(mark.min(diags.len())..);
-            self.try_failed.extend(failed);
+            v.discard();
             return Ok(None);
         }
         diags.truncate(mark);
-        self.end_try();
+        self.end_try(diags);
         Ok(Some(v))
     }
 
@@ -300,9 +306,9 @@ impl Vm<'_> {
     ) -> Step {
         let st = self.tries.pop();
         let st = st.ok_or(Stop::Fault(&"try stack underflow"))?;
-        let failed_from = st.failed_from.min(self.try_failed.len());
+        let failed_from = st.failed_from.min(diags.len());
         if can {
-            self.try_failed.truncate(failed_from);
+            diags.truncate(failed_from);
             return self.push(Value::Bool(false));
         }
         let prog = self.program;
@@ -311,7 +317,7 @@ impl Vm<'_> {
             "at least one argument is required".to_string()
         } else {
             let mut m = String::from("no expression succeeded:\n");
-            for d in &self.try_failed[failed_from..] {
+            for d in &diags[failed_from..] {
                 match d.subject {
                     Some(s) => m.push_str(&format!(
                         "- {} (at {})\n  {}\n",
@@ -326,7 +332,7 @@ impl Vm<'_> {
             m.push_str("\nAt least one expression must produce a successful result");
             m
         };
-        self.try_failed.truncate(failed_from);
+        diags.truncate(failed_from);
         diags.push(
             err_diag(
                 "Error in function call",

@@ -222,9 +222,6 @@ pub struct Vm<'p> {
     splats: Vec<SplatState>,
     expands: Vec<Vec<Value>>,
     tries: Vec<TryState>,
-    /// The diagnostics of the failed arguments of the `try`s being evaluated (see
-    /// `TryState`), kept for `try`'s message should every argument fail.
-    try_failed: Vec<Diagnostic>,
     /// Scratch text of the template being joined.
     text: String,
     /// Frames of user function calls that returned, reused by the next calls.
@@ -281,7 +278,6 @@ impl<'p> Vm<'p> {
             splats: Vec::new(),
             expands: Vec::new(),
             tries: Vec::new(),
-            try_failed: Vec::new(),
             text: String::new(),
             frame_pool: Vec::new(),
             memos: Vec::new(),
@@ -379,7 +375,6 @@ impl<'p> Vm<'p> {
             self.splats.clear();
             self.expands.clear();
             self.tries.clear();
-            self.try_failed.clear();
             self.type_only = 0;
             self.depth = 0;
         }
@@ -517,9 +512,11 @@ impl<'p> Vm<'p> {
                 Op::BranchBegin(which) => step!(self.op_branch_begin(which, diags)),
                 Op::BranchEnd => step!(self.op_branch_end(diags)),
                 Op::CondMerge { site } => step!(self.op_cond_merge(site, diags)),
-                Op::TryBegin => step!(self.op_try_begin()),
+                Op::TryBegin => step!(self.op_try_begin(diags)),
                 Op::Probe => step!(self.op_probe(diags)),
-                Op::TryDepCheck { end, can } => step!(self.op_try_dep_check(end, can)),
+                Op::TryDepCheck { end, can } => {
+                    step!(self.op_try_dep_check(end, can, diags))
+                }
                 Op::TryArg { end, can } => step!(self.op_try_arg(end, can, diags)),
                 Op::TryTraversal { end, can } => step!(self.op_try_traversal(end, can, diags)),
                 Op::TryFail { call, can } => step!(self.op_try_fail(call, can, diags)),
