@@ -1417,25 +1417,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             );
         }
         if !self.connections.is_empty() {
-            let mut merged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-            for c in self.connections {
-                // One search per key: the entry either takes the value or holds an equal one.
-                for (k, v) in c {
-                    match merged.entry(k) {
-                        std::collections::btree_map::Entry::Vacant(e) => {
-                            e.insert(v);
-                        }
-                        std::collections::btree_map::Entry::Occupied(e) if *e.get() != v => {
-                            return Err(Fatal(format!(
-                                "evaluate hcl: unify composite connection: values for key {} not equal",
-                                e.key()
-                            )));
-                        }
-                        std::collections::btree_map::Entry::Occupied(_) => {}
-                    }
-                }
-            }
-            out.connection = Some(merged);
+            out.connection = Some(merge_connections(self.connections)?);
         }
         if !self.contexts.is_empty() {
             out.context = Some(
@@ -1803,6 +1785,42 @@ fn base64_std_decode(s: &str) -> Option<Vec<u8>> {
     crate::text::base64::go_base64_decode(s.as_bytes()).ok()
 }
 
+/// function-hcl's unification of the `composite connection` entries: one map, where a
+/// key given twice must have equal values (otherwise the first key found given two is
+/// named). Entries already in strictly increasing key order (a collection over a map
+/// giving each member its own key: the usual case) are taken in one pass, without a
+/// search per key (1.4% of the instructions of a request composing 500 services).
+fn merge_connections(
+    parts: Vec<Vec<(String, Vec<u8>)>>,
+) -> Result<BTreeMap<String, Vec<u8>>, Fatal> {
+    let increasing = parts
+        .iter()
+        .flatten()
+        .zip(parts.iter().flatten().skip(1))
+        .all(|((a, _), (b, _))| a < b);
+    if increasing {
+        // No key twice: nothing to compare; the map is built from sorted entries.
+        return Ok(parts.into_iter().flatten().collect());
+    }
+    let mut merged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for (k, v) in parts.into_iter().flatten() {
+        // One search per key: the entry either takes the value or holds an equal one.
+        match merged.entry(k) {
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(v);
+            }
+            std::collections::btree_map::Entry::Occupied(e) if *e.get() != v => {
+                return Err(Fatal(format!(
+                    "evaluate hcl: unify composite connection: values for key {} not equal",
+                    e.key()
+                )));
+            }
+            std::collections::btree_map::Entry::Occupied(_) => {}
+        }
+    }
+    Ok(merged)
+}
+
 /// The labels of a `matchLabels` value.
 fn label_map(v: &Value) -> Result<BTreeMap<String, String>, String> {
     let Value::Object(f) = v else {
@@ -1830,6 +1848,30 @@ mod tests {
     use super::*;
     use crate::protocol::doc::parse_json;
     use crate::runtime::gojson::to_json;
+
+    #[test]
+    fn connection_entries_unify_in_any_order() {
+        let e = |k: &str, v: &str| (k.to_string(), v.as_bytes().to_vec());
+        let m = |parts: Vec<Vec<(String, Vec<u8>)>>| merge_connections(parts);
+        let want: BTreeMap<_, _> = [e("a", "1"), e("b", "2"), e("c", "3")].into();
+        // In order, out of order, a key given twice with one value: the same map.
+        let sorted = vec![vec![e("a", "1")], vec![e("b", "2"), e("c", "3")]];
+        assert_eq!(m(sorted).ok(), Some(want.clone()));
+        let shuffled = vec![vec![e("c", "3")], vec![e("a", "1"), e("b", "2")]];
+        assert_eq!(m(shuffled).ok(), Some(want.clone()));
+        let twice = vec![vec![e("a", "1"), e("b", "2")], vec![e("b", "2"), e("c", "3")]];
+        assert_eq!(m(twice).ok(), Some(want));
+        // Two values for a key: the first key found so is named.
+        let clash = vec![
+            vec![e("b", "1"), e("c", "1")],
+            vec![e("c", "2"), e("b", "2")],
+        ];
+        let err = m(clash).err().map(|f| f.0);
+        assert_eq!(
+            err.as_deref(),
+            Some("evaluate hcl: unify composite connection: values for key c not equal")
+        );
+    }
 
     #[test]
     fn unknown_paths_follow_cty_walk() {
