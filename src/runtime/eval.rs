@@ -1859,7 +1859,10 @@ mod tests {
         assert_eq!(m(sorted).ok(), Some(want.clone()));
         let shuffled = vec![vec![e("c", "3")], vec![e("a", "1"), e("b", "2")]];
         assert_eq!(m(shuffled).ok(), Some(want.clone()));
-        let twice = vec![vec![e("a", "1"), e("b", "2")], vec![e("b", "2"), e("c", "3")]];
+        let twice = vec![
+            vec![e("a", "1"), e("b", "2")],
+            vec![e("b", "2"), e("c", "3")],
+        ];
         assert_eq!(m(twice).ok(), Some(want));
         // Two values for a key: the first key found so is named.
         let clash = vec![
