@@ -392,6 +392,8 @@ impl Op {
 #[derive(Debug)]
 pub(crate) struct PathStep {
     pub name: u32,
+    /// `names[name]` itself: the step reads it without a look in the table.
+    pub key: Str,
     pub site: SiteId<StepSite>,
     pub hint: AtomicU8,
 }

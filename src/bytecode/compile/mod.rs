@@ -645,12 +645,14 @@ impl CodeBuilder {
                             })
                             .map(|(id, span)| {
                                 let name = self.name(&id.name);
+                                let key = self.out.names[name as usize].clone();
                                 let site = self.site(StepSite {
                                     step: span,
                                     whole: e.span,
                                 });
                                 PathStep {
                                     name,
+                                    key,
                                     site,
                                     hint: AtomicU8::new(0),
                                 }

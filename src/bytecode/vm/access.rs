@@ -1,7 +1,7 @@
 //! Attributes and indexing: hcl's traversal steps and `coll[key]`.
 
 use super::{DYN, Flow, Step, Stop, Vm, err_diag};
-use crate::bytecode::code::{Code, PathStep, SiteId, StepSite};
+use crate::bytecode::code::{PathStep, SiteId, StepSite};
 use crate::syntax::diag::Diagnostic;
 use crate::value::{Value, ops};
 
@@ -47,7 +47,7 @@ impl Vm<'_> {
         let v = frame.get(slot as usize);
         let v = v.ok_or(Stop::Fault(&"frame slot out of range"))?;
         self.steps = self.steps.saturating_add(steps.len() as u64);
-        let (v, taken) = present_attrs(prog, v, steps)?;
+        let (v, taken) = present_attrs(v, steps);
         self.push(v.clone_for_push())?;
         for s in steps.iter().skip(taken) {
             self.op_attr(s.name, s.site, diags)?;
@@ -99,21 +99,15 @@ impl Vm<'_> {
 /// reference: the value reached and how many steps were taken (the rest, if any, is for
 /// `Attr`'s general rules).
 #[inline(always)]
-pub(super) fn present_attrs<'v>(
-    prog: &Code,
-    mut v: &'v Value,
-    steps: &[PathStep],
-) -> Result<(&'v Value, usize), Stop> {
+pub(super) fn present_attrs<'v>(mut v: &'v Value, steps: &[PathStep]) -> (&'v Value, usize) {
     for (taken, step) in steps.iter().enumerate() {
-        let name = prog.names.get(step.name as usize);
-        let name = name.ok_or(Stop::Fault(&"missing attribute name"))?;
         v = match v {
-            Value::Object(f) | Value::Map(f) => match f.get_key_hinted(name, &step.hint) {
+            Value::Object(f) | Value::Map(f) => match f.get_key_hinted(&step.key, &step.hint) {
                 Some(x) => x,
-                None => return Ok((v, taken)),
+                None => return (v, taken),
             },
-            _ => return Ok((v, taken)),
+            _ => return (v, taken),
         };
     }
-    Ok((v, steps.len()))
+    (v, steps.len())
 }

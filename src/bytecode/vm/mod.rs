@@ -406,7 +406,7 @@ impl<'p> Vm<'p> {
         if counted > self.limits.max_instructions {
             return None;
         }
-        let (v, taken) = access::present_attrs(prog, frame.get(slot as usize)?, steps).ok()?;
+        let (v, taken) = access::present_attrs(frame.get(slot as usize)?, steps);
         if taken < steps.len() {
             return None;
         }
