@@ -50,6 +50,11 @@ impl Vm<'_> {
         let (v, taken) = present_attrs(v, steps);
         self.push(v.clone_for_push())?;
         for s in steps.iter().skip(taken) {
+            // A failed step leaves `DynamicVal`, which every later step gives back as it
+            // is, with no diagnostic ([`ops::get_attr`]): they are not taken one by one.
+            if let Some(Value::Unknown(crate::value::Type::Dynamic)) = self.stack.last() {
+                break;
+            }
             self.op_attr(s.name, s.site, diags)?;
         }
         Ok(Flow::Next)
