@@ -697,7 +697,7 @@ pub struct Code {
     pub(crate) templates: Vec<TemplateSite>,
     pub(crate) shapes: Vec<ObjShape>,
     pub(crate) bindings: Vec<ArgBinding>,
-    /// The attribute steps of each [`Op::SlotPath`]: name (in `names`) and site.
+    /// The attribute steps of each [`Op::SlotPath`] ([`PathStep`]).
     pub(crate) paths: Vec<Box<[PathStep]>>,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) functions: Vec<UserFn>,

@@ -47,16 +47,7 @@ pub fn disassemble(program: &Code, chunk: ChunkId) -> String {
                 let names = program.paths.get(path as usize).map(|steps| {
                     steps
                         .iter()
-                        .map(|s| {
-                            format!(
-                                ".{}",
-                                program
-                                    .names
-                                    .get(s.name as usize)
-                                    .map(|n| &**n)
-                                    .unwrap_or("?")
-                            )
-                        })
+                        .map(|s| format!(".{}", s.key))
                         .collect::<String>()
                 });
                 format!("slot_path s{slot}{}", names.unwrap_or_default())

@@ -479,7 +479,7 @@ fn root<'a>(
     let names = path
         .into_iter()
         .flat_map(|steps| steps.iter())
-        .filter_map(|s| code.names.get(s.name as usize));
+        .map(|s| &s.key);
     Some((slot, names))
 }
 
