@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Where a warm request's instructions go, from two callgrind runs of `fn-hcl bench`.
+
+Run the same request with `--n 1` and with `--n 1+K` under callgrind (`--dump-instr=no`);
+the difference divided by K is one warm request (start-up, the compile of the first run
+and the Fatal check cancel out, as in callgrind.sh):
+
+    for n in 1 6; do valgrind --tool=callgrind --dump-instr=no \\
+        --callgrind-out-file=/tmp/h$n.cg target/release/fn-hcl bench \\
+        --request /tmp/wl/heavy-200.json --n $n --max-evaluation-time 10m; done
+
+    benches/cgprofile.py functions /tmp/h1.cg /tmp/h6.cg 5        # self cost by function
+    benches/cgprofile.py lines /tmp/h1.cg /tmp/h6.cg 5 Vm::run      # by source line, of
+                                                                    # functions matching
+    benches/cgprofile.py callees /tmp/h1.cg /tmp/h6.cg 5 write_output   # what it calls
+    benches/cgprofile.py callers /tmp/h1.cg /tmp/h6.cg 5 mi_malloc      # who calls it
+    benches/cgprofile.py calls /tmp/h1.cg /tmp/h6.cg 1000 mi_malloc     # call counts
+
+`lines` groups inlined code under the function it was inlined into, by the source line
+it came from (`file.rs:0` is code the compiler made: spills, moves). Calls' costs are
+inclusive; recursion makes a function's inclusive cost meaningless, so `callees` and
+`callers` give one call edge's cost, not a function's total. Only the standard library.
+"""
+
+import argparse
+import collections
+import re
+
+COST_LINE = re.compile(r"^[0-9+\-*]")
+SPEC = re.compile(r"^(\w+)=(.*)$")
+NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
+
+
+def parse(path):
+    """Self costs by (file, line, function) and call edges (caller, callee): [cost, count]."""
+    names = {"fl": {}, "fn": {}}
+    selfc = collections.Counter()
+    edges = collections.defaultdict(lambda: [0, 0])
+    fl = fi = fn = cfn = None
+    line = 0
+    pending = None  # the call count of a `calls=` line; its cost line follows
+    with open(path, errors="replace") as f:
+        for raw in f:
+            raw = raw.rstrip("\n")
+            if not raw:
+                continue
+            if COST_LINE.match(raw):
+                parts = raw.split()
+                pos = parts[0]
+                if pos == "*":
+                    pass
+                elif pos[0] in "+-":
+                    line += int(pos)
+                else:
+                    line = int(pos)
+                cost = int(parts[1]) if len(parts) > 1 else 0
+                if pending is not None:
+                    edge = edges[(fn, cfn)]
+                    edge[0] += cost
+                    edge[1] += pending
+                    pending = None
+                else:
+                    selfc[(fi or fl, line, fn)] += cost
+                continue
+            m = SPEC.match(raw)
+            if not m:
+                continue
+            key, val = m.groups()
+            if key in ("fl", "fi", "fe", "fn", "cfl", "cfi", "cfn"):
+                table = "fn" if key in ("fn", "cfn") else "fl"
+                named = NAMED.match(val)
+                if named:
+                    ident, name = named.groups()
+                    if name is not None:
+                        names[table][ident] = name
+                    val = names[table].get(ident, ident)
+                if key == "fl":
+                    fl, fi = val, None
+                elif key in ("fi", "fe"):
+                    fi = val
+                elif key == "fn":
+                    fn, fi = val, None
+                elif key == "cfn":
+                    cfn = val
+            elif key == "calls":
+                pending = int(val.split()[0])
+    return selfc, edges
+
+
+def diff(a, b, k):
+    return {key: (b.get(key, 0) - a.get(key, 0)) / k for key in set(a) | set(b)}
+
+
+def short(path):
+    return path.split("/src/", 1)[-1] if "/src/" in path else path
+
+
+def show(rows, n):
+    rows = sorted(rows.items(), key=lambda kv: -kv[1])
+    print(f"{'total':>14} {sum(v for _, v in rows):,.0f}")
+    for label, v in rows[:n]:
+        print(f"{v:14,.0f}  {label}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("view", choices=["functions", "lines", "callees", "callers", "calls"])
+    ap.add_argument("one", help="callgrind output of the --n 1 run")
+    ap.add_argument("more", help="callgrind output of the --n 1+K run")
+    ap.add_argument("k", type=float, help="K: the extra requests (or any divisor)")
+    ap.add_argument("match", nargs="?", default="", help="part of a function's name")
+    ap.add_argument("--top", type=int, default=40)
+    args = ap.parse_args()
+    (self1, edges1), (self2, edges2) = parse(args.one), parse(args.more)
+    if args.view in ("functions", "lines"):
+        d = diff(self1, self2, args.k)
+        rows = collections.Counter()
+        for (file, line, fn), v in d.items():
+            if args.match not in (fn or ""):
+                continue
+            rows[fn if args.view == "functions" else f"{short(file or '?')}:{line}"] += v
+        show(rows, args.top)
+        return
+    i = 1 if args.view == "calls" else 0
+    d = diff({e: c[i] for e, c in edges1.items()}, {e: c[i] for e, c in edges2.items()}, args.k)
+    rows = collections.Counter()
+    for (caller, callee), v in d.items():
+        if args.view == "callees" and args.match in (caller or ""):
+            rows[callee] += v
+        elif args.view in ("callers", "calls") and args.match in (callee or ""):
+            rows[f"{caller} -> {callee}"] += v
+    show(rows, args.top)
+
+
+if __name__ == "__main__":
+    main()
