@@ -836,13 +836,15 @@ mod tests {
                 })
                 .collect()
         };
-        for n in [1, 3, 8, 9, 40, 100] {
+        for n in [1, 3, 8, 9, 40, 100, 150] {
             let entries = names(n)
                 .into_iter()
                 .map(|k| (Str::from(k.as_str()), Value::string(k)));
             let Value::Object(f) = Value::object(entries.collect()) else {
                 panic!("an object");
             };
+            // The last size has keys past what a one-byte hint can point at.
+            assert_eq!(n == 150, f.entries.len() > 255, "{n}");
             for k in names(n + 2)
                 .iter()
                 .chain([&String::new(), &"svc-0".to_string()])
