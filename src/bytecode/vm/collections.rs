@@ -1,6 +1,6 @@
 //! Tuple and object constructors.
 
-use super::{DYN, Flow, Step, Stop, Vm, err_diag, has_errors_since};
+use super::{DYN, Flow, Held, Step, Stop, Vm, err_diag, has_errors_since, held_elsewhere};
 use crate::bytecode::code::{ItemSite, SiteId};
 use crate::syntax::diag::Diagnostic;
 use crate::value::convert::convert;
@@ -136,12 +136,16 @@ impl Vm<'_> {
             let v = stack.get_mut(base + *at as usize).map(std::mem::take);
             (k.clone(), v.unwrap_or_default())
         });
-        let f = Fields::gathered(Type::Dynamic, entries, shape.keys_sum, |v| match v {
-            Value::String(x) if Str::strong_count(x) > 1 => {
-                shared_bytes = shared_bytes.saturating_add(x.len() as u64);
-            }
-            _ => shared_collection |= v.collection_unique() == Some(false),
-        });
+        let f = Fields::gathered(
+            Type::Dynamic,
+            entries,
+            shape.keys_sum,
+            |v| match held_elsewhere(v) {
+                Held::Own => {}
+                Held::Bytes(n) => shared_bytes = shared_bytes.saturating_add(n),
+                Held::Collection => shared_collection = true,
+            },
+        );
         // What `charge_shared` charges, in the same totals, while the stack's copies of
         // what the object shares are still there (a duplicate key's value).
         self.bytes = self.bytes.saturating_add(shared_bytes);
@@ -149,7 +153,7 @@ impl Vm<'_> {
             for (_, v) in f
                 .entries
                 .iter()
-                .filter(|(_, v)| v.collection_unique() == Some(false))
+                .filter(|(_, v)| matches!(held_elsewhere(v), Held::Collection))
             {
                 self.charge_expanded(v, 0)?;
             }

@@ -690,38 +690,19 @@ impl<'p> Vm<'p> {
     ) -> Result<Summary, Stop> {
         let mut sum = start;
         for v in vals {
-            let shared = match v {
-                Value::String(x) => {
-                    sum.add_str(x);
-                    if Str::strong_count(x) > 1 {
-                        self.bytes = self.bytes.saturating_add(x.len() as u64);
-                    }
-                    false
-                }
-                Value::List(q) | Value::Set(q) | Value::Tuple(q) => {
-                    sum.include(q.summary());
-                    v.collection_unique() == Some(false)
-                }
-                Value::Map(f) | Value::Object(f) => {
-                    sum.include(f.summary());
-                    v.collection_unique() == Some(false)
-                }
-                Value::Number(n) => {
-                    sum.add_number(n);
-                    false
-                }
-                Value::Null(t) => {
-                    sum.add_type(t);
-                    false
-                }
-                Value::Unknown(t) => {
-                    sum.add_unknown(t);
-                    false
-                }
-                Value::Bool(_) => false,
-            };
-            if shared {
-                self.charge_expanded(v, 0)?;
+            match v {
+                Value::String(x) => sum.add_str(x),
+                Value::List(q) | Value::Set(q) | Value::Tuple(q) => sum.include(q.summary()),
+                Value::Map(f) | Value::Object(f) => sum.include(f.summary()),
+                Value::Number(n) => sum.add_number(n),
+                Value::Null(t) => sum.add_type(t),
+                Value::Unknown(t) => sum.add_unknown(t),
+                Value::Bool(_) => {}
+            }
+            match held_elsewhere(v) {
+                Held::Own => {}
+                Held::Bytes(n) => self.bytes = self.bytes.saturating_add(n),
+                Held::Collection => self.charge_expanded(v, 0)?,
             }
         }
         self.alloc(0, 0)?;
@@ -901,5 +882,27 @@ impl<'p> Vm<'p> {
              {after:?}, not as documented ({e:?})",
             chunk.0
         );
+    }
+}
+
+/// What a value placed in a new collection holds together with other values: written out,
+/// it is a copy, which [`Vm::charge_shared`] (and `MakeObjectConst`, in its one pass)
+/// charges. See there for strings of up to 15 bytes.
+pub(super) enum Held {
+    /// Nothing another value holds (or nothing that a copy costs more than its element).
+    Own,
+    /// A string another value holds: its bytes.
+    Bytes(u64),
+    /// A collection another value holds: its expanded size.
+    Collection,
+}
+
+/// See [`Held`].
+#[inline(always)]
+pub(super) fn held_elsewhere(v: &Value) -> Held {
+    match v {
+        Value::String(x) if Str::strong_count(x) > 1 => Held::Bytes(x.len() as u64),
+        _ if v.collection_unique() == Some(false) => Held::Collection,
+        _ => Held::Own,
     }
 }
