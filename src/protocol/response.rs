@@ -1111,7 +1111,7 @@ impl From<ValueError> for Refused {
 fn put_body(v: &Value, w: &mut Backward) -> Result<usize, ValueError> {
     let mark = w.written();
     let done = match v {
-        Value::Object(f) | Value::Map(f) => put_struct(&f.entries, MAX_DEPTH, w),
+        Value::Object(f) | Value::Map(f) => put_struct(f, MAX_DEPTH, w),
         _ => Err(Refused),
     };
     match done {
@@ -1123,15 +1123,16 @@ fn put_body(v: &Value, w: &mut Backward) -> Result<usize, ValueError> {
     }
 }
 
-/// A Struct's content (its `fields` entries), with [`fields_to_struct`]'s checks;
+/// A Struct's content (its `fields` entries: a map's or object's), with [`fields_to_struct`]'s checks;
 /// `levels` is how many more levels of nesting are allowed, this one included.
-fn put_struct(entries: &[(crate::value::Str, Value)], levels: usize, w: &mut Backward) -> Walk {
+fn put_struct(f: &crate::value::Fields, levels: usize, w: &mut Backward) -> Walk {
     let Some(inner) = levels.checked_sub(1) else {
         return Err(Refused);
     };
+    let entries = &f.entries;
     // Values keep their entries sorted, the order prost writes a Struct's (BTreeMap)
     // fields in; anything else is written in that order (see [`struct_order`]).
-    if crate::value::sorted_unique(entries) {
+    if f.sorted_unique() {
         for (k, x) in entries.iter().rev() {
             put_field_entry(k, x, inner, w)?;
         }
@@ -1395,7 +1396,7 @@ fn put_container(v: &Value, levels: usize, w: &mut Backward) -> Walk {
             w.put_header(kind::LIST, w.written() - end);
         }
         Value::Map(f) | Value::Object(f) => {
-            put_struct(&f.entries, levels, w)?;
+            put_struct(f, levels, w)?;
             w.put_header(kind::STRUCT, w.written() - end);
         }
         _ => return Err(Refused),

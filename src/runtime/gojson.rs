@@ -201,7 +201,7 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
 /// An object's entries as Go's map holds them: by key, a later duplicate winning (values
 /// keep their entries that way already; anything else is put in that order).
 fn json_entries(f: &Fields) -> std::borrow::Cow<'_, [(Str, Value)]> {
-    if crate::value::sorted_unique(&f.entries) {
+    if f.sorted_unique() {
         return std::borrow::Cow::Borrowed(&f.entries);
     }
     let mut entries = f.entries.to_vec();

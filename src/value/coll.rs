@@ -184,6 +184,10 @@ struct SeqHead {
 struct FieldsHead {
     elem: Type,
     sum: Summary,
+    /// The entries are in strictly increasing key order (the invariant every constructor
+    /// but [`Fields::new`] is given): known where they were made, so that writing them
+    /// out needs no look at every pair of keys.
+    sorted: bool,
 }
 
 /// Elements of a list, set or tuple. For lists and sets `elem` is the element type
@@ -335,7 +339,23 @@ impl Fields {
     #[inline]
     pub fn new(elem: Type, entries: Vec<(Str, Value)>) -> Shared<Fields> {
         let sum = summarize_entries(&elem, &entries);
-        fields_of_vec(FieldsHead { elem, sum }, entries)
+        let sorted = crate::value::sorted_unique(&entries);
+        fields_of_vec(FieldsHead { elem, sum, sorted }, entries)
+    }
+
+    /// [`Fields::new`] of entries the caller sorted by key, with no duplicates.
+    #[inline]
+    pub fn sorted(elem: Type, entries: Vec<(Str, Value)>) -> Shared<Fields> {
+        debug_assert!(crate::value::sorted_unique(&entries));
+        let sum = summarize_entries(&elem, &entries);
+        fields_of_vec(
+            FieldsHead {
+                elem,
+                sum,
+                sorted: true,
+            },
+            entries,
+        )
     }
 
     /// [`Fields::new`] of the summary of the entries (keys and values) the caller added
@@ -344,7 +364,13 @@ impl Fields {
     pub fn counted(elem: Type, entries: Vec<(Str, Value)>, contents: Summary) -> Shared<Fields> {
         let sum = contents.finish(&elem, entries.len());
         debug_assert_eq!(sum, summarize_entries(&elem, &entries));
-        fields_of_vec(FieldsHead { elem, sum }, entries)
+        debug_assert!(crate::value::sorted_unique(&entries));
+        let head = FieldsHead {
+            elem,
+            sum,
+            sorted: true,
+        };
+        fields_of_vec(head, entries)
     }
 
     /// [`Fields::counted`] of entries written straight into the collection (no vector
@@ -356,8 +382,14 @@ impl Fields {
         contents: Summary,
     ) -> Shared<Fields> {
         let sum = contents.finish(&elem, entries.len());
-        let f = fields_of_iter(FieldsHead { elem, sum }, entries);
+        let head = FieldsHead {
+            elem,
+            sum,
+            sorted: true,
+        };
+        let f = fields_of_iter(head, entries);
         debug_assert_eq!(f.head.sum, summarize_entries(&f.head.elem, &f.entries));
+        debug_assert!(crate::value::sorted_unique(&f.entries));
         f
     }
 
@@ -376,6 +408,7 @@ impl Fields {
         let head = FieldsHead {
             elem,
             sum: Summary::default(),
+            sorted: true,
         };
         let mut sum = keys;
         let g = Gather {
@@ -390,6 +423,7 @@ impl Fields {
             x.head.sum = sum.finish(&x.head.elem, n);
         }
         debug_assert_eq!(f.head.sum, summarize_entries(&f.head.elem, &f.entries));
+        debug_assert!(crate::value::sorted_unique(&f.entries));
         f
     }
 
@@ -494,6 +528,15 @@ impl Fields {
     /// values inside know their own).
     pub fn recount(&mut self) {
         self.head.sum = summarize_entries(&self.head.elem, &self.entries);
+        self.head.sorted = crate::value::sorted_unique(&self.entries);
+    }
+
+    /// Whether the entries are in strictly increasing key order, no key twice: as every
+    /// constructor but [`Fields::new`] makes them (that one looks).
+    #[inline]
+    pub fn sorted_unique(&self) -> bool {
+        debug_assert_eq!(self.head.sorted, crate::value::sorted_unique(&self.entries));
+        self.head.sorted
     }
 
     /// Updates the summary after entries were changed in place, from what was taken out
@@ -781,6 +824,28 @@ mod tests {
         m.recount();
         assert_eq!(f.summary().size(), Some((2, 3)));
         assert!(f.summary().unknown());
+    }
+
+    /// The sorted flag says what the entries are, however they were made or changed: the
+    /// writers trust it instead of comparing every pair of keys.
+    #[test]
+    fn sorted_flag_follows_the_entries() {
+        let s = |x: &str| Value::string(x);
+        let unsorted = vec![("b".into(), s("1")), ("a".into(), s("2"))];
+        assert!(!Fields::new(Type::Dynamic, unsorted.clone()).sorted_unique());
+        let twice = vec![("a".into(), s("1")), ("a".into(), s("2"))];
+        assert!(!Fields::new(Type::Dynamic, twice).sorted_unique());
+        let Value::Object(f) = Value::object(unsorted) else {
+            panic!("an object")
+        };
+        assert!(f.sorted_unique());
+        // A new key goes where it belongs; a key changed in place is looked at again.
+        let mut f = Fields::with_entries(f, [("aa".into(), s("3"))]);
+        assert!(f.sorted_unique());
+        let m = Fields::make_mut(&mut f);
+        m.entries[0].0 = "z".into();
+        m.recount();
+        assert!(!f.sorted_unique());
     }
 
     #[test]

@@ -350,7 +350,7 @@ impl Value {
     /// An object from entries in any order (later duplicates win, as in hcl).
     pub fn object(mut entries: Vec<(Str, Value)>) -> Value {
         sort_dedup_entries(&mut entries);
-        Value::Object(Fields::new(Type::Dynamic, entries))
+        Value::Object(Fields::sorted(Type::Dynamic, entries))
     }
 
     /// [`Value::object_sorted`] of the entries' summary (keys and values) the caller
@@ -363,20 +363,18 @@ impl Value {
 
     /// An object from entries already sorted by key with no duplicates.
     pub fn object_sorted(entries: Vec<(Str, Value)>) -> Value {
-        debug_assert!(sorted_unique(&entries));
-        Value::Object(Fields::new(Type::Dynamic, entries))
+        Value::Object(Fields::sorted(Type::Dynamic, entries))
     }
 
     /// A map from entries in any order; `elem` must be the (common) element type.
     pub fn map(elem: Type, mut entries: Vec<(Str, Value)>) -> Value {
         sort_dedup_entries(&mut entries);
-        Value::Map(Fields::new(elem, entries))
+        Value::Map(Fields::sorted(elem, entries))
     }
 
     /// A map from entries already sorted by key with no duplicates.
     pub fn map_sorted(elem: Type, entries: Vec<(Str, Value)>) -> Value {
-        debug_assert!(sorted_unique(&entries));
-        Value::Map(Fields::new(elem, entries))
+        Value::Map(Fields::sorted(elem, entries))
     }
 
     /// How deeply the value nests ([`MAX_DEPTH`]): 0 for a scalar, a collection's own
