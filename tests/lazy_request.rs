@@ -345,6 +345,57 @@ fn composite_paths_answer_the_same() {
     }
 }
 
+/// An observed resource sent more than once (a later `observed` merged into the request's,
+/// or two entries of one name in a map): the last one counts, body and readiness, as in
+/// prost's map; an entry whose key says another wire type is read as prost reads it.
+#[test]
+fn an_observed_resource_sent_again_is_the_last_one() {
+    use prost::encoding::{WireType, encode_key, encode_varint};
+    // request { observed: State { resources: <entries> } } appended, the entries given as
+    // (wire type of the entry's key, name, body).
+    let again = |req: &v1::RunFunctionRequest, entries: &[(u8, &str, f64)]| {
+        let mut state = Vec::new();
+        for &(wt, name, v) in entries {
+            let mut r = resource(st(vec![("kind", s("B")), ("spec", o(vec![("v", n(v))]))]));
+            r.ready = 1;
+            let mut entry = Vec::new();
+            prost::encoding::string::encode(1, &name.to_string(), &mut entry);
+            prost::encoding::message::encode(2, &r, &mut entry);
+            state.extend(key(2, wt));
+            encode_varint(entry.len() as u64, &mut state);
+            state.extend(entry);
+        }
+        let mut out = req.encode_to_vec();
+        encode_key(2, WireType::LengthDelimited, &mut out);
+        encode_varint(state.len() as u64, &mut out);
+        out.extend(state);
+        out
+    };
+    let base = request(PROGRAMS[1], observed_set(None));
+    let cases: &[(&str, &[(u8, &str, f64)], f64)] = &[
+        ("sent again", &[(2, "b", 7.25)], 7.25),
+        ("twice in one map", &[(2, "b", 7.25), (2, "b", 9.5)], 9.5),
+        (
+            "members again",
+            &[(2, "web-1", 3.0), (2, "b", 4.0), (2, "web-1", 5.0)],
+            4.0,
+        ),
+        ("entry key with a varint wire type", &[(0, "b", 6.0)], 6.0),
+    ];
+    for &(what, entries, v) in cases {
+        let bytes = again(&base, entries);
+        check_bytes(&bytes, what);
+        let lazy = LazyRequest::decode_lazy_only(Bytes::from(bytes.clone())).expect(what);
+        let names: Vec<&str> = lazy.bodies.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["b", "plain", "web-0", "web-1"], "{what}");
+        let answer = run_function_bytes(Bytes::from(bytes)).expect(what);
+        let json = response_to_json(&answer)
+            .map(|j| to_pretty(&j))
+            .expect(what);
+        assert!(json.contains(&format!("\"v\": {v}")), "{what}: {json}");
+    }
+}
+
 /// The request's bytes with the observed body of `name` replaced by `body` (raw bytes).
 fn with_raw_body(req: &v1::RunFunctionRequest, body: &[u8]) -> Vec<u8> {
     use prost::encoding::{WireType, encode_key, encode_varint};

@@ -58,8 +58,65 @@ pub struct LazyRequest {
 #[derive(Debug, Default)]
 struct LazyState {
     composite: Option<LazyResource<{ crate::protocol::raw::BODY_BUDGET + 1 }>>,
-    resources:
-        std::collections::HashMap<String, LazyResource<{ crate::protocol::raw::BODY_BUDGET }>>,
+    /// The `resources` map's entries in the order they came, a name possibly more than
+    /// once (the last one counts, as a map's insert keeps it): a hashed map here was
+    /// hashed and grown entry by entry only to be read through once.
+    resources: Vec<LazyEntry>,
+}
+
+/// One entry of State's `resources` map: the map entry message prost reads (key 1,
+/// value 2, any other field skipped).
+#[derive(Debug, Default, PartialEq)]
+struct LazyEntry {
+    name: String,
+    resource: LazyResource<{ crate::protocol::raw::BODY_BUDGET }>,
+}
+
+impl Message for LazyEntry {
+    fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
+        use prost::encoding::{message, string};
+        // A map entry leaves out a key or value equal to its default.
+        if !self.name.is_empty() {
+            string::encode(1, &self.name, buf);
+        }
+        if self.resource != LazyResource::default() {
+            message::encode(2, &self.resource, buf);
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: prost::encoding::WireType,
+        buf: &mut impl prost::bytes::Buf,
+        ctx: prost::encoding::DecodeContext,
+    ) -> Result<(), prost::DecodeError> {
+        use prost::encoding::{message, skip_field, string};
+        match tag {
+            1 => string::merge(wire_type, &mut self.name, buf, ctx),
+            2 => message::merge(wire_type, &mut self.resource, buf, ctx),
+            _ => skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        use prost::encoding::{message, string};
+        let name = if self.name.is_empty() {
+            0
+        } else {
+            string::encoded_len(1, &self.name)
+        };
+        let resource = if self.resource == LazyResource::default() {
+            0
+        } else {
+            message::encoded_len(2, &self.resource)
+        };
+        name + resource
+    }
+
+    fn clear(&mut self) {
+        *self = LazyEntry::default();
+    }
 }
 
 /// An observed resource whose body stays bytes; `BUDGET` is prost's recursion budget
@@ -79,19 +136,11 @@ fn reject() -> prost::DecodeError {
 
 impl Message for LazyState {
     fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
-        use prost::encoding::{hash_map, message, string};
+        use prost::encoding::message;
         if let Some(c) = &self.composite {
             message::encode(1, c, buf);
         }
-        hash_map::encode(
-            string::encode,
-            string::encoded_len,
-            message::encode,
-            message::encoded_len,
-            2,
-            &self.resources,
-            buf,
-        );
+        message::encode_repeated(2, &self.resources, buf);
     }
 
     fn merge_field(
@@ -101,7 +150,7 @@ impl Message for LazyState {
         buf: &mut impl prost::bytes::Buf,
         ctx: prost::encoding::DecodeContext,
     ) -> Result<(), prost::DecodeError> {
-        use prost::encoding::{hash_map, message, skip_field, string};
+        use prost::encoding::{message, skip_field};
         match tag {
             1 => message::merge(
                 wire_type,
@@ -109,22 +158,30 @@ impl Message for LazyState {
                 buf,
                 ctx,
             ),
-            2 => hash_map::merge(string::merge, message::merge, &mut self.resources, buf, ctx),
+            2 => {
+                // prost's map merge reads an entry as a message one level deeper, without
+                // looking at the wire type the key gave (it reads a length whatever it
+                // says): `message::merge` of a length-delimited entry is that.
+                let mut entry = LazyEntry::default();
+                message::merge(
+                    prost::encoding::WireType::LengthDelimited,
+                    &mut entry,
+                    buf,
+                    ctx,
+                )?;
+                self.resources.push(entry);
+                Ok(())
+            }
             _ => skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
-        use prost::encoding::{hash_map, message, string};
+        use prost::encoding::message;
         self.composite
             .as_ref()
             .map_or(0, |c| message::encoded_len(1, c))
-            + hash_map::encoded_len(
-                string::encoded_len,
-                message::encoded_len,
-                2,
-                &self.resources,
-            )
+            + message::encoded_len_repeated(2, &self.resources)
     }
 
     fn clear(&mut self) {
@@ -213,6 +270,17 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
     }
 }
 
+/// Keeps the last body of each name, as a map's insert keeps the last entry of a key
+/// (`bodies` in the order the entries came), sorted by name.
+fn last_of_each_name(bodies: &mut Vec<(crate::value::Str, crate::protocol::raw::RawBody)>) {
+    // A stable sort keeps the entries of one name in the order they came; reversed, the
+    // last comes first in its run and `dedup` keeps the first of a run.
+    bodies.sort_by(|a, b| a.0.cmp(&b.0));
+    bodies.reverse();
+    bodies.dedup_by(|a, b| a.0 == b.0);
+    bodies.reverse();
+}
+
 /// The field number of `observed` in `RunFunctionRequest`.
 const OBSERVED_TAG: u32 = 2;
 /// The field number of `input` in `RunFunctionRequest`.
@@ -274,9 +342,10 @@ impl LazyRequest {
         if let Some(o) = observed {
             let mut resources = std::collections::HashMap::with_capacity(o.resources.len());
             bodies.reserve(o.resources.len());
-            for (name, r) in o.resources {
+            let mut repeated = false;
+            for LazyEntry { name, resource: r } in o.resources {
                 bodies.push((crate::value::Str::from(name.as_str()), r.body));
-                resources.insert(
+                let earlier = resources.insert(
                     name,
                     v1::Resource {
                         resource: None,
@@ -284,6 +353,10 @@ impl LazyRequest {
                         ready: r.ready,
                     },
                 );
+                repeated |= earlier.is_some();
+            }
+            if repeated {
+                last_of_each_name(&mut bodies);
             }
             let xr = o.composite.map(|c| {
                 composite = c.body;
@@ -298,6 +371,7 @@ impl LazyRequest {
                 resources,
             });
         }
+        // Names are unique here (`last_of_each_name`).
         bodies.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(LazyRequest {
             envelope,
