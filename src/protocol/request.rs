@@ -118,6 +118,9 @@ pub struct CollectionMember {
     pub name: Str,
     /// The `collection-index` annotation (`""` when missing; it only affects sorting).
     pub index: Str,
+    /// Where its entry is in `req.resource` and `req.connection` (sorted by name): found
+    /// there without a search.
+    pub at: usize,
 }
 
 /// The observed members of one collection, sorted by index.
@@ -166,13 +169,17 @@ impl Request {
         let mut connection = Vec::new();
         let mut by_base: BTreeMap<Str, Vec<CollectionMember>> = BTreeMap::new();
         if let Some(o) = observed {
-            for (name, r) in &o.resources {
+            // In name order, as the objects keep them (a member's `at`).
+            let mut sorted: Vec<_> = o.resources.iter().collect();
+            sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (name, r) in sorted {
                 let name: Str = Str::from(name.as_str());
                 let body = resource_body(Some(r))?;
                 if let Some((base, index)) = collection_annotations(&name, &body)? {
                     by_base.entry(base).or_default().push(CollectionMember {
                         name: name.clone(),
                         index,
+                        at: resource.len(),
                     });
                 }
                 resource.push((name.clone(), body));
@@ -180,8 +187,8 @@ impl Request {
             }
         }
         let observed = Observed {
-            resource: object(resource),
-            connection: object(connection),
+            resource: object_sorted(resource),
+            connection: object_sorted(connection),
             by_base,
         };
         Request::assemble(req, context, composite, observed, None)
@@ -320,29 +327,29 @@ fn group_collections(
     let mut coll_connections = Vec::with_capacity(by_base.len());
     for (base_name, mut members) in by_base {
         members.sort_by(|a, b| a.index.cmp(&b.index).then_with(|| a.name.cmp(&b.name)));
-        let bodies = members
-            .iter()
-            .map(|m| {
-                resource
-                    .get_attr_key(&m.name)
-                    .cloned()
-                    .unwrap_or(Value::NULL)
-            })
-            .collect();
+        let bodies = members.iter().map(|m| member_entry(resource, m)).collect();
         let conns = members
             .iter()
-            .map(|m| {
-                connection
-                    .get_attr_key(&m.name)
-                    .cloned()
-                    .unwrap_or(Value::NULL)
-            })
+            .map(|m| member_entry(connection, m))
             .collect();
         coll_resources.push((base_name.clone(), Value::tuple(bodies)));
         coll_connections.push((base_name.clone(), Value::tuple(conns)));
         collections.push(Collection { base_name, members });
     }
     (collections, coll_resources, coll_connections)
+}
+
+/// A collection member's entry in `req.resource` or `req.connection`: at its place (a
+/// search among hundreds of names cost ~240 instructions), searched for by name should
+/// the place hold another.
+fn member_entry(observed: &Value, m: &CollectionMember) -> Value {
+    match observed.as_fields().and_then(|f| f.get(m.at)) {
+        Some((k, v)) if *k == m.name => v.clone(),
+        _ => observed
+            .get_attr_key(&m.name)
+            .cloned()
+            .unwrap_or(Value::NULL),
+    }
 }
 
 /// `req.extra_resources`.
@@ -672,8 +679,12 @@ impl ObservedBodies {
 
     /// The body of `name` as a value (decoded now if it was not yet), if observed.
     pub fn get(&self, name: &Str) -> Option<Value> {
-        let i = self.index(name)?;
-        let (_, raw, cell) = &self.entries[i];
+        self.get_at(self.index(name)?)
+    }
+
+    /// [`ObservedBodies::get`] of the body at `i` in name order.
+    fn get_at(&self, i: usize) -> Option<Value> {
+        let (_, raw, cell) = self.entries.get(i)?;
         // The scan ruled out every error for bodies it did not mark exact, and exact ones
         // were converted (and their errors reported) while building the request.
         Some(
@@ -687,13 +698,17 @@ impl ObservedBodies {
     /// left the body to the exact path; otherwise only those paths, decoded now and not
     /// kept (a body is read this way once per request, by its own resource block).
     pub fn get_paths(&self, name: &Str, paths: &Paths) -> Option<Value> {
-        let i = self.index(name)?;
-        let (_, raw, cell) = &self.entries[i];
+        self.get_paths_at(self.index(name)?, paths)
+    }
+
+    /// [`ObservedBodies::get_paths`] of the body at `i` in name order.
+    fn get_paths_at(&self, i: usize, paths: &Paths) -> Option<Value> {
+        let (_, raw, cell) = self.entries.get(i)?;
         if let Some(v) = cell.get() {
             return Some(v.clone());
         }
         if *paths == Paths::Whole || raw.scan().exact {
-            return self.get(name);
+            return self.get_at(i);
         }
         Some(body_paths(raw, paths).unwrap_or_default())
     }
@@ -753,6 +768,7 @@ impl Request {
                         .push(CollectionMember {
                             name: name.clone(),
                             index,
+                            at: entries.len(),
                         });
                     Some(base)
                 }
@@ -774,11 +790,12 @@ impl Request {
         let conns = observed
             .map(|o| &o.resources)
             .filter(|r| r.values().any(|r| !r.connection_details.is_empty()));
-        for ((name, _, _), base) in bodies.entries.iter().zip(&member_of) {
+        // The bodies are read by their place: they are in name order, as `resource` is.
+        for (i, ((name, _, _), base)) in bodies.entries.iter().zip(&member_of).enumerate() {
             let body = if all || base.as_ref().is_some_and(|b| reads.base(b)) {
-                bodies.get(name).unwrap_or_default()
+                bodies.get_at(i).unwrap_or_default()
             } else if let Some(paths) = reads.body_paths(name) {
-                bodies.get_paths(name, paths).unwrap_or_default()
+                bodies.get_paths_at(i, paths).unwrap_or_default()
             } else {
                 Value::NULL
             };
@@ -803,6 +820,26 @@ impl Request {
 mod tests {
     use super::*;
     use prost_types::{ListValue, Struct};
+
+    /// A member's entry is taken at its place, and found by name when the place holds
+    /// another (or nothing): the place only saves the search.
+    #[test]
+    fn member_entry_at_its_place_or_by_name() {
+        let observed = object_sorted(vec![
+            ("a".into(), Value::int(1)),
+            ("b".into(), Value::int(2)),
+        ]);
+        let member = |name: &str, at| CollectionMember {
+            name: name.into(),
+            index: Str::default(),
+            at,
+        };
+        let found = |name, at| member_entry(&observed, &member(name, at));
+        assert!(found("b", 1).raw_equals(&Value::int(2)));
+        assert!(found("b", 0).raw_equals(&Value::int(2)));
+        assert!(found("a", 9).raw_equals(&Value::int(1)));
+        assert!(found("c", 1).is_null());
+    }
 
     fn sv(s: &str) -> prost_types::Value {
         prost_types::Value {
