@@ -372,7 +372,9 @@ fn an_observed_resource_sent_again_is_the_last_one() {
         out
     };
     let base = request(PROGRAMS[1], observed_set(None));
-    let cases: &[(&str, &[(u8, &str, f64)], f64)] = &[
+    // (what, the entries sent again, the `spec.v` of `b` the program reads then)
+    type Case<'a> = (&'a str, &'a [(u8, &'a str, f64)], f64);
+    let cases: &[Case] = &[
         ("sent again", &[(2, "b", 7.25)], 7.25),
         ("twice in one map", &[(2, "b", 7.25), (2, "b", 9.5)], 9.5),
         (
