@@ -1123,8 +1123,9 @@ fn put_body(v: &Value, w: &mut Backward) -> Result<usize, ValueError> {
     }
 }
 
-/// A Struct's content (its `fields` entries: a map's or object's), with [`fields_to_struct`]'s checks;
-/// `levels` is how many more levels of nesting are allowed, this one included.
+/// A Struct's content (its `fields` entries: a map's or object's), with
+/// [`fields_to_struct`]'s checks; `levels` is how many more levels of nesting are
+/// allowed, this one included.
 fn put_struct(f: &crate::value::Fields, levels: usize, w: &mut Backward) -> Walk {
     let Some(inner) = levels.checked_sub(1) else {
         return Err(Refused);
