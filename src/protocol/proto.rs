@@ -58,10 +58,16 @@ pub struct LazyRequest {
 #[derive(Debug, Default)]
 struct LazyState {
     composite: Option<LazyResource<{ crate::protocol::raw::BODY_BUDGET + 1 }>>,
-    /// The `resources` map's entries in the order they came, a name possibly more than
-    /// once (the last one counts, as a map's insert keeps it): a hashed map here was
-    /// hashed and grown entry by entry only to be read through once.
-    resources: Vec<LazyEntry>,
+    /// The `resources` map, a name sent again replacing the earlier entry as prost's map
+    /// does (so what it holds is bounded by the distinct names, whatever a request
+    /// repeats). Keyed through foldhash, seeded at random per process (names are the
+    /// sender's): prost's own map hashed every name with SipHash (~210 instructions) only
+    /// to be read through once.
+    resources: std::collections::HashMap<
+        String,
+        LazyResource<{ crate::protocol::raw::BODY_BUDGET }>,
+        foldhash::fast::RandomState,
+    >,
 }
 
 /// One entry of State's `resources` map: the map entry message prost reads (key 1,
@@ -72,16 +78,45 @@ struct LazyEntry {
     resource: LazyResource<{ crate::protocol::raw::BODY_BUDGET }>,
 }
 
+impl LazyEntry {
+    /// The entry's content length, as prost's map writes it: a key or value equal to its
+    /// default is left out.
+    fn len_of(name: &str, resource: &LazyResource<{ crate::protocol::raw::BODY_BUDGET }>) -> usize {
+        use prost::encoding::{encoded_len_varint, key_len, message};
+        let name = if name.is_empty() {
+            0
+        } else {
+            key_len(1) + encoded_len_varint(name.len() as u64) + name.len()
+        };
+        let resource = if *resource == LazyResource::default() {
+            0
+        } else {
+            message::encoded_len(2, resource)
+        };
+        name + resource
+    }
+
+    /// The entry's content, as prost's map writes it (see [`LazyEntry::len_of`]).
+    fn write(
+        name: &str,
+        resource: &LazyResource<{ crate::protocol::raw::BODY_BUDGET }>,
+        buf: &mut impl prost::bytes::BufMut,
+    ) {
+        use prost::encoding::{WireType, encode_key, encode_varint, message};
+        if !name.is_empty() {
+            encode_key(1, WireType::LengthDelimited, buf);
+            encode_varint(name.len() as u64, buf);
+            buf.put_slice(name.as_bytes());
+        }
+        if *resource != LazyResource::default() {
+            message::encode(2, resource, buf);
+        }
+    }
+}
+
 impl Message for LazyEntry {
     fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
-        use prost::encoding::{message, string};
-        // A map entry leaves out a key or value equal to its default.
-        if !self.name.is_empty() {
-            string::encode(1, &self.name, buf);
-        }
-        if self.resource != LazyResource::default() {
-            message::encode(2, &self.resource, buf);
-        }
+        LazyEntry::write(&self.name, &self.resource, buf);
     }
 
     fn merge_field(
@@ -100,18 +135,7 @@ impl Message for LazyEntry {
     }
 
     fn encoded_len(&self) -> usize {
-        use prost::encoding::{message, string};
-        let name = if self.name.is_empty() {
-            0
-        } else {
-            string::encoded_len(1, &self.name)
-        };
-        let resource = if self.resource == LazyResource::default() {
-            0
-        } else {
-            message::encoded_len(2, &self.resource)
-        };
-        name + resource
+        LazyEntry::len_of(&self.name, &self.resource)
     }
 
     fn clear(&mut self) {
@@ -136,11 +160,15 @@ fn reject() -> prost::DecodeError {
 
 impl Message for LazyState {
     fn encode_raw(&self, buf: &mut impl prost::bytes::BufMut) {
-        use prost::encoding::message;
+        use prost::encoding::{encode_key, encode_varint, message};
         if let Some(c) = &self.composite {
             message::encode(1, c, buf);
         }
-        message::encode_repeated(2, &self.resources, buf);
+        for (name, r) in &self.resources {
+            encode_key(2, prost::encoding::WireType::LengthDelimited, buf);
+            encode_varint(LazyEntry::len_of(name, r) as u64, buf);
+            LazyEntry::write(name, r, buf);
+        }
     }
 
     fn merge_field(
@@ -169,7 +197,7 @@ impl Message for LazyState {
                     buf,
                     ctx,
                 )?;
-                self.resources.push(entry);
+                self.resources.insert(entry.name, entry.resource);
                 Ok(())
             }
             _ => skip_field(wire_type, tag, buf, ctx),
@@ -177,11 +205,19 @@ impl Message for LazyState {
     }
 
     fn encoded_len(&self) -> usize {
-        use prost::encoding::message;
+        use prost::encoding::{encoded_len_varint, key_len, message};
+        let resources: usize = self
+            .resources
+            .iter()
+            .map(|(name, r)| {
+                let len = LazyEntry::len_of(name, r);
+                key_len(2) + encoded_len_varint(len as u64) + len
+            })
+            .sum();
         self.composite
             .as_ref()
             .map_or(0, |c| message::encoded_len(1, c))
-            + message::encoded_len_repeated(2, &self.resources)
+            + resources
     }
 
     fn clear(&mut self) {
@@ -270,17 +306,6 @@ impl<const BUDGET: u32> Message for LazyResource<BUDGET> {
     }
 }
 
-/// Keeps the last body of each name, as a map's insert keeps the last entry of a key
-/// (`bodies` in the order the entries came), sorted by name.
-fn last_of_each_name(bodies: &mut Vec<(crate::value::Str, crate::protocol::raw::RawBody)>) {
-    // A stable sort keeps the entries of one name in the order they came; reversed, the
-    // last comes first in its run and `dedup` keeps the first of a run.
-    bodies.sort_by(|a, b| a.0.cmp(&b.0));
-    bodies.reverse();
-    bodies.dedup_by(|a, b| a.0 == b.0);
-    bodies.reverse();
-}
-
 /// The field number of `observed` in `RunFunctionRequest`.
 const OBSERVED_TAG: u32 = 2;
 /// The field number of `input` in `RunFunctionRequest`.
@@ -342,10 +367,9 @@ impl LazyRequest {
         if let Some(o) = observed {
             let mut resources = std::collections::HashMap::with_capacity(o.resources.len());
             bodies.reserve(o.resources.len());
-            let mut repeated = false;
-            for LazyEntry { name, resource: r } in o.resources {
+            for (name, r) in o.resources {
                 bodies.push((crate::value::Str::from(name.as_str()), r.body));
-                let earlier = resources.insert(
+                resources.insert(
                     name,
                     v1::Resource {
                         resource: None,
@@ -353,10 +377,6 @@ impl LazyRequest {
                         ready: r.ready,
                     },
                 );
-                repeated |= earlier.is_some();
-            }
-            if repeated {
-                last_of_each_name(&mut bodies);
             }
             let xr = o.composite.map(|c| {
                 composite = c.body;
@@ -371,7 +391,7 @@ impl LazyRequest {
                 resources,
             });
         }
-        // Names are unique here (`last_of_each_name`).
+        // Names are unique here (the keys of a map).
         bodies.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(LazyRequest {
             envelope,
@@ -588,6 +608,45 @@ impl tonic::codec::Decoder for LazyDecoder {
 mod tests {
     use super::*;
     use prost_types::value::Kind;
+
+    /// A name sent again replaces its entry as it is read: an observed state that repeats
+    /// a few names holds as many entries as it has names, whatever its length (each
+    /// repeat is two bytes on the wire and would be a whole entry in memory), and the last
+    /// entry of a name is the one kept, as in prost's map.
+    #[test]
+    fn repeated_resource_names_hold_one_entry_each() {
+        use prost::encoding::{WireType, encode_key, encode_varint};
+        let entry = |name: &str, ready: i32| {
+            let mut e = Vec::new();
+            prost::encoding::string::encode(1, &name.to_string(), &mut e);
+            let mut r = Vec::new();
+            prost::encoding::int32::encode(3, &ready, &mut r);
+            encode_key(2, WireType::LengthDelimited, &mut e);
+            encode_varint(r.len() as u64, &mut e);
+            e.extend(r);
+            let mut out = Vec::new();
+            encode_key(2, WireType::LengthDelimited, &mut out);
+            encode_varint(e.len() as u64, &mut out);
+            out.extend(e);
+            out
+        };
+        let mut state = Vec::new();
+        for i in 0..100_000 {
+            state.extend(entry(["a", "b", ""][i % 3], (i % 3) as i32 + 1));
+            // An empty entry: the default name with a default resource.
+            state.extend([0x12, 0x00]);
+        }
+        state.extend(entry("b", 7));
+        let s = LazyState::decode(state.as_slice()).expect("decodes");
+        assert_eq!(s.resources.len(), 3);
+        assert_eq!(s.resources["a"].ready, 1);
+        assert_eq!(s.resources["b"].ready, 7);
+        // The empty entries came after each named one: the default resource is the last.
+        assert_eq!(s.resources[""].ready, 0);
+        // Written out and read again, the same state (prost's map encoding).
+        let again = LazyState::decode(s.encode_to_vec().as_slice()).expect("decodes");
+        assert_eq!(again.resources, s.resources);
+    }
 
     fn sample_request() -> v1::RunFunctionRequest {
         let mut req = v1::RunFunctionRequest {
