@@ -197,6 +197,11 @@ impl Message for LazyState {
                     buf,
                     ctx,
                 )?;
+                if self.resources.capacity() == 0 {
+                    // Observed composed resources come by the dozen: the first table holds
+                    // seven, not three (one allocation less than growing from the smallest).
+                    self.resources.reserve(7);
+                }
                 self.resources.insert(entry.name, entry.resource);
                 Ok(())
             }
