@@ -651,7 +651,16 @@ fn range(args: &[Value]) -> Result<Value, FuncError> {
             "end must be greater than start when step is positive",
         ));
     }
-    let mut vals = Vec::new();
+    // Room for the values when their count is plain (integers; at most the 1,024 allowed,
+    // so what is reserved before they are charged is bounded): growing one by one
+    // copied the list seven times for `range(200)`.
+    let count = match (start.exact_i64(), end.exact_i64(), step.exact_i64()) {
+        (Some(a), Some(b), Some(s)) if s != 0 => {
+            usize::try_from((i128::from(b) - i128::from(a)) / i128::from(s)).unwrap_or(0)
+        }
+        _ => 0,
+    };
+    let mut vals = Vec::with_capacity(count.saturating_add(1).min(1024));
     let mut num = start;
     loop {
         if (down && num <= end) || (!down && num >= end) {
@@ -889,8 +898,9 @@ fn slice(args: &[Value]) -> Result<Value, FuncError> {
 
 fn sort(args: &[Value]) -> Result<Value, FuncError> {
     let list = arg(args, 0)?;
-    let mut strs: Vec<Str> = Vec::new();
-    for (i, v) in items(list).iter().enumerate() {
+    let items = items(list);
+    let mut strs: Vec<Str> = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
         match v {
             Value::String(s) => strs.push(s.clone()),
             _ => {

@@ -875,12 +875,20 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             return diags;
         };
         let iter_base = self.frame.len();
-        // Room for the members up front: the index grew by rehashing as they came (~2% of
-        // a small template's work). Bounded: `iters` is a charged value's length, and the
-        // reservation stops at `MEMBERS_RESERVED` beyond which growth is cheap by comparison.
+        // Room for the members (and their statuses) up front: the index grew by rehashing
+        // as they came (~2% of a small template's work). Bounded: `iters` is a charged
+        // value's length, and the reservation stops at `MEMBERS_RESERVED` beyond which
+        // growth is cheap by comparison.
         let room = iters.len().min(MEMBERS_RESERVED);
         self.desired.reserve(room);
         self.desired_index.reserve(room);
+        if c.template
+            .subs
+            .iter()
+            .any(|s| matches!(s, Sub::Composite(_)))
+        {
+            self.statuses.reserve(room);
+        }
         // The template's expressions that read nothing a member binds are computed by
         // the first member that needs them, for this collection only.
         self.vm.forget_memos();

@@ -265,7 +265,9 @@ impl Unifier {
         }
         // Stable: within a key, the objects stay in order.
         all.sort_by(|a, b| a.0.cmp(b.0));
-        let mut out: Vec<(Str, Value)> = Vec::new();
+        // At most one entry per entry seen: grown from nothing, the 200 keys of a
+        // collection's statuses were copied seven times.
+        let mut out: Vec<(Str, Value)> = Vec::with_capacity(all.len());
         for group in all.chunk_by(|a, b| a.0 == b.0) {
             // An object holding a key twice (values do not) keeps the later, as Go's map.
             let deduped: Vec<(&Str, usize, &Value)>;

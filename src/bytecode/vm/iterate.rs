@@ -119,9 +119,14 @@ impl Vm<'_> {
             return Ok(Flow::Jump(end));
         };
         self.alloc(len as u64, 0)?;
-        if !object {
+        // Room for what the loop makes (charged just now): an object's entries grew one
+        // by one, copied eight times over for a `for` of 200.
+        let fields = if object {
+            Vec::with_capacity(len)
+        } else {
             self.for_values.reserve(len);
-        }
+            Vec::new()
+        };
         *self.temp_mut(key_temp)? = DYN;
         *self.temp_mut(val_temp)? = DYN;
         self.fors.push(ForState {
@@ -134,7 +139,7 @@ impl Vm<'_> {
             object,
             group,
             tuple_base: self.for_values.len(),
-            fields: Entries::Sorted(Vec::new()),
+            fields: Entries::Sorted(fields),
             contents: Summary::default(),
             groups: BTreeMap::new(),
             pending_key: None,
