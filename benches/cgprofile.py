@@ -16,28 +16,49 @@ and the Fatal check cancel out, as in callgrind.sh):
     benches/cgprofile.py callers /tmp/h1.cg /tmp/h6.cg 5 mi_malloc      # who calls it
     benches/cgprofile.py calls /tmp/h1.cg /tmp/h6.cg 1000 mi_malloc     # call counts
 
+Runs with `--dump-instr=yes` (the same views work on them) also give `atomics`: how many
+atomic read-modify-write instructions (reference counts) a request executes, by function.
+Callgrind counts one as one instruction though it costs the CPU ~20 cycles; here the
+addresses of the binary's `lock` instructions (objdump) are weighed by how often each ran:
+
+    benches/cgprofile.py atomics /tmp/i1.cg /tmp/i6.cg 5 --binary target/release/fn-hcl
+
 `lines` groups inlined code under the function it was inlined into, by the source line
 it came from (`file.rs:0` is code the compiler made: spills, moves). Calls' costs are
 inclusive; recursion makes a function's inclusive cost meaningless, so `callees` and
-`callers` give one call edge's cost, not a function's total. Only the standard library.
+`callers` give one call edge's cost, not a function's total. Only the standard library
+(and objdump, for `atomics`).
 """
 
 import argparse
 import collections
 import re
+import subprocess
 
 COST_LINE = re.compile(r"^[0-9+\-*]")
 SPEC = re.compile(r"^(\w+)=(.*)$")
 NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 
+def position(tok, prev):
+    """One sub-position of a cost line: `*` (as before), `+N`/`-N` (relative) or absolute,
+    each number decimal or `0x` hex."""
+    if tok == "*":
+        return prev
+    if tok[0] in "+-":
+        return prev + int(tok, 0)
+    return int(tok, 0)
+
+
 def parse(path):
-    """Self costs by (file, line, function) and call edges (caller, callee): [cost, count]."""
+    """Self costs by (file, line, function, instruction address: 0 unless the run dumped
+    instructions) and call edges (caller, callee): [cost, count]."""
     names = {"fl": {}, "fn": {}}
     selfc = collections.Counter()
     edges = collections.defaultdict(lambda: [0, 0])
     fl = fi = fn = cfn = None
-    line = 0
+    line = addr = 0
+    instr = False  # `positions: instr line`: each cost line starts with an address
     pending = None  # the call count of a `calls=` line; its cost line follows
     with open(path, errors="replace") as f:
         for raw in f:
@@ -46,13 +67,10 @@ def parse(path):
                 continue
             if COST_LINE.match(raw):
                 parts = raw.split()
-                pos = parts[0]
-                if pos == "*":
-                    pass
-                elif pos[0] in "+-":
-                    line += int(pos)
-                else:
-                    line = int(pos)
+                if instr:
+                    addr = position(parts.pop(0), addr)
+                if parts:
+                    line = position(parts[0], line)
                 cost = int(parts[1]) if len(parts) > 1 else 0
                 if pending is not None:
                     edge = edges[(fn, cfn)]
@@ -60,7 +78,10 @@ def parse(path):
                     edge[1] += pending
                     pending = None
                 else:
-                    selfc[(fi or fl, line, fn)] += cost
+                    selfc[(fi or fl, line, fn, addr)] += cost
+                continue
+            if raw.startswith("positions:"):
+                instr = "instr" in raw.split()
                 continue
             m = SPEC.match(raw)
             if not m:
@@ -95,6 +116,18 @@ def short(path):
     return path.split("/src/", 1)[-1] if "/src/" in path else path
 
 
+def lock_addresses(binary):
+    """The addresses of the binary's `lock`-prefixed instructions."""
+    out = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", binary],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    lock = re.compile(r"^\s*([0-9a-f]+):\s+lock\b")
+    return {int(m.group(1), 16) for m in map(lock.match, out.splitlines()) if m}
+
+
 def show(rows, n):
     rows = sorted(rows.items(), key=lambda kv: -kv[1])
     print(f"{'total':>14} {sum(v for _, v in rows):,.0f}")
@@ -104,21 +137,29 @@ def show(rows, n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("view", choices=["functions", "lines", "callees", "callers", "calls"])
+    ap.add_argument(
+        "view", choices=["functions", "lines", "callees", "callers", "calls", "atomics"]
+    )
     ap.add_argument("one", help="callgrind output of the --n 1 run")
     ap.add_argument("more", help="callgrind output of the --n 1+K run")
     ap.add_argument("k", type=float, help="K: the extra requests (or any divisor)")
     ap.add_argument("match", nargs="?", default="", help="part of a function's name")
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--binary", help="the binary the runs ran (for atomics)")
     args = ap.parse_args()
+    if args.view == "atomics" and not args.binary:
+        ap.error("atomics needs --binary")
     (self1, edges1), (self2, edges2) = parse(args.one), parse(args.more)
-    if args.view in ("functions", "lines"):
+    if args.view in ("functions", "lines", "atomics"):
         d = diff(self1, self2, args.k)
+        locks = lock_addresses(args.binary) if args.view == "atomics" else None
+        if locks is not None and not any(addr for (_, _, _, addr) in d):
+            ap.error("atomics needs runs with --dump-instr=yes")
         rows = collections.Counter()
-        for (file, line, fn), v in d.items():
-            if args.match not in (fn or ""):
+        for (file, line, fn, addr), v in d.items():
+            if args.match not in (fn or "") or (locks is not None and addr not in locks):
                 continue
-            rows[fn if args.view == "functions" else f"{short(file or '?')}:{line}"] += v
+            rows[fn if args.view != "lines" else f"{short(file or '?')}:{line}"] += v
         show(rows, args.top)
         return
     i = 1 if args.view == "calls" else 0
