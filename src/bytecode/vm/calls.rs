@@ -242,7 +242,7 @@ impl<'p> Vm<'p> {
     /// instruction of `Vm::run` on heavy-200, 2.6% of its time). A result over the budget
     /// stops the evaluation, which clears the stack.
     #[inline(always)]
-    fn push_result(&mut self, at: usize, r: Result<(Value, Option<(u64, u64)>), Stop>) -> Step {
+    fn push_result(&mut self, at: usize, r: Result<Called, Stop>) -> Step {
         Value::truncate(&mut self.stack, at);
         let (v, charged) = r?;
         v.push_onto(&mut self.stack);
@@ -255,17 +255,14 @@ impl<'p> Vm<'p> {
         Ok(Flow::Next)
     }
 
-    /// Call a builtin on the arguments at `self.stack[at..]` (the caller removes them):
-    /// its result, and what the builtin charged while making it if the result is still
-    /// to be charged ([`result_cost`]).
-    #[allow(clippy::type_complexity)]
+    /// Call a builtin on the arguments at `self.stack[at..]` (the caller removes them).
     fn call_builtin(
         &mut self,
         call: u32,
         at: usize,
         mark: usize,
         diags: &mut Vec<Diagnostic>,
-    ) -> Result<(Value, Option<(u64, u64)>), Stop> {
+    ) -> Result<Called, Stop> {
         let (c, id) = self.builtin(call)?;
         let def = builtins::get(id);
         if has_errors_since(diags, mark) {
@@ -379,6 +376,11 @@ impl<'p> Vm<'p> {
         Ok(r)
     }
 }
+
+/// A builtin call's result, and what the builtin charged while making it (elements,
+/// bytes) when the result is still to be charged ([`result_cost`]; `None` for an unknown
+/// or an error's placeholder, which cost nothing).
+type Called = (Value, Option<(u64, u64)>);
 
 /// What a builtin's result costs (elements, bytes): a new collection its expanded size
 /// (its parts may be shared: `concat(l, l, l)`), measured no further than what is `left`,

@@ -120,12 +120,15 @@ impl Vm<'_> {
         };
         self.alloc(len as u64, 0)?;
         // Room for what the loop makes (charged just now): an object's entries grew one
-        // by one, copied eight times over for a `for` of 200.
-        let fields = if object {
-            Vec::with_capacity(len)
-        } else {
+        // by one, copied eight times over for a `for` of 200. A grouping `for` keeps its
+        // values in `groups`, not in the entries.
+        let fields = if !object {
             self.for_values.reserve(len);
             Vec::new()
+        } else if group {
+            Vec::new()
+        } else {
+            Vec::with_capacity(len)
         };
         *self.temp_mut(key_temp)? = DYN;
         *self.temp_mut(val_temp)? = DYN;
