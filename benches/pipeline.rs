@@ -133,7 +133,7 @@ fn encode_prost(req: &v1::RunFunctionRequest, out: &fn_hcl::runtime::eval::Outpu
 fn encode_direct(req: &v1::RunFunctionRequest, out: &fn_hcl::runtime::eval::Output) -> Vec<u8> {
     let mut b = ResponseBuilder::new(req);
     for (name, body, ready) in &out.resources {
-        if let Err(e) = b.set_resource_value(name.clone(), body.clone()) {
+        if let Err(e) = b.set_resource_value(name.clone(), body) {
             panic!("{name}: {e}");
         }
         b.set_ready(name, *ready);

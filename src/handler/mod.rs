@@ -9,8 +9,9 @@
 //! data) with [`crate::protocol::request::Request::from_proto`], or on the server's path
 //! from the request bytes with [`crate::protocol::request::Request::from_lazy`] (only the
 //! observed bodies the program reads become values), runs it
-//! ([`crate::runtime::eval::evaluate`]) and copies its output into the response
-//! ([`write_output`]). A failure at any step is a response holding the request's desired
+//! ([`crate::runtime::eval::evaluate_streamed`]: each resource body is written into the
+//! response a few at a time as the program makes them, and dropped) and copies the rest
+//! of its output into the response ([`write_output`]). A failure at any step is a response holding the request's desired
 //! state and one Fatal result (Go prefixes evaluator errors with `evaluate hcl: `), built
 //! afresh so nothing the program added leaks out; a success gets the response dump, then
 //! the final Normal result.
@@ -27,8 +28,9 @@ pub mod debug;
 use crate::bytecode::vm::Limits;
 use crate::protocol::input::Input;
 use crate::protocol::proto::{LazyRequest, RequestRef, v1};
-use crate::protocol::response::{ResponseBuilder, Severity, Status};
+use crate::protocol::response::{Ready, ResponseBuilder, Severity, Status};
 use crate::runtime::cache::{CacheLimits, ProgramCache};
+use crate::value::Str;
 use std::sync::OnceLock;
 
 /// The final result of a successful call.
@@ -201,8 +203,90 @@ fn evaluate_program(
         )
     })?;
     let inputs = crate::runtime::eval::Inputs::from_request(&request);
-    let output = crate::runtime::eval::evaluate(&compiled, &inputs, limits).map_err(|f| f.0)?;
+    // The bodies are written into the response a few at a time as they are made, and
+    // dropped (see `Bodies`).
+    let mut bodies = Bodies {
+        out,
+        pending: Vec::new(),
+        error: None,
+    };
+    let output = crate::runtime::eval::evaluate_streamed(&compiled, &inputs, limits, &mut bodies)
+        .map_err(|f| f.0)?;
+    bodies.flush();
+    if let Some(e) = bodies.error {
+        return Err(e);
+    }
     write_output(output, out)
+}
+
+/// The evaluation's desired resources, written into the response in batches of
+/// [`BODY_BATCH`] as they are made, then dropped: a collection's members do not all live
+/// until the response is written, and their memory is reused by the next members while
+/// it is still in the caches. The first body the response refuses is the Fatal message,
+/// once the evaluation has not failed for its own reasons (the order [`write_output`]
+/// reports them in).
+struct Bodies<'a> {
+    out: &'a mut ResponseBuilder,
+    /// Bodies made and not written yet, with their readiness.
+    pending: Vec<(Str, crate::value::Value, Ready)>,
+    error: Option<String>,
+}
+
+/// How many bodies are written at a time. One at a time, the writer's code and the VM's
+/// took turns in the instruction cache (cachegrind, collection-200: +32 K simulated
+/// instruction misses per request, +7% time); all at the end, the bodies were written and
+/// freed long after they were made (heavy-200: 13.5 K data misses, half of them gone when
+/// written one by one). Sixteen bodies are a few tens of KiB, still in the L2 cache.
+const BODY_BATCH: usize = 16;
+
+impl Bodies<'_> {
+    /// Writes the pending bodies in the order they were made.
+    fn flush(&mut self) {
+        for (name, body, ready) in self.pending.drain(..) {
+            if self.error.is_some() {
+                break;
+            }
+            match self.out.set_resource_value(name.clone(), &body) {
+                Ok(()) if ready != Ready::Unspecified => {
+                    self.out.set_ready(&name, ready);
+                }
+                Ok(()) => {}
+                Err(e) => self.error = Some(refused(&name, &e)),
+            }
+        }
+    }
+}
+
+impl crate::runtime::eval::ResourceSink for Bodies<'_> {
+    fn resource(&mut self, name: &Str, body: crate::value::Value) {
+        // The batch's room at once (one allocation, not one per doubling).
+        if self.pending.capacity() == 0 {
+            self.pending.reserve_exact(BODY_BATCH);
+        }
+        self.pending.push((name.clone(), body, Ready::Unspecified));
+        if self.pending.len() >= BODY_BATCH {
+            self.flush();
+        }
+    }
+
+    fn ready(&mut self, name: &Str, ready: Ready) {
+        match self.pending.iter_mut().rev().find(|(n, _, _)| n == name) {
+            Some(p) => p.2 = ready,
+            None if self.error.is_none() => {
+                self.out.set_ready(name, ready);
+            }
+            None => {}
+        }
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.out.reserve_resources(n);
+    }
+}
+
+/// The Fatal message of a resource body the response refuses.
+fn refused(name: &str, e: &crate::protocol::response::ValueError) -> String {
+    format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}")
 }
 
 /// Copies an evaluation's output into the response (the program's resource bodies move
@@ -214,9 +298,8 @@ pub fn write_output(
     use crate::runtime::eval::{ResultSeverity, SelectorMatch};
     out.reserve_resources(o.resources.len());
     for (name, body, ready) in o.resources {
-        out.set_resource_value(name.clone(), body).map_err(|e| {
-            format!("evaluate hcl: unable to convert resource body to struct: {name}: {e}")
-        })?;
+        out.set_resource_value(name.clone(), &body)
+            .map_err(|e| refused(&name, &e))?;
         out.set_ready(&name, ready);
     }
     if let Some(status) = o.status {

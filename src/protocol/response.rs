@@ -177,19 +177,19 @@ pub use v1::{Ready, Severity, Status, Target};
 ///
 /// It starts as function-sdk-go's `response.To(req, DefaultTTL)`: `meta.tag` echoed, TTL
 /// 60s, the request's desired state and context echoed. The evaluator then adds what the
-/// program produced. The program's resource bodies stay VM values
+/// program produced. The program's resource bodies are written as protobuf bytes when
+/// they are set, straight from the VM values, which the caller then drops
 /// ([`ResponseBuilder::set_resource_value`]); the response is either a message
-/// ([`ResponseBuilder::finish`]: the CLI, render, debug output) or its protobuf bytes
-/// written straight from those values ([`ResponseBuilder::finish_encoded`]: the server),
-/// so the hot path builds no intermediate protobuf tree.
+/// ([`ResponseBuilder::finish`]: the CLI, render, debug output; those bytes decoded) or
+/// its protobuf bytes ([`ResponseBuilder::finish_encoded`]: the server), so the hot path
+/// builds no intermediate protobuf tree.
 #[derive(Clone, Debug)]
 pub struct ResponseBuilder {
     /// Everything but the program's resource bodies (the request's desired resources a
     /// program body replaced are removed from `desired.resources`).
     rsp: v1::RunFunctionResponse,
     /// The program's desired resources, in the order they were set.
-    bodies: Vec<Body>,
-    body_index: HashMap<crate::value::Str, usize, ahash::RandomState>,
+    bodies: BodyList,
     /// The protobuf bytes of every body (a replaced body's stay unused).
     encoded: Backward,
     /// This step's composite status, still a value (see
@@ -332,7 +332,6 @@ impl CondEntry {
 #[derive(Clone, Debug)]
 struct Body {
     name: crate::value::Str,
-    value: Value,
     ready: i32,
     /// Content length of the body's Struct.
     len: usize,
@@ -344,6 +343,61 @@ impl Body {
     /// Content length of its `Resource` message (resource = 1, ready = 3).
     fn resource_len(&self) -> usize {
         wire::delimited_len(self.len) + enum_len(self.ready)
+    }
+}
+
+/// The program's desired resources in the order they were set, and where each one is by
+/// name: kept from one response to the next on the thread, emptied (as [`Backward`]'s
+/// buffers are), so that neither is grown from nothing on every request.
+#[derive(Clone, Debug, Default)]
+struct BodyList {
+    list: Vec<Body>,
+    index: HashMap<crate::value::Str, usize, ahash::RandomState>,
+}
+
+/// The largest list kept for the next response (bodies): a huge response's is freed
+/// rather than held by the thread.
+const SPARE_BODIES_MAX: usize = 1 << 14;
+
+thread_local! {
+    /// The emptied list and index of the last [`BodyList`] dropped on this thread.
+    static SPARE_BODIES: std::cell::Cell<SpareBodies> = std::cell::Cell::default();
+}
+
+/// A [`BodyList`]'s parts while they wait on the thread (no `Drop` of their own).
+type SpareBodies = (
+    Vec<Body>,
+    HashMap<crate::value::Str, usize, ahash::RandomState>,
+);
+
+impl BodyList {
+    /// An empty list on the thread's spare one, if it has one.
+    fn reuse() -> Self {
+        let (list, index) = SPARE_BODIES.try_with(|c| c.take()).unwrap_or_default();
+        BodyList { list, index }
+    }
+}
+
+impl Drop for BodyList {
+    fn drop(&mut self) {
+        if self.list.capacity() == 0 || self.list.capacity() > SPARE_BODIES_MAX {
+            return;
+        }
+        let (mut list, mut index) = (
+            std::mem::take(&mut self.list),
+            std::mem::take(&mut self.index),
+        );
+        list.clear();
+        index.clear();
+        // Kept unless the thread already holds one (two builders alive at once).
+        let _ = SPARE_BODIES.try_with(|c| {
+            let kept = c.take();
+            c.set(if kept.0.capacity() == 0 {
+                (list, index)
+            } else {
+                kept
+            });
+        });
     }
 }
 
@@ -359,8 +413,7 @@ impl ResponseBuilder {
     pub fn new(req: &v1::RunFunctionRequest) -> Self {
         ResponseBuilder {
             rsp: skeleton(req),
-            bodies: Vec::new(),
-            body_index: HashMap::default(),
+            bodies: BodyList::reuse(),
             encoded: Backward::default(),
             status: None,
             results: Vec::new(),
@@ -387,12 +440,12 @@ impl ResponseBuilder {
     pub fn set_resource_value(
         &mut self,
         name: crate::value::Str,
-        body: Value,
+        body: &Value,
     ) -> Result<(), ValueError> {
         if self.encoded.buf.is_empty() {
             self.encoded = Backward::reuse();
         }
-        let len = put_body(&body, &mut self.encoded)?;
+        let len = put_body(body, &mut self.encoded)?;
         let end = self.encoded.written();
         let resources = &mut self.desired().resources;
         if !resources.is_empty() {
@@ -400,16 +453,15 @@ impl ResponseBuilder {
         }
         let b = Body {
             name: name.clone(),
-            value: body,
             ready: Ready::Unspecified as i32,
             len,
             end,
         };
-        match self.body_index.entry(name) {
-            std::collections::hash_map::Entry::Occupied(e) => self.bodies[*e.get()] = b,
+        match self.bodies.index.entry(name) {
+            std::collections::hash_map::Entry::Occupied(e) => self.bodies.list[*e.get()] = b,
             std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(self.bodies.len());
-                self.bodies.push(b);
+                e.insert(self.bodies.list.len());
+                self.bodies.list.push(b);
             }
         }
         Ok(())
@@ -420,24 +472,24 @@ impl ResponseBuilder {
     /// first allocation, made on the first insert.
     pub fn reserve_resources(&mut self, n: usize) {
         if n > 3 {
-            self.bodies.reserve(n);
-            self.body_index.reserve(n);
+            self.bodies.list.reserve(n);
+            self.bodies.index.reserve(n);
         }
     }
 
     fn remove_body(&mut self, name: &str) {
-        if let Some(i) = self.body_index.remove(name) {
-            self.bodies.swap_remove(i);
-            if let Some(moved) = self.bodies.get(i) {
-                self.body_index.insert(moved.name.clone(), i);
+        if let Some(i) = self.bodies.index.remove(name) {
+            self.bodies.list.swap_remove(i);
+            if let Some(moved) = self.bodies.list.get(i) {
+                self.bodies.index.insert(moved.name.clone(), i);
             }
         }
     }
 
     /// Sets the readiness of a desired resource; false if there is no such resource.
     pub fn set_ready(&mut self, name: &str, ready: Ready) -> bool {
-        if let Some(&i) = self.body_index.get(name) {
-            self.bodies[i].ready = ready as i32;
+        if let Some(&i) = self.bodies.index.get(name) {
+            self.bodies.list[i].ready = ready as i32;
             return true;
         }
         match self.desired().resources.get_mut(name) {
@@ -452,7 +504,7 @@ impl ResponseBuilder {
     /// True if the response (the request's desired state or this program) has a desired
     /// resource of this name.
     pub fn has_resource(&self, name: &str) -> bool {
-        self.body_index.contains_key(name)
+        self.bodies.index.contains_key(name)
             || self
                 .rsp
                 .desired
@@ -625,11 +677,13 @@ impl ResponseBuilder {
             .into_iter()
             .map(CondEntry::into_proto)
             .collect();
-        if !self.bodies.is_empty() {
+        if !self.bodies.list.is_empty() {
             let desired = rsp.desired.get_or_insert_with(Default::default);
-            for b in self.bodies {
-                // Checked when set (the same checks), so the conversion succeeds.
-                if let Ok(s) = value_to_struct(&b.value) {
+            for b in &self.bodies.list {
+                // The bytes written when it was set (the value is gone), read back: prost
+                // decodes them to the Struct `value_to_struct` makes of the value.
+                let bytes = self.encoded.bytes(b.end - b.len, b.end);
+                if let Ok(s) = <prost_types::Struct as prost::Message>::decode(bytes) {
                     desired.resources.insert(
                         b.name.to_string(),
                         v1::Resource {
@@ -727,7 +781,7 @@ impl ResponseBuilder {
     /// default Resource, which prost leaves out of the map entry).
     fn desired_entries(&self) -> Vec<(&str, DesiredEntry<'_>, usize)> {
         let proto = self.rsp.desired.as_ref().map(|d| &d.resources);
-        let mut out = Vec::with_capacity(self.bodies.len() + proto.map_or(0, |r| r.len()));
+        let mut out = Vec::with_capacity(self.bodies.list.len() + proto.map_or(0, |r| r.len()));
         if let Some(resources) = proto {
             for (name, r) in resources {
                 let len = if *r == v1::Resource::default() {
@@ -738,7 +792,7 @@ impl ResponseBuilder {
                 out.push((name.as_str(), DesiredEntry::Proto(r), len));
             }
         }
-        for b in &self.bodies {
+        for b in &self.bodies.list {
             out.push((&*b.name, DesiredEntry::Body(b), b.resource_len()));
         }
         sort_by_name(&mut out);
@@ -1647,7 +1701,7 @@ mod tests {
     /// The direct bytes of a body alone (its Struct), through the builder.
     fn direct_bytes(v: &Value) -> Result<Vec<u8>, ValueError> {
         let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
-        b.set_resource_value("r".into(), v.clone())?;
+        b.set_resource_value("r".into(), v)?;
         let rsp =
             <v1::RunFunctionResponse as prost::Message>::decode(b.finish_encoded().as_slice())
                 .expect("direct bytes decode");
@@ -1764,7 +1818,7 @@ mod tests {
         let bodies = sample_bodies();
         let encoded = |v: &Value| {
             let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
-            b.set_resource_value("r".into(), v.clone()).unwrap();
+            b.set_resource_value("r".into(), v).unwrap();
             b
         };
         let want: Vec<Vec<u8>> = bodies.iter().map(|v| encoded(v).finish_encoded()).collect();
@@ -1838,7 +1892,7 @@ mod tests {
             }
             let v = Value::object(vec![("top".into(), v)]);
             let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
-            match (prost_bytes(&v), b.set_resource_value("r".into(), v)) {
+            match (prost_bytes(&v), b.set_resource_value("r".into(), &v)) {
                 (Ok(_), Ok(())) => seen.0 = true,
                 (Err(want), got) => {
                     assert_eq!(got, Err(want), "{levels}");
@@ -1896,21 +1950,17 @@ mod tests {
             let mut b = ResponseBuilder::new(&v1::RunFunctionRequest::default());
             b.set_resource_value(
                 "ok".into(),
-                Value::object(vec![("a".into(), Value::int(1))]),
+                &Value::object(vec![("a".into(), Value::int(1))]),
             )
             .unwrap();
-            assert_eq!(
-                b.set_resource_value("r".into(), v.clone()),
-                Err(want),
-                "{v:?}"
-            );
+            assert_eq!(b.set_resource_value("r".into(), &v), Err(want), "{v:?}");
             // A refused body leaves the builder as it was.
             assert!(!b.has_resource("r"));
             let mut expect = ResponseBuilder::new(&v1::RunFunctionRequest::default());
             expect
                 .set_resource_value(
                     "ok".into(),
-                    Value::object(vec![("a".into(), Value::int(1))]),
+                    &Value::object(vec![("a".into(), Value::int(1))]),
                 )
                 .unwrap();
             assert_eq!(b.finish_encoded(), expect.finish_encoded());
@@ -1956,21 +2006,22 @@ mod tests {
         let req = upstream_request();
         let mut b = ResponseBuilder::new(&req);
         for (i, v) in sample_bodies().into_iter().enumerate() {
-            b.set_resource_value(format!("body-{i}").into(), v).unwrap();
+            b.set_resource_value(format!("body-{i}").into(), &v)
+                .unwrap();
         }
-        b.set_resource_value("replaced".into(), Value::object(vec![]))
+        b.set_resource_value("replaced".into(), &Value::object(vec![]))
             .unwrap();
         assert!(b.set_ready("replaced", Ready::True));
         assert!(b.set_ready("kept", Ready::False));
         assert!(b.set_ready("body-1", Ready::False));
         // Values then messages and back, under one name.
-        b.set_resource_value("twice".into(), Value::object(vec![]))
+        b.set_resource_value("twice".into(), &Value::object(vec![]))
             .unwrap();
         b.set_resource("twice", prost_types::Struct::default());
         b.set_resource("thrice", prost_types::Struct::default());
         b.set_resource_value(
             "thrice".into(),
-            Value::object(vec![("t".into(), Value::int(3))]),
+            &Value::object(vec![("t".into(), Value::int(3))]),
         )
         .unwrap();
         b.merge_composite_status(Value::object(vec![("s".into(), Value::int(1))]));
@@ -2147,7 +2198,7 @@ mod tests {
             }),
             ..Default::default()
         });
-        b.set_resource_value("only".into(), sample_bodies().swap_remove(1))
+        b.set_resource_value("only".into(), &sample_bodies().swap_remove(1))
             .unwrap();
         b.set_ready("only", Ready::True);
         b.add_result(Severity::Normal, "ok", None);

@@ -251,8 +251,10 @@ struct Evaluator<'p, 'o> {
     inputs: &'p Inputs,
     frame: Vec<Value>,
     /// The desired resources in the order they were produced, with the readiness a
-    /// `ready` block gave each (the response's list as it will be, no copy at the end).
-    desired: Vec<(Str, Value, Readiness)>,
+    /// `ready` block gave each (the response's list as it will be, no copy at the end),
+    /// or where each goes as it is made ([`evaluate_streamed`]).
+    desired: Desired<'o>,
+    /// Every desired resource's name, with its place in a kept list.
     desired_index: HashMap<Str, usize, ahash::RandomState>,
     /// The objects of the `composite status` blocks, checked as Go converts them.
     statuses: Vec<Value>,
@@ -273,6 +275,25 @@ struct Evaluator<'p, 'o> {
     trace: Option<Trace>,
     /// Who follows the evaluation block by block ([`evaluate_observed`]).
     observer: Option<&'o mut dyn Observer>,
+}
+
+/// Where an evaluation's desired resources go as each is made ([`evaluate_streamed`]):
+/// the server writes a body into its response at once and drops the value, so a
+/// collection's members do not all live until the end (their memory is reused, still in
+/// the caches, by the next member).
+pub trait ResourceSink {
+    /// A desired resource, made; its readiness is unspecified until [`ResourceSink::ready`].
+    fn resource(&mut self, name: &Str, body: Value);
+    /// A `ready` block's readiness for the resource `name` (given before).
+    fn ready(&mut self, name: &Str, ready: Readiness);
+    /// Room for `n` more resources (a collection's members, bounded by the caller).
+    fn reserve(&mut self, n: usize);
+}
+
+/// The desired resources: kept for [`Output::resources`], or given to a sink.
+enum Desired<'o> {
+    Kept(Vec<(Str, Value, Readiness)>),
+    Streamed(&'o mut dyn ResourceSink),
 }
 
 /// Follows an evaluation block by block and expression by expression: what `explain`
@@ -307,7 +328,26 @@ pub const TRACE_VALUES: usize = 3;
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
-    evaluate_with(program, inputs, limits, None, None).0
+    evaluate_with(
+        program,
+        inputs,
+        limits,
+        None,
+        None,
+        Desired::Kept(Vec::new()),
+    )
+    .0
+}
+
+/// [`evaluate`], giving each desired resource to `sink` as it is made (the output's
+/// `resources` stay empty). On `Err`, what the sink was given is of no use.
+pub fn evaluate_streamed(
+    program: &Program,
+    inputs: &Inputs,
+    limits: Limits,
+    sink: &mut dyn ResourceSink,
+) -> Result<Output, Fatal> {
+    evaluate_with(program, inputs, limits, None, None, Desired::Streamed(sink)).0
 }
 
 /// [`evaluate`], also saying what the evaluation charged to its budgets.
@@ -316,7 +356,14 @@ pub fn evaluate_metered(
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, crate::bytecode::vm::Usage) {
-    let (out, _, usage) = evaluate_with(program, inputs, limits, None, None);
+    let (out, _, usage) = evaluate_with(
+        program,
+        inputs,
+        limits,
+        None,
+        None,
+        Desired::Kept(Vec::new()),
+    );
     (out, usage)
 }
 
@@ -326,7 +373,9 @@ pub fn evaluate_traced(
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, Trace) {
-    let (out, trace, _) = evaluate_with(program, inputs, limits, Some(Trace::default()), None);
+    let kept = Desired::Kept(Vec::new());
+    let (out, trace, _) =
+        evaluate_with(program, inputs, limits, Some(Trace::default()), None, kept);
     (out, trace.unwrap_or_default())
 }
 
@@ -337,15 +386,24 @@ pub fn evaluate_observed(
     limits: Limits,
     observer: &mut dyn Observer,
 ) -> Result<Output, Fatal> {
-    evaluate_with(program, inputs, limits, None, Some(observer)).0
+    evaluate_with(
+        program,
+        inputs,
+        limits,
+        None,
+        Some(observer),
+        Desired::Kept(Vec::new()),
+    )
+    .0
 }
 
-fn evaluate_with(
+fn evaluate_with<'o>(
     program: &Program,
     inputs: &Inputs,
     limits: Limits,
     trace: Option<Trace>,
-    observer: Option<&mut dyn Observer>,
+    observer: Option<&'o mut dyn Observer>,
+    desired: Desired<'o>,
 ) -> (
     Result<Output, Fatal>,
     Option<Trace>,
@@ -359,7 +417,7 @@ fn evaluate_with(
         vm: Vm::new(&program.code, limits),
         inputs,
         frame: Vec::with_capacity(program.frame_size as usize),
-        desired: Vec::new(),
+        desired,
         desired_index: HashMap::with_hasher(hasher.clone()),
         statuses: Vec::new(),
         body_diags: Vec::new(),
@@ -802,9 +860,16 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 return diags;
             }
         };
-        self.desired_index.insert(name.clone(), self.desired.len());
-        self.desired
-            .push((name.clone(), body, Readiness::Unspecified));
+        match &mut self.desired {
+            Desired::Kept(kept) => {
+                self.desired_index.insert(name.clone(), kept.len());
+                kept.push((name.clone(), body, Readiness::Unspecified));
+            }
+            Desired::Streamed(sink) => {
+                self.desired_index.insert(name.clone(), 0);
+                sink.resource(name, body);
+            }
+        }
         for s in &c.subs {
             let cur = match s {
                 Sub::Composite(x) => self.composite(x),
@@ -880,7 +945,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         // value's length, and the reservation stops at `MEMBERS_RESERVED` beyond which
         // growth is cheap by comparison.
         let room = iters.len().min(MEMBERS_RESERVED);
-        self.desired.reserve(room);
+        match &mut self.desired {
+            Desired::Kept(kept) => kept.reserve(room),
+            Desired::Streamed(sink) => sink.reserve(room),
+        }
         self.desired_index.reserve(room);
         if c.template
             .subs
@@ -1281,10 +1349,15 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
         };
         // The block runs after its resource was added: it sets that entry's readiness.
-        if let Some(&i) = self.desired_index.get(name)
-            && let Some(d) = self.desired.get_mut(i)
-        {
-            d.2 = code;
+        if let Some(&i) = self.desired_index.get(name) {
+            match &mut self.desired {
+                Desired::Kept(kept) => {
+                    if let Some(d) = kept.get_mut(i) {
+                        d.2 = code;
+                    }
+                }
+                Desired::Streamed(sink) => sink.ready(name, code),
+            }
         }
         diags
     }
@@ -1415,7 +1488,10 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// function-hcl's `toResponse` minus the protobuf: unify, conditions and results.
     fn finish(self, diags: Diags) -> Result<Output, Fatal> {
         let mut out = Output {
-            resources: self.desired,
+            resources: match self.desired {
+                Desired::Kept(kept) => kept,
+                Desired::Streamed(_) => Vec::new(),
+            },
             ..Output::default()
         };
         if !self.statuses.is_empty() {
