@@ -328,15 +328,7 @@ pub const TRACE_VALUES: usize = 3;
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
-    evaluate_with(
-        program,
-        inputs,
-        limits,
-        None,
-        None,
-        Desired::Kept(Vec::new()),
-    )
-    .0
+    evaluate_metered(program, inputs, limits).0
 }
 
 /// [`evaluate`], giving each desired resource to `sink` as it is made (the output's
