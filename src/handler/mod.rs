@@ -271,12 +271,13 @@ impl crate::runtime::eval::ResourceSink for Bodies<'_> {
     }
 
     fn ready(&mut self, name: &Str, ready: Ready) {
-        match self.pending.iter_mut().rev().find(|(n, _, _)| n == name) {
-            Some(p) => p.2 = ready,
-            None if self.error.is_none() => {
+        // The body given last: still pending, or written by the flush it completed.
+        match self.pending.last_mut() {
+            Some(p) if p.0 == *name => p.2 = ready,
+            _ if self.error.is_none() => {
                 self.out.set_ready(name, ready);
             }
-            None => {}
+            _ => {}
         }
     }
 

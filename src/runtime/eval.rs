@@ -23,7 +23,7 @@ use crate::syntax::span::Span;
 use crate::text::quote::go_quote;
 use crate::value::gofmt::go_struct_text;
 use crate::value::{Fields, Shared, Str, Summary, Type, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::LazyLock;
 
 /// What evaluation reads from the request, already converted to values.
@@ -250,12 +250,11 @@ struct Evaluator<'p, 'o> {
     vm: Vm<'p>,
     inputs: &'p Inputs,
     frame: Vec<Value>,
-    /// The desired resources in the order they were produced, with the readiness a
-    /// `ready` block gave each (the response's list as it will be, no copy at the end),
-    /// or where each goes as it is made ([`evaluate_streamed`]).
-    desired: Desired<'o>,
-    /// Every desired resource's name, with its place in a kept list.
-    desired_index: HashMap<Str, usize, ahash::RandomState>,
+    /// Where the desired resources go as they are made: the caller's sink
+    /// ([`evaluate_streamed`]) or the list [`Output::resources`] returns.
+    desired: &'o mut dyn ResourceSink,
+    /// Every desired resource's name (a second one is an error).
+    desired_names: HashSet<Str, ahash::RandomState>,
     /// The objects of the `composite status` blocks, checked as Go converts them.
     statuses: Vec<Value>,
     /// The buffer a body's diagnostics are gathered in, kept from one body to the next: a
@@ -284,16 +283,31 @@ struct Evaluator<'p, 'o> {
 pub trait ResourceSink {
     /// A desired resource, made; its readiness is unspecified until [`ResourceSink::ready`].
     fn resource(&mut self, name: &Str, body: Value);
-    /// A `ready` block's readiness for the resource `name` (given before).
+    /// A `ready` block's readiness for the resource `name`, the one given last (the
+    /// block runs right after its resource is added).
     fn ready(&mut self, name: &Str, ready: Readiness);
     /// Room for `n` more resources (a collection's members, bounded by the caller).
     fn reserve(&mut self, n: usize);
 }
 
-/// The desired resources: kept for [`Output::resources`], or given to a sink.
-enum Desired<'o> {
-    Kept(Vec<(Str, Value, Readiness)>),
-    Streamed(&'o mut dyn ResourceSink),
+/// The list [`Output::resources`] returns: each resource as it was made, with its
+/// readiness.
+impl ResourceSink for Vec<(Str, Value, Readiness)> {
+    fn resource(&mut self, name: &Str, body: Value) {
+        self.push((name.clone(), body, Readiness::Unspecified));
+    }
+
+    fn ready(&mut self, name: &Str, ready: Readiness) {
+        if let Some(last) = self.last_mut()
+            && last.0 == *name
+        {
+            last.2 = ready;
+        }
+    }
+
+    fn reserve(&mut self, n: usize) {
+        Vec::reserve(self, n);
+    }
 }
 
 /// Follows an evaluation block by block and expression by expression: what `explain`
@@ -328,7 +342,7 @@ pub const TRACE_VALUES: usize = 3;
 
 /// Evaluate a program against a request.
 pub fn evaluate(program: &Program, inputs: &Inputs, limits: Limits) -> Result<Output, Fatal> {
-    evaluate_metered(program, inputs, limits).0
+    evaluate_with(program, inputs, limits, None, None, None).0
 }
 
 /// [`evaluate`], giving each desired resource to `sink` as it is made (the output's
@@ -339,7 +353,7 @@ pub fn evaluate_streamed(
     limits: Limits,
     sink: &mut dyn ResourceSink,
 ) -> Result<Output, Fatal> {
-    evaluate_with(program, inputs, limits, None, None, Desired::Streamed(sink)).0
+    evaluate_with(program, inputs, limits, None, None, Some(sink)).0
 }
 
 /// [`evaluate`], also saying what the evaluation charged to its budgets.
@@ -348,14 +362,7 @@ pub fn evaluate_metered(
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, crate::bytecode::vm::Usage) {
-    let (out, _, usage) = evaluate_with(
-        program,
-        inputs,
-        limits,
-        None,
-        None,
-        Desired::Kept(Vec::new()),
-    );
+    let (out, _, usage) = evaluate_with(program, inputs, limits, None, None, None);
     (out, usage)
 }
 
@@ -365,9 +372,8 @@ pub fn evaluate_traced(
     inputs: &Inputs,
     limits: Limits,
 ) -> (Result<Output, Fatal>, Trace) {
-    let kept = Desired::Kept(Vec::new());
     let (out, trace, _) =
-        evaluate_with(program, inputs, limits, Some(Trace::default()), None, kept);
+        evaluate_with(program, inputs, limits, Some(Trace::default()), None, None);
     (out, trace.unwrap_or_default())
 }
 
@@ -378,24 +384,18 @@ pub fn evaluate_observed(
     limits: Limits,
     observer: &mut dyn Observer,
 ) -> Result<Output, Fatal> {
-    evaluate_with(
-        program,
-        inputs,
-        limits,
-        None,
-        Some(observer),
-        Desired::Kept(Vec::new()),
-    )
-    .0
+    evaluate_with(program, inputs, limits, None, Some(observer), None).0
 }
 
-fn evaluate_with<'o>(
+/// The evaluation; the desired resources go to `sink`, or without one to
+/// [`Output::resources`].
+fn evaluate_with(
     program: &Program,
     inputs: &Inputs,
     limits: Limits,
     trace: Option<Trace>,
-    observer: Option<&'o mut dyn Observer>,
-    desired: Desired<'o>,
+    observer: Option<&mut dyn Observer>,
+    sink: Option<&mut dyn ResourceSink>,
 ) -> (
     Result<Output, Fatal>,
     Option<Trace>,
@@ -404,13 +404,17 @@ fn evaluate_with<'o>(
     // One random state for the three tables keyed by names from the request (seeded: no
     // crafted names can make them collide), made once: making one costs ~100 instructions.
     let hasher = ahash::RandomState::new();
+    let mut kept: Vec<(Str, Value, Readiness)> = Vec::new();
     let mut e = Evaluator {
         program,
         vm: Vm::new(&program.code, limits),
         inputs,
         frame: Vec::with_capacity(program.frame_size as usize),
-        desired,
-        desired_index: HashMap::with_hasher(hasher.clone()),
+        desired: match sink {
+            Some(sink) => sink,
+            None => &mut kept,
+        },
+        desired_names: HashSet::with_hasher(hasher.clone()),
         statuses: Vec::new(),
         body_diags: Vec::new(),
         connections: Vec::new(),
@@ -420,7 +424,11 @@ fn evaluate_with<'o>(
         discards: Vec::new(),
         budget_error: None,
         trace,
-        observer,
+        // Borrowed for as long as `kept` is.
+        observer: match observer {
+            Some(o) => Some(&mut *o),
+            None => None,
+        },
     };
     e.frame.push(inputs.req.clone());
     let mut diags: Diags = program.load_warnings.clone();
@@ -444,7 +452,11 @@ fn evaluate_with<'o>(
             usage,
         );
     }
-    (e.finish(diags), trace, usage)
+    let out = e.finish(diags).map(|out| Output {
+        resources: kept,
+        ..out
+    });
+    (out, trace, usage)
 }
 
 /// Errors first, keeping the order within each severity (Go's sortDiagsBySeverity).
@@ -757,7 +769,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         c: &ResourceContent,
         annotations: Option<(Str, Str)>,
     ) -> Diags {
-        if self.desired_index.contains_key(name) {
+        if self.desired_names.contains(name) {
             return vec![err_no_range(format!(
                 "duplicate resource {}",
                 go_quote(name)
@@ -852,16 +864,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
                 return diags;
             }
         };
-        match &mut self.desired {
-            Desired::Kept(kept) => {
-                self.desired_index.insert(name.clone(), kept.len());
-                kept.push((name.clone(), body, Readiness::Unspecified));
-            }
-            Desired::Streamed(sink) => {
-                self.desired_index.insert(name.clone(), 0);
-                sink.resource(name, body);
-            }
-        }
+        self.desired_names.insert(name.clone());
+        self.desired.resource(name, body);
         for s in &c.subs {
             let cur = match s {
                 Sub::Composite(x) => self.composite(x),
@@ -937,11 +941,8 @@ impl<'p, 'o> Evaluator<'p, 'o> {
         // value's length, and the reservation stops at `MEMBERS_RESERVED` beyond which
         // growth is cheap by comparison.
         let room = iters.len().min(MEMBERS_RESERVED);
-        match &mut self.desired {
-            Desired::Kept(kept) => kept.reserve(room),
-            Desired::Streamed(sink) => sink.reserve(room),
-        }
-        self.desired_index.reserve(room);
+        self.desired.reserve(room);
+        self.desired_names.reserve(room);
         if c.template
             .subs
             .iter()
@@ -1341,16 +1342,7 @@ impl<'p, 'o> Evaluator<'p, 'o> {
             }
         };
         // The block runs after its resource was added: it sets that entry's readiness.
-        if let Some(&i) = self.desired_index.get(name) {
-            match &mut self.desired {
-                Desired::Kept(kept) => {
-                    if let Some(d) = kept.get_mut(i) {
-                        d.2 = code;
-                    }
-                }
-                Desired::Streamed(sink) => sink.ready(name, code),
-            }
-        }
+        self.desired.ready(name, code);
         diags
     }
 
@@ -1480,10 +1472,6 @@ impl<'p, 'o> Evaluator<'p, 'o> {
     /// function-hcl's `toResponse` minus the protobuf: unify, conditions and results.
     fn finish(self, diags: Diags) -> Result<Output, Fatal> {
         let mut out = Output {
-            resources: match self.desired {
-                Desired::Kept(kept) => kept,
-                Desired::Streamed(_) => Vec::new(),
-            },
             ..Output::default()
         };
         if !self.statuses.is_empty() {
